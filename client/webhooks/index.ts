@@ -1,0 +1,31 @@
+/**
+ * Webhook signatures for order webhooks and payout-completed callbacks: verification for
+ * merchants' receivers, signing for the service, and test helpers.
+ */
+
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  EVENT_ID_HEADER,
+  MIN_SECRET_BYTES,
+  SECRET_PREFIX,
+  SIGNATURE_HEADER,
+  computeSignature,
+  generateSecret,
+  parseSignatureHeader,
+  secretByteLength,
+  signatureHeader,
+} from './signature.ts';
+export type { ParsedSignatureHeader, RawBody } from './signature.ts';
+
+export { verifyWebhook } from './verify.ts';
+export type { VerifiedWebhook, VerifyWebhookInput, WebhookHeaders } from './verify.ts';
+
+export {
+  WEBHOOK_VERIFICATION_ERROR_CODES,
+  WebhookVerificationError,
+  isWebhookVerificationError,
+} from './errors.ts';
+export type { WebhookVerificationErrorCode } from './errors.ts';
+
+export { generateTestHeaders } from './testing.ts';
+export type { GenerateTestHeadersOptions } from './testing.ts';
