@@ -1,0 +1,91 @@
+// A thin layer over better-sqlite3: cached prepared statements, and SQLite's constraint
+// errors turned into the store's own UniqueViolation so nothing SQLite-specific leaks out.
+import Database from 'better-sqlite3';
+import { UniqueViolation } from '../types.ts';
+
+type Constraint = UniqueViolation['constraint'];
+
+/** "UNIQUE constraint failed: <columns>" → which rule of the store it is. */
+const UNIQUE_COLUMNS: Record<string, Constraint> = {
+  'transactions.environment_id, transactions.type, transactions.third_party_id': 'third_party_id',
+  'webhook_endpoints.environment_id': 'active_endpoint',
+  'orders.environment_id, orders.order_number': 'order_number',
+  'service_accounts.tenant_id, service_accounts.email': 'service_account_email',
+  // events and deliveries keep an integer seq as rowid; their public id is the identity.
+  'events.id': 'primary_key',
+  'deliveries.id': 'primary_key',
+};
+
+/** The store error for a driver error, or the error itself when it is not a known constraint. */
+export function mapError(err: unknown): unknown {
+  if (!(err instanceof Database.SqliteError)) return err;
+  let constraint: Constraint | undefined;
+  if (err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') constraint = 'primary_key';
+  else if (err.code === 'SQLITE_CONSTRAINT_UNIQUE') {
+    const columns = /^UNIQUE constraint failed: (.+)$/.exec(err.message)?.[1];
+    constraint = columns === undefined ? undefined : UNIQUE_COLUMNS[columns];
+  }
+  if (constraint === undefined) return err;
+  const violation = new UniqueViolation(constraint);
+  violation.cause = err;
+  return violation;
+}
+
+export class Db {
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(readonly raw: Database.Database) {}
+
+  statement(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (s === undefined) {
+      s = this.raw.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Runs a write; params are positional values or one object of named (@name) values. */
+  run(sql: string, ...params: unknown[]): Database.RunResult {
+    try {
+      return this.statement(sql).run(...params);
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  get<T>(sql: string, ...params: unknown[]): T | undefined {
+    try {
+      return this.statement(sql).get(...params) as T | undefined;
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  all<T>(sql: string, ...params: unknown[]): T[] {
+    try {
+      return this.statement(sql).all(...params) as T[];
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+}
+
+/** Serialises async critical sections: each runs after the previous one settled. */
+export class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(fn: () => Promise<T> | T): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Resolves once everything queued so far has settled. */
+  idle(): Promise<void> {
+    return this.tail.then(() => undefined);
+  }
+}
+
+export const bool = (v: boolean): 0 | 1 => (v ? 1 : 0);
+export const boolOrNull = (v: boolean | null): 0 | 1 | null => (v === null ? null : v ? 1 : 0);

@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describeStoreSuite } from '../suite/store-suite.ts';
+import { T0, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
+import type { Tx } from '../types.ts';
+import { loadMigrations } from './migrate.ts';
+import { openSqliteStore, type SqliteStore } from './store.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'store-sqlite-'));
+let files = 0;
+const freshFile = (): string => join(dir, `store-${++files}.sqlite`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describeStoreSuite('sqlite (file)', () => openSqliteStore({ file: freshFile() }));
+
+describe('SQLite store', () => {
+  const opened: SqliteStore[] = [];
+  const open = async (file = freshFile()): Promise<SqliteStore> => {
+    const store = await openSqliteStore({ file });
+    opened.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close();
+  });
+
+  it('runs with WAL, synchronous FULL and foreign keys on', async () => {
+    const store = await open();
+    await store.migrate();
+    expect(store.pragma('journal_mode')).toBe('wal');
+    expect(store.pragma('synchronous')).toBe(2);
+    expect(store.pragma('foreign_keys')).toBe(1);
+    await expect(
+      store.transaction((tx) =>
+        tx.tenants.insertEnvironment({ id: 'env_orphan', tenantId: 'ten_missing', name: 'test', walletBalance: '0', callbackSecretEnc: 'x', createdAt: T0 }),
+      ),
+    ).rejects.toThrow(/FOREIGN KEY/);
+  });
+
+  it('keeps committed data across close and reopen', async () => {
+    const file = freshFile();
+    const first = await open(file);
+    await first.migrate();
+    const { env } = await seedEnvironment(first, { walletBalance: '10' });
+    const payout = payoutRecord(env);
+    await first.transaction(async (tx) => {
+      await tx.transactions.insert(payout);
+      await tx.tenants.adjustWallet(env.id, '-2.5');
+    });
+    await first.close();
+    const second = await open(file);
+    await second.migrate();
+    await second.transaction(async (tx) => {
+      expect(await tx.transactions.get(env.id, payout.id)).toEqual(payout);
+      expect((await tx.tenants.getEnvironment(env.id))?.walletBalance).toBe('7.5');
+    });
+  });
+
+  it('refuses a database that has a migration this code does not know', async () => {
+    const file = freshFile();
+    const store = await open(file);
+    await store.migrate();
+    await store.close();
+    const raw = new Database(file);
+    raw.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(loadMigrations().length + 1, T0);
+    raw.close();
+    await expect(openSqliteStore({ file })).rejects.toThrow(/newer version/);
+  });
+
+  it('records each migration once', async () => {
+    const file = freshFile();
+    const store = await open(file);
+    await store.migrate();
+    await store.migrate();
+    await store.close();
+    const raw = new Database(file, { readonly: true });
+    const rows = raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
+    raw.close();
+    expect(rows).toEqual(loadMigrations().map((m) => ({ version: m.version })));
+  });
+
+  it('works in memory', async () => {
+    const store = await open(':memory:');
+    await store.migrate();
+    const { env } = await seedEnvironment(store);
+    expect(await store.transaction((tx) => tx.orders.nextOrderNumber(env.id))).toBe('ORD-000001');
+  });
+
+  it('treats a nested transaction, a leaked Tx and a closed store as programming errors', async () => {
+    const store = await open();
+    await store.migrate();
+    const { env } = await seedEnvironment(store);
+    await expect(store.transaction(() => store.transaction(async () => 1))).rejects.toThrow(/nested/);
+    await expect(store.transaction(() => store.queue.nextDueAt())).rejects.toThrow(/nested/);
+    let leaked: Tx | undefined;
+    await store.transaction(async (tx) => {
+      leaked = tx;
+    });
+    await expect(leaked!.transactions.insert(payoutRecord(env))).rejects.toThrow(/already finished/);
+    expect(() => leaked!.afterCommit(() => undefined)).toThrow(/already finished/);
+    // After all that the store still works.
+    expect(await store.transaction((tx) => tx.tenants.getEnvironment(env.id))).toEqual(env);
+    await store.close();
+    await expect(store.transaction(async () => 1)).rejects.toThrow(/closed/);
+    await expect(store.queue.nextDueAt()).rejects.toThrow(/closed/);
+  });
+
+  it('keeps work submitted before close and finishes it before closing', async () => {
+    const store = await open();
+    await store.migrate();
+    const { env } = await seedEnvironment(store);
+    const pending = store.transaction(async (tx) => {
+      await new Promise((r) => setTimeout(r, 20));
+      await tx.transactions.insert(payoutRecord(env));
+      return 'done';
+    });
+    await store.close();
+    expect(await pending).toBe('done');
+  });
+});

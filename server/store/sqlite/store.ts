@@ -1,0 +1,195 @@
+// The embedded Store: one SQLite file through better-sqlite3. better-sqlite3 is synchronous
+// and has one connection, while our transactions are async functions; so transactions (and
+// queue operations) are serialised by an async mutex and wrapped in BEGIN IMMEDIATE / COMMIT,
+// and nothing else touches the connection while one is open. Keep transaction bodies short
+// (no network I/O inside): while one is open every other store call waits. One SqliteStore
+// per database file per process.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { AttemptResult, DeliveryQueue, Store, Tx } from '../types.ts';
+import { Db, Mutex } from './db.ts';
+import { assertKnownSchema, migrate } from './migrate.ts';
+import * as queue from './queue.ts';
+import { deliveryRepo } from './repos/deliveries.ts';
+import { endpointRepo } from './repos/endpoints.ts';
+import { eventRepo } from './repos/events.ts';
+import { orderRepo } from './repos/orders.ts';
+import { tenantRepo } from './repos/tenants.ts';
+import { transactionRepo } from './repos/transactions.ts';
+
+export interface SqliteStoreOptions {
+  /** Path of the database file; ':memory:' for a private in-memory database (tests). */
+  file: string;
+  /** Milliseconds to wait for another process's write lock before failing (default 5000). */
+  busyTimeoutMs?: number;
+}
+
+/** State of one open transaction. */
+class TxScope {
+  open = true;
+  readonly callbacks: (() => void)[] = [];
+  deliveriesReady = false;
+
+  check(): void {
+    if (!this.open) throw new Error('transaction already finished: do not keep the Tx beyond its callback');
+  }
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly queue: DeliveryQueue;
+  private readonly db: Db;
+  private readonly mutex = new Mutex();
+  private readonly scope = new AsyncLocalStorage<TxScope>();
+  private readonly listeners = new Set<() => void>();
+  private closed = false;
+
+  constructor(raw: Database.Database) {
+    this.db = new Db(raw);
+    this.queue = {
+      claim: (o) => this.exclusive(() => queue.claim(this.db, o)),
+      complete: (owner: string, id: string, result: AttemptResult) => this.exclusive(() => queue.complete(this.db, owner, id, result)),
+      release: async (owner, ids) => {
+        const released = await this.exclusive(() => queue.release(this.db, owner, ids));
+        if (released > 0) this.notifyDeliveriesReady();
+      },
+      nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), false),
+    };
+  }
+
+  /** A connection setting, for diagnostics and tests (e.g. 'journal_mode'). */
+  pragma(name: string): unknown {
+    return this.db.raw.pragma(name, { simple: true });
+  }
+
+  async migrate(): Promise<void> {
+    await this.exclusive(() => migrate(this.db.raw), false);
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    this.assertUsable();
+    const scope = new TxScope();
+    const result = await this.mutex.run(async () => {
+      this.db.raw.exec('BEGIN IMMEDIATE');
+      try {
+        const value = await this.scope.run(scope, () => fn(this.createTx(scope)));
+        this.db.raw.exec('COMMIT');
+        return value;
+      } catch (err) {
+        // A failed COMMIT or some I/O errors end the transaction already; otherwise undo it.
+        if (this.db.raw.inTransaction) this.db.raw.exec('ROLLBACK');
+        throw err;
+      } finally {
+        scope.open = false;
+      }
+    });
+    if (scope.deliveriesReady) scope.callbacks.push(() => this.notifyDeliveriesReady());
+    for (const cb of scope.callbacks) runSafely(cb, 'afterCommit callback');
+    return result;
+  }
+
+  onDeliveriesReady(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.mutex.idle();
+    this.listeners.clear();
+    this.db.raw.close();
+  }
+
+  private createTx(scope: TxScope): Tx {
+    const db = this.db;
+    return {
+      tenants: guard(tenantRepo(db), scope),
+      transactions: guard(transactionRepo(db), scope),
+      orders: guard(orderRepo(db), scope),
+      events: guard(eventRepo(db), scope),
+      endpoints: guard(endpointRepo(db), scope),
+      deliveries: guard(
+        deliveryRepo(db, () => {
+          scope.deliveriesReady = true;
+        }),
+        scope,
+      ),
+      afterCommit(fn) {
+        scope.check();
+        scope.callbacks.push(fn);
+      },
+    };
+  }
+
+  /** Runs a synchronous operation alone on the connection, in one IMMEDIATE transaction by default. */
+  private exclusive<T>(op: () => T, transactional = true): Promise<T> {
+    try {
+      this.assertUsable();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.mutex.run(() => (transactional ? this.db.raw.transaction(op).immediate() : op()));
+  }
+
+  private assertUsable(): void {
+    if (this.closed) throw new Error('store is closed');
+    // Waiting for the mutex from inside a transaction would wait for ourselves forever.
+    if (this.scope.getStore()?.open) throw new Error('nested store transaction: use the Tx you were given');
+  }
+
+  private notifyDeliveriesReady(): void {
+    for (const listener of this.listeners) runSafely(listener, 'onDeliveriesReady listener');
+  }
+}
+
+function runSafely(fn: () => void, what: string): void {
+  try {
+    fn();
+  } catch (err) {
+    // The data is committed; a failing callback must not turn that into an error for the caller.
+    console.error(`${what} failed`, err);
+  }
+}
+
+/** Wraps each repository method so a Tx used after its transaction ended fails loudly. */
+function guard<T extends object>(repo: T, scope: TxScope): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(repo)) {
+    wrapped[name] =
+      typeof value === 'function'
+        ? (...args: unknown[]) => {
+            try {
+              scope.check();
+            } catch (err) {
+              return Promise.reject(err); // repository methods are async: fail the same way
+            }
+            return (value as (...a: unknown[]) => unknown)(...args);
+          }
+        : value;
+  }
+  return wrapped as T;
+}
+
+export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
+  if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
+  const raw = new Database(opts.file);
+  try {
+    // WAL: readers never block the writer and commits append to the log.
+    raw.pragma('journal_mode = WAL');
+    // FULL, not NORMAL: in WAL mode NORMAL skips the fsync of the log at each commit, so a
+    // power loss or OS crash can drop the last acknowledged transactions (a payout we
+    // answered 201 for, a debited wallet). FULL syncs the log on every commit: an
+    // acknowledged write survives kill -9 and power loss.
+    raw.pragma('synchronous = FULL');
+    raw.pragma('foreign_keys = ON');
+    raw.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
+    assertKnownSchema(raw);
+    return new SqliteStore(raw);
+  } catch (err) {
+    raw.close();
+    throw err;
+  }
+}

@@ -1,0 +1,281 @@
+// Tenants, keys, members, wallets, transactions, orders, and the transaction semantics.
+import { expect, it } from 'vitest';
+import { newServiceAccountId } from '../../domain/ids.ts';
+import type { ApiKeyRecord, Store } from '../types.ts';
+import { T0, expectUnique, memberRecord, orderRecord, paymentRecord, payoutRecord, seedEnvironment, eventRecord, unique } from './fixtures.ts';
+
+export function coreCases(s: () => Store): void {
+  it('migrate is idempotent: a second and third run change nothing', async () => {
+    const { tenant } = await seedEnvironment(s());
+    await s().migrate();
+    await s().migrate();
+    expect(await s().transaction((tx) => tx.tenants.getTenant(tenant.id))).toEqual(tenant);
+  });
+
+  it('round-trips tenants, environments, API keys, members and service accounts', async () => {
+    const { tenant, env } = await seedEnvironment(s(), { walletBalance: '1500.25' });
+    const live = (await seedEnvironment(s(), { tenant, name: 'live' })).env;
+    const key: ApiKeyRecord = {
+      id: unique('pk_test'),
+      tenantId: tenant.id,
+      environmentId: env.id,
+      secretHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA',
+      permissions: ['payouts', 'transactions_read', 'webhooks_manage'],
+      label: 'Payout worker',
+      createdAt: T0,
+      revokedAt: null,
+    };
+    const noLabel: ApiKeyRecord = { ...key, id: unique('pk_test'), permissions: [], label: null, revokedAt: T0 + 1000 };
+    const member = memberRecord(tenant, { role: 'administrator' });
+    const account = { id: newServiceAccountId(), tenantId: tenant.id, email: 'payouts-bot@northwind.example', createdAt: T0 };
+    await s().transaction(async (tx) => {
+      await tx.tenants.insertApiKey(key);
+      await tx.tenants.insertApiKey(noLabel);
+      await tx.tenants.insertMember(member);
+      await tx.tenants.insertServiceAccount(account);
+    });
+    await s().transaction(async (tx) => {
+      expect(await tx.tenants.getTenant(tenant.id)).toEqual(tenant);
+      expect(await tx.tenants.getTenant('ten_unknown')).toBeNull();
+      expect(await tx.tenants.getEnvironment(env.id)).toEqual(env);
+      expect(await tx.tenants.findEnvironment(tenant.id, 'test')).toEqual(env);
+      expect(await tx.tenants.findEnvironment(tenant.id, 'live')).toEqual(live);
+      expect(await tx.tenants.getApiKey(key.id)).toEqual(key);
+      expect(await tx.tenants.getApiKey(noLabel.id)).toEqual(noLabel);
+      expect(await tx.tenants.getApiKey('pk_test_unknown')).toBeNull();
+      expect(await tx.tenants.getMemberByTokenHash(member.tokenHash)).toEqual(member);
+      expect(await tx.tenants.findServiceAccount(tenant.id, account.email)).toEqual(account);
+      expect(await tx.tenants.findServiceAccount(tenant.id, 'nobody@northwind.example')).toBeNull();
+    });
+    await s().transaction(async (tx) => {
+      expect(await tx.tenants.setMemberActive(member.id, tenant.id, false)).toBe(true);
+      await tx.tenants.setCallbackSecret(env.id, 'v1.callback.rotated');
+    });
+    await s().transaction(async (tx) => {
+      expect((await tx.tenants.getMemberByTokenHash(member.tokenHash))?.active).toBe(false);
+      expect((await tx.tenants.getEnvironment(env.id))?.callbackSecretEnc).toBe('v1.callback.rotated');
+    });
+  });
+
+  it('refuses a duplicate tenant id and a duplicate service account email per tenant', async () => {
+    const { tenant } = await seedEnvironment(s());
+    const other = await seedEnvironment(s());
+    await expectUnique(s().transaction((tx) => tx.tenants.insertTenant({ ...tenant, name: 'Copy' })), 'primary_key');
+    const account = { id: newServiceAccountId(), tenantId: tenant.id, email: 'ops-bot@northwind.example', createdAt: T0 };
+    await s().transaction((tx) => tx.tenants.insertServiceAccount(account));
+    await expectUnique(s().transaction((tx) => tx.tenants.insertServiceAccount({ ...account, id: newServiceAccountId() })), 'service_account_email');
+    await s().transaction((tx) => tx.tenants.insertServiceAccount({ ...account, id: newServiceAccountId(), tenantId: other.tenant.id }));
+  });
+
+  it('adjustWallet is exact with decimals and never goes below zero', async () => {
+    const { env } = await seedEnvironment(s(), { walletBalance: '0' });
+    const adjust = (delta: string) => s().transaction((tx) => tx.tenants.adjustWallet(env.id, delta));
+    expect(await adjust('0.1')).toBe('0.1');
+    expect(await adjust('0.2')).toBe('0.3');
+    expect(await adjust('-0.30000001')).toBeNull();
+    expect(await adjust('12345678.12345678')).toBe('12345678.42345678');
+    expect(await adjust('0.00000002')).toBe('12345678.4234568');
+    expect(await adjust('-12345678.4234568')).toBe('0');
+    expect(await adjust('-0.00000001')).toBeNull();
+    expect((await s().transaction((tx) => tx.tenants.getEnvironment(env.id)))?.walletBalance).toBe('0');
+    expect(await s().transaction((tx) => tx.tenants.adjustWallet('env_unknown', '1'))).toBeNull();
+  });
+
+  it('round-trips transactions with every field, exactly', async () => {
+    const { env } = await seedEnvironment(s());
+    const payout = payoutRecord(env, { amount: '1234567.12345678', completedAt: null });
+    const staking = payoutRecord(env, { type: 'staking', status: 'active', durationInMonths: 12, amount: '250', asset: 'ETH' });
+    const payment = paymentRecord(env, { amountBaseUnits: '123456789012345678901234567890', verified: true });
+    const refund = paymentRecord(env, { type: 'refund', side: 'debit', status: 'completed', verified: null, refundEmail: 'buyer@example.com', completedAt: T0 + 5 });
+    await s().transaction(async (tx) => {
+      for (const t of [payout, staking, payment, refund]) await tx.transactions.insert(t);
+    });
+    await s().transaction(async (tx) => {
+      for (const t of [payout, staking, payment, refund]) expect(await tx.transactions.get(env.id, t.id)).toEqual(t);
+      expect(await tx.transactions.get(env.id, 'txn_unknown')).toBeNull();
+      expect(await tx.transactions.findByThirdPartyId(env.id, 'payout', payout.thirdPartyId!)).toEqual(payout);
+      expect(await tx.transactions.findByThirdPartyId(env.id, 'staking', payout.thirdPartyId!)).toBeNull();
+    });
+  });
+
+  it('thirdPartyId is unique per environment and type, and transactions without one never collide', async () => {
+    const { env } = await seedEnvironment(s());
+    const other = (await seedEnvironment(s())).env;
+    const first = payoutRecord(env, { thirdPartyId: 'withdrawal-77812' });
+    await s().transaction((tx) => tx.transactions.insert(first));
+    await expectUnique(s().transaction((tx) => tx.transactions.insert(payoutRecord(env, { thirdPartyId: 'withdrawal-77812' }))), 'third_party_id');
+    await s().transaction(async (tx) => {
+      await tx.transactions.insert(payoutRecord(env, { type: 'staking', status: 'active', thirdPartyId: 'withdrawal-77812' }));
+      await tx.transactions.insert(payoutRecord(other, { thirdPartyId: 'withdrawal-77812' }));
+      await tx.transactions.insert(paymentRecord(env));
+      await tx.transactions.insert(paymentRecord(env));
+    });
+    await expectUnique(s().transaction((tx) => tx.transactions.insert({ ...first, thirdPartyId: 'other' })), 'primary_key');
+  });
+
+  it('concurrent inserts of one thirdPartyId: exactly one succeeds', async () => {
+    const { env } = await seedEnvironment(s());
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, () =>
+        s().transaction(async (tx) => {
+          await tx.transactions.findByThirdPartyId(env.id, 'payout', 'withdrawal-race');
+          await new Promise((r) => setTimeout(r, 5));
+          await tx.transactions.insert(payoutRecord(env, { thirdPartyId: 'withdrawal-race' }));
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') await expectUnique(Promise.reject(r.reason), 'third_party_id');
+  });
+
+  it('a transaction that throws leaves nothing behind and skips its afterCommit callbacks', async () => {
+    const { tenant, env } = await seedEnvironment(s(), { walletBalance: '100' });
+    const payout = payoutRecord(env);
+    const event = eventRecord(env);
+    const boom = new Error('boom');
+    let ran = false;
+    await expect(
+      s().transaction(async (tx) => {
+        await tx.tenants.insertTenant({ id: `${tenant.id}x`, name: 'Ghost', createdAt: T0 });
+        await tx.transactions.insert(payout);
+        expect(await tx.tenants.adjustWallet(env.id, '-25.5')).toBe('74.5');
+        await tx.events.insert(event);
+        tx.afterCommit(() => {
+          ran = true;
+        });
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(ran).toBe(false);
+    await s().transaction(async (tx) => {
+      expect(await tx.tenants.getTenant(`${tenant.id}x`)).toBeNull();
+      expect(await tx.transactions.get(env.id, payout.id)).toBeNull();
+      expect(await tx.events.get(env.id, event.id)).toBeNull();
+      expect((await tx.tenants.getEnvironment(env.id))?.walletBalance).toBe('100');
+    });
+  });
+
+  it('commits, then runs afterCommit callbacks in order, and returns the value', async () => {
+    const { env } = await seedEnvironment(s());
+    const seen: string[] = [];
+    const value = await s().transaction(async (tx) => {
+      tx.afterCommit(() => seen.push('first'));
+      tx.afterCommit(() => seen.push('second'));
+      await tx.transactions.insert(payoutRecord(env));
+      expect(seen).toEqual([]);
+      return 42;
+    });
+    expect(value).toBe(42);
+    expect(seen).toEqual(['first', 'second']);
+  });
+
+  it('a UniqueViolation caught inside a transaction leaves the transaction usable', async () => {
+    const { env } = await seedEnvironment(s());
+    const a = payoutRecord(env);
+    const c = payoutRecord(env);
+    await s().transaction(async (tx) => {
+      await tx.transactions.insert(a);
+      await expectUnique(tx.transactions.insert(payoutRecord(env, { thirdPartyId: a.thirdPartyId })), 'third_party_id');
+      expect(await tx.transactions.findByThirdPartyId(env.id, 'payout', a.thirdPartyId!)).toEqual(a);
+      await tx.transactions.insert(c);
+    });
+    await s().transaction(async (tx) => {
+      expect(await tx.transactions.get(env.id, a.id)).toEqual(a);
+      expect(await tx.transactions.get(env.id, c.id)).toEqual(c);
+    });
+  });
+
+  it('updateStatus is guarded by the expected current status', async () => {
+    const { env } = await seedEnvironment(s());
+    const payout = payoutRecord(env);
+    const payment = paymentRecord(env, { status: 'completed', completedAt: T0 + 100 });
+    await s().transaction(async (tx) => {
+      await tx.transactions.insert(payout);
+      await tx.transactions.insert(payment);
+    });
+    await s().transaction(async (tx) => {
+      expect(await tx.transactions.updateStatus(env.id, payout.id, 'completed', 'cancelled', null)).toBe(false);
+      expect(await tx.transactions.updateStatus(env.id, payout.id, 'pending', 'completed', T0 + 60_000)).toBe(true);
+      expect(await tx.transactions.updateStatus(env.id, payout.id, 'pending', 'cancelled', null)).toBe(false);
+      // A null completedAt keeps the recorded one; the refund email is stored when given.
+      expect(await tx.transactions.updateStatus(env.id, payment.id, 'completed', 'refunded', null, { refundEmail: 'buyer@example.com' })).toBe(true);
+      expect(await tx.transactions.updateStatus(env.id, 'txn_unknown', 'pending', 'completed', T0)).toBe(false);
+    });
+    await s().transaction(async (tx) => {
+      expect(await tx.transactions.get(env.id, payout.id)).toEqual({ ...payout, status: 'completed', completedAt: T0 + 60_000 });
+      expect(await tx.transactions.get(env.id, payment.id)).toEqual({ ...payment, status: 'refunded', refundEmail: 'buyer@example.com' });
+    });
+  });
+
+  it('listByUser is newest first, honours the limit and the transactionId filter', async () => {
+    const { env } = await seedEnvironment(s());
+    const mine = [0, 1, 2, 3].map((i) => payoutRecord(env, { userId: 'user-1001', createdAt: T0 + i * 1000 }));
+    const theirs = payoutRecord(env, { userId: 'user-2002', createdAt: T0 + 10_000 });
+    await s().transaction(async (tx) => {
+      for (const t of [mine[2]!, mine[0]!, theirs, mine[3]!, mine[1]!]) await tx.transactions.insert(t);
+    });
+    await s().transaction(async (tx) => {
+      const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+      expect(ids(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10 }))).toEqual([3, 2, 1, 0].map((i) => mine[i]!.id));
+      expect(ids(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 2 }))).toEqual([mine[3]!.id, mine[2]!.id]);
+      expect(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10, transactionId: mine[1]!.id })).toEqual([mine[1]]);
+      expect(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10, transactionId: theirs.id })).toEqual([]);
+      expect(await tx.transactions.listByUser(env.id, 'user-9999', { limit: 10 })).toEqual([]);
+    });
+  });
+
+  it('search finds the most recent match by orderNumber, txHash, or both; listByOrder is oldest first', async () => {
+    const { env } = await seedEnvironment(s());
+    const orderId = '0b6e3c1d-2f4a-4c8e-9d7b-5a1f3e2c4b6d';
+    const h1 = `0x${'1a'.repeat(32)}`;
+    const h2 = `0x${'2b'.repeat(32)}`;
+    const older = paymentRecord(env, { orderId, orderNumber: 'ORD-000007', txHash: h1, createdAt: T0 });
+    const newer = paymentRecord(env, { orderId, orderNumber: 'ORD-000007', txHash: h2, createdAt: T0 + 1000 });
+    const unrelated = paymentRecord(env, { orderId: null, orderNumber: 'ORD-000008', txHash: `0x${'3c'.repeat(32)}`, createdAt: T0 + 2000 });
+    await s().transaction(async (tx) => {
+      for (const t of [newer, unrelated, older]) await tx.transactions.insert(t);
+    });
+    await s().transaction(async (tx) => {
+      expect(await tx.transactions.search(env.id, { orderNumber: 'ORD-000007' })).toEqual(newer);
+      expect(await tx.transactions.search(env.id, { txHash: h1 })).toEqual(older);
+      expect(await tx.transactions.search(env.id, { orderNumber: 'ORD-000007', txHash: h1 })).toEqual(older);
+      expect(await tx.transactions.search(env.id, { orderNumber: 'ORD-000008', txHash: h1 })).toBeNull();
+      expect(await tx.transactions.search(env.id, { orderNumber: 'ORD-999999' })).toBeNull();
+      expect(await tx.transactions.listByOrder(env.id, orderId)).toEqual([older, newer]);
+      expect(await tx.transactions.listByOrder(env.id, '00000000-0000-4000-8000-000000000000')).toEqual([]);
+    });
+  });
+
+  it('order numbers increase per environment and are independent across environments', async () => {
+    const a = (await seedEnvironment(s())).env;
+    const b = (await seedEnvironment(s())).env;
+    const next = (envId: string) => s().transaction((tx) => tx.orders.nextOrderNumber(envId));
+    expect(await next(a.id)).toBe('ORD-000001');
+    expect(await next(a.id)).toBe('ORD-000002');
+    expect(await next(b.id)).toBe('ORD-000001');
+    expect(await next(a.id)).toBe('ORD-000003');
+    const many = await Promise.all(Array.from({ length: 10 }, () => next(b.id)));
+    expect(new Set(many).size).toBe(10);
+    expect([...many].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `ORD-${String(i + 2).padStart(6, '0')}`));
+  });
+
+  it('orders round-trip, update, and order numbers are unique per environment', async () => {
+    const { env } = await seedEnvironment(s());
+    const other = (await seedEnvironment(s())).env;
+    const order = orderRecord(env, 'ORD-000001');
+    await s().transaction((tx) => tx.orders.insert(order));
+    expect(await s().transaction((tx) => tx.orders.get(env.id, order.id))).toEqual(order);
+    const paid = {
+      ...order,
+      receivedBaseUnits: '50000000',
+      overpaymentBaseUnits: '10000',
+      paymentStatus: 'review_required' as const,
+      reviewReason: 'late_or_missing_inclusion' as const,
+      updatedAt: T0 + 90_000,
+    };
+    await s().transaction((tx) => tx.orders.update(paid));
+    expect(await s().transaction((tx) => tx.orders.get(env.id, order.id))).toEqual(paid);
+    await expectUnique(s().transaction((tx) => tx.orders.insert(orderRecord(env, 'ORD-000001'))), 'order_number');
+    await s().transaction((tx) => tx.orders.insert(orderRecord(other, 'ORD-000001')));
+  });
+}

@@ -1,0 +1,227 @@
+// Realistic records for the store suite. Every builder takes overrides; ids are fresh each call.
+import { expect } from 'vitest';
+import {
+  newDeliveryId,
+  newEndpointId,
+  newEnvironmentId,
+  newEventId,
+  newMemberId,
+  newOrderId,
+  newTenantId,
+  newTransactionId,
+} from '../../domain/ids.ts';
+import { UniqueViolation } from '../types.ts';
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  EndpointRecord,
+  EnvironmentName,
+  EnvironmentRecord,
+  EventRecord,
+  MemberRecord,
+  OrderRecord,
+  Store,
+  TenantRecord,
+  TransactionRecord,
+} from '../types.ts';
+
+/** 2026-11-22T08:00:00Z, the suite's "now". */
+export const T0 = Date.UTC(2026, 10, 22, 8, 0, 0);
+
+let counter = 0;
+export const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${++counter}`;
+
+export interface Seeded {
+  tenant: TenantRecord;
+  env: EnvironmentRecord;
+}
+
+export async function seedEnvironment(store: Store, opts: { name?: EnvironmentName; walletBalance?: string; tenant?: TenantRecord } = {}): Promise<Seeded> {
+  const tenant = opts.tenant ?? { id: newTenantId(), name: 'Northwind Games Ltd', createdAt: T0 };
+  const env: EnvironmentRecord = {
+    id: newEnvironmentId(),
+    tenantId: tenant.id,
+    name: opts.name ?? 'test',
+    walletBalance: opts.walletBalance ?? '0',
+    callbackSecretEnc: `v1.callback.${unique('secret')}`,
+    createdAt: T0,
+  };
+  await store.transaction(async (tx) => {
+    if (!opts.tenant) await tx.tenants.insertTenant(tenant);
+    await tx.tenants.insertEnvironment(env);
+  });
+  return { tenant, env };
+}
+
+export function payoutRecord(env: EnvironmentRecord, o: Partial<TransactionRecord> = {}): TransactionRecord {
+  return {
+    id: newTransactionId(),
+    environmentId: env.id,
+    tenantId: env.tenantId,
+    type: 'payout',
+    side: 'debit',
+    status: 'pending',
+    userId: 'user-4821',
+    amount: '25.5',
+    amountBaseUnits: null,
+    thirdPartyId: unique('payout'),
+    notifyUrl: 'https://api.northwind.example/payout-callbacks',
+    asset: 'USDT',
+    durationInMonths: null,
+    orderId: null,
+    orderNumber: null,
+    txHash: null,
+    verified: null,
+    refundEmail: null,
+    createdAt: T0,
+    completedAt: null,
+    ...o,
+  };
+}
+
+export function paymentRecord(env: EnvironmentRecord, o: Partial<TransactionRecord> = {}): TransactionRecord {
+  return payoutRecord(env, {
+    type: 'payment',
+    side: 'credit',
+    status: 'pending_confirmation',
+    userId: null,
+    amount: '49.99',
+    amountBaseUnits: '49990000',
+    thirdPartyId: null,
+    notifyUrl: null,
+    orderId: '6f1c2a9e-4b7d-4e0a-9c55-3d2f8b1a7e10',
+    orderNumber: 'ORD-000042',
+    txHash: `0x${'ab'.repeat(32)}`,
+    verified: false,
+    ...o,
+  });
+}
+
+export function orderRecord(env: EnvironmentRecord, orderNumber: string, o: Partial<OrderRecord> = {}): OrderRecord {
+  return {
+    id: newOrderId(),
+    environmentId: env.id,
+    orderNumber,
+    merchantReference: unique('INV-2026'),
+    amountMinor: 4999,
+    assetId: 'usdc',
+    networkId: 'ethereum',
+    amountBaseUnits: '49990000',
+    receivedBaseUnits: '0',
+    overpaymentBaseUnits: null,
+    status: 'open',
+    paymentStatus: 'unpaid',
+    reviewReason: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...o,
+  };
+}
+
+export function memberRecord(tenant: TenantRecord, o: Partial<MemberRecord> = {}): MemberRecord {
+  return {
+    id: newMemberId(),
+    tenantId: tenant.id,
+    email: 'dana.ops@northwind.example',
+    role: 'developer',
+    active: true,
+    tokenHash: unique('token-hash'),
+    createdAt: T0,
+    ...o,
+  };
+}
+
+export function eventRecord(env: EnvironmentRecord, o: Partial<EventRecord> = {}): EventRecord {
+  const id = o.id ?? newEventId();
+  return {
+    id,
+    environmentId: env.id,
+    type: 'order.created',
+    payload: JSON.stringify({ id, type: o.type ?? 'order.created', createdAt: new Date(o.createdAt ?? T0).toISOString() }),
+    orderId: null,
+    merchantReference: null,
+    transactionId: null,
+    createdAt: T0,
+    ...o,
+  };
+}
+
+export function endpointRecord(env: EnvironmentRecord, o: Partial<EndpointRecord> = {}): EndpointRecord {
+  return {
+    id: newEndpointId(),
+    environmentId: env.id,
+    url: 'https://hooks.northwind.example/payments',
+    secretEnc: `v1.endpoint.${unique('secret')}`,
+    active: true,
+    version: 1,
+    lastTestDeliveryId: null,
+    createdAt: T0,
+    updatedAt: T0,
+    disabledAt: null,
+    ...o,
+  };
+}
+
+/** A delivery of `event` to `endpoint`, or a payout callback to `url` when endpoint is null. */
+export function deliveryRecord(event: EventRecord, endpoint: EndpointRecord | null, o: Partial<DeliveryRecord> = {}): DeliveryRecord {
+  return {
+    id: newDeliveryId(),
+    environmentId: event.environmentId,
+    eventId: event.id,
+    kind: endpoint ? 'order_event' : 'payout_callback',
+    endpointId: endpoint?.id ?? null,
+    endpointVersion: endpoint?.version ?? null,
+    url: endpoint?.url ?? 'https://api.northwind.example/payout-callbacks',
+    state: 'pending',
+    attemptCount: 0,
+    cycle: 1,
+    nextAttemptAt: T0,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    orderId: event.orderId,
+    merchantReference: event.merchantReference,
+    transactionId: event.transactionId,
+    createdAt: T0,
+    updatedAt: T0,
+    deliveredAt: null,
+    ...o,
+  };
+}
+
+export function attempt(deliveryId: string, o: Partial<AttemptRecord> = {}): AttemptRecord {
+  return {
+    deliveryId,
+    cycle: 1,
+    number: 1,
+    startedAt: T0,
+    durationMs: 183,
+    signatureTimestamp: Math.floor(T0 / 1000),
+    outcome: 'response',
+    statusCode: 200,
+    errorClass: null,
+    responseBody: '{"received":true}',
+    success: true,
+    ...o,
+  };
+}
+
+/** Polls until `check` holds (listeners may fire asynchronously in some stores). */
+export async function waitFor(check: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Expects `p` to reject with UniqueViolation(constraint), whatever cause the store attached. */
+export async function expectUnique(p: Promise<unknown>, constraint: UniqueViolation['constraint']): Promise<void> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(UniqueViolation);
+  expect((err as UniqueViolation).constraint).toBe(constraint);
+}

@@ -1,0 +1,210 @@
+// The delivery queue: claiming with leases, completing, releasing, and when work is next due.
+import { expect, it } from 'vitest';
+import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord, Store } from '../types.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, seedEnvironment, waitFor } from './fixtures.ts';
+
+interface World {
+  env: EnvironmentRecord;
+  ep: EndpointRecord;
+  event: EventRecord;
+}
+
+async function world(store: Store): Promise<World> {
+  const { env } = await seedEnvironment(store);
+  const ep = endpointRecord(env);
+  const event = eventRecord(env, { orderId: 'c0ffee00-1234-4abc-8def-0123456789ab', merchantReference: 'INV-2026-0420' });
+  await store.transaction(async (tx) => {
+    await tx.endpoints.insert(ep);
+    await tx.events.insert(event);
+  });
+  return { env, ep, event };
+}
+
+async function insert(store: Store, ...deliveries: DeliveryRecord[]): Promise<void> {
+  await store.transaction(async (tx) => {
+    for (const d of deliveries) await tx.deliveries.insert(d);
+  });
+}
+
+const opts = (owner: string, now: number, o: { leaseMs?: number; limit?: number; perEndpointLimit?: number } = {}) => ({
+  owner,
+  now,
+  leaseMs: o.leaseMs ?? 30_000,
+  limit: o.limit ?? 100,
+  perEndpointLimit: o.perEndpointLimit ?? 100,
+});
+
+export function queueCases(s: () => Store): void {
+  const get = (w: World, id: string) => s().transaction((tx) => tx.deliveries.get(w.env.id, id));
+  const attempts = (id: string) => s().transaction((tx) => tx.deliveries.attempts(id));
+
+  it('claim returns due deliveries only, oldest due first, with their event and signing secret', async () => {
+    const w = await world(s());
+    const early = deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 5000 });
+    const now = deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 });
+    const future = deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 + 1 });
+    const callback = deliveryRecord(w.event, null, { nextAttemptAt: T0 - 1000 });
+    const delivered = deliveryRecord(w.event, w.ep, { state: 'delivered', nextAttemptAt: null, deliveredAt: T0 - 10 });
+    const failed = deliveryRecord(w.event, w.ep, { state: 'failed', nextAttemptAt: T0 - 10 });
+    await insert(s(), future, now, delivered, callback, failed, early);
+    const claimed = await s().queue.claim(opts('worker-a', T0));
+    expect(claimed.map((c) => c.delivery.id)).toEqual([early.id, callback.id, now.id]);
+    expect(claimed[0]).toEqual({ delivery: { ...early, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 }, event: w.event, secretEnc: w.ep.secretEnc });
+    expect(claimed[1]?.secretEnc).toBe(w.env.callbackSecretEnc);
+    expect(await s().queue.claim(opts('worker-a', T0))).toEqual([]);
+    expect((await s().queue.claim(opts('worker-a', T0 + 1))).map((c) => c.delivery.id)).toEqual([future.id]);
+  });
+
+  it('claim honours limit', async () => {
+    const w = await world(s());
+    const ds = Array.from({ length: 5 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 5 + i }));
+    await insert(s(), ...ds);
+    expect((await s().queue.claim(opts('a', T0, { limit: 2 }))).map((c) => c.delivery.id)).toEqual([ds[0]!.id, ds[1]!.id]);
+    expect((await s().queue.claim(opts('a', T0, { limit: 2 }))).map((c) => c.delivery.id)).toEqual([ds[2]!.id, ds[3]!.id]);
+  });
+
+  it('a leased delivery is not claimed by another owner until the lease expires; the late complete is then refused', async () => {
+    const w = await world(s());
+    const d = deliveryRecord(w.event, w.ep);
+    await insert(s(), d);
+    expect(await s().queue.claim(opts('worker-a', T0, { leaseMs: 30_000 }))).toHaveLength(1);
+    expect(await s().queue.claim(opts('worker-b', T0 + 29_999))).toEqual([]);
+    const reclaimed = await s().queue.claim(opts('worker-b', T0 + 30_000, { leaseMs: 30_000 }));
+    expect(reclaimed.map((c) => c.delivery)).toEqual([{ ...d, leaseOwner: 'worker-b', leaseExpiresAt: T0 + 60_000 }]);
+    const result = { attempt: attempt(d.id, { startedAt: T0 + 100 }), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 283 };
+    expect(await s().queue.complete('worker-a', d.id, result)).toBe(false);
+    expect(await attempts(d.id)).toEqual([]);
+    expect(await s().queue.complete('worker-b', d.id, { ...result, attempt: attempt(d.id, { startedAt: T0 + 30_100 }) })).toBe(true);
+    expect(await attempts(d.id)).toHaveLength(1);
+  });
+
+  it('two concurrent claimers of 50 due deliveries never share one and together get all 50', async () => {
+    const w = await world(s());
+    const ds = Array.from({ length: 50 }, (_, i) =>
+      deliveryRecord(w.event, i % 2 ? w.ep : null, { url: i % 2 ? w.ep.url : `https://api.northwind.example/callbacks/${i % 5}`, nextAttemptAt: T0 - i }),
+    );
+    await insert(s(), ...ds);
+    const drain = async (owner: string): Promise<string[]> => {
+      const got: string[] = [];
+      for (;;) {
+        const batch = await s().queue.claim(opts(owner, T0, { limit: 7, leaseMs: 60_000 }));
+        if (batch.length === 0) return got;
+        for (const c of batch) expect(c.delivery.leaseOwner).toBe(owner);
+        got.push(...batch.map((c) => c.delivery.id));
+      }
+    };
+    const [a, b] = await Promise.all([drain('worker-a'), drain('worker-b')]);
+    const all = [...a, ...b];
+    expect(new Set(all).size).toBe(all.length);
+    expect(new Set(all)).toEqual(new Set(ds.map((d) => d.id)));
+  });
+
+  it('perEndpointLimit caps the live leases per destination (endpoint, or url for callbacks)', async () => {
+    const w = await world(s());
+    const toEndpoint = Array.from({ length: 5 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 100 + i }));
+    const toUrl = Array.from({ length: 3 }, (_, i) => deliveryRecord(w.event, null, { nextAttemptAt: T0 - 50 + i }));
+    const otherUrl = deliveryRecord(w.event, null, { url: 'https://billing.northwind.example/callbacks', nextAttemptAt: T0 });
+    await insert(s(), ...toEndpoint, ...toUrl, otherUrl);
+    const first = await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 2 }));
+    expect(first.map((c) => c.delivery.id)).toEqual([toEndpoint[0]!.id, toEndpoint[1]!.id, toUrl[0]!.id, toUrl[1]!.id, otherUrl.id]);
+    // The limit counts every live lease, whoever holds it.
+    expect(await s().queue.claim(opts('worker-b', T0, { perEndpointLimit: 2 }))).toEqual([]);
+    const done = { attempt: attempt(toEndpoint[0]!.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
+    expect(await s().queue.complete('worker-a', toEndpoint[0]!.id, done)).toBe(true);
+    expect((await s().queue.claim(opts('worker-b', T0, { perEndpointLimit: 2 }))).map((c) => c.delivery.id)).toEqual([toEndpoint[2]!.id]);
+    expect((await s().queue.claim(opts('worker-b', T0, { perEndpointLimit: 3 }))).map((c) => c.delivery.id)).toEqual([toEndpoint[3]!.id, toUrl[2]!.id]);
+  });
+
+  it('complete by a non-owner returns false and writes nothing', async () => {
+    const w = await world(s());
+    const d = deliveryRecord(w.event, w.ep);
+    await insert(s(), d);
+    await s().queue.claim(opts('worker-a', T0));
+    const result = { attempt: attempt(d.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
+    expect(await s().queue.complete('worker-b', d.id, result)).toBe(false);
+    expect(await s().queue.complete('worker-b', 'dlv_unknown', { ...result, attempt: attempt('dlv_unknown') })).toBe(false);
+    expect(await get(w, d.id)).toEqual({ ...d, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 });
+    expect(await attempts(d.id)).toEqual([]);
+  });
+
+  it('complete by the owner stores the attempt and moves the delivery to its next state', async () => {
+    const w = await world(s());
+    const d = deliveryRecord(w.event, w.ep);
+    await insert(s(), d);
+    await s().queue.claim(opts('worker-a', T0));
+    const first = attempt(d.id, {
+      durationMs: 10_000,
+      outcome: 'error',
+      statusCode: null,
+      errorClass: 'timeout',
+      responseBody: null,
+      success: false,
+    });
+    expect(await s().queue.complete('worker-a', d.id, { attempt: first, state: 'pending', nextAttemptAt: T0 + 15_000, deliveredAt: null })).toBe(true);
+    expect(await get(w, d.id)).toEqual({ ...d, attemptCount: 1, nextAttemptAt: T0 + 15_000, updatedAt: T0 + 10_000 });
+    expect(await s().queue.complete('worker-a', d.id, { attempt: first, state: 'pending', nextAttemptAt: T0 + 15_000, deliveredAt: null })).toBe(false);
+    expect(await s().queue.claim(opts('worker-a', T0 + 14_999))).toEqual([]);
+
+    expect(await s().queue.claim(opts('worker-b', T0 + 15_000))).toHaveLength(1);
+    const second = attempt(d.id, { number: 2, startedAt: T0 + 15_000, durationMs: 240, statusCode: 503, responseBody: 'upstream unavailable', success: false });
+    expect(await s().queue.complete('worker-b', d.id, { attempt: second, state: 'failed', nextAttemptAt: null, deliveredAt: null })).toBe(true);
+    expect(await get(w, d.id)).toMatchObject({ state: 'failed', attemptCount: 2, nextAttemptAt: null, leaseOwner: null, leaseExpiresAt: null });
+    expect(await attempts(d.id)).toEqual([first, second]);
+
+    await s().transaction((tx) =>
+      tx.deliveries.restart({ id: d.id, environmentId: w.env.id, endpointId: w.ep.id, endpointVersion: 1, url: w.ep.url, now: T0 + 60_000 }),
+    );
+    expect(await s().queue.claim(opts('worker-a', T0 + 60_000))).toHaveLength(1);
+    const third = attempt(d.id, { cycle: 2, number: 1, startedAt: T0 + 60_000, durationMs: 95 });
+    expect(await s().queue.complete('worker-a', d.id, { attempt: third, state: 'delivered', nextAttemptAt: null, deliveredAt: T0 + 60_095 })).toBe(true);
+    expect(await get(w, d.id)).toMatchObject({ state: 'delivered', attemptCount: 1, cycle: 2, nextAttemptAt: null, deliveredAt: T0 + 60_095, leaseOwner: null });
+    expect(await attempts(d.id)).toEqual([first, second, third]);
+    expect(await s().queue.claim(opts('worker-a', T0 + 10_000_000))).toEqual([]);
+  });
+
+  it('release gives leases back at once, only the owner’s, and wakes listeners', async () => {
+    const w = await world(s());
+    const ds = [0, 1, 2].map((i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 10 + i }));
+    await insert(s(), ...ds);
+    expect(await s().queue.claim(opts('worker-a', T0))).toHaveLength(3);
+    let woken = 0;
+    const stop = s().onDeliveriesReady(() => woken++);
+    await s().queue.release('worker-b', [ds[0]!.id]);
+    expect(await s().queue.claim(opts('worker-b', T0))).toEqual([]);
+    await s().queue.release('worker-a', [ds[0]!.id, ds[1]!.id]);
+    await waitFor(() => woken >= 1);
+    stop();
+    expect(await get(w, ds[0]!.id)).toEqual(ds[0]);
+    expect((await s().queue.claim(opts('worker-b', T0))).map((c) => c.delivery.id)).toEqual([ds[0]!.id, ds[1]!.id]);
+    await s().queue.release('worker-a', []);
+  });
+
+  it('a delivery disabled while in flight stays disabled; the attempt is still stored', async () => {
+    const w = await world(s());
+    const d = deliveryRecord(w.event, w.ep);
+    await insert(s(), d);
+    expect(await s().queue.claim(opts('worker-a', T0))).toHaveLength(1);
+    expect(await s().transaction((tx) => tx.deliveries.disableOlderVersions(w.ep.id, 2, T0 + 50))).toBe(1);
+    const a = attempt(d.id, { statusCode: 500, success: false, responseBody: 'oops' });
+    expect(await s().queue.complete('worker-a', d.id, { attempt: a, state: 'pending', nextAttemptAt: T0 + 5000, deliveredAt: null })).toBe(true);
+    expect(await get(w, d.id)).toMatchObject({ state: 'disabled', attemptCount: 1, nextAttemptAt: null, leaseOwner: null, leaseExpiresAt: null, deliveredAt: null });
+    expect(await attempts(d.id)).toEqual([a]);
+    expect(await s().queue.claim(opts('worker-a', T0 + 1_000_000))).toEqual([]);
+    expect(await s().queue.nextDueAt()).toBeNull();
+  });
+
+  it('nextDueAt is the earliest pending due time, counting live leases until they expire', async () => {
+    const w = await world(s());
+    expect(await s().queue.nextDueAt()).toBeNull();
+    const soon = deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 + 1000 });
+    const later = deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 + 5000 });
+    const done = deliveryRecord(w.event, w.ep, { state: 'delivered', nextAttemptAt: null, deliveredAt: T0 });
+    const dead = deliveryRecord(w.event, w.ep, { state: 'failed', nextAttemptAt: T0 - 1 });
+    await insert(s(), later, soon, done, dead);
+    expect(await s().queue.nextDueAt()).toBe(T0 + 1000);
+    expect(await s().queue.claim(opts('worker-a', T0 + 1000, { leaseMs: 60_000 }))).toHaveLength(1);
+    expect(await s().queue.nextDueAt()).toBe(T0 + 5000);
+    expect(await s().queue.claim(opts('worker-a', T0 + 5000, { leaseMs: 60_000 }))).toHaveLength(1);
+    expect(await s().queue.nextDueAt()).toBe(T0 + 61_000);
+  });
+}

@@ -1,0 +1,36 @@
+// The behaviour every Store implementation must show, written against the Store interface
+// only. Use it from an implementation's test file:
+//
+//   describeStoreSuite('sqlite', () => openSqliteStore({ file: freshFile() }));
+//
+// `open` must return a store over a fresh, empty database on every call (the queue cases
+// claim whatever is due in the whole database). The suite migrates and closes it.
+import { afterEach, beforeEach, describe } from 'vitest';
+import type { Store } from '../types.ts';
+import { coreCases } from './core-cases.ts';
+import { isolationCases } from './isolation-cases.ts';
+import { queueCases } from './queue-cases.ts';
+import { webhookCases } from './webhook-cases.ts';
+
+export function describeStoreSuite(name: string, open: () => Promise<Store>): void {
+  describe(`Store suite: ${name}`, () => {
+    let store: Store | undefined;
+    const s = (): Store => {
+      if (!store) throw new Error('store not open');
+      return store;
+    };
+    beforeEach(async () => {
+      store = await open();
+      await store.migrate();
+    });
+    afterEach(async () => {
+      await store?.close();
+      store = undefined;
+    });
+
+    describe('tenants, wallets, transactions and orders', () => coreCases(s));
+    describe('events, endpoints and deliveries', () => webhookCases(s));
+    describe('delivery queue', () => queueCases(s));
+    describe('tenant isolation', () => isolationCases(s));
+  });
+}

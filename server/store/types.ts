@@ -1,0 +1,367 @@
+// The Store: everything the domain persists, behind one interface that the SQLite and
+// PostgreSQL implementations both pass (see store/suite/). No SQL dialect leaks through it:
+// times are epoch milliseconds, amounts are exact decimal strings, JSON is text.
+
+export type EnvironmentName = 'test' | 'live';
+export type Permission =
+  | 'payouts'
+  | 'staking'
+  | 'transactions_read'
+  | 'refunds'
+  | 'orders_read'
+  | 'orders_write'
+  | 'webhooks_manage';
+export const ALL_PERMISSIONS: readonly Permission[] = [
+  'payouts',
+  'staking',
+  'transactions_read',
+  'refunds',
+  'orders_read',
+  'orders_write',
+  'webhooks_manage',
+];
+export type MemberRole = 'administrator' | 'developer' | 'viewer';
+
+export type TransactionType = 'payout' | 'staking' | 'payment' | 'refund';
+export type TransactionSide = 'credit' | 'debit';
+export type TransactionStatus =
+  | 'pending'
+  | 'completed'
+  | 'cancelled'
+  | 'active'
+  | 'revoked'
+  | 'pending_confirmation'
+  | 'refunded';
+export type OrderStatus = 'open' | 'cancelled';
+export type PaymentStatus = 'unpaid' | 'partially_paid' | 'paid' | 'review_required';
+export type ReviewReason = 'order_cancelled' | 'deposit_revoked' | 'late_or_missing_inclusion';
+
+export type EventType =
+  | 'order.created'
+  | 'order.paid'
+  | 'order.payment_review_required'
+  | 'webhook.test'
+  | 'payout.completed';
+export type DeliveryKind = 'order_event' | 'webhook_test' | 'payout_callback';
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'disabled';
+export type AttemptErrorClass =
+  | 'timeout'
+  | 'connection_refused'
+  | 'connection_reset'
+  | 'dns_failure'
+  | 'tls_error'
+  | 'destination_not_allowed'
+  | 'network_error';
+
+/** Epoch milliseconds. */
+export type Millis = number;
+
+export interface TenantRecord {
+  id: string;
+  name: string;
+  createdAt: Millis;
+}
+
+/** A tenant environment: the unit of isolation for keys, wallets, orders, endpoints. */
+export interface EnvironmentRecord {
+  id: string;
+  tenantId: string;
+  name: EnvironmentName;
+  /** Distribution wallet balance, exact decimal string. */
+  walletBalance: string;
+  /** Callback signing secret, encrypted at rest (SecretBox). */
+  callbackSecretEnc: string;
+  createdAt: Millis;
+}
+
+export interface ApiKeyRecord {
+  /** The public x-api-key value. */
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  /** Hash of x-api-hash (scrypt or sha256 with pepper: see domain/secrets). */
+  secretHash: string;
+  permissions: Permission[];
+  label: string | null;
+  createdAt: Millis;
+  revokedAt: Millis | null;
+}
+
+export interface MemberRecord {
+  id: string;
+  tenantId: string;
+  email: string;
+  role: MemberRole;
+  active: boolean;
+  /** Lookup hash of the member token (the token is shown once). */
+  tokenHash: string;
+  createdAt: Millis;
+}
+
+export interface ServiceAccountRecord {
+  id: string;
+  tenantId: string;
+  email: string;
+  createdAt: Millis;
+}
+
+export interface TransactionRecord {
+  id: string;
+  environmentId: string;
+  tenantId: string;
+  type: TransactionType;
+  side: TransactionSide;
+  status: TransactionStatus;
+  userId: string | null;
+  /** Exact decimal string (usdAmount for staking payouts). */
+  amount: string;
+  amountBaseUnits: string | null;
+  /** Set for payouts and staking payouts; unique per (environment, type, thirdPartyId). */
+  thirdPartyId: string | null;
+  notifyUrl: string | null;
+  asset: string | null;
+  durationInMonths: number | null;
+  orderId: string | null;
+  orderNumber: string | null;
+  txHash: string | null;
+  verified: boolean | null;
+  refundEmail: string | null;
+  createdAt: Millis;
+  completedAt: Millis | null;
+}
+
+export interface OrderRecord {
+  id: string;
+  environmentId: string;
+  orderNumber: string;
+  merchantReference: string;
+  amountMinor: number;
+  assetId: string | null;
+  networkId: string | null;
+  amountBaseUnits: string | null;
+  receivedBaseUnits: string;
+  overpaymentBaseUnits: string | null;
+  status: OrderStatus;
+  paymentStatus: PaymentStatus;
+  reviewReason: ReviewReason | null;
+  createdAt: Millis;
+  updatedAt: Millis;
+}
+
+export interface EventRecord {
+  /** 64 lowercase hex. */
+  id: string;
+  environmentId: string;
+  type: EventType;
+  /** The exact JSON text that is signed and sent. */
+  payload: string;
+  orderId: string | null;
+  merchantReference: string | null;
+  transactionId: string | null;
+  createdAt: Millis;
+}
+
+export interface EndpointRecord {
+  id: string;
+  environmentId: string;
+  url: string;
+  /** Signing secret, encrypted at rest. */
+  secretEnc: string;
+  active: boolean;
+  version: number;
+  lastTestDeliveryId: string | null;
+  createdAt: Millis;
+  updatedAt: Millis;
+  disabledAt: Millis | null;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  environmentId: string;
+  eventId: string;
+  kind: DeliveryKind;
+  /** Null for payout callbacks (they go to the payout's notifyUrl). */
+  endpointId: string | null;
+  endpointVersion: number | null;
+  url: string;
+  state: DeliveryState;
+  /** Attempts made in the current cycle (0..10). */
+  attemptCount: number;
+  cycle: number;
+  nextAttemptAt: Millis | null;
+  /** Lease: which worker holds the delivery in flight, and until when. */
+  leaseOwner: string | null;
+  leaseExpiresAt: Millis | null;
+  orderId: string | null;
+  merchantReference: string | null;
+  transactionId: string | null;
+  createdAt: Millis;
+  updatedAt: Millis;
+  deliveredAt: Millis | null;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  cycle: number;
+  number: number;
+  startedAt: Millis;
+  durationMs: number;
+  signatureTimestamp: number;
+  outcome: 'response' | 'error';
+  statusCode: number | null;
+  errorClass: AttemptErrorClass | null;
+  /** First 2 KiB of the response body, untrusted. */
+  responseBody: string | null;
+  success: boolean;
+}
+
+/** A page of newest-first rows and the cursor of the next page. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+// ---- Repositories (used inside a transaction) ---------------------------------------
+
+export interface TenantRepo {
+  insertTenant(t: TenantRecord): Promise<void>;
+  getTenant(id: string): Promise<TenantRecord | null>;
+  insertEnvironment(e: EnvironmentRecord): Promise<void>;
+  getEnvironment(id: string): Promise<EnvironmentRecord | null>;
+  findEnvironment(tenantId: string, name: EnvironmentName): Promise<EnvironmentRecord | null>;
+  /** Adds delta (exact decimal, may be negative) to the wallet unless the result would go below zero. Returns the new balance, or null when refused. */
+  adjustWallet(environmentId: string, delta: string): Promise<string | null>;
+  setCallbackSecret(environmentId: string, secretEnc: string): Promise<void>;
+  insertApiKey(k: ApiKeyRecord): Promise<void>;
+  getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  insertMember(m: MemberRecord): Promise<void>;
+  getMemberByTokenHash(tokenHash: string): Promise<MemberRecord | null>;
+  setMemberActive(memberId: string, tenantId: string, active: boolean): Promise<boolean>;
+  insertServiceAccount(a: ServiceAccountRecord): Promise<void>;
+  findServiceAccount(tenantId: string, email: string): Promise<ServiceAccountRecord | null>;
+}
+
+export interface TransactionRepo {
+  /** Throws UniqueViolation('third_party_id') when (environment, type, thirdPartyId) exists. */
+  insert(t: TransactionRecord): Promise<void>;
+  get(environmentId: string, id: string): Promise<TransactionRecord | null>;
+  findByThirdPartyId(environmentId: string, type: TransactionType, thirdPartyId: string): Promise<TransactionRecord | null>;
+  /** Status change guarded by the expected current status; false when it no longer matches. */
+  updateStatus(
+    environmentId: string,
+    id: string,
+    from: TransactionStatus,
+    to: TransactionStatus,
+    completedAt: Millis | null,
+    extra?: { refundEmail?: string },
+  ): Promise<boolean>;
+  /** Newest first. */
+  listByUser(environmentId: string, userId: string, opts: { transactionId?: string; limit: number }): Promise<TransactionRecord[]>;
+  /** The most recent matching transaction; both filters apply when both are given. */
+  search(environmentId: string, q: { orderNumber?: string; txHash?: string }): Promise<TransactionRecord | null>;
+  listByOrder(environmentId: string, orderId: string): Promise<TransactionRecord[]>;
+}
+
+export interface OrderRepo {
+  /** Assigns the next order number of the environment (ORD-000001, ...). */
+  nextOrderNumber(environmentId: string): Promise<string>;
+  insert(o: OrderRecord): Promise<void>;
+  get(environmentId: string, id: string): Promise<OrderRecord | null>;
+  update(o: OrderRecord): Promise<void>;
+}
+
+export interface EventRepo {
+  insert(e: EventRecord): Promise<void>;
+  get(environmentId: string, id: string): Promise<EventRecord | null>;
+  /** Newest first; `types` filters. Cursor is opaque to callers. */
+  list(environmentId: string, opts: { types: readonly EventType[]; limit: number; cursor: string | null }): Promise<Page<EventRecord>>;
+}
+
+export interface EndpointRepo {
+  /** Throws UniqueViolation('active_endpoint') when the environment already has an active one. */
+  insert(e: EndpointRecord): Promise<void>;
+  get(environmentId: string, id: string): Promise<EndpointRecord | null>;
+  getActive(environmentId: string): Promise<EndpointRecord | null>;
+  /** Newest first, disabled ones included. */
+  list(environmentId: string): Promise<EndpointRecord[]>;
+  update(e: EndpointRecord): Promise<void>;
+}
+
+export interface DeliveryRepo {
+  insert(d: DeliveryRecord): Promise<void>;
+  get(environmentId: string, id: string): Promise<DeliveryRecord | null>;
+  /** Newest first. `q` matches an exact order id, merchant reference or event id. */
+  list(environmentId: string, opts: { q: string | null; limit: number; cursor: string | null }): Promise<Page<DeliveryRecord>>;
+  attempts(deliveryId: string): Promise<AttemptRecord[]>;
+  /** Pending deliveries of the endpoint with a version below `version` become disabled. Returns how many. */
+  disableOlderVersions(endpointId: string, version: number, now: Millis): Promise<number>;
+  /** A failed delivery starts a new cycle: pending, attemptCount 0, cycle+1, due now, at the given url/version. */
+  restart(d: { id: string; environmentId: string; endpointId: string | null; endpointVersion: number | null; url: string; now: Millis }): Promise<boolean>;
+}
+
+export interface Tx {
+  tenants: TenantRepo;
+  transactions: TransactionRepo;
+  orders: OrderRepo;
+  events: EventRepo;
+  endpoints: EndpointRepo;
+  deliveries: DeliveryRepo;
+  /** Run after a successful commit (e.g. wake the delivery workers). */
+  afterCommit(fn: () => void): void;
+}
+
+// ---- Delivery queue (outside domain transactions) --------------------------------------
+
+export interface ClaimedDelivery {
+  delivery: DeliveryRecord;
+  event: EventRecord;
+  /** Encrypted secret to sign with: the endpoint's, or the environment's callback secret. */
+  secretEnc: string;
+}
+
+export interface AttemptResult {
+  attempt: AttemptRecord;
+  /** Next state after this attempt. */
+  state: DeliveryState;
+  nextAttemptAt: Millis | null;
+  deliveredAt: Millis | null;
+}
+
+export interface DeliveryQueue {
+  /**
+   * Leases up to `limit` due pending deliveries (nextAttemptAt <= now, no live lease) to
+   * `owner` until now + leaseMs, oldest due first, with at most `perEndpointLimit` leased at
+   * once per destination (endpoint, or url for callbacks). Never hands one delivery to two owners.
+   */
+  claim(opts: { owner: string; now: Millis; leaseMs: number; limit: number; perEndpointLimit: number }): Promise<ClaimedDelivery[]>;
+  /**
+   * Stores the attempt and moves the delivery on, only if `owner` still holds the lease.
+   * A delivery that became disabled meanwhile keeps its state; the attempt is stored.
+   * Returns false when the lease was lost (nothing written).
+   */
+  complete(owner: string, deliveryId: string, result: AttemptResult): Promise<boolean>;
+  /** Gives leased deliveries back (drain on shutdown) without counting an attempt. */
+  release(owner: string, deliveryIds: readonly string[]): Promise<void>;
+  /** When the next pending delivery is due (including expiring leases), or null. */
+  nextDueAt(): Promise<Millis | null>;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Applies the numbered migrations that are not applied yet. */
+  migrate(): Promise<void>;
+  /** Runs fn in one database transaction: everything it writes commits, or nothing does. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  readonly queue: DeliveryQueue;
+  /** Called when deliveries may have become due, in this process or (PostgreSQL) another. */
+  onDeliveriesReady(listener: () => void): () => void;
+  close(): Promise<void>;
+}
+
+/** A uniqueness rule of the store was broken; `constraint` names which. */
+export class UniqueViolation extends Error {
+  constructor(readonly constraint: 'third_party_id' | 'active_endpoint' | 'order_number' | 'primary_key' | 'service_account_email') {
+    super(`unique constraint violated: ${constraint}`);
+    this.name = 'UniqueViolation';
+  }
+}
