@@ -1,0 +1,145 @@
+// npm run admin -- <command>: provisioning from the command line. Prints one JSON object;
+// secrets in it are shown once.
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { loadConfig } from '../config.ts';
+import { createApiKey, createMember, createServiceAccount, createTenant, setMemberActive } from '../domain/admin.ts';
+import { isAppError } from '../domain/errors.ts';
+import { openServices } from '../services.ts';
+import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from '../store/types.ts';
+
+interface Command {
+  usage: string;
+  options: Record<string, { type: 'string' | 'boolean'; description: string; required?: boolean }>;
+  run(values: Record<string, string | boolean | undefined>): Promise<unknown>;
+}
+
+const ROLES: readonly MemberRole[] = ['administrator', 'developer', 'viewer'];
+
+const commands: Record<string, Command> = {
+  'tenant create': {
+    usage: 'tenant create --name NAME [--admin-email EMAIL]',
+    options: {
+      name: { type: 'string', description: 'the tenant (merchant) name', required: true },
+      'admin-email': { type: 'string', description: "the administrator member's e-mail" },
+    },
+    run: (v) => withServices((s) => createTenant(s, { name: String(v.name), ...(v['admin-email'] ? { adminEmail: String(v['admin-email']) } : {}) })),
+  },
+  'key create': {
+    usage: 'key create --tenant ID --environment test|live [--permissions a,b,...] [--label TEXT]',
+    options: {
+      tenant: { type: 'string', description: 'tenant id', required: true },
+      environment: { type: 'string', description: 'test or live', required: true },
+      permissions: { type: 'string', description: `comma-separated, default all: ${ALL_PERMISSIONS.join(',')}` },
+      label: { type: 'string', description: 'a note to recognise the key by' },
+    },
+    run: (v) => {
+      const environment = String(v.environment);
+      if (environment !== 'test' && environment !== 'live') throw new UsageError('--environment must be test or live');
+      const permissions = v.permissions ? String(v.permissions).split(',').map((p) => p.trim()).filter(Boolean) : [...ALL_PERMISSIONS];
+      return withServices((s) =>
+        createApiKey(s, {
+          tenantId: String(v.tenant),
+          environment: environment as EnvironmentName,
+          permissions: permissions as Permission[],
+          ...(v.label ? { label: String(v.label) } : {}),
+        }),
+      );
+    },
+  },
+  'member create': {
+    usage: 'member create --tenant ID --email EMAIL --role administrator|developer|viewer [--inactive]',
+    options: {
+      tenant: { type: 'string', description: 'tenant id', required: true },
+      email: { type: 'string', description: "the member's e-mail", required: true },
+      role: { type: 'string', description: ROLES.join(', '), required: true },
+      inactive: { type: 'boolean', description: 'create the member inactive' },
+    },
+    run: (v) => {
+      if (!ROLES.includes(String(v.role) as MemberRole)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+      return withServices((s) => createMember(s, { tenantId: String(v.tenant), email: String(v.email), role: String(v.role) as MemberRole, active: v.inactive !== true }));
+    },
+  },
+  'member deactivate': {
+    usage: 'member deactivate --tenant ID --member ID',
+    options: {
+      tenant: { type: 'string', description: 'tenant id', required: true },
+      member: { type: 'string', description: 'member id', required: true },
+    },
+    run: (v) =>
+      withServices(async (s) => {
+        await setMemberActive(s, { tenantId: String(v.tenant), memberId: String(v.member), active: false });
+        return { memberId: v.member, active: false };
+      }),
+  },
+  'service-account create': {
+    usage: 'service-account create --tenant ID --email EMAIL',
+    options: {
+      tenant: { type: 'string', description: 'tenant id', required: true },
+      email: { type: 'string', description: 'the e-mail refunds are sent to', required: true },
+    },
+    run: (v) => withServices((s) => createServiceAccount(s, { tenantId: String(v.tenant), email: String(v.email) })),
+  },
+};
+
+class UsageError extends Error {}
+
+async function withServices<T>(fn: (s: Awaited<ReturnType<typeof openServices>>['services']) => Promise<T>): Promise<T> {
+  const { services } = await openServices(loadConfig(), pino({ level: 'silent' }));
+  try {
+    return await fn(services);
+  } finally {
+    await services.store.close();
+  }
+}
+
+function help(): string {
+  return `usage: npm run admin -- <command> [options]\n\ncommands:\n${Object.values(commands)
+    .map((c) => `  ${c.usage}`)
+    .join('\n')}\n\nSettings (DATA_DIR, DATABASE_URL, SECRETS_KEY) come from the environment, as for npm start.\nAdd --help after a command for its options.\n`;
+}
+
+function commandHelp(name: string, c: Command): string {
+  const opts = Object.entries(c.options)
+    .map(([k, o]) => `  --${k.padEnd(14)} ${o.description}${o.required ? ' (required)' : ''}`)
+    .join('\n');
+  return `usage: npm run admin -- ${c.usage}\n\n${opts}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const name = argv.slice(0, 2).join(' ');
+  const command = commands[name];
+  if (!command) {
+    const wantsHelp = argv.length === 0 || argv.includes('--help') || argv.includes('-h');
+    (wantsHelp ? process.stdout : process.stderr).write(wantsHelp ? help() : `unknown command: ${argv.join(' ')}\n\n${help()}`);
+    return wantsHelp ? 0 : 2;
+  }
+  const rest = argv.slice(2);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(commandHelp(name, command));
+    return 0;
+  }
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: rest, options: Object.fromEntries(Object.entries(command.options).map(([k, o]) => [k, { type: o.type }])), strict: true }).values;
+    const missing = Object.entries(command.options).filter(([k, o]) => o.required && values[k] === undefined);
+    if (missing.length > 0) throw new UsageError(`missing ${missing.map(([k]) => `--${k}`).join(', ')}`);
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n\n${commandHelp(name, command)}`);
+    return 2;
+  }
+  try {
+    const result = await command.run(values);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`${e.message}\n\n${commandHelp(name, command)}`);
+      return 2;
+    }
+    process.stderr.write(`${isAppError(e) ? e.detail : (e as Error).message}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,68 @@
+// Who is calling: an API client (x-api-key + x-api-hash) or a portal member (bearer token).
+import type { EnvironmentName, MemberRole, Permission } from '../store/types.ts';
+import type { Scope, Services } from './context.ts';
+import { AppError } from './errors.ts';
+import { hashToken, tokenMatches } from './secrets.ts';
+
+export type Principal =
+  | (Scope & { kind: 'api_key'; keyId: string; permissions: ReadonlySet<Permission> })
+  | (Scope & { kind: 'member'; memberId: string; role: MemberRole });
+
+const unauthenticated = (detail: string): AppError => new AppError('unauthenticated', detail);
+
+// A digest to compare against when the key id is unknown, so that an unknown key and a wrong
+// hash take the same time.
+const DECOY_HASH = hashToken('decoy');
+
+export async function authenticateApiKey(services: Services, apiKey: string | undefined, apiHash: string | undefined): Promise<Principal> {
+  if (!apiKey || !apiHash) throw unauthenticated('The x-api-key and x-api-hash headers are required.');
+  const found = await services.store.transaction(async (tx) => {
+    const key = await tx.tenants.getApiKey(apiKey);
+    const env = key ? await tx.tenants.getEnvironment(key.environmentId) : null;
+    return { key, env };
+  });
+  const ok = tokenMatches(apiHash, found.key?.secretHash ?? DECOY_HASH);
+  if (!found.key || !found.env || !ok || found.key.revokedAt !== null) {
+    throw unauthenticated('The x-api-key and x-api-hash headers do not match an active API client.');
+  }
+  return {
+    kind: 'api_key',
+    keyId: found.key.id,
+    tenantId: found.key.tenantId,
+    environmentId: found.env.id,
+    environment: found.env.name,
+    permissions: new Set(found.key.permissions),
+  };
+}
+
+export async function authenticateMember(services: Services, token: string | undefined, environment: EnvironmentName): Promise<Principal> {
+  if (!token) throw unauthenticated('A member token is required (Authorization: Bearer <token>).');
+  const found = await services.store.transaction(async (tx) => {
+    const member = await tx.tenants.getMemberByTokenHash(hashToken(token));
+    const env = member ? await tx.tenants.findEnvironment(member.tenantId, environment) : null;
+    return { member, env };
+  });
+  if (!found.member || !found.env) throw unauthenticated('The member token is not valid.');
+  if (!found.member.active) throw new AppError('permission-denied', 'This member is inactive.');
+  return {
+    kind: 'member',
+    memberId: found.member.id,
+    role: found.member.role,
+    tenantId: found.member.tenantId,
+    environmentId: found.env.id,
+    environment: found.env.name,
+  };
+}
+
+/** API keys need the operation's permission; members need one of the operation's roles. */
+export function authorize(principal: Principal, need: { permission: Permission | null; memberRoles: readonly string[] | null }): void {
+  if (principal.kind === 'api_key') {
+    if (need.permission && !principal.permissions.has(need.permission)) {
+      throw new AppError('permission-denied', `This API key lacks the ${need.permission} permission.`);
+    }
+    return;
+  }
+  if (!need.memberRoles?.includes(principal.role)) {
+    throw new AppError('permission-denied', `A ${principal.role} may not do this; ${need.memberRoles?.join(' or ') ?? 'no member role'} may.`);
+  }
+}

@@ -1,0 +1,22 @@
+// What every domain function is given: the store, the clock, the secrets box, the
+// destination policy and a logger. Built once at start (server/main.ts) and in tests.
+import type { Logger } from 'pino';
+import type { EnvironmentName, Store } from '../store/types.ts';
+import type { Clock } from './clock.ts';
+import type { SecretBox } from './secrets.ts';
+import type { DestinationPolicy } from '../webhooks/destination/policy.ts';
+
+export interface Services {
+  store: Store;
+  clock: Clock;
+  secrets: SecretBox;
+  destinations: DestinationPolicy;
+  log: Logger;
+}
+
+/** The tenant environment a request acts in. Every read and write is scoped to it. */
+export interface Scope {
+  tenantId: string;
+  environmentId: string;
+  environment: EnvironmentName;
+}

@@ -1,0 +1,36 @@
+// Read-only transaction queries, scoped to the tenant environment.
+import type { TransactionRecord } from '../../store/types.ts';
+import type { Scope, Services } from '../context.ts';
+import { AppError } from '../errors.ts';
+
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 500;
+
+/** The user's transactions, newest first; [] for a user the environment does not know. */
+export async function listUserTransactions(
+  services: Services,
+  scope: Scope,
+  q: { userId: string; transactionId?: string; limit?: number },
+): Promise<TransactionRecord[]> {
+  const limit = Math.min(Math.max(Math.trunc(q.limit ?? DEFAULT_LIST_LIMIT), 1), MAX_LIST_LIMIT);
+  return services.store.transaction((tx) =>
+    tx.transactions.listByUser(scope.environmentId, q.userId, { limit, ...(q.transactionId !== undefined ? { transactionId: q.transactionId } : {}) }),
+  );
+}
+
+/** One transaction by order number and/or hash (both must match when both are given); the most recent wins. */
+export async function searchTransaction(services: Services, scope: Scope, q: { orderNumber?: string; txHash?: string }): Promise<TransactionRecord> {
+  const orderNumber = q.orderNumber === '' ? undefined : q.orderNumber;
+  const txHash = q.txHash === '' ? undefined : q.txHash;
+  if (orderNumber === undefined && txHash === undefined) {
+    throw new AppError('search-parameter-required', 'Either orderNumber or txHash is required');
+  }
+  const found = await services.store.transaction((tx) =>
+    tx.transactions.search(scope.environmentId, { ...(orderNumber !== undefined ? { orderNumber } : {}), ...(txHash !== undefined ? { txHash } : {}) }),
+  );
+  if (!found) {
+    const by = [orderNumber !== undefined ? `orderNumber ${orderNumber}` : null, txHash !== undefined ? `txHash ${txHash}` : null].filter(Boolean).join(' and ');
+    throw new AppError('not-found', `No transaction with ${by} exists in this tenant environment.`);
+  }
+  return found;
+}

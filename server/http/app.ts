@@ -1,0 +1,67 @@
+// The HTTP application: one port for every API (and, later, the portal and the docs).
+import { Hono } from 'hono';
+import { loadOperations, type ApiName } from '../contract/operations.ts';
+import type { Services } from '../domain/context.ts';
+import { AppError, isAppError } from '../domain/errors.ts';
+import { newRequestId } from '../domain/ids.ts';
+import type { AppEnv } from './app-env.ts';
+import type { Handler } from './handler-types.ts';
+import { problemResponse } from './problem.ts';
+import { registerApi, type RouterOptions } from './router.ts';
+
+export interface AppOptions extends RouterOptions {
+  handlers: Partial<Record<ApiName, Record<string, Handler>>>;
+  /** Extra routes (portal, docs) mounted after the APIs. */
+  mount?: (app: Hono<AppEnv>) => void;
+}
+
+export function createApp(services: Services, opts: AppOptions): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    const requestId = newRequestId();
+    c.set('requestId', requestId);
+    const started = performance.now();
+    await next();
+    c.header('x-request-id', requestId);
+    services.log.info(
+      { requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+      'request',
+    );
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+  for (const [api, handlers] of Object.entries(opts.handlers) as Array<[ApiName, Record<string, Handler>]>) {
+    registerApi(app, api, handlers, services, opts);
+  }
+  opts.mount?.(app);
+
+  // A known path with another method is a 405 that names the allowed methods.
+  const known = Object.keys(opts.handlers).flatMap((api) =>
+    loadOperations(api as ApiName).map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^${op.honoPath.replace(/:[^/]+/g, '[^/]+')}$`) })),
+  );
+  app.notFound((c) => {
+    const requestId = c.get('requestId') ?? newRequestId();
+    const allowed = [...new Set(known.filter((k) => k.pattern.test(c.req.path)).map((k) => k.method))];
+    if (allowed.length > 0) {
+      return problemResponse(new AppError('method-not-allowed', `${c.req.path} accepts ${allowed.join(', ')}, not ${c.req.method}.`), c.req.path, requestId, {
+        allow: allowed.join(', '),
+      });
+    }
+    return problemResponse(new AppError('route-not-found', `No operation is served at ${c.req.method} ${c.req.path}.`), c.req.path, requestId);
+  });
+
+  app.onError((err, c) => {
+    const requestId = c.get('requestId') ?? newRequestId();
+    if (isAppError(err)) {
+      if (err.status >= 500) services.log.error({ requestId, err: { message: err.message } }, 'request failed');
+      return problemResponse(err, c.req.path, requestId);
+    }
+    // Anything else is a bug: log it, answer without internals.
+    services.log.error({ requestId, err }, 'unhandled error');
+    return problemResponse(new AppError('internal', 'An unexpected error occurred. Quote the request id to support.'), c.req.path, requestId);
+  });
+
+  return app;
+}

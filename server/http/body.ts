@@ -1,0 +1,41 @@
+// Reading a JSON request body: 415 for another media type, 413 past the limit, 400 for
+// malformed JSON. The body is read as bytes with the limit enforced while streaming.
+import type { Context } from 'hono';
+import { AppError } from '../domain/errors.ts';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+export async function readJsonBody(c: Context, limit = BODY_LIMIT_BYTES): Promise<unknown> {
+  const length = c.req.header('content-length');
+  const chunked = c.req.header('transfer-encoding');
+  if ((!length || length === '0') && !chunked) return undefined;
+  const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json' && !(type?.startsWith('application/') && type.endsWith('+json'))) {
+    throw new AppError('unsupported-media-type', `Request bodies must be application/json, not ${type || 'an unspecified type'}.`);
+  }
+  if (length && Number(length) > limit) {
+    throw new AppError('payload-too-large', `The request body exceeds ${limit} bytes.`);
+  }
+  const raw = c.req.raw.body;
+  if (!raw) return undefined;
+  const reader = raw.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new AppError('payload-too-large', `The request body exceeds ${limit} bytes.`);
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new AppError('malformed-json', `The request body is not well-formed JSON: ${(e as Error).message}.`);
+  }
+}

@@ -1,0 +1,54 @@
+// Wiring: the store chosen by the settings, the secrets key, the destination policy.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from './config.ts';
+import { systemClock, type Clock } from './domain/clock.ts';
+import type { Services } from './domain/context.ts';
+import { createSecretBox } from './domain/secrets.ts';
+import type { Store } from './store/types.ts';
+import { openSqliteStore } from './store/sqlite/store.ts';
+import { createDestinationPolicy, type Resolver } from './webhooks/destination/policy.ts';
+
+export interface ServiceOptions {
+  clock?: Clock;
+  /** DNS resolver for webhook destinations (tests inject one). */
+  resolve?: Resolver;
+}
+
+async function secretsKey(config: Config): Promise<Buffer> {
+  if (config.secretsKey) {
+    const key = Buffer.from(config.secretsKey, 'base64url');
+    if (key.length !== 32) throw new ConfigError('SECRETS_KEY must be the base64url of 32 bytes');
+    return key;
+  }
+  if (config.databaseUrl) throw new ConfigError('SECRETS_KEY is required with DATABASE_URL: every instance must seal secrets with the same key');
+  const file = path.join(config.dataDir, 'secrets.key');
+  if (existsSync(file)) return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
+  const key = randomBytes(32);
+  await writeFile(file, `${key.toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+  return key;
+}
+
+export async function openStore(config: Config): Promise<{ store: Store; fresh: boolean }> {
+  if (config.databaseUrl) throw new ConfigError('DATABASE_URL: the PostgreSQL store is not available in this build');
+  await mkdir(config.dataDir, { recursive: true });
+  const file = path.join(config.dataDir, 'payments.db');
+  const fresh = !existsSync(file);
+  return { store: await openSqliteStore({ file }), fresh };
+}
+
+export async function openServices(config: Config, log: Logger, opts: ServiceOptions = {}): Promise<{ services: Services; fresh: boolean }> {
+  const { store, fresh } = await openStore(config);
+  await store.migrate();
+  const services: Services = {
+    store,
+    clock: opts.clock ?? systemClock,
+    secrets: createSecretBox(await secretsKey(config)),
+    destinations: createDestinationPolicy({ allowInsecure: config.allowInsecureUrls, nodeEnv: config.nodeEnv, ...(opts.resolve ? { resolve: opts.resolve } : {}) }),
+    log,
+  };
+  return { services, fresh };
+}
