@@ -38,6 +38,8 @@ export interface OperationSpec {
   summary: string;
   /** `x-permission`: the API key permission the operation needs, if any. */
   permission: string | null;
+  /** `x-member-roles`: the member roles allowed (management operations), or null. */
+  memberRoles: string[] | null;
   /** Security requirements (alternatives), by scheme name. */
   security: Array<Record<string, string[]>>;
   parameters: ParameterSpec[];
@@ -88,6 +90,7 @@ export function loadOperations(api: ApiName): OperationSpec[] {
         honoPath: p.replace(/\{([^}]+)\}/g, ':$1'),
         summary: String(op.summary ?? ''),
         permission: typeof op['x-permission'] === 'string' ? (op['x-permission'] as string) : null,
+        memberRoles: Array.isArray(op['x-member-roles']) ? (op['x-member-roles'] as string[]) : null,
         security: (op.security as OperationSpec['security'] | undefined) ?? rootSecurity,
         parameters,
         requestBody: bodySchema ? { required: body.required === true, schema: bodySchema as JsonSchema } : null,
