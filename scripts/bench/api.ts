@@ -39,9 +39,11 @@ function run(name: string, opts: autocannon.Options): Promise<Summary> {
   });
 }
 
-const server = await startServer({ RATE_LIMIT_RPS: '0', VALIDATE_RESPONSES: 'false' });
+const server = await startServer({ env: { RATE_LIMIT_RPS: '0', VALIDATE_RESPONSES: 'false' } });
+if (!server.tenant) throw new Error('the server printed no demo tenant');
+const tenant = server.tenant;
 const echo = await startEcho();
-const headers = { 'content-type': 'application/json', 'x-api-key': server.tenant.apiKey, 'x-api-hash': server.tenant.apiHash };
+const headers = { 'content-type': 'application/json', 'x-api-key': tenant.apiKey, 'x-api-hash': tenant.apiHash };
 let seq = 0;
 const payoutRequest = (base: string): autocannon.Options => ({
   url: base,

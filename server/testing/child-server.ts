@@ -1,0 +1,81 @@
+// The real server as a child process (server/main.ts) on a free port: for the crash test,
+// the multi-instance test and the benchmarks.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const bin = (name: string): string => path.join(ROOT, 'node_modules', '.bin', name);
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DemoTenant {
+  tenantId: string;
+  apiKey: string;
+  apiHash: string;
+  memberToken: string;
+  callbackSecret: string;
+}
+
+export interface RunningServer {
+  url: string;
+  child: ChildProcess;
+  dataDir: string;
+  /** The demo tenant printed on the first start of a fresh data folder, else null. */
+  tenant: DemoTenant | null;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Reuse a data folder (a restart); default a fresh one. */
+  dataDir?: string;
+}
+
+/** Starts `server/main.ts` on a free port; resolves once it answers /healthz. */
+export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'bench-')));
+  const child = spawn(bin('tsx'), [path.join(ROOT, 'server', 'main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...opts.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (exited) throw new Error(`server exited before listening\n${out}`);
+    if (i > 600) throw new Error('server did not answer /healthz within 60 s');
+    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const m = /Demo tenant created[^\n]*\n(\{[\s\S]*?\n\})/.exec(out);
+  return {
+    url,
+    child,
+    dataDir,
+    tenant: m?.[1] ? (JSON.parse(m[1]) as DemoTenant) : null,
+    stop: () =>
+      new Promise((resolve) => {
+        if (exited) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+

@@ -1,0 +1,81 @@
+// The delivery engine of one server process: one sender (one shared keep-alive Agent behind the
+// destination policy) and one worker on the store's queue. server/api/index.ts starts it with
+// the app and stops it (draining in-flight attempts) on shutdown.
+import type { Services } from '../../domain/context.ts';
+import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
+import { createSender, type Sender } from './sender.ts';
+import { createDeliveryWorker, type DeliveryWorker, type Timers } from './worker.ts';
+
+export interface DeliveryEngineOptions {
+  /** WEBHOOK_RETRY_SCALE: factor applied to the retry schedule (1 = the real schedule). */
+  retryScale: number;
+  /** Jitter source; default Math.random. */
+  random?: () => number;
+  /** Attempt deadline, connect included; default 10 s. */
+  timeoutMs?: number;
+  /** Default timeoutMs + 20 s; must exceed timeoutMs + 5 s. */
+  leaseMs?: number;
+  concurrency?: number;
+  perEndpointLimit?: number;
+  batchSize?: number;
+  owner?: string;
+  /** Test CA for https receivers in tests. */
+  tls?: { ca?: string | Buffer };
+  timers?: Timers;
+}
+
+export interface DeliveryEngine {
+  readonly worker: DeliveryWorker;
+  readonly sender: Sender;
+  start(): void;
+  /** Drains the worker (graceMs, default the attempt deadline + 2 s), then closes the sender. */
+  stop(opts?: { graceMs?: number }): Promise<void>;
+  /** Looks at the queue now. */
+  wake(): void;
+}
+
+export function createDeliveryEngine(services: Services, opts: DeliveryEngineOptions): DeliveryEngine {
+  if (!Number.isFinite(opts.retryScale) || opts.retryScale <= 0) {
+    throw new RangeError(`retryScale must be a positive number, not ${opts.retryScale}`);
+  }
+  const timeoutMs = opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
+  const sender = createSender({ policy: services.destinations, timeoutMs, ...(opts.tls ? { tls: opts.tls } : {}) });
+  let worker: DeliveryWorker;
+  try {
+    worker = createDeliveryWorker({
+      store: services.store,
+      secrets: services.secrets,
+      sender,
+      clock: services.clock,
+      retry: { scale: opts.retryScale, ...(opts.random ? { random: opts.random } : {}) },
+      log: services.log,
+      timeoutMs,
+      ...(opts.leaseMs !== undefined ? { leaseMs: opts.leaseMs } : {}),
+      ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      ...(opts.perEndpointLimit !== undefined ? { perEndpointLimit: opts.perEndpointLimit } : {}),
+      ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
+      ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+      ...(opts.timers !== undefined ? { timers: opts.timers } : {}),
+    });
+  } catch (err) {
+    void sender.close();
+    throw err;
+  }
+  let stopping: Promise<void> | null = null;
+  return {
+    worker,
+    sender,
+    start: () => worker.start(),
+    wake: () => worker.wake(),
+    stop(stopOpts) {
+      stopping ??= (async () => {
+        try {
+          await worker.stop(stopOpts);
+        } finally {
+          await sender.close();
+        }
+      })();
+      return stopping;
+    },
+  };
+}

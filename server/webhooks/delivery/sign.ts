@@ -1,0 +1,36 @@
+// The signed request of one delivery attempt. The body is the event's stored payload, byte for
+// byte (the exact text that was signed is the text that is sent); the signature carries a fresh
+// `t` for every attempt, and the event id stays the same across attempts and manual retries.
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../../client/webhooks/signature.ts';
+import type { EventRecord } from '../../store/types.ts';
+
+/** The `User-Agent` of every delivery (spec/webhooks.asyncapi.yaml). */
+export const USER_AGENT = 'PaymentsService-Webhooks/2.0';
+
+export interface DeliveryRequest {
+  /** The exact bytes to send (UTF-8 of this string); the signature covers them. */
+  body: string;
+  headers: Record<string, string>;
+  /** `t` of the signature: Unix seconds of this attempt (stored with the attempt). */
+  timestamp: number;
+}
+
+/**
+ * Builds the request of one attempt at `nowMs` (the attempt's own time, never the event's
+ * `createdAt`). `secret` is the opened signing secret; it only lives in memory for this call and
+ * the signature it produces must never be logged.
+ */
+export function buildDeliveryRequest(event: EventRecord, secret: string, nowMs: number): DeliveryRequest {
+  const body = event.payload;
+  const timestamp = Math.floor(nowMs / 1000);
+  return {
+    body,
+    timestamp,
+    headers: {
+      'Content-Type': 'application/json',
+      [EVENT_ID_HEADER]: event.id,
+      [SIGNATURE_HEADER]: signatureHeader(secret, timestamp, body),
+      'User-Agent': USER_AGENT,
+    },
+  };
+}

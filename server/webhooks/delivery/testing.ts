@@ -1,0 +1,268 @@
+// Test helpers for the delivery engine and everything built on it (management API, crash
+// tests): an HTTP(S) receiver on 127.0.0.1 that records exactly what it was sent, a throwaway
+// self-signed certificate, a port nothing listens on, a fake DNS resolver, a loopback-only
+// destination policy, a log capture, and seeding of a tenant with an active endpoint.
+//
+// Nothing here ever connects anywhere but 127.0.0.1: host names only reach the fake resolver.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import { pino, type Logger } from 'pino';
+import { generateSecret } from '../../../client/webhooks/signature.ts';
+import { createTenant } from '../../domain/admin.ts';
+import type { Scope, Services } from '../../domain/context.ts';
+import { recordOrderEvent, type NewEvent } from '../../domain/events.ts';
+import { newEndpointId } from '../../domain/ids.ts';
+import type { EndpointRecord, EventRecord } from '../../store/types.ts';
+import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
+
+const run = promisify(execFile);
+
+// ---- receiver ------------------------------------------------------------------------------
+
+export interface ReceivedRequest {
+  method: string;
+  /** Path and query. */
+  url: string;
+  /** Lower-cased header names (Node's parsed form). */
+  headers: IncomingHttpHeaders;
+  /** Names and values as they came on the wire, alternating. */
+  rawHeaders: string[];
+  /** The exact body bytes. */
+  body: Buffer;
+  /** Date.now() when the body was complete. */
+  receivedAt: number;
+  /** Client port of the connection (the same port twice means a reused connection). */
+  remotePort: number | undefined;
+}
+
+/**
+ * Answers one request. The body has been read already. Return without answering to make the
+ * request hang (a slow endpoint); `req.socket.destroy()` resets the connection.
+ */
+export type ReceiverHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer, index: number) => void | Promise<void>;
+
+export interface Receiver {
+  /** Base URL, e.g. http://127.0.0.1:41234 (https for a TLS receiver). */
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, in arrival order. */
+  readonly requests: ReceivedRequest[];
+  /** Replaces how requests are answered (default: 200 `{"received":true}`). */
+  handle(handler: ReceiverHandler): void;
+  /** Resolves once `count` requests arrived in total (rejects after timeoutMs). */
+  waitFor(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+export const answer =
+  (status: number, body = '', headers: Record<string, string> = {}): ReceiverHandler =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
+    res.end(body);
+  };
+
+/** A hanging endpoint: never answers (the connection is closed by the client's deadline or close()). */
+export const neverAnswer: ReceiverHandler = () => {};
+
+export async function startReceiver(opts: { handler?: ReceiverHandler; tls?: { key: string; cert: string } } = {}): Promise<Receiver> {
+  let handler: ReceiverHandler = opts.handler ?? answer(200, '{"received":true}', { 'content-type': 'application/json' });
+  const requests: ReceivedRequest[] = [];
+  const waiters = new Set<() => void>();
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const index = requests.length;
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body, receivedAt: Date.now(), remotePort: req.socket.remotePort });
+      for (const wake of waiters) wake();
+      Promise.resolve()
+        .then(() => handler(req, res, body, index))
+        .catch(() => req.socket.destroy());
+    });
+  };
+  const server: Server = opts.tls ? createHttpsServer({ key: opts.tls.key, cert: opts.tls.cert }, onRequest) : createHttpServer(onRequest);
+  // Errors on client sockets (TLS handshakes the client refused, resets) are expected here.
+  server.on('clientError', (_err, socket) => socket.destroy());
+  server.on('tlsClientError', () => {});
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    port,
+    requests,
+    handle(next) {
+      handler = next;
+    },
+    waitFor(count, timeoutMs = 5_000) {
+      if (requests.length >= count) return Promise.resolve(requests.slice());
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (requests.length >= count) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve(requests.slice());
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`expected ${count} requests within ${timeoutMs} ms, got ${requests.length}`));
+        }, timeoutMs);
+        waiters.add(check);
+      });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A loopback port that nothing listens on (connection refused). */
+export async function closedPort(): Promise<number> {
+  const server = createHttpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+// ---- TLS -----------------------------------------------------------------------------------
+
+export interface TestCertificate {
+  /** PEM private key. */
+  key: string;
+  /** PEM self-signed certificate for 127.0.0.1 and localhost; also the CA to trust. */
+  cert: string;
+}
+
+let certificate: Promise<TestCertificate> | null = null;
+
+/** A self-signed certificate made with `openssl req -x509` (once per test process). */
+export function testCertificate(): Promise<TestCertificate> {
+  certificate ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webhook-test-cert-'));
+    try {
+      const key = join(dir, 'key.pem');
+      const cert = join(dir, 'cert.pem');
+      await run('openssl', [
+        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+        '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=localhost',
+        '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      ]);
+      return { key: await readFile(key, 'utf8'), cert: await readFile(cert, 'utf8') };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  })();
+  return certificate;
+}
+
+// ---- destinations --------------------------------------------------------------------------
+
+type Answer = { address: string; family: 4 | 6 };
+
+/** A resolver answering from a table; other names fail with ENOTFOUND. Never asks real DNS. */
+export function fakeResolver(table: Record<string, Answer[] | Error> = {}): Resolver & { calls: string[] } {
+  const calls: string[] = [];
+  const resolve = async (hostname: string): Promise<Answer[]> => {
+    calls.push(hostname);
+    const entry = table[hostname];
+    if (entry === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
+    if (entry instanceof Error) throw entry;
+    return entry;
+  };
+  return Object.assign(resolve, { calls });
+}
+
+/**
+ * The development policy (http, any port, loopback allowed; everything else still refused)
+ * with a fake resolver, so tests reach 127.0.0.1 receivers and nothing else.
+ */
+export function loopbackPolicy(resolve: Resolver = fakeResolver()): DestinationPolicy {
+  return createDestinationPolicy({ allowInsecure: true, nodeEnv: 'test', resolve });
+}
+
+// ---- logs ----------------------------------------------------------------------------------
+
+/** A pino logger whose lines are kept (to assert what is, and is not, logged). */
+export function captureLogger(level = 'debug'): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return { log: pino({ level }, stream), lines };
+}
+
+// ---- seeding -------------------------------------------------------------------------------
+
+export interface SeededEndpoint {
+  scope: Scope;
+  endpoint: EndpointRecord;
+  /** The plain signing secret (sealed in the store). */
+  secret: string;
+  /** The test environment's payout callback secret. */
+  callbackSecret: string;
+}
+
+/** A new tenant (test environment) with an active endpoint at `url`. */
+export async function seedEndpoint(services: Services, url: string): Promise<SeededEndpoint> {
+  const tenant = await createTenant(services, { name: 'Northwind Games Ltd' });
+  const secret = generateSecret();
+  const now = services.clock.now();
+  const { scope, endpoint } = await services.store.transaction(async (tx) => {
+    const env = await tx.tenants.findEnvironment(tenant.tenantId, 'test');
+    if (!env) throw new Error('seeded tenant has no test environment');
+    const endpoint: EndpointRecord = {
+      id: newEndpointId(now),
+      environmentId: env.id,
+      url,
+      secretEnc: services.secrets.seal(secret),
+      active: true,
+      version: 1,
+      lastTestDeliveryId: null,
+      createdAt: now,
+      updatedAt: now,
+      disabledAt: null,
+    };
+    await tx.endpoints.insert(endpoint);
+    const scope: Scope = { tenantId: tenant.tenantId, environmentId: env.id, environment: 'test' };
+    return { scope, endpoint };
+  });
+  return { scope, endpoint, secret, callbackSecret: tenant.callbackSecret };
+}
+
+/** Records an order event through the outbox (event + delivery in one transaction). */
+export async function recordEvent(
+  services: Services,
+  scope: Scope,
+  e: Partial<NewEvent> = {},
+): Promise<{ event: EventRecord; deliveryId: string }> {
+  const orderId = e.orderId ?? '6f1c2a9e-4b7d-4e0a-9c55-3d2f8b1a7e10';
+  const { event, deliveryId } = await services.store.transaction((tx) =>
+    recordOrderEvent(tx, services, scope, {
+      type: e.type ?? 'order.created',
+      orderId,
+      merchantReference: e.merchantReference ?? 'INV-2026-0042',
+      data: e.data ?? { orderId, orderNumber: 'ORD-000042', merchantReference: e.merchantReference ?? 'INV-2026-0042', amountMinor: 4999 },
+    }),
+  );
+  if (deliveryId === null) throw new Error('no delivery was prepared: the environment has no active endpoint');
+  return { event, deliveryId };
+}

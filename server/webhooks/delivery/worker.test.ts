@@ -1,0 +1,498 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../../../client/webhooks/index.ts';
+import { ManualClock } from '../../domain/clock.ts';
+import type { Services } from '../../domain/context.ts';
+import { createSecretBox } from '../../domain/secrets.ts';
+import { recordPayoutCallback } from '../../domain/events.ts';
+import { openSqliteStore, type SqliteStore } from '../../store/sqlite/store.ts';
+import type { AttemptRecord, DeliveryRecord } from '../../store/types.ts';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.ts';
+import { createSender, type Sender } from './sender.ts';
+import {
+  answer,
+  captureLogger,
+  closedPort,
+  fakeResolver,
+  loopbackPolicy,
+  neverAnswer,
+  recordEvent,
+  seedEndpoint,
+  startReceiver,
+  type Receiver,
+  type ReceivedRequest,
+} from './testing.ts';
+import { MAX_IDLE_MS, createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions, type Timers } from './worker.ts';
+
+// Real HTTP to 127.0.0.1 receivers, the real SQLite store in a temp file, a ManualClock for
+// the schedule (so ten attempts over ~16 hours run in milliseconds), and injected timers where
+// the loop's waits matter.
+
+const dir = mkdtempSync(join(tmpdir(), 'delivery-worker-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+
+/** Timers that only fire when told to. */
+class FakeTimers implements Timers {
+  private seq = 0;
+  readonly pending = new Map<number, { fn: () => void; ms: number }>();
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = ++this.seq;
+    this.pending.set(id, { fn, ms });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+  /** Delays of the timers currently set. */
+  delays(): number[] {
+    return [...this.pending.values()].map((t) => t.ms);
+  }
+  fireAll(): void {
+    const due = [...this.pending.values()];
+    this.pending.clear();
+    for (const t of due) t.fn();
+  }
+}
+
+async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+let store: SqliteStore;
+let clock: ManualClock;
+let services: Services;
+let logs: ReturnType<typeof captureLogger>;
+const senders: Sender[] = [];
+const receivers: Receiver[] = [];
+const workers: DeliveryWorker[] = [];
+
+beforeEach(async () => {
+  store = await openSqliteStore({ file: join(dir, `worker-${++files}.sqlite`) });
+  await store.migrate();
+  clock = new ManualClock();
+  logs = captureLogger();
+  services = { store, clock, secrets: createSecretBox(randomBytes(32)), destinations: loopbackPolicy(), log: logs.log };
+});
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
+  await Promise.all(senders.splice(0).map((s) => s.close()));
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  await store.close();
+});
+
+async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
+  const r = await startReceiver(...args);
+  receivers.push(r);
+  return r;
+}
+
+function worker(opts: Partial<DeliveryWorkerOptions> & { timeoutMs?: number } = {}): DeliveryWorker {
+  const sender = opts.sender ?? createSender({ policy: services.destinations, timeoutMs: opts.timeoutMs ?? 300 });
+  senders.push(sender);
+  const w = createDeliveryWorker({
+    store,
+    secrets: services.secrets,
+    sender,
+    clock,
+    retry: { scale: 1, random: () => 0.5 },
+    log: logs.log,
+    ...opts,
+  });
+  workers.push(w);
+  return w;
+}
+
+async function delivery(environmentId: string, id: string): Promise<{ d: DeliveryRecord; attempts: AttemptRecord[] }> {
+  return store.transaction(async (tx) => {
+    const d = await tx.deliveries.get(environmentId, id);
+    if (!d) throw new Error(`no delivery ${id}`);
+    return { d, attempts: await tx.deliveries.attempts(id) };
+  });
+}
+
+function timestampOf(r: ReceivedRequest): number {
+  return Number(/^t=(\d+),/.exec(String(r.headers['service-signature']))?.[1]);
+}
+
+describe('delivery worker', () => {
+  it('sends a body whose signature verifies, with the event id, and records the attempt', async () => {
+    const rx = await receiver();
+    const { scope, secret, endpoint } = await seedEndpoint(services, `${rx.url}/hooks/payments`);
+    const { event, deliveryId } = await recordEvent(services, scope);
+
+    expect(await worker().runOnce()).toBe(1);
+
+    expect(rx.requests).toHaveLength(1);
+    const seen = rx.requests[0]!;
+    expect(seen.body.toString('utf8')).toBe(event.payload);
+    const body = JSON.parse(seen.body.toString('utf8')) as { id: string };
+    expect(seen.headers['service-event-id']).toBe(body.id);
+    expect(body.id).toBe(event.id);
+    expect(seen.headers['user-agent']).toBe('PaymentsService-Webhooks/2.0');
+    expect(seen.headers['content-type']).toBe('application/json');
+
+    // The merchant's helper accepts it...
+    const verified = verifyWebhook<{ id: string }>({ rawBody: seen.body, headers: seen.headers, secrets: secret, now: () => clock.now() });
+    expect(verified.eventId).toBe(event.id);
+    expect(verified.timestamp).toBe(Math.floor(clock.now() / 1000));
+    // ...and so does an independent HMAC over "<t>.<raw body>".
+    const t = timestampOf(seen);
+    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.`).update(seen.body).digest('hex');
+    expect(seen.headers['service-signature']).toBe(`t=${t},v1=${expected}`);
+
+    const { d, attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(d).toMatchObject({ state: 'delivered', attemptCount: 1, deliveredAt: clock.now(), leaseOwner: null, nextAttemptAt: null });
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ cycle: 1, number: 1, outcome: 'response', statusCode: 200, success: true, signatureTimestamp: t, responseBody: '{"received":true}' });
+
+    // Neither the secret nor the signature is ever logged.
+    const logText = logs.lines.join('');
+    expect(logText).toContain(deliveryId);
+    expect(logText).not.toContain(secret);
+    expect(logText).not.toContain(expected);
+    expect(logText).not.toContain(endpoint.secretEnc);
+  });
+
+  it('signs every attempt with a fresh t', async () => {
+    const rx = await receiver({ handler: (req, res, body, i) => answer(i === 0 ? 500 : 200)(req, res, body, i) });
+    const { scope, secret } = await seedEndpoint(services, rx.url);
+    const { event, deliveryId } = await recordEvent(services, scope);
+    const w = worker();
+
+    expect(await w.runOnce()).toBe(1);
+    clock.advance(RETRY_DELAYS_MS[0]!);
+    expect(await w.runOnce()).toBe(1);
+
+    const [first, second] = rx.requests;
+    expect(timestampOf(second!) - timestampOf(first!)).toBe(RETRY_DELAYS_MS[0]! / 1000);
+    for (const r of [first!, second!]) {
+      expect(r.headers['service-event-id']).toBe(event.id);
+      expect(r.body.toString()).toBe(event.payload);
+      const now = timestampOf(r) * 1000;
+      expect(() => verifyWebhook({ rawBody: r.body, headers: r.headers, secrets: secret, now: () => now })).not.toThrow();
+    }
+    const { attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(attempts.map((a) => a.signatureTimestamp).sort()).toEqual([timestampOf(first!), timestampOf(second!)]);
+  });
+
+  it('makes ten attempts on the schedule against a failing endpoint, then fails, and never an eleventh', async () => {
+    const rx = await receiver({ handler: answer(503, 'maintenance') });
+    const { scope } = await seedEndpoint(services, rx.url);
+    const { deliveryId } = await recordEvent(services, scope);
+    const w = worker();
+    const start = clock.now();
+
+    for (let n = 1; n <= MAX_ATTEMPTS; n++) {
+      expect(await w.runOnce()).toBe(1);
+      expect(rx.requests).toHaveLength(n);
+      const { d } = await delivery(scope.environmentId, deliveryId);
+      expect(d.attemptCount).toBe(n);
+      if (n < MAX_ATTEMPTS) {
+        expect(d.state).toBe('pending');
+        expect(d.nextAttemptAt).toBe(clock.now() + RETRY_DELAYS_MS[n - 1]!);
+        // Not a millisecond early...
+        clock.set(d.nextAttemptAt! - 1);
+        expect(await w.runOnce()).toBe(0);
+        clock.set(d.nextAttemptAt!);
+      }
+    }
+    const { d, attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(d).toMatchObject({ state: 'failed', attemptCount: MAX_ATTEMPTS, nextAttemptAt: null, leaseOwner: null });
+    expect(attempts.map((a) => a.number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(attempts.every((a) => a.statusCode === 503 && !a.success && a.responseBody === 'maintenance' && a.cycle === 1)).toBe(true);
+    expect(clock.now() - start).toBe(RETRY_DELAYS_MS.reduce((a, b) => a + b, 0));
+
+    clock.advance(7 * 24 * 3_600_000);
+    expect(await w.runOnce()).toBe(0);
+    expect(rx.requests).toHaveLength(MAX_ATTEMPTS);
+  });
+
+  it('retries timeouts and connection resets like any failure', async () => {
+    const rx = await receiver({
+      handler: (req, res, body, i) => {
+        if (i === 0) return neverAnswer(req, res, body, i);
+        if (i === 1) return void req.socket.destroy();
+        return answer(200)(req, res, body, i);
+      },
+    });
+    const { scope } = await seedEndpoint(services, rx.url);
+    const { deliveryId } = await recordEvent(services, scope);
+    const w = worker({ timeoutMs: 200 });
+    for (let i = 0; i < 3; i++) {
+      expect(await w.runOnce()).toBe(1);
+      const { d } = await delivery(scope.environmentId, deliveryId);
+      if (d.nextAttemptAt !== null) clock.set(d.nextAttemptAt);
+    }
+    const { d, attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(d.state).toBe('delivered');
+    expect(attempts.sort((a, b) => a.number - b.number).map((a) => a.errorClass ?? a.statusCode)).toEqual(['timeout', 'connection_reset', 200]);
+  });
+
+  it('retries DNS failures and refused destinations (DNS can change back)', async () => {
+    services.destinations = loopbackPolicy(fakeResolver({ 'internal.northwind.example': [{ address: '10.0.0.1', family: 4 }] }));
+    const missing = await seedEndpoint(services, 'http://hooks.northwind.example/payments');
+    const internal = await seedEndpoint(services, 'http://internal.northwind.example/payments');
+    const refused = await seedEndpoint(services, `http://127.0.0.1:${await closedPort()}/payments`);
+    const ids = [
+      [missing, (await recordEvent(services, missing.scope)).deliveryId, 'dns_failure'],
+      [internal, (await recordEvent(services, internal.scope)).deliveryId, 'destination_not_allowed'],
+      [refused, (await recordEvent(services, refused.scope)).deliveryId, 'connection_refused'],
+    ] as const;
+    expect(await worker().runOnce()).toBe(3);
+    for (const [seeded, id, errorClass] of ids) {
+      const { d, attempts } = await delivery(seeded.scope.environmentId, id);
+      expect(d).toMatchObject({ state: 'pending', attemptCount: 1, nextAttemptAt: clock.now() + RETRY_DELAYS_MS[0]! });
+      expect(attempts).toMatchObject([{ outcome: 'error', statusCode: null, errorClass, success: false, responseBody: null }]);
+    }
+  });
+
+  it('signs a payout callback with the environment callback secret', async () => {
+    const rx = await receiver();
+    const { scope, callbackSecret, secret } = await seedEndpoint(services, `${rx.url}/unused`);
+    const { event, deliveryId } = await services.store.transaction((tx) =>
+      recordPayoutCallback(tx, services, scope, {
+        transactionId: 'txn_01KAMV3X8Y2Z4A6B8C0D2E4F6G',
+        thirdPartyId: 'payout-2026-11-0042',
+        amount: '25.5',
+        status: 'success',
+        notifyUrl: `${rx.url}/payout-callbacks`,
+      }),
+    );
+    expect(await worker().runOnce()).toBe(1);
+    const seen = rx.requests[0]!;
+    expect(seen.url).toBe('/payout-callbacks');
+    expect(seen.headers['service-event-id']).toBe(event.id);
+    expect(JSON.parse(seen.body.toString())).toEqual({ transactionId: 'txn_01KAMV3X8Y2Z4A6B8C0D2E4F6G', thirdPartyId: 'payout-2026-11-0042', amount: 25.5, status: 'success' });
+    expect(verifyWebhook({ rawBody: seen.body, headers: seen.headers, secrets: callbackSecret, now: () => clock.now() }).eventId).toBe(event.id);
+    expect(() => verifyWebhook({ rawBody: seen.body, headers: seen.headers, secrets: secret, now: () => clock.now() })).toThrow();
+    expect((await delivery(scope.environmentId, deliveryId)).d.state).toBe('delivered');
+  });
+
+  it('delivers after three failures with four attempts stored', async () => {
+    const rx = await receiver({ handler: (req, res, body, i) => answer(i < 3 ? 500 : 204)(req, res, body, i) });
+    const { scope } = await seedEndpoint(services, rx.url);
+    const { deliveryId } = await recordEvent(services, scope);
+    const w = worker();
+    for (let n = 1; n <= 4; n++) {
+      expect(await w.runOnce()).toBe(1);
+      const { d } = await delivery(scope.environmentId, deliveryId);
+      if (d.nextAttemptAt !== null) clock.set(d.nextAttemptAt);
+    }
+    const { d, attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(d).toMatchObject({ state: 'delivered', attemptCount: 4, deliveredAt: clock.now() });
+    expect(attempts.sort((a, b) => a.number - b.number).map((a) => [a.number, a.statusCode, a.success])).toEqual([
+      [1, 500, false],
+      [2, 500, false],
+      [3, 500, false],
+      [4, 204, true],
+    ]);
+    expect(await w.runOnce()).toBe(0);
+    expect(rx.requests).toHaveLength(4);
+  });
+
+  it('sends within milliseconds of the event being recorded (woken by the store, no polling)', async () => {
+    const rx = await receiver();
+    const { scope } = await seedEndpoint(services, rx.url);
+    const timers = new FakeTimers(); // a poll could only come from these; they never fire here
+    const w = worker({ timers });
+    w.start();
+    await eventually(async () => timers.pending.size === 1);
+    expect(timers.delays()).toEqual([MAX_IDLE_MS]); // idle: the safety-net sleep only
+
+    const before = Date.now();
+    const { deliveryId } = await recordEvent(services, scope);
+    await rx.waitFor(1, 2_000);
+    expect(Date.now() - before).toBeLessThan(1_000); // milliseconds in practice; a poll would take 30 s
+    await eventually(async () => (await delivery(scope.environmentId, deliveryId)).d.state === 'delivered');
+  });
+
+  it('sleeps until the next retry is due and sends it when the timer fires', async () => {
+    const rx = await receiver({ handler: (req, res, body, i) => answer(i === 0 ? 500 : 200)(req, res, body, i) });
+    const { scope } = await seedEndpoint(services, rx.url);
+    const timers = new FakeTimers();
+    const w = worker({ timers });
+    w.start();
+    const { deliveryId } = await recordEvent(services, scope);
+    await rx.waitFor(1);
+    // After the failed attempt the loop sleeps exactly until the retry is due (5 s), not a poll interval.
+    await eventually(async () => timers.delays().includes(RETRY_DELAYS_MS[0]!) && timers.pending.size === 1);
+    expect(rx.requests).toHaveLength(1);
+
+    clock.advance(RETRY_DELAYS_MS[0]!);
+    timers.fireAll();
+    await rx.waitFor(2);
+    await eventually(async () => (await delivery(scope.environmentId, deliveryId)).d.state === 'delivered');
+  });
+
+  it('does not let a slow endpoint delay another endpoint', async () => {
+    const slow = await receiver({ handler: neverAnswer });
+    const fast = await receiver();
+    const slowTenant = await seedEndpoint(services, `${slow.url}/slow`);
+    const fastTenant = await seedEndpoint(services, `${fast.url}/fast`);
+    const w = worker({ timeoutMs: 2_000, perEndpointLimit: 4 });
+    w.start();
+
+    const slowDeliveries: string[] = [];
+    for (let i = 0; i < 8; i++) slowDeliveries.push((await recordEvent(services, slowTenant.scope)).deliveryId);
+    await slow.waitFor(4);
+    const started = Date.now();
+    const { deliveryId } = await recordEvent(services, fastTenant.scope);
+    await fast.waitFor(1, 1_500);
+    expect(Date.now() - started).toBeLessThan(1_500); // well before the slow attempts' 2 s deadline
+    await eventually(async () => (await delivery(fastTenant.scope.environmentId, deliveryId)).d.state === 'delivered');
+
+    // The slow endpoint is still in flight, and never had more than perEndpointLimit attempts at once.
+    expect(w.inFlight()).toBe(4);
+    expect(slow.requests).toHaveLength(4);
+    for (const id of slowDeliveries) expect((await delivery(slowTenant.scope.environmentId, id)).d.attemptCount).toBe(0);
+  });
+
+  it('retries a delivery leased by a crashed worker only after the lease expires', async () => {
+    const rx = await receiver();
+    const { scope } = await seedEndpoint(services, rx.url);
+    const { deliveryId } = await recordEvent(services, scope);
+    const leaseMs = 30_000;
+    const crashed = await store.queue.claim({ owner: 'crashed-worker', now: clock.now(), leaseMs, limit: 10, perEndpointLimit: 4 });
+    expect(crashed.map((c) => c.delivery.id)).toEqual([deliveryId]);
+
+    const w = worker({ owner: 'survivor' });
+    expect(await w.runOnce()).toBe(0);
+    clock.advance(leaseMs - 1);
+    expect(await w.runOnce()).toBe(0);
+    expect(rx.requests).toHaveLength(0);
+    clock.advance(1);
+    expect(await w.runOnce()).toBe(1);
+    expect(rx.requests).toHaveLength(1);
+    const { d, attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(d).toMatchObject({ state: 'delivered', attemptCount: 1 });
+    expect(attempts).toHaveLength(1);
+
+    // The crashed worker coming back cannot record anything any more.
+    const late = await store.queue.complete('crashed-worker', deliveryId, {
+      attempt: { ...attempts[0]!, number: 1 },
+      state: 'failed',
+      nextAttemptAt: null,
+      deliveredAt: null,
+    });
+    expect(late).toBe(false);
+    expect((await delivery(scope.environmentId, deliveryId)).d.state).toBe('delivered');
+  });
+
+  it('keeps a delivery disabled when its endpoint changes while the attempt is in flight', async () => {
+    let endpointId = '';
+    const rx = await receiver({
+      handler: async (req, res, body, i) => {
+        // The merchant edits the endpoint (new version) while this attempt is being answered.
+        await store.transaction((tx) => tx.deliveries.disableOlderVersions(endpointId, 2, clock.now()));
+        answer(500, 'busy')(req, res, body, i);
+      },
+    });
+    const seeded = await seedEndpoint(services, rx.url);
+    endpointId = seeded.endpoint.id;
+    const { deliveryId } = await recordEvent(services, seeded.scope);
+    const w = worker();
+
+    expect(await w.runOnce()).toBe(1);
+    const { d, attempts } = await delivery(seeded.scope.environmentId, deliveryId);
+    expect(d.state).toBe('disabled');
+    expect(d.leaseOwner).toBeNull();
+    expect(attempts).toHaveLength(1); // the attempt is kept in the log
+    clock.advance(24 * 3_600_000);
+    expect(await w.runOnce()).toBe(0);
+    expect(rx.requests).toHaveLength(1);
+  });
+
+  it('records nothing when the lease was lost during the attempt, and logs it', async () => {
+    let deliveryId = '';
+    let w: DeliveryWorker | null = null;
+    const rx = await receiver({
+      handler: async (req, res, body, i) => {
+        // Simulates a lease taken over meanwhile (e.g. this process was paused past the lease).
+        await store.queue.release(w!.owner, [deliveryId]);
+        await store.queue.claim({ owner: 'other-worker', now: clock.now(), leaseMs: 60_000, limit: 10, perEndpointLimit: 4 });
+        answer(200)(req, res, body, i);
+      },
+    });
+    const { scope } = await seedEndpoint(services, rx.url);
+    deliveryId = (await recordEvent(services, scope)).deliveryId;
+    w = worker();
+    expect(await w.runOnce()).toBe(1);
+    const { d, attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(d).toMatchObject({ state: 'pending', attemptCount: 0, leaseOwner: 'other-worker' });
+    expect(attempts).toHaveLength(0);
+    expect(logs.lines.some((l) => l.includes('lease lost') && l.includes(deliveryId))).toBe(true);
+  });
+
+  it('records a failed attempt without sending when the secret cannot be opened', async () => {
+    const rx = await receiver();
+    const { scope, endpoint } = await seedEndpoint(services, rx.url);
+    await store.transaction((tx) => tx.endpoints.update({ ...endpoint, secretEnc: createSecretBox(randomBytes(32)).seal('whsec_sealed_under_another_key_0123456789') }));
+    const { deliveryId } = await recordEvent(services, scope);
+    expect(await worker().runOnce()).toBe(1);
+    expect(rx.requests).toHaveLength(0);
+    const { d, attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(d).toMatchObject({ state: 'pending', attemptCount: 1, nextAttemptAt: clock.now() + RETRY_DELAYS_MS[0]! });
+    expect(attempts).toMatchObject([{ outcome: 'error', errorClass: 'network_error', success: false }]);
+    expect(logs.lines.join('')).not.toContain('whsec_');
+  });
+
+  it('drains on stop: in-flight attempts finish and are recorded', async () => {
+    const rx = await receiver({ handler: (req, res, body, i) => void setTimeout(() => answer(200)(req, res, body, i), 150) });
+    const { scope } = await seedEndpoint(services, rx.url);
+    const w = worker({ timeoutMs: 2_000 });
+    w.start();
+    const { deliveryId } = await recordEvent(services, scope);
+    await rx.waitFor(1);
+    expect(w.inFlight()).toBe(1);
+    await w.stop();
+    expect(w.inFlight()).toBe(0);
+    expect((await delivery(scope.environmentId, deliveryId)).d).toMatchObject({ state: 'delivered', attemptCount: 1, leaseOwner: null });
+
+    // Stopped: nothing new is claimed.
+    const next = await recordEvent(services, scope);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(rx.requests).toHaveLength(1);
+    expect((await delivery(scope.environmentId, next.deliveryId)).d.state).toBe('pending');
+  });
+
+  it('releases what is still in flight after the grace period, without counting an attempt', async () => {
+    const rx = await receiver({ handler: neverAnswer });
+    const { scope } = await seedEndpoint(services, rx.url);
+    const w = worker({ timeoutMs: 5_000 });
+    w.start();
+    const { deliveryId } = await recordEvent(services, scope);
+    await rx.waitFor(1);
+    const started = Date.now();
+    await w.stop({ graceMs: 50 });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const { d, attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(d).toMatchObject({ state: 'pending', attemptCount: 0, leaseOwner: null, leaseExpiresAt: null });
+    expect(attempts).toHaveLength(0);
+
+    // Another worker can take it at once.
+    rx.handle(answer(200));
+    expect(await worker().runOnce()).toBe(1);
+    expect((await delivery(scope.environmentId, deliveryId)).d.state).toBe('delivered');
+  });
+
+  it('refuses a lease that does not outlive the attempt timeout by more than 5 s', () => {
+    expect(() => worker({ timeoutMs: 10_000, leaseMs: 15_000 })).toThrow(/leaseMs/);
+    expect(() => worker({ timeoutMs: 10_000, leaseMs: 9_000 })).toThrow(/leaseMs/);
+    expect(() => worker({ timeoutMs: 10_000, leaseMs: 15_001 })).not.toThrow();
+    // A lease computed from a deadline shorter than the sender's is refused too.
+    const sender = createSender({ policy: services.destinations, timeoutMs: 10_000 });
+    senders.push(sender);
+    expect(() => worker({ sender, timeoutMs: 1_000 })).toThrow(/timeoutMs/);
+  });
+});
