@@ -25,7 +25,8 @@ function stampedJson(source: string, doc: Record<string, unknown>): string {
 }
 
 async function openApiTypes(file: string): Promise<string> {
-  const ast = await openapiTS(pathToFileURL(file), { alphabetize: false, exportType: false });
+  // A property with a default stays optional: clients may omit it (durationInMonths defaults to 3).
+  const ast = await openapiTS(pathToFileURL(file), { alphabetize: false, exportType: false, defaultNonNullable: false });
   return tsHeader(rel(file)) + astToString(ast);
 }
 

@@ -404,7 +404,7 @@ export interface components {
              * @description Staking duration in whole months; 3 when omitted.
              * @default 3
              */
-            durationInMonths: number;
+            durationInMonths?: number;
         };
         /** @description Body of `POST /transactions/staking/payout/revoke`. */
         RevokeStakingPayoutRequest: {
