@@ -671,10 +671,12 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Id of the order (UUID form) in the tenant's `test` environment.
+         * @description Id of the order in the tenant's `test` environment (the UUID answered by
+         *     `POST /v2/orders`). Opaque, as in the order API: an id that is not a UUID matches no
+         *     order and answers `404`. Longer than 64 characters is a `400`.
          * @example 3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90
          */
-        OrderIdPath: components["schemas"]["OrderId"];
+        OrderIdPath: string;
     };
     requestBodies: never;
     headers: never;
@@ -784,7 +786,9 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Id of the order (UUID form) in the tenant's `test` environment.
+                 * @description Id of the order in the tenant's `test` environment (the UUID answered by
+                 *     `POST /v2/orders`). Opaque, as in the order API: an id that is not a UUID matches no
+                 *     order and answers `404`. Longer than 64 characters is a `400`.
                  * @example 3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90
                  */
                 orderId: components["parameters"]["OrderIdPath"];
@@ -839,7 +843,9 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Id of the order (UUID form) in the tenant's `test` environment.
+                 * @description Id of the order in the tenant's `test` environment (the UUID answered by
+                 *     `POST /v2/orders`). Opaque, as in the order API: an id that is not a UUID matches no
+                 *     order and answers `404`. Longer than 64 characters is a `400`.
                  * @example 3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90
                  */
                 orderId: components["parameters"]["OrderIdPath"];
@@ -936,7 +942,9 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Id of the order (UUID form) in the tenant's `test` environment.
+                 * @description Id of the order in the tenant's `test` environment (the UUID answered by
+                 *     `POST /v2/orders`). Opaque, as in the order API: an id that is not a UUID matches no
+                 *     order and answers `404`. Longer than 64 characters is a `400`.
                  * @example 3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90
                  */
                 orderId: components["parameters"]["OrderIdPath"];
@@ -972,7 +980,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description The `orderId` path parameter is not a UUID (`validation-failed`). */
+            /** @description The `orderId` path parameter is longer than 64 characters (`validation-failed`). */
             400: {
                 headers: {
                     [name: string]: unknown;

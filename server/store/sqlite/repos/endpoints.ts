@@ -17,7 +17,7 @@ export function endpointRepo(db: Db): EndpointRepo {
       return r ? endpointFromRow(r) : null;
     },
     async list(environmentId) {
-      const rows = db.all<EndpointRow>('SELECT * FROM webhook_endpoints WHERE environment_id = ? ORDER BY created_at DESC, id DESC', environmentId);
+      const rows = db.all<EndpointRow>('SELECT * FROM webhook_endpoints WHERE environment_id = ? ORDER BY created_at DESC, rowid DESC', environmentId);
       return rows.map(endpointFromRow);
     },
     async update(e) {

@@ -3,7 +3,8 @@ import type { Db } from '../db.ts';
 import { insertSql, transactionFromRow, transactionToRow, type TransactionRow } from '../rows.ts';
 
 // Newest first; ids break ties between rows created in the same millisecond.
-const NEWEST = 'ORDER BY created_at DESC, id DESC';
+// rowid breaks ties within a millisecond in insertion order (ids are random after the time).
+const NEWEST = 'ORDER BY created_at DESC, rowid DESC';
 
 export function transactionRepo(db: Db): TransactionRepo {
   return {
@@ -70,7 +71,7 @@ export function transactionRepo(db: Db): TransactionRepo {
     async listByOrder(environmentId, orderId) {
       // Oldest first: the order's payments in the sequence they happened.
       const rows = db.all<TransactionRow>(
-        'SELECT * FROM transactions WHERE environment_id = ? AND order_id = ? ORDER BY created_at, id',
+        'SELECT * FROM transactions WHERE environment_id = ? AND order_id = ? ORDER BY created_at, rowid',
         environmentId,
         orderId,
       );

@@ -1,0 +1,32 @@
+// Handlers of spec/orders.openapi.yaml: the v2 order API. The router has authenticated,
+// authorized (orders_read / orders_write) and validated the request against the spec.
+import type { operations } from '../../generated/types/orders.ts';
+import { listOrderEvents } from '../domain/orders/feed.ts';
+import { createOrder, getOrder, listOrderPayments } from '../domain/orders/orders.ts';
+import type { HandlersFor } from '../http/handler-types.ts';
+import { presentOrder, presentPaymentList } from './present/orders.ts';
+
+export const ordersHandlers: HandlersFor<operations> = {
+  async createOrder({ body }, { services, scope }) {
+    const view = await createOrder(services, scope, body);
+    return { status: 201, body: presentOrder(view), headers: { Location: `/v2/orders/${view.order.id}` } };
+  },
+
+  async getOrder({ path }, { services, scope }) {
+    return { status: 200, body: presentOrder(await getOrder(services, scope, path.orderId)) };
+  },
+
+  async listOrderPayments({ path }, { services, scope }) {
+    return { status: 200, body: presentPaymentList(await listOrderPayments(services, scope, path.orderId)) };
+  },
+
+  async listEvents({ query }, { services, scope }) {
+    // The router filled in the documented default limit (20).
+    const page = await listOrderEvents(services, scope, {
+      limit: query.limit ?? 20,
+      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+      ...(query.type !== undefined ? { type: query.type } : {}),
+    });
+    return { status: 200, body: { data: page.events, nextCursor: page.nextCursor } };
+  },
+};
