@@ -4,11 +4,11 @@ import type { Scope } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newTransactionId } from '../ids.ts';
 
-type Required = Pick<TransactionRecord, 'type' | 'side' | 'status' | 'amount'>;
-type Optional = Partial<Omit<TransactionRecord, 'id' | 'environmentId' | 'tenantId' | 'createdAt' | keyof Required>>;
+type Core = Pick<TransactionRecord, 'type' | 'side' | 'status' | 'amount'>;
+type Optional = Partial<Omit<TransactionRecord, 'id' | 'environmentId' | 'tenantId' | 'createdAt' | keyof Core>>;
 
 /** A new transaction of the scope's tenant environment; fields that do not apply are null. */
-export function newTransaction(scope: Scope, now: number, fields: Required & Optional): TransactionRecord {
+export function newTransaction(scope: Scope, now: number, fields: Core & Optional): TransactionRecord {
   return {
     id: newTransactionId(now),
     environmentId: scope.environmentId,

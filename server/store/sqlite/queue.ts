@@ -17,18 +17,26 @@ export interface ClaimOptions {
 const DEST = "CASE WHEN endpoint_id IS NOT NULL THEN 'e:' || endpoint_id ELSE 'u:' || url END";
 
 // Due, unleased (or lease expired) pending deliveries, oldest due first, at most
-// perEndpointLimit minus the live leases per destination.
+// perEndpointLimit minus the live leases per destination. The candidates are read in due
+// order from the partial index and bounded (@scan), skipping destinations already at their
+// limit, so a claim costs the same with a backlog of a million as with ten.
 const PICK = `
   WITH live AS (
     SELECT ${DEST} AS dest, COUNT(*) AS n FROM deliveries
      WHERE lease_owner IS NOT NULL AND lease_expires_at > @now
      GROUP BY dest
-  ), due AS (
-    SELECT seq, next_attempt_at, ${DEST} AS dest,
-           ROW_NUMBER() OVER (PARTITION BY ${DEST} ORDER BY next_attempt_at, seq) AS rank
+  ), candidates AS (
+    SELECT seq, next_attempt_at, ${DEST} AS dest
       FROM deliveries
      WHERE state = 'pending' AND next_attempt_at <= @now
        AND (lease_owner IS NULL OR lease_expires_at <= @now)
+       AND ${DEST} NOT IN (SELECT dest FROM live WHERE n >= @perEndpointLimit)
+     ORDER BY next_attempt_at
+     LIMIT @scan
+  ), due AS (
+    SELECT seq, next_attempt_at, dest,
+           ROW_NUMBER() OVER (PARTITION BY dest ORDER BY next_attempt_at, seq) AS rank
+      FROM candidates
   )
   SELECT due.seq FROM due LEFT JOIN live ON live.dest = due.dest
    WHERE due.rank + COALESCE(live.n, 0) <= @perEndpointLimit
@@ -44,7 +52,8 @@ const CLAIMED = `
 
 export function claim(db: Db, o: ClaimOptions): ClaimedDelivery[] {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
-  const seqs = db.all<{ seq: number }>(PICK, { now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit }).map((r) => r.seq);
+  const scan = Math.max(200, o.limit * o.perEndpointLimit * 4);
+  const seqs = db.all<{ seq: number }>(PICK, { now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit, scan }).map((r) => r.seq);
   const lease = db.statement('UPDATE deliveries SET lease_owner = ?, lease_expires_at = ? WHERE seq = ?');
   return seqs.map((seq) => {
     lease.run(o.owner, o.now + o.leaseMs, seq);

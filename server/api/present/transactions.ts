@@ -1,0 +1,58 @@
+// Transaction records in the contract's shapes: exact decimal strings become JSON numbers
+// (exact: stored amounts have at most 15 significant digits), times become ISO 8601 UTC, and
+// fields that do not apply are left out (the contract says absent, never null).
+import type { components } from '../../../generated/types/transactions.ts';
+import { decimalToNumber } from '../../domain/money.ts';
+import type { TransactionRecord } from '../../store/types.ts';
+
+type Schemas = components['schemas'];
+export type TransactionBody = Schemas['Transaction'];
+export type UserTransactionBody = Schemas['UserTransaction'];
+export type TransactionReferenceBody = Schemas['TransactionReference'];
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Only the entries whose value is not null. */
+function present<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: NonNullable<T[K]> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)) as { [K in keyof T]?: NonNullable<T[K]> };
+}
+
+/** `Transaction`: the searched record, also answered by the sandbox. */
+export function presentTransaction(t: TransactionRecord): TransactionBody {
+  return {
+    id: t.id,
+    ...present({ userId: t.userId }),
+    tenantId: t.tenantId,
+    status: t.status,
+    side: t.side,
+    type: t.type,
+    ...present({ orderId: t.orderId, orderNumber: t.orderNumber }),
+    amount: decimalToNumber(t.amount),
+    ...present({ amountBaseUnits: t.amountBaseUnits, txHash: t.txHash, thirdPartyId: t.thirdPartyId }),
+    createdDate: iso(t.createdAt),
+    ...(t.completedAt !== null ? { completedDate: iso(t.completedAt) } : {}),
+  };
+}
+
+/** `UserTransaction`: an item of GET /transactions/users (always a transaction of a user). */
+export function presentUserTransaction(t: TransactionRecord): UserTransactionBody {
+  if (t.userId === null) throw new Error(`transaction ${t.id} has no user and cannot be listed as a user transaction`);
+  return {
+    id: t.id,
+    userId: t.userId,
+    tenantId: t.tenantId,
+    status: t.status,
+    amount: decimalToNumber(t.amount),
+    type: t.type,
+    side: t.side,
+    createdDate: iso(t.createdAt),
+    ...(t.completedAt !== null ? { completedDate: iso(t.completedAt) } : {}),
+    ...present({ thirdPartyId: t.thirdPartyId, txHash: t.txHash, orderId: t.orderId, orderNumber: t.orderNumber }),
+  };
+}
+
+/** `TransactionReference`: answer of payout, staking payout and revoke. */
+export function presentReference(t: TransactionRecord): TransactionReferenceBody {
+  if (t.thirdPartyId === null) throw new Error(`transaction ${t.id} has no thirdPartyId to reference`);
+  return { transactionId: t.id, thirdPartyId: t.thirdPartyId };
+}

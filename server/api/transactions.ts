@@ -1,0 +1,60 @@
+// Handlers of spec/transactions.openapi.yaml: payouts, staking payouts and their revocation,
+// transaction queries and refunds. Thin: unpack, call the domain, present.
+import type { operations } from '../../generated/types/transactions.ts';
+import { AMOUNT_RULE, USD_AMOUNT_RULE, exactAmount } from '../domain/transactions/amounts.ts';
+import { createPayout } from '../domain/transactions/payouts.ts';
+import { listUserTransactions, searchTransaction } from '../domain/transactions/queries.ts';
+import { refundPayment } from '../domain/transactions/refunds.ts';
+import { createStakingPayout, revokeStakingPayout } from '../domain/transactions/staking.ts';
+import type { HandlersFor } from '../http/handler-types.ts';
+import { presentReference, presentTransaction, presentUserTransaction } from './present/transactions.ts';
+
+export const transactionsHandlers: HandlersFor<operations> = {
+  async createPayout({ body }, { services, scope }) {
+    const payout = await createPayout(services, scope, {
+      thirdPartyId: body.thirdPartyId,
+      userId: body.userId,
+      amount: exactAmount(body.amount, AMOUNT_RULE, '/body/amount'),
+      ...(body.notifyUrl !== undefined ? { notifyUrl: body.notifyUrl } : {}),
+    });
+    return { status: 201, body: presentReference(payout) };
+  },
+
+  async createStakingPayout({ body }, { services, scope }) {
+    const staking = await createStakingPayout(services, scope, {
+      thirdPartyId: body.thirdPartyId,
+      userId: body.userId,
+      usdAmount: exactAmount(body.usdAmount, USD_AMOUNT_RULE, '/body/usdAmount'),
+      asset: body.asset,
+      ...(body.durationInMonths !== undefined ? { durationInMonths: body.durationInMonths } : {}),
+    });
+    return { status: 201, body: presentReference(staking) };
+  },
+
+  async revokeStakingPayout({ body }, { services, scope }) {
+    const staking = await revokeStakingPayout(services, scope, body.transactionId);
+    return { status: 200, body: presentReference(staking) };
+  },
+
+  async listUserTransactions({ query }, { services, scope }) {
+    const records = await listUserTransactions(services, scope, {
+      userId: query.userId,
+      ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+    });
+    return { status: 200, body: records.map(presentUserTransaction) };
+  },
+
+  async searchTransaction({ query }, { services, scope }) {
+    const found = await searchTransaction(services, scope, {
+      ...(query.orderNumber !== undefined ? { orderNumber: query.orderNumber } : {}),
+      ...(query.txHash !== undefined ? { txHash: query.txHash } : {}),
+    });
+    return { status: 200, body: presentTransaction(found) };
+  },
+
+  async refundPayment({ body }, { services, scope }) {
+    const result = await refundPayment(services, scope, { txId: body.txId, email: body.email });
+    return { status: 200, body: { status: result.status, message: result.message } };
+  },
+};
