@@ -1,7 +1,7 @@
 // The embedded Store: one SQLite file through better-sqlite3. better-sqlite3 is synchronous
 // and has one connection, while our transactions are async functions; so transactions (and
-// queue operations) are serialised by an async mutex and wrapped in BEGIN IMMEDIATE / COMMIT,
-// and nothing else touches the connection while one is open. Keep transaction bodies short
+// queue operations) run one at a time, each in its own SAVEPOINT inside a group-committed
+// batch (group-commit.ts), and nothing else touches the connection meanwhile. Keep transaction bodies short
 // (no network I/O inside): while one is open every other store call waits. One SqliteStore
 // per database file per process.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -9,7 +9,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { AttemptResult, DeliveryQueue, Store, Tx } from '../types.ts';
-import { Db, Mutex } from './db.ts';
+import { Db } from './db.ts';
+import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { deliveryRepo } from './repos/deliveries.ts';
@@ -41,13 +42,14 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly queue: DeliveryQueue;
   private readonly db: Db;
-  private readonly mutex = new Mutex();
+  readonly committer: GroupCommitter;
   private readonly scope = new AsyncLocalStorage<TxScope>();
   private readonly listeners = new Set<() => void>();
   private closed = false;
 
   constructor(raw: Database.Database) {
     this.db = new Db(raw);
+    this.committer = new GroupCommitter(raw);
     this.queue = {
       claim: (o) => this.exclusive(() => queue.claim(this.db, o)),
       complete: (owner: string, id: string, result: AttemptResult) => this.exclusive(() => queue.complete(this.db, owner, id, result)),
@@ -71,16 +73,10 @@ export class SqliteStore implements Store {
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     this.assertUsable();
     const scope = new TxScope();
-    const result = await this.mutex.run(async () => {
-      this.db.raw.exec('BEGIN IMMEDIATE');
+    // Resolves only after the batch holding this unit of work has committed.
+    const result = await this.committer.submit(async () => {
       try {
-        const value = await this.scope.run(scope, () => fn(this.createTx(scope)));
-        this.db.raw.exec('COMMIT');
-        return value;
-      } catch (err) {
-        // A failed COMMIT or some I/O errors end the transaction already; otherwise undo it.
-        if (this.db.raw.inTransaction) this.db.raw.exec('ROLLBACK');
-        throw err;
+        return await this.scope.run(scope, () => fn(this.createTx(scope)));
       } finally {
         scope.open = false;
       }
@@ -98,7 +94,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.mutex.idle();
+    await this.committer.idle();
     this.listeners.clear();
     this.db.raw.close();
   }
@@ -131,7 +127,7 @@ export class SqliteStore implements Store {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.mutex.run(() => (transactional ? this.db.raw.transaction(op).immediate() : op()));
+    return this.committer.submit(op, transactional);
   }
 
   private assertUsable(): void {
