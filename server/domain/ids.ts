@@ -20,7 +20,7 @@ export function newId(prefix: string, now: number = Date.now()): string {
 export const newTenantId = (): string => newId('ten');
 export const newEnvironmentId = (): string => newId('env');
 export const newTransactionId = (now?: number): string => newId('txn', now);
-export const newEndpointId = (now?: number): string => newId('we', now);
+export const newEndpointId = (now?: number): string => newId('whe', now);
 export const newDeliveryId = (now?: number): string => newId('dlv', now);
 export const newMemberId = (): string => newId('mem');
 export const newServiceAccountId = (): string => newId('sa');

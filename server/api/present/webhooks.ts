@@ -1,0 +1,96 @@
+// Webhook endpoints and deliveries as the contract shapes (spec/management.openapi.yaml).
+// Every field is always present; a field that does not apply is null. A secret appears only
+// in the WithSecret shape, which only creation and rotation answer.
+import type { components } from '../../../generated/types/management.ts';
+import type { DeliveryDetailView, DeliveryView } from '../../domain/webhooks/deliveries.ts';
+import type { EndpointView, EndpointWithSecretView } from '../../domain/webhooks/endpoints.ts';
+import type { RotatedCallbackSecret } from '../../domain/webhooks/callback-secret.ts';
+import type { AttemptRecord } from '../../store/types.ts';
+
+type Schemas = components['schemas'];
+export type WebhookEndpointBody = Schemas['WebhookEndpoint'];
+export type WebhookEndpointWithSecretBody = Schemas['WebhookEndpointWithSecret'];
+export type DeliveryBody = Schemas['Delivery'];
+export type DeliveryDetailBody = Schemas['DeliveryDetail'];
+export type DeliveryAttemptBody = Schemas['DeliveryAttempt'];
+export type CallbackSecretBody = Schemas['CallbackSecret'];
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+
+/** The contract's cap of 2048 characters, cut on a code point (the sender already keeps 2 KiB). */
+const RESPONSE_BODY_MAX = 2048;
+const capped = (text: string): string => (text.length <= RESPONSE_BODY_MAX ? text : Array.from(text).slice(0, RESPONSE_BODY_MAX).join(''));
+
+export function presentEndpoint({ endpoint: e, environment, lastTest }: EndpointView): WebhookEndpointBody {
+  return {
+    id: e.id,
+    environment,
+    url: e.url,
+    active: e.active,
+    version: e.version,
+    createdAt: iso(e.createdAt),
+    updatedAt: iso(e.updatedAt),
+    disabledAt: isoOrNull(e.disabledAt),
+    lastTest: lastTest === null ? null : { deliveryId: lastTest.deliveryId, eventId: lastTest.eventId, progress: lastTest.progress, at: iso(lastTest.at) },
+  };
+}
+
+export function presentEndpointWithSecret(view: EndpointWithSecretView): WebhookEndpointWithSecretBody {
+  return { ...presentEndpoint(view), secret: view.secret };
+}
+
+export function presentAttempt(a: AttemptRecord): DeliveryAttemptBody {
+  return {
+    number: a.number,
+    cycle: a.cycle,
+    startedAt: iso(a.startedAt),
+    durationMs: a.durationMs,
+    signatureTimestamp: a.signatureTimestamp,
+    outcome: a.outcome,
+    // An answer has a status and a body ("" when empty) but no error class; an error the opposite.
+    statusCode: a.outcome === 'response' ? a.statusCode : null,
+    errorClass: a.outcome === 'error' ? a.errorClass : null,
+    responseBody: a.outcome === 'response' ? capped(a.responseBody ?? '') : null,
+    success: a.success,
+  };
+}
+
+export function presentDelivery({ delivery: d, eventType, progress, lastAttempt }: DeliveryView): DeliveryBody {
+  return {
+    id: d.id,
+    kind: d.kind,
+    eventId: d.eventId,
+    eventType,
+    endpointId: d.endpointId,
+    endpointVersion: d.endpointVersion,
+    url: d.url,
+    state: d.state,
+    progress,
+    attemptCount: d.attemptCount,
+    cycle: d.cycle,
+    maxAttempts: 10,
+    // Scheduled only while queued or retrying: in flight (sending) or finished, nothing is due.
+    nextAttemptAt: progress === 'queued' || progress === 'retrying' ? isoOrNull(d.nextAttemptAt) : null,
+    createdAt: iso(d.createdAt),
+    updatedAt: iso(d.updatedAt),
+    deliveredAt: d.state === 'delivered' ? isoOrNull(d.deliveredAt) : null,
+    orderId: d.orderId,
+    merchantReference: d.merchantReference,
+    transactionId: d.transactionId,
+    lastResponse: lastAttempt === null ? null : presentAttempt(lastAttempt),
+  };
+}
+
+export function presentDeliveryDetail(view: DeliveryDetailView): DeliveryDetailBody {
+  return {
+    ...presentDelivery(view),
+    attempts: view.attempts.map(presentAttempt),
+    // The event's own JSON, written by domain/events.ts in the contract's shape.
+    payload: view.payload as DeliveryDetailBody['payload'],
+  };
+}
+
+export function presentCallbackSecret(r: RotatedCallbackSecret): CallbackSecretBody {
+  return { secret: r.secret, rotatedAt: iso(r.rotatedAt) };
+}
