@@ -7,9 +7,10 @@ import type { AppEnv } from '../http/app-env.ts';
 import { createApp } from '../http/app.ts';
 import { untyped, type Handler } from '../http/handler-types.ts';
 import type { ApiName } from '../contract/operations.ts';
-import { createDeliveryEngine, type DeliveryEngine } from '../webhooks/delivery/engine.ts';
+import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from '../webhooks/delivery/engine.ts';
 import { createRateLimiter } from '../http/rate-limit.ts';
 import { mountDocs } from '../http/docs.ts';
+import { mountPortal } from '../portal/mount.ts';
 import { managementHandlers } from './management.ts';
 import { ordersHandlers } from './orders.ts';
 import { sandboxHandlers } from './sandbox.ts';
@@ -24,7 +25,16 @@ export interface BuiltApp {
   stop(): Promise<void>;
 }
 
-export function buildApp(services: Services, config: Config): BuiltApp {
+/**
+ * Seams for the conformance suite's mutants (conformance/mutants/servers/): deliberately broken
+ * variants of this server built through the real buildApp. Never set in production.
+ */
+export interface BuildAppOptions {
+  /** Passed to the delivery engine: a custom Sender factory and/or retry schedule. */
+  delivery?: Pick<DeliveryEngineOptions, 'sender' | 'schedule'>;
+}
+
+export function buildApp(services: Services, config: Config, opts: BuildAppOptions = {}): BuiltApp {
   const handlers: Record<ApiName, Record<string, Handler>> = {
     transactions: untyped(transactionsHandlers),
     orders: untyped(ordersHandlers),
@@ -35,9 +45,12 @@ export function buildApp(services: Services, config: Config): BuiltApp {
     handlers,
     validateResponses: config.validateResponses,
     rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, clock: services.clock }),
-    mount: mountDocs,
+    mount: (app) => {
+      mountDocs(app);
+      mountPortal(app, services);
+    },
   });
-  const engine = createDeliveryEngine(services, { retryScale: config.retryScale });
+  const engine = createDeliveryEngine(services, { retryScale: config.retryScale, ...opts.delivery });
   return {
     app,
     engine,

@@ -1,0 +1,225 @@
+// Managing the endpoint: add, edit URL, rotate secret, disable, send a test. Every action is a
+// POST behind the session, CSRF and role checks (guard.ts) and calls the same domain function as
+// the management API. Changes that disable pending deliveries go through a confirmation page
+// that carries the endpoint version it was shown for, so a stale or replayed form (a reload of
+// the reveal page, a second tab) changes nothing.
+import type { Context, Hono } from 'hono';
+import { authenticateMember } from '../../domain/auth.ts';
+import type { Services } from '../../domain/context.ts';
+import { checkDestination } from '../../domain/destination.ts';
+import { isAppError, type AppError } from '../../domain/errors.ts';
+import { createEndpoint, getEndpoint, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../../domain/webhooks/endpoints.ts';
+import type { EndpointRecord } from '../../store/types.ts';
+import type { PortalEnv } from '../env.ts';
+import { requireManage, requireViewer } from '../guard.ts';
+import { chromeFor, messageResponse } from '../messages.tsx';
+import { formFields, page } from '../render.ts';
+import { isFresh, writeSession, type Viewer } from '../session.ts';
+import { ConfirmPage, EditUrlPage, NewEndpointPage, type ConfirmKind, type UrlRefusal } from '../views/endpoint-forms.tsx';
+import { SecretPage } from '../views/secret.tsx';
+
+/** The contract's bound on a webhook URL (WebhookUrl.maxLength). */
+const MAX_URL_LENGTH = 2048;
+
+type PortalContext = Context<PortalEnv>;
+
+const refusalOf = (e: AppError): UrlRefusal => ({ rule: e.extras.rule ?? null, detail: e.detail });
+const isRefusedUrl = (e: unknown): e is AppError => isAppError(e) && e.slug === 'destination-not-allowed';
+
+function tooLong(url: string): UrlRefusal | null {
+  return url.length > MAX_URL_LENGTH ? { rule: null, detail: `The URL has ${url.length} characters; at most ${MAX_URL_LENGTH} are allowed.` } : null;
+}
+
+/** No store, no history: the one page that carries a secret must not outlive its first display. */
+function noStore(c: PortalContext): void {
+  c.header('Cache-Control', 'no-store');
+  c.header('Pragma', 'no-cache');
+}
+
+/**
+ * Rotation and disabling need a sign-in from the last five minutes. Otherwise the member types
+ * their token again, which must authenticate as the same, still active member; that counts as a
+ * fresh sign-in. Answers an error message, or null when the action may go ahead.
+ */
+async function reverify(c: PortalContext, services: Services, token: string | undefined): Promise<string | null> {
+  const viewer = c.var.viewer;
+  if (isFresh(services, viewer.session)) return null;
+  if (!token) return 'You signed in more than five minutes ago: enter your member token to confirm. Nothing was changed.';
+  try {
+    const principal = await authenticateMember(services, token.trim(), viewer.scope.environment);
+    if (principal.kind === 'member' && principal.memberId === viewer.memberId) {
+      const session = { ...viewer.session, signedInAt: services.clock.now() };
+      writeSession(c, services, session);
+      c.set('viewer', { ...viewer, session });
+      return null;
+    }
+  } catch (e) {
+    if (!isAppError(e)) throw e;
+  }
+  return 'That is not your member token. Nothing was changed.';
+}
+
+export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Services): void {
+  const manage = [requireViewer(services), requireManage] as const;
+
+  /** The endpoint of the session's environment, which must still be active (else a 409 page). */
+  async function activeEndpoint(c: PortalContext): Promise<EndpointRecord | Response> {
+    const viewer = c.var.viewer;
+    const { endpoint } = await getEndpoint(services, viewer.scope, c.req.param('endpointId') ?? '');
+    if (endpoint.active) return endpoint;
+    return messageResponse(
+      c,
+      viewer,
+      { heading: 'Endpoint disabled', detail: 'This endpoint is disabled and takes no more changes. Add a new webhook instead.' },
+      409,
+    );
+  }
+
+  /** A form shown for another version of the endpoint changes nothing. */
+  function staleForm(c: PortalContext, viewer: Viewer, endpoint: EndpointRecord, submitted: string | undefined): Promise<Response> | null {
+    if (submitted === String(endpoint.version)) return null;
+    return messageResponse(
+      c,
+      viewer,
+      {
+        heading: 'The endpoint has changed',
+        detail: `This form was shown for another version of the endpoint; it is now at version ${endpoint.version}. Nothing was changed: review the endpoint and try again.`,
+      },
+      409,
+    );
+  }
+
+  // ---- add -------------------------------------------------------------------------------
+
+  portal.get('/webhooks/new', ...manage, (c) => {
+    const viewer = c.var.viewer;
+    return page(c, <NewEndpointPage chrome={chromeFor(viewer, 'Add webhook')} csrf={viewer.session.csrf} environment={viewer.scope.environment} />);
+  });
+
+  portal.post('/webhooks/endpoints', ...manage, async (c) => {
+    const viewer = c.var.viewer;
+    const url = ((await formFields(c)).url ?? '').trim();
+    const form = (refusal: UrlRefusal, status: 400 | 409) =>
+      page(
+        c,
+        <NewEndpointPage chrome={chromeFor(viewer, 'Add webhook')} csrf={viewer.session.csrf} environment={viewer.scope.environment} url={url} refusal={refusal} />,
+        status,
+      );
+    const long = tooLong(url);
+    if (long) return form(long, 400);
+    try {
+      const created = await createEndpoint(services, viewer.scope, { url });
+      noStore(c);
+      return page(c, <SecretPage chrome={chromeFor(viewer, 'Webhook added')} kind="created" endpoint={created.endpoint} secret={created.secret} />);
+    } catch (e) {
+      if (isRefusedUrl(e)) return form(refusalOf(e), 400);
+      if (isAppError(e) && e.slug === 'endpoint-exists') return form({ rule: null, detail: e.detail }, 409);
+      throw e;
+    }
+  });
+
+  // ---- edit URL ----------------------------------------------------------------------------
+
+  portal.get('/webhooks/endpoints/:endpointId/edit', ...manage, async (c) => {
+    const viewer = c.var.viewer;
+    const endpoint = await activeEndpoint(c);
+    if (endpoint instanceof Response) return endpoint;
+    return page(c, <EditUrlPage chrome={chromeFor(viewer, 'Edit URL')} csrf={viewer.session.csrf} endpoint={endpoint} />);
+  });
+
+  portal.post('/webhooks/endpoints/:endpointId/edit', ...manage, async (c) => {
+    const viewer = c.var.viewer;
+    const endpoint = await activeEndpoint(c);
+    if (endpoint instanceof Response) return endpoint;
+    const fields = await formFields(c);
+    const stale = staleForm(c, viewer, endpoint, fields.version);
+    if (stale) return stale;
+    const url = (fields.url ?? '').trim();
+    const form = (refusal: UrlRefusal) =>
+      page(c, <EditUrlPage chrome={chromeFor(viewer, 'Edit URL')} csrf={viewer.session.csrf} endpoint={endpoint} url={url} refusal={refusal} />, 400);
+    const long = tooLong(url);
+    if (long) return form(long);
+    if (url === endpoint.url) return form({ rule: null, detail: 'This is already the endpoint URL; nothing to change.' });
+    try {
+      if (fields.confirm !== 'yes') {
+        // Refuse a bad URL before asking for confirmation; the domain checks it again on save.
+        checkDestination(services, url, 'url');
+        return page(
+          c,
+          <ConfirmPage chrome={chromeFor(viewer, 'Change URL')} csrf={viewer.session.csrf} kind="edit" endpoint={endpoint} newUrl={url} reverify={false} />,
+        );
+      }
+      await updateEndpoint(services, viewer.scope, endpoint.id, { url });
+    } catch (e) {
+      if (isRefusedUrl(e)) return form(refusalOf(e));
+      throw e;
+    }
+    return c.redirect('/portal/webhooks?done=url-changed', 303);
+  });
+
+  // ---- disable and rotate: confirmation with re-verification ---------------------------------
+
+  const confirmPage = (c: PortalContext, kind: ConfirmKind, endpoint: EndpointRecord, error?: string) => {
+    const viewer = c.var.viewer;
+    const title = kind === 'disable' ? 'Disable endpoint' : 'Rotate secret';
+    return page(
+      c,
+      <ConfirmPage
+        chrome={chromeFor(viewer, title)}
+        csrf={viewer.session.csrf}
+        kind={kind}
+        endpoint={endpoint}
+        reverify={!isFresh(services, viewer.session)}
+        error={error}
+      />,
+      error ? 403 : 200,
+    );
+  };
+
+  for (const kind of ['disable', 'rotate'] as const) {
+    portal.get(`/webhooks/endpoints/:endpointId/${kind}`, ...manage, async (c) => {
+      const endpoint = await activeEndpoint(c);
+      if (endpoint instanceof Response) return endpoint;
+      return confirmPage(c, kind, endpoint);
+    });
+  }
+
+  /** Runs the checks every confirmed disable/rotate needs; answers a response when one fails. */
+  async function confirmed(c: PortalContext, kind: ConfirmKind, endpoint: EndpointRecord): Promise<Response | null> {
+    const fields = await formFields(c);
+    const stale = staleForm(c, c.var.viewer, endpoint, fields.version);
+    if (stale) return stale;
+    if (fields.confirm !== 'yes') return confirmPage(c, kind, endpoint);
+    const refused = await reverify(c, services, fields.token);
+    return refused ? confirmPage(c, kind, endpoint, refused) : null;
+  }
+
+  portal.post('/webhooks/endpoints/:endpointId/disable', ...manage, async (c) => {
+    const endpoint = await activeEndpoint(c);
+    if (endpoint instanceof Response) return endpoint;
+    const stop = await confirmed(c, 'disable', endpoint);
+    if (stop) return stop;
+    await updateEndpoint(services, c.var.viewer.scope, endpoint.id, { active: false });
+    return c.redirect('/portal/webhooks?done=disabled', 303);
+  });
+
+  portal.post('/webhooks/endpoints/:endpointId/rotate', ...manage, async (c) => {
+    const endpoint = await activeEndpoint(c);
+    if (endpoint instanceof Response) return endpoint;
+    const stop = await confirmed(c, 'rotate', endpoint);
+    if (stop) return stop;
+    const viewer = c.var.viewer;
+    const rotated = await rotateEndpointSecret(services, viewer.scope, endpoint.id);
+    noStore(c);
+    return page(c, <SecretPage chrome={chromeFor(viewer, 'Secret rotated')} kind="rotated" endpoint={rotated.endpoint} secret={rotated.secret} />);
+  });
+
+  // ---- test --------------------------------------------------------------------------------
+
+  portal.post('/webhooks/endpoints/:endpointId/test', ...manage, async (c) => {
+    const endpoint = await activeEndpoint(c);
+    if (endpoint instanceof Response) return endpoint;
+    await sendTestWebhook(services, c.var.viewer.scope, endpoint.id);
+    return c.redirect('/portal/webhooks?done=test-sent#last-test', 303);
+  });
+}

@@ -1,0 +1,75 @@
+// Test helpers of the portal: the real server (startTestServer) with the portal's base URL, and
+// a small cookie-keeping HTTP client that reads forms the way a browser would.
+import { startTestServer, type TestServer, type TestServerOptions } from '../testing/harness.ts';
+
+export interface PortalTestServer extends TestServer {
+  /** Where /portal is served (the server itself). */
+  portalUrl: string;
+}
+
+/** The real server, with the portal mounted on it. */
+export async function startPortalTestServer(opts: TestServerOptions = {}): Promise<PortalTestServer> {
+  const server = await startTestServer(opts);
+  return { ...server, portalUrl: server.url };
+}
+
+/** The value of the hidden `_csrf` field of the first form in a page. */
+export function csrfOf(html: string): string {
+  const m = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!m?.[1]) throw new Error('no _csrf field in the page');
+  return m[1];
+}
+
+/** A browser-like client without a browser: keeps cookies, posts urlencoded forms, never follows redirects. */
+export class PortalClient {
+  private cookies = new Map<string, string>();
+
+  constructor(readonly baseUrl: string) {}
+
+  private remember(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      if (/max-age=0/i.test(line) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  setCookie(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    return { ...(cookie ? { cookie } : {}), ...extra };
+  }
+
+  async get(path: string): Promise<{ res: Response; html: string }> {
+    const res = await fetch(`${this.baseUrl}${path}`, { headers: this.headers(), redirect: 'manual' });
+    this.remember(res);
+    return { res, html: await res.text() };
+  }
+
+  async post(path: string, form: Record<string, string>): Promise<{ res: Response; html: string }> {
+    const res = await fetch(`${this.baseUrl}${path}`, {
+      method: 'POST',
+      headers: this.headers({ 'content-type': 'application/x-www-form-urlencoded' }),
+      body: new URLSearchParams(form).toString(),
+      redirect: 'manual',
+    });
+    this.remember(res);
+    return { res, html: await res.text() };
+  }
+
+  /** Signs in through the form; answers the sign-in POST. */
+  async signIn(token: string, environment: 'test' | 'live' = 'test'): Promise<{ res: Response; html: string }> {
+    const form = await this.get('/portal/sign-in');
+    return this.post('/portal/sign-in', { _csrf: csrfOf(form.html), token, environment });
+  }
+}

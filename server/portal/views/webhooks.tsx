@@ -1,0 +1,225 @@
+// The Webhooks page of a tenant environment: the active endpoint with its manage controls and
+// Last test, earlier (disabled) endpoints, and the webhook activity.
+import type { DeliveryView } from '../../domain/webhooks/deliveries.ts';
+import type { EndpointView, TestSummary } from '../../domain/webhooks/endpoints.ts';
+import { ActivitySection } from './activity.tsx';
+import type { Chrome } from './layout.tsx';
+import { CsrfField, Layout } from './layout.tsx';
+import { Notice, StateBadge, Time } from './parts.tsx';
+
+export const LAST_TEST_POLL_PATH = '/portal/api/last-test';
+
+export function deliveryHref(deliveryId: string): string {
+  return `/portal/webhooks/deliveries/${encodeURIComponent(deliveryId)}`;
+}
+
+export function endpointHref(endpointId: string, action: 'edit' | 'disable' | 'rotate' | 'test'): string {
+  return `/portal/webhooks/endpoints/${encodeURIComponent(endpointId)}/${action}`;
+}
+
+function LastTest(props: { lastTest: TestSummary | null }) {
+  const t = props.lastTest;
+  return (
+    <div class="last-test" id="last-test" data-last-test data-poll={LAST_TEST_POLL_PATH} data-progress={t?.progress ?? ''} data-testid="last-test">
+      <span class="last-test__label">Last test</span>
+      {t ? (
+        <>
+          <StateBadge progress={t.progress} />
+          <span class="muted small">
+            updated <Time at={t.at} />
+          </span>
+          <a href={deliveryHref(t.deliveryId)} data-last-test-link class="small">
+            View delivery
+          </a>
+        </>
+      ) : (
+        <span class="muted">No test webhook sent yet.</span>
+      )}
+      <span class="visually-hidden" aria-live="polite" data-last-test-live></span>
+    </div>
+  );
+}
+
+function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: string }) {
+  const e = props.view.endpoint;
+  return (
+    <section class="card" aria-labelledby="endpoint-title" data-testid="endpoint">
+      <div class="card__head">
+        <h2 id="endpoint-title">Endpoint</h2>
+        <span class="status-dot status-dot--active">
+          <span aria-hidden="true">●</span> Active
+        </span>
+      </div>
+      <code class="endpoint-url" data-testid="endpoint-url">
+        {e.url}
+      </code>
+      <dl class="facts">
+        <div>
+          <dt>Version</dt>
+          <dd data-testid="endpoint-version">{e.version}</dd>
+        </div>
+        <div>
+          <dt>Created</dt>
+          <dd>
+            <Time at={e.createdAt} />
+          </dd>
+        </div>
+        <div>
+          <dt>Last changed</dt>
+          <dd>
+            <Time at={e.updatedAt} />
+          </dd>
+        </div>
+        <div>
+          <dt>Endpoint id</dt>
+          <dd class="id">{e.id}</dd>
+        </div>
+      </dl>
+      {props.canManage ? (
+        <div class="actions" data-testid="manage-controls">
+          <form method="post" action={endpointHref(e.id, 'test')}>
+            <CsrfField token={props.csrf} />
+            <button type="submit" class="button button--primary" data-testid="send-test">
+              <span aria-hidden="true">➤</span> Send test webhook
+            </button>
+          </form>
+          <a class="button" href={endpointHref(e.id, 'edit')} data-testid="edit-url">
+            Edit URL
+          </a>
+          <a class="button" href={endpointHref(e.id, 'rotate')} data-testid="rotate-secret">
+            Rotate secret
+          </a>
+          <a class="button button--danger-quiet" href={endpointHref(e.id, 'disable')} data-testid="disable">
+            Disable
+          </a>
+        </div>
+      ) : null}
+      <p class="muted small">
+        The signing secret is shown only once, when the endpoint is created and at each rotation. No copy of it is available here; if it is lost,
+        Rotate secret issues a new one.
+      </p>
+      <LastTest lastTest={props.view.lastTest} />
+    </section>
+  );
+}
+
+function NoEndpoint(props: { canManage: boolean; environment: string }) {
+  return (
+    <section class="card" aria-labelledby="endpoint-title" data-testid="no-endpoint">
+      <div class="card__head">
+        <h2 id="endpoint-title">No active endpoint</h2>
+        <span class="status-dot status-dot--inactive">
+          <span aria-hidden="true">○</span> Not receiving
+        </span>
+      </div>
+      <p>
+        Without an active endpoint, orders of the {props.environment} environment are still created but no webhook delivery is prepared. Their
+        events stay readable through <code>GET /v2/events</code>.
+      </p>
+      {props.canManage ? (
+        <a class="button button--primary" href="/portal/webhooks/new" data-testid="add-webhook">
+          <span aria-hidden="true">+</span> Add webhook
+        </a>
+      ) : (
+        <p class="muted small">An administrator or developer can add one.</p>
+      )}
+    </section>
+  );
+}
+
+function EarlierEndpoints(props: { views: EndpointView[] }) {
+  if (props.views.length === 0) return null;
+  return (
+    <section class="card" aria-labelledby="earlier-title">
+      <div class="card__head">
+        <h2 id="earlier-title">Disabled endpoints</h2>
+        <span class="muted small">Kept with their activity; a disabled endpoint cannot be re-enabled.</span>
+      </div>
+      <ul class="old-endpoints">
+        {props.views.map(({ endpoint: e }) => (
+          <li data-testid="disabled-endpoint">
+            <span class="badge badge--disabled">
+              <span class="badge__symbol" aria-hidden="true">
+                ⊘
+              </span>
+              <span class="badge__label">Disabled</span>
+            </span>
+            <code>{e.url}</code>
+            <span class="muted small">
+              v{e.version} · disabled <Time at={e.disabledAt} />
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+export type Done = 'test-sent' | 'url-changed' | 'disabled';
+
+const DONE: Record<Done, { title: string; detail: string }> = {
+  'test-sent': {
+    title: 'Test webhook queued',
+    detail: 'A webhook.test event is on its way through the same signed path as order events. Last test updates here as it is sent.',
+  },
+  'url-changed': {
+    title: 'URL changed',
+    detail: 'The endpoint has a new version. Pending deliveries of the previous version are now disabled; failed ones can be retried to the new URL.',
+  },
+  disabled: {
+    title: 'Endpoint disabled',
+    detail: 'Its pending deliveries are now disabled and no new deliveries are prepared. Its activity stays below.',
+  },
+};
+
+export function isDone(value: string | undefined): value is Done {
+  return value !== undefined && value in DONE;
+}
+
+export function WebhooksPage(props: {
+  chrome: Chrome;
+  environment: 'test' | 'live';
+  active: EndpointView | null;
+  disabled: EndpointView[];
+  activity: { deliveries: DeliveryView[]; nextCursor: string | null };
+  canManage: boolean;
+  csrf: string;
+  done?: Done;
+}) {
+  const done = props.done ? DONE[props.done] : null;
+  return (
+    <Layout {...props.chrome}>
+      <div class="page-head">
+        <div>
+          <h1>
+            Webhooks
+            <span class={`env-tag env-tag--${props.environment}`} data-testid="environment">
+              {props.environment}
+            </span>
+            {props.canManage ? null : (
+              <span class="env-tag env-tag--readonly" data-testid="read-only-tag">
+                read-only
+              </span>
+            )}
+          </h1>
+          <p class="lead">
+            Order events and test webhooks of the {props.environment} environment are sent to one endpoint, signed with its own secret. The other
+            environment has its own endpoint and secret.
+          </p>
+        </div>
+      </div>
+      {done ? (
+        <Notice tone="success" title={done.title} testId="done">
+          <p>{done.detail}</p>
+        </Notice>
+      ) : null}
+      {props.active ? (
+        <ActiveEndpoint view={props.active} canManage={props.canManage} csrf={props.csrf} />
+      ) : (
+        <NoEndpoint canManage={props.canManage} environment={props.environment} />
+      )}
+      <ActivitySection deliveries={props.activity.deliveries} nextCursor={props.activity.nextCursor} q="" />
+      <EarlierEndpoints views={props.disabled} />
+    </Layout>
+  );
+}
