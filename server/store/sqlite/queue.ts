@@ -52,7 +52,7 @@ const CLAIMED = `
 
 export function claim(db: Db, o: ClaimOptions): ClaimedDelivery[] {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
-  const scan = Math.max(200, o.limit * o.perEndpointLimit * 4);
+  const scan = Math.max(64, o.limit * 2);
   const seqs = db.all<{ seq: number }>(PICK, { now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit, scan }).map((r) => r.seq);
   const lease = db.statement('UPDATE deliveries SET lease_owner = ?, lease_expires_at = ? WHERE seq = ?');
   return seqs.map((seq) => {
