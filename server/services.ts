@@ -33,7 +33,11 @@ async function secretsKey(config: Config): Promise<Buffer> {
 }
 
 export async function openStore(config: Config): Promise<{ store: Store; fresh: boolean }> {
-  if (config.databaseUrl) throw new ConfigError('DATABASE_URL: the PostgreSQL store is not available in this build');
+  if (config.databaseUrl) {
+    // Loaded only when configured: a SQLite deployment never loads the PostgreSQL driver.
+    const { openPostgresStore } = await import('./store/postgres/store.ts');
+    return { store: await openPostgresStore({ connectionString: config.databaseUrl }), fresh: false };
+  }
   await mkdir(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'payments.db');
   const fresh = !existsSync(file);

@@ -1,0 +1,126 @@
+// A thin layer over node-postgres: the pool settings every connection shares (BIGINT read as
+// a JavaScript number), PostgreSQL's unique-violation errors turned into the store's own
+// UniqueViolation by constraint name, and the savepoint that keeps a transaction usable
+// after a caught violation.
+import pg from 'pg';
+import { UniqueViolation } from '../types.ts';
+
+type Constraint = UniqueViolation['constraint'];
+
+/** The named constraints of migrations/ → which rule of the store it is (primary keys: *_pkey). */
+const UNIQUE_CONSTRAINTS: Record<string, Constraint> = {
+  transactions_third_party_id: 'third_party_id',
+  webhook_endpoints_one_active: 'active_endpoint',
+  orders_order_number: 'order_number',
+  service_accounts_email: 'service_account_email',
+  // events and deliveries keep a BIGSERIAL seq as primary key; their public id is the identity.
+  events_id: 'primary_key',
+  deliveries_id: 'primary_key',
+};
+
+/** SQLSTATEs worth running the whole transaction again for. */
+const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
+
+const sqlState = (err: unknown): string | undefined => (err instanceof pg.DatabaseError ? err.code : undefined);
+
+/** The store error for a driver error, or the error itself when it is not a known constraint. */
+export function mapError(err: unknown): unknown {
+  if (!(err instanceof pg.DatabaseError) || err.code !== '23505' || err.constraint === undefined) return err;
+  const constraint = UNIQUE_CONSTRAINTS[err.constraint] ?? (err.constraint.endsWith('_pkey') ? 'primary_key' : undefined);
+  if (constraint === undefined) return err;
+  const violation = new UniqueViolation(constraint);
+  violation.cause = err;
+  return violation;
+}
+
+/** A deadlock or serialization failure: the transaction did nothing and may simply run again. */
+export function isRetryable(err: unknown): boolean {
+  const code = sqlState(err) ?? sqlState((err as { cause?: unknown } | null)?.cause);
+  return code !== undefined && RETRYABLE.has(code);
+}
+
+const INT8_OID = 20;
+
+/** BIGINT columns hold epoch milliseconds, seqs and counts: all well inside Number's exact range. */
+function parseInt8(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`BIGINT value ${text} does not fit a JavaScript number`);
+  return n;
+}
+
+export const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+type Client = pg.Pool | pg.PoolClient;
+
+/** Queries on a pool or on one transaction's client; driver errors come out mapped. */
+export class Conn {
+  constructor(private readonly client: Client) {}
+
+  async rows<T extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return (await this.query<T>(sql, params)).rows;
+  }
+
+  async one<T extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.query<T>(sql, params)).rows[0];
+  }
+
+  /** Runs a write; returns how many rows it touched. */
+  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return (await this.query(sql, params)).rowCount ?? 0;
+  }
+
+  /**
+   * Runs a write that may break a uniqueness rule inside a SAVEPOINT: PostgreSQL aborts the
+   * whole transaction on an error, and the caller may catch the UniqueViolation and go on
+   * (earlier writes then still commit). Only for a transaction's client, one call at a time.
+   */
+  async guarded<T>(op: () => Promise<T>): Promise<T> {
+    await this.client.query('SAVEPOINT guarded_write');
+    let value: T;
+    try {
+      value = await op();
+    } catch (err) {
+      // Should this fail too, its error goes up instead: the transaction is then unusable.
+      await this.client.query('ROLLBACK TO SAVEPOINT guarded_write');
+      await this.client.query('RELEASE SAVEPOINT guarded_write');
+      throw err;
+    }
+    await this.client.query('RELEASE SAVEPOINT guarded_write');
+    return value;
+  }
+
+  /** INSERT of one row (keys are column names), guarded. */
+  insert(table: string, row: object): Promise<void> {
+    const cols = Object.keys(row);
+    const sql = `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`;
+    return this.guarded(async () => {
+      await this.run(sql, Object.values(row));
+    });
+  }
+
+  private async query<T extends pg.QueryResultRow>(sql: string, params: readonly unknown[]): Promise<pg.QueryResult<T>> {
+    try {
+      return await this.client.query<T>(sql, params as unknown[]);
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+}
+
+/** `1500.25000000` (NUMERIC(38,8) as text) → `1500.25`; zero is `0`. */
+export function shortDecimal(text: string): string {
+  if (!text.includes('.')) return text;
+  const trimmed = text.replace(/0+$/, '').replace(/\.$/, '');
+  return trimmed === '-0' ? '0' : trimmed;
+}
+
+const DECIMAL_8 = /^-?(0|[1-9][0-9]*)(\.[0-9]{1,8})?$/;
+
+/** Refuses what NUMERIC(38,8) would silently round: more than 8 places, or not a decimal at all. */
+export function assertDecimal8(value: string): string {
+  if (!DECIMAL_8.test(value)) throw new RangeError(`not a decimal with at most 8 places: ${value}`);
+  return value;
+}

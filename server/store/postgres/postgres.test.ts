@@ -1,0 +1,343 @@
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeStoreSuite } from '../suite/store-suite.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, payoutRecord, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
+import { UniqueViolation, type Store, type Tx } from '../types.ts';
+import { loadMigrations, migrate } from './migrate.ts';
+import { openPostgresStore, type PostgresStore } from './store.ts';
+import { createTestDatabase, type TestDatabase } from './testing.ts';
+
+/** A store over a fresh database that is dropped when the store closes. */
+async function freshStore(): Promise<Store> {
+  const db = await createTestDatabase();
+  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12 });
+  const close = store.close.bind(store);
+  store.close = async () => {
+    try {
+      await close();
+    } finally {
+      await db.drop();
+    }
+  };
+  return store;
+}
+
+describeStoreSuite('postgres', freshStore);
+
+describe('PostgreSQL store', () => {
+  const databases: TestDatabase[] = [];
+  const stores: PostgresStore[] = [];
+  const pools: pg.Pool[] = [];
+
+  const database = async (): Promise<TestDatabase> => {
+    const db = await createTestDatabase();
+    databases.push(db);
+    return db;
+  };
+  const open = async (url: string, poolSize = 10): Promise<PostgresStore> => {
+    // Silent: some cases kill connections and cause deadlocks on purpose.
+    const store = await openPostgresStore({ connectionString: url, poolSize, log: pino({ level: 'silent' }) });
+    stores.push(store);
+    return store;
+  };
+  const rawPool = (url: string): pg.Pool => {
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    // Connections still closing when the database is dropped report an error: expected.
+    pool.on('error', () => undefined);
+    pools.push(pool);
+    return pool;
+  };
+  /** Two instances (two stores, two pools) over one migrated database. */
+  const twoInstances = async (): Promise<[PostgresStore, PostgresStore, string]> => {
+    const { url } = await database();
+    const a = await open(url);
+    const b = await open(url);
+    await a.migrate();
+    await b.migrate();
+    return [a, b, url];
+  };
+
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+    for (const p of pools.splice(0)) await p.end();
+    for (const d of databases.splice(0)) await d.drop();
+  });
+
+  it('two instances migrating one fresh database together both succeed, and each migration is applied once', async () => {
+    const { url } = await database();
+    const [a, b] = [await open(url), await open(url)];
+    await Promise.all([a.migrate(), b.migrate(), a.migrate()]);
+    const rows = (await rawPool(url).query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).rows;
+    expect(rows).toEqual(loadMigrations().map((m) => ({ version: m.version })));
+    // Both see the same schema and can work on it at once.
+    const { env } = await seedEnvironment(a, { walletBalance: '10' });
+    expect(await b.transaction((tx) => tx.tenants.getEnvironment(env.id))).toEqual(env);
+  });
+
+  it('the migration lock lets exactly one of several concurrent migrators apply the migrations', async () => {
+    const { url } = await database();
+    const results = await Promise.all([rawPool(url), rawPool(url), rawPool(url)].map((pool) => migrate(pool)));
+    const all = loadMigrations().map((m) => m.version);
+    expect(results.filter((r) => r.length > 0)).toEqual([all]);
+    expect(results.filter((r) => r.length === 0)).toHaveLength(2);
+  });
+
+  it('refuses a database that has a migration this code does not know', async () => {
+    const { url } = await database();
+    const store = await open(url);
+    await store.migrate();
+    await rawPool(url).query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [loadMigrations().length + 1, T0]);
+    await expect(openPostgresStore({ connectionString: url })).rejects.toThrow(/newer version/);
+    await expect(store.migrate()).rejects.toThrow(/newer version/);
+  });
+
+  it('stores the wallet as NUMERIC and debits it atomically across instances, never below zero', async () => {
+    const [a, b, url] = await twoInstances();
+    const { env } = await seedEnvironment(a, { walletBalance: '100' });
+    const debits = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).transaction((tx) => tx.tenants.adjustWallet(env.id, '-10.00000001'))),
+    );
+    expect(debits.filter((r) => r !== null)).toHaveLength(9);
+    expect(await a.transaction((tx) => tx.tenants.getEnvironment(env.id))).toMatchObject({ walletBalance: '9.99999991' });
+    const column = await rawPool(url).query<{ data_type: string }>(
+      "SELECT data_type FROM information_schema.columns WHERE table_name = 'environments' AND column_name = 'wallet_balance'",
+    );
+    expect(column.rows[0]?.data_type).toBe('numeric');
+    // More places than the column keeps would be rounded silently: refused instead.
+    await expect(a.transaction((tx) => tx.tenants.adjustWallet(env.id, '0.000000001'))).rejects.toThrow(RangeError);
+  });
+
+  it('a unique race on thirdPartyId across two instances: exactly one wins', async () => {
+    const [a, b] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 ? a : b).transaction(async (tx) => {
+          await tx.transactions.findByThirdPartyId(env.id, 'payout', 'withdrawal-88121');
+          await sleep(10);
+          await tx.transactions.insert(payoutRecord(env, { thirdPartyId: 'withdrawal-88121' }));
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        expect(r.reason).toBeInstanceOf(UniqueViolation);
+        expect((r.reason as UniqueViolation).constraint).toBe('third_party_id');
+      }
+    }
+  });
+
+  it('claims from two instances over 200 due deliveries never overlap and together get all', async () => {
+    const [a, b, url] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const ep = endpointRecord(env);
+    const event = eventRecord(env);
+    const ds = Array.from({ length: 200 }, (_, i) =>
+      deliveryRecord(event, i % 3 ? ep : null, { url: i % 3 ? ep.url : `https://api.northwind.example/callbacks/${i % 7}`, nextAttemptAt: T0 - i }),
+    );
+    await a.transaction(async (tx) => {
+      await tx.endpoints.insert(ep);
+      await tx.events.insert(event);
+      for (const d of ds) await tx.deliveries.insert(d);
+    });
+    const drain = async (store: Store, owner: string): Promise<string[]> => {
+      const got: string[] = [];
+      for (;;) {
+        const batch = await store.queue.claim({ owner, now: T0, leaseMs: 60_000, limit: 9, perEndpointLimit: 1000 });
+        if (batch.length === 0) return got;
+        got.push(...batch.map((c) => c.delivery.id));
+      }
+    };
+    const [fromA, fromB, fromA2, fromB2] = await Promise.all([drain(a, 'a-1'), drain(b, 'b-1'), drain(a, 'a-2'), drain(b, 'b-2')]);
+    const all = [...fromA, ...fromB, ...fromA2, ...fromB2];
+    expect(all).toHaveLength(200);
+    expect(new Set(all)).toEqual(new Set(ds.map((d) => d.id)));
+    expect(fromA.length * fromB.length).toBeGreaterThan(0);
+    // The database agrees about who holds what.
+    const owners = await rawPool(url).query<{ id: string; lease_owner: string }>('SELECT id, lease_owner FROM deliveries');
+    const byId = new Map(owners.rows.map((r) => [r.id, r.lease_owner]));
+    for (const id of fromA) expect(byId.get(id)).toBe('a-1');
+    for (const id of fromB2) expect(byId.get(id)).toBe('b-2');
+  });
+
+  it('perEndpointLimit holds across instances claiming at the same time', async () => {
+    const [a, b] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const ep = endpointRecord(env);
+    const event = eventRecord(env);
+    await a.transaction(async (tx) => {
+      await tx.endpoints.insert(ep);
+      await tx.events.insert(event);
+      for (let i = 0; i < 30; i++) await tx.deliveries.insert(deliveryRecord(event, ep, { nextAttemptAt: T0 - i }));
+    });
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).queue.claim({ owner: `w-${i}`, now: T0, leaseMs: 60_000, limit: 10, perEndpointLimit: 3 })),
+    );
+    expect(claims.flat()).toHaveLength(3);
+  });
+
+  it('a late complete from an owner whose lease expired is refused once another instance reclaimed it', async () => {
+    const [a, b] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const ep = endpointRecord(env);
+    const event = eventRecord(env);
+    const d = deliveryRecord(event, ep);
+    await a.transaction(async (tx) => {
+      await tx.endpoints.insert(ep);
+      await tx.events.insert(event);
+      await tx.deliveries.insert(d);
+    });
+    expect(await a.queue.claim({ owner: 'a', now: T0, leaseMs: 1000, limit: 5, perEndpointLimit: 5 })).toHaveLength(1);
+    expect(await b.queue.claim({ owner: 'b', now: T0 + 1000, leaseMs: 1000, limit: 5, perEndpointLimit: 5 })).toHaveLength(1);
+    const result = { attempt: attempt(d.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
+    const [late, owner] = await Promise.all([a.queue.complete('a', d.id, result), b.queue.complete('b', d.id, result)]);
+    expect([late, owner]).toEqual([false, true]);
+    expect(await a.transaction((tx) => tx.deliveries.attempts(d.id))).toEqual([result.attempt]);
+  });
+
+  it('a commit on one instance wakes the listeners of another; a rollback does not', async () => {
+    const [a, b] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const ep = endpointRecord(env);
+    const event = eventRecord(env);
+    await a.transaction(async (tx) => {
+      await tx.endpoints.insert(ep);
+      await tx.events.insert(event);
+    });
+    let woken = 0;
+    let ownWakes = 0;
+    b.onDeliveriesReady(() => woken++);
+    a.onDeliveriesReady(() => ownWakes++);
+
+    await expect(
+      a.transaction(async (tx) => {
+        await tx.deliveries.insert(deliveryRecord(event, ep));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await sleep(200);
+    expect(woken).toBe(0);
+
+    await a.transaction((tx) => tx.deliveries.insert(deliveryRecord(event, ep)));
+    await waitFor(() => woken === 1);
+    // The committing instance is woken once, directly, and skips the echo of its own NOTIFY.
+    await sleep(200);
+    expect(ownWakes).toBe(1);
+
+    // Giving leases back wakes the other instances too.
+    expect(await a.queue.claim({ owner: 'a', now: T0, leaseMs: 60_000, limit: 5, perEndpointLimit: 5 })).toHaveLength(1);
+    const claimed = await a.transaction((tx) => tx.deliveries.list(env.id, { q: null, limit: 5, cursor: null }));
+    await a.queue.release('a', claimed.items.map((d) => d.id));
+    await waitFor(() => woken === 2);
+  });
+
+  it('the listener reconnects when its connection is killed, and wakes its listeners when back', async () => {
+    const [a, b, url] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const ep = endpointRecord(env);
+    const event = eventRecord(env);
+    await a.transaction(async (tx) => {
+      await tx.endpoints.insert(ep);
+      await tx.events.insert(event);
+    });
+    let woken = 0;
+    b.onDeliveriesReady(() => woken++);
+    const killed = await rawPool(url).query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'payments-service:listener'",
+    );
+    expect(killed.rowCount).toBe(2);
+    // Back after the first back-off: both wake once (notifications may have been missed).
+    await waitFor(() => woken >= 1, 5000);
+    const before = woken;
+    await a.transaction((tx) => tx.deliveries.insert(deliveryRecord(event, ep)));
+    await waitFor(() => woken > before, 5000);
+  });
+
+  it('runs a transaction again after a deadlock, and both transactions commit', async () => {
+    const [a, b] = await twoInstances();
+    const x = (await seedEnvironment(a, { walletBalance: '10' })).env;
+    const y = (await seedEnvironment(a, { walletBalance: '10' })).env;
+    let runs = 0;
+    const crossing = (store: Store, first: string, second: string) =>
+      store.transaction(async (tx) => {
+        runs++;
+        await tx.tenants.adjustWallet(first, '1');
+        await sleep(150);
+        await tx.tenants.adjustWallet(second, '1');
+      });
+    await Promise.all([crossing(a, x.id, y.id), crossing(b, y.id, x.id)]);
+    expect(runs).toBe(3);
+    expect((await a.transaction((tx) => tx.tenants.getEnvironment(x.id)))?.walletBalance).toBe('12');
+    expect((await a.transaction((tx) => tx.tenants.getEnvironment(y.id)))?.walletBalance).toBe('12');
+  });
+
+  it('refuses to report a commit when a database error was caught inside the transaction', async () => {
+    const [a] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const payout = payoutRecord(env);
+    await expect(
+      a.transaction(async (tx) => {
+        await tx.transactions.insert(payout);
+        // A foreign key error outside a guarded write aborts the PostgreSQL transaction.
+        await tx.orders.nextOrderNumber('env_missing').catch(() => undefined);
+      }),
+    ).rejects.toThrow(/rolled back/);
+    expect(await a.transaction((tx) => tx.transactions.get(env.id, payout.id))).toBeNull();
+  });
+
+  it('keeps response bodies with NUL characters instead of failing the attempt', async () => {
+    const [a] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const ep = endpointRecord(env);
+    const event = eventRecord(env);
+    const d = deliveryRecord(event, ep);
+    await a.transaction(async (tx) => {
+      await tx.endpoints.insert(ep);
+      await tx.events.insert(event);
+      await tx.deliveries.insert(d);
+    });
+    await a.queue.claim({ owner: 'a', now: T0, leaseMs: 60_000, limit: 5, perEndpointLimit: 5 });
+    const result = { attempt: attempt(d.id, { responseBody: 'ok\u0000tail' }), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
+    expect(await a.queue.complete('a', d.id, result)).toBe(true);
+    expect((await a.transaction((tx) => tx.deliveries.attempts(d.id)))[0]?.responseBody).toBe('ok\uFFFDtail');
+  });
+
+  it('treats a nested transaction, a leaked Tx and a closed store as programming errors', async () => {
+    const [store] = await twoInstances();
+    const { env } = await seedEnvironment(store);
+    await expect(store.transaction(() => store.transaction(async () => 1))).rejects.toThrow(/nested/);
+    await expect(store.transaction(() => store.queue.nextDueAt())).rejects.toThrow(/nested/);
+    let leaked: Tx | undefined;
+    await store.transaction(async (tx) => {
+      leaked = tx;
+    });
+    await expect(leaked!.transactions.insert(payoutRecord(env))).rejects.toThrow(/already finished/);
+    expect(() => leaked!.afterCommit(() => undefined)).toThrow(/already finished/);
+    expect(await store.transaction((tx) => tx.tenants.getEnvironment(env.id))).toEqual(env);
+    const pending = store.transaction(async (tx) => {
+      await sleep(20);
+      await tx.transactions.insert(payoutRecord(env));
+      return 'done';
+    });
+    await store.close();
+    expect(await pending).toBe('done');
+    await expect(store.transaction(async () => 1)).rejects.toThrow(/closed/);
+    await expect(store.queue.nextDueAt()).rejects.toThrow(/closed/);
+  });
+
+  it('serialises the calls of one transaction, even when they are not awaited one by one', async () => {
+    const [store] = await twoInstances();
+    const { env } = await seedEnvironment(store);
+    const first = payoutRecord(env, { thirdPartyId: 'withdrawal-1' });
+    const clash = payoutRecord(env, { thirdPartyId: 'withdrawal-1' });
+    const last = payoutRecord(env, { thirdPartyId: 'withdrawal-2' });
+    await store.transaction(async (tx) => {
+      const results = await Promise.allSettled([tx.transactions.insert(first), tx.transactions.insert(clash), tx.transactions.insert(last)]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    });
+    const ids = (await store.transaction((tx) => tx.transactions.listByUser(env.id, first.userId!, { limit: 10 }))).map((t) => t.id);
+    expect(ids.sort()).toEqual([first.id, last.id].sort());
+  });
+});

@@ -1,0 +1,202 @@
+// The delivery queue on PostgreSQL, shared by every instance. Each operation is one short
+// database transaction on the pool; every update that moves a leased delivery on is guarded
+// by the lease holder, and row locks settle races between instances.
+import type pg from 'pg';
+import type { AttemptResult, ClaimedDelivery } from '../types.ts';
+import { Conn, mapError } from './db.ts';
+import { deliveryFromRow, eventFromRow, textSafe, type DeliveryRow } from './rows.ts';
+
+export interface ClaimOptions {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+  perEndpointLimit: number;
+}
+
+/**
+ * Claims take this transaction-scoped advisory lock (per database) one at a time. SKIP LOCKED
+ * alone would keep two claimers from leasing the same delivery, but both could count the same
+ * live leases per destination and together go past perEndpointLimit. A claim is one statement,
+ * so the wait is short.
+ */
+const CLAIM_LOCK = 7_270_002;
+
+// Due, unleased (or lease expired) pending deliveries, oldest due first, at most
+// perEndpointLimit minus the live leases per destination ($2). The candidates are read in due
+// order from the partial index and bounded ($3), skipping destinations already at their
+// limit, so a claim costs the same with a backlog of a million as with ten. Only the picked
+// rows are locked (SKIP LOCKED: a row a `complete` or a domain transaction is writing right
+// now waits for the next claim instead of stalling this one), and the lock re-checks the
+// conditions on the row's latest version.
+const CLAIM = `
+  WITH live AS (
+    SELECT destination, count(*) AS n FROM deliveries
+     WHERE lease_owner IS NOT NULL AND lease_expires_at > $1
+     GROUP BY destination
+  ), candidates AS (
+    SELECT seq, next_attempt_at, destination FROM deliveries
+     WHERE state = 'pending' AND next_attempt_at <= $1
+       AND (lease_owner IS NULL OR lease_expires_at <= $1)
+       AND destination NOT IN (SELECT destination FROM live WHERE n >= $2)
+     ORDER BY next_attempt_at, seq
+     LIMIT $3
+  ), ranked AS (
+    SELECT seq, next_attempt_at, destination,
+           row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, seq) AS rank
+      FROM candidates
+  ), picked AS (
+    SELECT r.seq FROM ranked r LEFT JOIN live ON live.destination = r.destination
+     WHERE r.rank + COALESCE(live.n, 0) <= $2
+     ORDER BY r.next_attempt_at, r.seq
+     LIMIT $4
+  ), locked AS (
+    SELECT d.seq FROM deliveries d
+     WHERE d.seq IN (SELECT seq FROM picked)
+       AND d.state = 'pending' AND d.next_attempt_at <= $1
+       AND (d.lease_owner IS NULL OR d.lease_expires_at <= $1)
+       FOR UPDATE OF d SKIP LOCKED
+  ), leased AS (
+    UPDATE deliveries d SET lease_owner = $5, lease_expires_at = $6
+      FROM locked WHERE d.seq = locked.seq
+    RETURNING d.*
+  )
+  SELECT leased.*,
+         CASE WHEN leased.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
+         e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
+         e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
+         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at
+    FROM leased
+    JOIN events e ON e.id = leased.event_id
+    JOIN environments env ON env.id = leased.environment_id
+    LEFT JOIN webhook_endpoints w ON w.id = leased.endpoint_id
+   ORDER BY leased.next_attempt_at, leased.seq`;
+
+type ClaimedRow = DeliveryRow & {
+  secret_enc: string;
+  e_id: string;
+  e_environment_id: string;
+  e_type: ClaimedDelivery['event']['type'];
+  e_payload: string;
+  e_order_id: string | null;
+  e_merchant_reference: string | null;
+  e_transaction_id: string | null;
+  e_created_at: number;
+};
+
+export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDelivery[]> {
+  if (o.limit < 1 || o.perEndpointLimit < 1) return [];
+  const scan = Math.max(200, o.limit * o.perEndpointLimit * 4);
+  const rows = await inTransaction(pool, async (db) => {
+    // Its own statement: the claim's snapshot must be taken after the lock, so it sees the
+    // leases the previous claimer committed.
+    await db.run('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
+    return db.rows<ClaimedRow>(CLAIM, [o.now, o.perEndpointLimit, scan, o.limit, o.owner, o.now + o.leaseMs]);
+  });
+  return rows.map((r) => ({
+    delivery: deliveryFromRow(r),
+    event: eventFromRow({
+      id: r.e_id,
+      environment_id: r.e_environment_id,
+      type: r.e_type,
+      payload: r.e_payload,
+      order_id: r.e_order_id,
+      merchant_reference: r.e_merchant_reference,
+      transaction_id: r.e_transaction_id,
+      created_at: r.e_created_at,
+    }),
+    secretEnc: r.secret_enc,
+  }));
+}
+
+// One statement: lock the delivery if `owner` holds its lease, store the attempt, move the
+// delivery on. Nothing is written when the lease is lost. A delivery disabled while in flight
+// (endpoint edited or disabled) keeps its state; the attempt is stored all the same.
+const COMPLETE = `
+  WITH owned AS (
+    SELECT id, state FROM deliveries WHERE id = $1 AND lease_owner = $2 FOR UPDATE
+  ), attempt AS (
+    INSERT INTO delivery_attempts (delivery_id, cycle, number, started_at, duration_ms, signature_timestamp,
+                                   outcome, status_code, error_class, response_body, success)
+    SELECT id, $3::integer, $4::integer, $5::bigint, $6::integer, $7::bigint, $8::text, $9::integer, $10::text, $11::text, $12::boolean
+      FROM owned
+  )
+  UPDATE deliveries d
+     SET attempt_count = $4::integer,
+         state = CASE WHEN owned.state = 'disabled' THEN d.state ELSE $13::text END,
+         next_attempt_at = CASE WHEN owned.state = 'disabled' THEN d.next_attempt_at ELSE $14::bigint END,
+         delivered_at = CASE WHEN owned.state = 'disabled' THEN d.delivered_at ELSE $15::bigint END,
+         lease_owner = NULL, lease_expires_at = NULL, updated_at = $16::bigint
+    FROM owned
+   WHERE d.id = owned.id`;
+
+export async function complete(pool: pg.Pool, owner: string, deliveryId: string, result: AttemptResult): Promise<boolean> {
+  const a = result.attempt;
+  if (a.deliveryId !== deliveryId) throw new Error(`attempt belongs to ${a.deliveryId}, not ${deliveryId}`);
+  const changed = await new Conn(pool).run(COMPLETE, [
+    deliveryId,
+    owner,
+    a.cycle,
+    a.number,
+    a.startedAt,
+    a.durationMs,
+    a.signatureTimestamp,
+    a.outcome,
+    a.statusCode,
+    a.errorClass,
+    textSafe(a.responseBody),
+    a.success,
+    result.state,
+    result.nextAttemptAt,
+    result.deliveredAt,
+    a.startedAt + a.durationMs,
+  ]);
+  return changed > 0;
+}
+
+/** Returns how many leases were given back. */
+export async function release(pool: pg.Pool, owner: string, deliveryIds: readonly string[]): Promise<number> {
+  if (deliveryIds.length === 0) return 0;
+  return new Conn(pool).run('UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ANY($1::text[]) AND lease_owner = $2', [
+    [...deliveryIds],
+    owner,
+  ]);
+}
+
+export async function nextDueAt(pool: pg.Pool): Promise<number | null> {
+  // Two index lookups instead of one pass over every pending delivery: the earliest unleased
+  // one (first entry of deliveries_due that is not leased), and the few leased ones, which are
+  // due again when both their lease and their due time have passed.
+  const r = await new Conn(pool).one<{ due: number | null }>(
+    `SELECT LEAST(
+       (SELECT next_attempt_at FROM deliveries
+         WHERE state = 'pending' AND next_attempt_at IS NOT NULL AND lease_owner IS NULL
+         ORDER BY next_attempt_at LIMIT 1),
+       (SELECT min(GREATEST(lease_expires_at, next_attempt_at)) FROM deliveries
+         WHERE state = 'pending' AND next_attempt_at IS NOT NULL AND lease_owner IS NOT NULL)
+     ) AS due`,
+  );
+  return r?.due ?? null;
+}
+
+/** Runs fn in BEGIN … COMMIT on a client of its own (ROLLBACK on error). */
+export async function inTransaction<T>(pool: pg.Pool, fn: (db: Conn) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    try {
+      const value = await fn(new Conn(client));
+      if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new Error('transaction rolled back: a statement failed earlier in it');
+      return value;
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+      throw mapError(err);
+    }
+  } finally {
+    // A client whose ROLLBACK failed is in an unknown state: destroy it rather than reuse it.
+    client.release(broken);
+  }
+}

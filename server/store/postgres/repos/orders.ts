@@ -1,0 +1,55 @@
+import type { OrderRepo } from '../../types.ts';
+import type { Conn } from '../db.ts';
+import { orderFromRow, orderToRow, type OrderRow } from '../rows.ts';
+
+export function formatOrderNumber(n: number): string {
+  return `ORD-${String(n).padStart(6, '0')}`;
+}
+
+export function orderRepo(db: Conn): OrderRepo {
+  return {
+    async nextOrderNumber(environmentId) {
+      // One upsert: concurrent callers (any instance) queue on the row lock, each gets its own number.
+      const r = await db.one<{ last_value: number }>(
+        `INSERT INTO order_number_sequences AS s (environment_id, last_value) VALUES ($1, 1)
+         ON CONFLICT (environment_id) DO UPDATE SET last_value = s.last_value + 1
+         RETURNING last_value`,
+        [environmentId],
+      );
+      if (!r) throw new Error('order number sequence returned no row');
+      return formatOrderNumber(r.last_value);
+    },
+    async insert(o) {
+      await db.insert('orders', orderToRow(o));
+    },
+    async get(environmentId, id) {
+      const r = await db.one<OrderRow>('SELECT * FROM orders WHERE environment_id = $1 AND id = $2', [environmentId, id]);
+      return r ? orderFromRow(r) : null;
+    },
+    async update(o) {
+      // Identity, environment, number and creation time never change.
+      const r = orderToRow(o);
+      await db.run(
+        `UPDATE orders SET merchant_reference = $3, amount_minor = $4, asset_id = $5, network_id = $6, amount_base_units = $7,
+                received_base_units = $8, overpayment_base_units = $9, status = $10, payment_status = $11, review_reason = $12,
+                updated_at = $13
+          WHERE environment_id = $1 AND id = $2`,
+        [
+          r.environment_id,
+          r.id,
+          r.merchant_reference,
+          r.amount_minor,
+          r.asset_id,
+          r.network_id,
+          r.amount_base_units,
+          r.received_base_units,
+          r.overpayment_base_units,
+          r.status,
+          r.payment_status,
+          r.review_reason,
+          r.updated_at,
+        ],
+      );
+    },
+  };
+}

@@ -1,0 +1,382 @@
+// The shared Store: one PostgreSQL database behind any number of service instances, through a
+// pg.Pool per instance. Each domain transaction gets a client of its own (BEGIN … COMMIT at
+// READ COMMITTED); the rules that must hold across instances are held by the database itself:
+// unique constraints, guarded single-statement updates (wallet, lease holder), row locks, and
+// advisory locks for migrating and claiming. Deadlocks and serialization failures run the
+// transaction again, so a transaction body may run more than once: keep it free of effects
+// outside the store (use afterCommit for those).
+//
+// Wake-ups: a commit that adds or restarts due deliveries sends NOTIFY deliveries_ready inside
+// its transaction (PostgreSQL delivers it on commit only); every instance LISTENs on a
+// dedicated connection and wakes its listeners. Listeners of the committing instance are
+// woken directly after commit, and skip the echo of their own notification.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { pino, type Logger } from 'pino';
+import type { AttemptResult, DeliveryQueue, Store, Tx } from '../types.ts';
+import { Conn, isRetryable, mapError, typeParsers } from './db.ts';
+import { assertKnownSchema, migrate } from './migrate.ts';
+import * as queue from './queue.ts';
+import { deliveryRepo } from './repos/deliveries.ts';
+import { endpointRepo } from './repos/endpoints.ts';
+import { eventRepo } from './repos/events.ts';
+import { orderRepo } from './repos/orders.ts';
+import { tenantRepo } from './repos/tenants.ts';
+import { transactionRepo } from './repos/transactions.ts';
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:5432/database (any libpq-style URL node-postgres accepts). */
+  connectionString: string;
+  /** Connections in this instance's pool (default 10). Each open transaction holds one. */
+  poolSize?: number;
+  log?: Logger;
+}
+
+export const DELIVERIES_CHANNEL = 'deliveries_ready';
+/** How often a transaction hit by a deadlock or serialization failure is run in all. */
+const MAX_TRANSACTION_RUNS = 4;
+const APPLICATION_NAME = 'payments-service';
+
+
+/** State of one open transaction. */
+class TxScope {
+  open = true;
+  readonly callbacks: (() => void)[] = [];
+  deliveriesReady = false;
+  /** Repository calls run one after another on the transaction's one connection. */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  check(): void {
+    if (!this.open) throw new Error('transaction already finished: do not keep the Tx beyond its callback');
+  }
+
+  exec<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      this.check();
+    } catch (err) {
+      return Promise.reject(err); // repository methods are async: fail the same way
+    }
+    const result = this.tail.then(op);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Resolves once every call made so far has settled. */
+  async idle(): Promise<void> {
+    for (let seen = this.tail; ; seen = this.tail) {
+      await seen;
+      if (seen === this.tail) return;
+    }
+  }
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  readonly queue: DeliveryQueue;
+  /** Tags this instance's notifications so its own listener can skip the echo. */
+  private readonly instanceId = randomUUID();
+  private readonly scope = new AsyncLocalStorage<TxScope>();
+  private readonly listeners = new Set<() => void>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly notifications: NotificationListener;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    connectionString: string,
+    private readonly log: Logger,
+  ) {
+    // An idle pooled connection that dies (database restart, network) must not crash the
+    // process; the pool drops it and opens a new one when needed. After close() the pool's
+    // connections may still be going away: nothing to report then.
+    pool.on('error', (err) => {
+      if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
+    });
+    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.wakeListeners(), log);
+    this.queue = {
+      claim: (o) => this.track(() => queue.claim(this.pool, o)),
+      complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.pool, owner, id, result)),
+      release: (owner, ids) =>
+        this.track(async () => {
+          if ((await queue.release(this.pool, owner, ids)) === 0) return;
+          this.wakeListeners();
+          // Other instances' workers may be waiting on these destinations too.
+          await new Conn(this.pool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
+        }),
+      nextDueAt: () => this.track(() => queue.nextDueAt(this.pool)),
+    };
+  }
+
+  /** Starts listening for other instances' notifications. */
+  async start(): Promise<void> {
+    await assertKnownSchema(this.pool);
+    await this.notifications.start();
+  }
+
+  async migrate(): Promise<void> {
+    await this.track(() => migrate(this.pool));
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.track(async () => {
+      for (let run = 1; ; run++) {
+        const scope = new TxScope();
+        try {
+          const value = await this.runOnce(fn, scope);
+          if (scope.deliveriesReady) scope.callbacks.push(() => this.wakeListeners());
+          for (const cb of scope.callbacks) runSafely(cb, 'afterCommit callback', this.log);
+          return value;
+        } catch (err) {
+          if (run >= MAX_TRANSACTION_RUNS || !isRetryable(err)) throw err;
+          this.log.warn({ err: brief(err), run }, 'store transaction hit a deadlock or serialization failure: running it again');
+          await new Promise((r) => setTimeout(r, 5 * run + Math.random() * 20 * run));
+        }
+      }
+    });
+  }
+
+  onDeliveriesReady(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Work already submitted finishes first.
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    this.listeners.clear();
+    await this.notifications.stop();
+    await this.pool.end();
+  }
+
+  private async runOnce<T>(fn: (tx: Tx) => Promise<T>, scope: TxScope): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN').catch((err: unknown) => {
+        broken = toError(err);
+        throw err;
+      });
+      try {
+        const value = await this.scope.run(scope, () => fn(this.createTx(new Conn(client), scope)));
+        // A call fn started without awaiting still belongs to this transaction.
+        await scope.idle();
+        scope.open = false;
+        // Delivered to every listening instance on commit, never on rollback.
+        if (scope.deliveriesReady) await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
+        assertCommitted(await client.query('COMMIT'));
+        return value;
+      } catch (err) {
+        scope.open = false;
+        await scope.idle();
+        await client.query('ROLLBACK').catch((e: unknown) => {
+          broken = toError(e);
+        });
+        throw mapError(err);
+      }
+    } finally {
+      scope.open = false;
+      // A client whose ROLLBACK failed is in an unknown state: destroy it rather than reuse it.
+      client.release(broken);
+    }
+  }
+
+  private createTx(db: Conn, scope: TxScope): Tx {
+    return {
+      tenants: guard(tenantRepo(db), scope),
+      transactions: guard(transactionRepo(db), scope),
+      orders: guard(orderRepo(db), scope),
+      events: guard(eventRepo(db), scope),
+      endpoints: guard(endpointRepo(db), scope),
+      deliveries: guard(
+        deliveryRepo(db, () => {
+          scope.deliveriesReady = true;
+        }),
+        scope,
+      ),
+      afterCommit(fn) {
+        scope.check();
+        scope.callbacks.push(fn);
+      },
+    };
+  }
+
+  /** Runs a store operation unless the store is closed or we are inside a transaction; close() waits for it. */
+  private track<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      if (this.closed) throw new Error('store is closed');
+      // A transaction inside a transaction would commit on its own, and could wait for a pool
+      // connection that only the outer one can give back.
+      if (this.scope.getStore()?.open) throw new Error('nested store transaction: use the Tx you were given');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const p = op();
+    this.inflight.add(p);
+    const forget = (): void => {
+      this.inflight.delete(p);
+    };
+    p.then(forget, forget);
+    return p;
+  }
+
+  private wakeListeners(): void {
+    for (const listener of this.listeners) runSafely(listener, 'onDeliveriesReady listener', this.log);
+  }
+}
+
+/**
+ * LISTEN deliveries_ready on a connection of its own (a pooled one would be handed to others).
+ * When the connection drops it reconnects with back-off, and wakes the listeners once it is
+ * back: notifications sent meanwhile are lost, so the workers should look at the queue.
+ */
+class NotificationListener {
+  private client: pg.Client | null = null;
+  private stopped = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private backoffMs = RECONNECT_MIN_MS;
+
+  constructor(
+    private readonly connectionString: string,
+    private readonly instanceId: string,
+    private readonly wake: () => void,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      application_name: `${APPLICATION_NAME}:listener`,
+      // Notice a silently dead connection (no notifications would arrive on it).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
+    client.on('notification', (msg) => {
+      if (msg.channel === DELIVERIES_CHANNEL && msg.payload !== this.instanceId) this.wake();
+    });
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, null));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${DELIVERIES_CHANNEL}`);
+    } catch (err) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.backoffMs = RECONNECT_MIN_MS;
+  }
+
+  private lost(client: pg.Client, err: Error | null): void {
+    if (this.client !== client) return; // not the live connection (stopping, or failed to start)
+    this.client = null;
+    client.end().catch(() => undefined);
+    if (this.stopped) return;
+    this.log.warn({ err: brief(err) }, 'deliveries_ready listener connection lost: reconnecting');
+    this.reconnectLater();
+  }
+
+  private reconnectLater(): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.connect().then(
+        () => {
+          if (this.stopped) return;
+          this.log.info('deliveries_ready listener reconnected');
+          this.wake();
+        },
+        (err: unknown) => {
+          if (this.stopped) return;
+          this.log.warn({ err: brief(err), retryInMs: this.backoffMs }, 'deliveries_ready listener could not reconnect');
+          this.reconnectLater();
+        },
+      );
+      this.backoffMs = Math.min(this.backoffMs * 2, RECONNECT_MAX_MS);
+    }, this.backoffMs);
+    // The pool and the HTTP server keep the process alive, not this timer.
+    this.timer.unref();
+  }
+}
+
+const RECONNECT_MIN_MS = 250;
+const RECONNECT_MAX_MS = 30_000;
+
+/**
+ * COMMIT of a transaction that an earlier statement aborted answers ROLLBACK, not an error:
+ * that happens when fn caught a database error itself (other than a guarded UniqueViolation)
+ * and went on. Nothing was written, so the caller must not be told it was.
+ */
+export function assertCommitted(result: pg.QueryResult): void {
+  if (result.command === 'ROLLBACK') {
+    throw new Error('transaction rolled back: a statement failed earlier in it and the error was caught inside the transaction');
+  }
+}
+
+const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+/** What to log of a driver error: node-postgres attaches the whole client object to some. */
+function brief(err: unknown): { message: string; code?: string } | null {
+  if (err === null || err === undefined) return null;
+  if (!(err instanceof Error)) return { message: String(err) };
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? { message: err.message, code } : { message: err.message };
+}
+
+function runSafely(fn: () => void, what: string, log: Logger): void {
+  try {
+    fn();
+  } catch (err) {
+    // The data is committed; a failing callback must not turn that into an error for the caller.
+    log.error({ err }, `${what} failed`);
+  }
+}
+
+/** Wraps each repository method: one call at a time on the connection, and a Tx used after its transaction ended fails loudly. */
+function guard<T extends object>(repo: T, scope: TxScope): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(repo)) {
+    wrapped[name] =
+      typeof value === 'function' ? (...args: unknown[]) => scope.exec(() => (value as (...a: unknown[]) => Promise<unknown>)(...args)) : value;
+  }
+  return wrapped as T;
+}
+
+export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
+  const log = opts.log ?? pino({ name: 'postgres-store', level: 'warn' });
+  const pool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: opts.poolSize ?? 10,
+    types: typeParsers,
+    application_name: APPLICATION_NAME,
+    // Fail a request rather than hang when the database is unreachable or the pool is starved.
+    connectionTimeoutMillis: 15_000,
+    keepAlive: true,
+  });
+  const store = new PostgresStore(pool, opts.connectionString, log);
+  try {
+    await store.start();
+    return store;
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+}
