@@ -1,11 +1,27 @@
 import { defineConfig } from 'vitest/config';
 
+const shared = {
+  exclude: ['node_modules/**', 'data/**'],
+  testTimeout: 30_000,
+  hookTimeout: 90_000,
+  pool: 'forks' as const,
+};
+
+// Two projects: everything on the embedded SQLite store, and the API and delivery suites again
+// on PostgreSQL (the harness opens a fresh database per server when TEST_STORE=postgres).
 export default defineConfig({
   test: {
-    include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', 'data/**'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
+    projects: [
+      { test: { ...shared, name: 'sqlite', include: ['**/*.test.ts'] } },
+      {
+        test: {
+          ...shared,
+          name: 'postgres',
+          include: ['server/api/**/*.test.ts', 'server/webhooks/delivery/{worker,engine}.test.ts'],
+          exclude: [...shared.exclude, 'server/api/prism-proxy.test.ts'],
+          env: { TEST_STORE: 'postgres' },
+        },
+      },
+    ],
   },
 });

@@ -1,5 +1,6 @@
 // Test harness: the real server on a free loopback port with a temporary data folder and a
 // fresh tenant, and typed clients that call it over HTTP.
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -11,7 +12,7 @@ import { loadConfig, type Config } from '../config.ts';
 import { createTenant, type CreatedTenant } from '../domain/admin.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Services } from '../domain/context.ts';
-import { buildApp } from '../api/index.ts';
+import { buildApp, type BuiltApp } from '../api/index.ts';
 import { openServices } from '../services.ts';
 import type { Resolver } from '../webhooks/destination/policy.ts';
 
@@ -22,6 +23,11 @@ export interface TestServerOptions {
   env?: NodeJS.ProcessEnv;
   /** Log lines go here (default: silent). */
   logLevel?: string;
+  /**
+   * Builds the app instead of `buildApp(services, config)`: the conformance suite's mutants
+   * (conformance/mutants/servers/) build the real app with one defect and wrap it.
+   */
+  build?: (services: Services, config: Config) => BuiltApp;
 }
 
 export interface TestTenant extends CreatedTenant {
@@ -43,9 +49,22 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * The store under test: SQLite in the temporary data folder by default; with
+ * TEST_STORE=postgres (the `postgres` vitest project) a fresh PostgreSQL database per server.
+ */
+async function storeEnv(): Promise<{ env: NodeJS.ProcessEnv; drop(): Promise<void> }> {
+  if (process.env.TEST_STORE !== 'postgres') return { env: {}, drop: async () => undefined };
+  const { createTestDatabase } = await import('../store/postgres/testing.ts');
+  const db = await createTestDatabase();
+  return { env: { DATABASE_URL: db.url, SECRETS_KEY: randomBytes(32).toString('base64url') }, drop: () => db.drop() };
+}
+
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-test-'));
+  const storage = await storeEnv();
   const config = loadConfig({
+    ...storage.env,
     NODE_ENV: 'test',
     DATA_DIR: dataDir,
     WEBHOOK_ALLOW_INSECURE_URLS: 'true',
@@ -55,7 +74,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   });
   const log = pino({ level: config.logLevel });
   const { services } = await openServices(config, log, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.resolve ? { resolve: opts.resolve } : {}) });
-  const { app, start, stop } = buildApp(services, config);
+  const { app, start, stop } = (opts.build ?? buildApp)(services, config);
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
   });
@@ -83,6 +102,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       await stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await services.store.close();
+      await storage.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,22 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../client/webhooks/index.ts';
 import { systemClock } from '../../domain/clock.ts';
 import type { Services } from '../../domain/context.ts';
 import { createSecretBox } from '../../domain/secrets.ts';
-import { openSqliteStore } from '../../store/sqlite/store.ts';
+import { openTestStore } from '../../testing/store.ts';
 import { createDeliveryEngine } from './engine.ts';
 import { captureLogger, loopbackPolicy, recordEvent, seedEndpoint, startReceiver, testCertificate } from './testing.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'delivery-engine-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('wires sender and worker from Services: an event recorded is delivered over https, then stop drains', async () => {
-  const store = await openSqliteStore({ file: join(dir, 'engine.sqlite') });
-  await store.migrate();
+  const store = await openTestStore();
   const services: Services = { store, clock: systemClock, secrets: createSecretBox(randomBytes(32)), destinations: loopbackPolicy(), log: captureLogger().log };
   const cert = await testCertificate();
   const rx = await startReceiver({ tls: cert });

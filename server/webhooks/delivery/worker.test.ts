@@ -1,14 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../client/webhooks/index.ts';
 import { ManualClock } from '../../domain/clock.ts';
 import type { Services } from '../../domain/context.ts';
 import { createSecretBox } from '../../domain/secrets.ts';
 import { recordPayoutCallback } from '../../domain/events.ts';
-import { openSqliteStore, type SqliteStore } from '../../store/sqlite/store.ts';
+import { openTestStore } from '../../testing/store.ts';
+import type { Store } from '../../store/types.ts';
 import type { AttemptRecord, DeliveryRecord } from '../../store/types.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.ts';
 import { createSender, type Sender } from './sender.ts';
@@ -31,9 +29,6 @@ import { MAX_IDLE_MS, createDeliveryWorker, type DeliveryWorker, type DeliveryWo
 // the schedule (so ten attempts over ~16 hours run in milliseconds), and injected timers where
 // the loop's waits matter.
 
-const dir = mkdtempSync(join(tmpdir(), 'delivery-worker-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
 
 /** Timers that only fire when told to. */
 class FakeTimers implements Timers {
@@ -68,7 +63,7 @@ async function eventually<T>(fn: () => Promise<T | undefined | null | false>, ti
   }
 }
 
-let store: SqliteStore;
+let store: Store;
 let clock: ManualClock;
 let services: Services;
 let logs: ReturnType<typeof captureLogger>;
@@ -77,8 +72,7 @@ const receivers: Receiver[] = [];
 const workers: DeliveryWorker[] = [];
 
 beforeEach(async () => {
-  store = await openSqliteStore({ file: join(dir, `worker-${++files}.sqlite`) });
-  await store.migrate();
+  store = await openTestStore();
   clock = new ManualClock();
   logs = captureLogger();
   services = { store, clock, secrets: createSecretBox(randomBytes(32)), destinations: loopbackPolicy(), log: logs.log };
