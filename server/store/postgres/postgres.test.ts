@@ -280,8 +280,9 @@ describe('PostgreSQL store', () => {
     await expect(
       a.transaction(async (tx) => {
         await tx.transactions.insert(payout);
-        // A foreign key error outside a guarded write aborts the PostgreSQL transaction.
-        await tx.orders.nextOrderNumber('env_missing').catch(() => undefined);
+        // A database error outside a guarded write (here a time that is not a bigint) aborts
+        // the PostgreSQL transaction, even when the caller catches it.
+        await tx.transactions.updateStatus(env.id, payout.id, 'pending', 'completed', Number.NaN).catch(() => undefined);
       }),
     ).rejects.toThrow(/rolled back/);
     expect(await a.transaction((tx) => tx.transactions.get(env.id, payout.id))).toBeNull();

@@ -80,13 +80,25 @@ export class PostgresStore implements Store {
   private readonly listeners = new Set<() => void>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly notifications: NotificationListener;
+  /**
+   * Order numbers are taken outside the caller's transaction, on their own small pool, so the
+   * sequence row is locked for one statement rather than a whole transaction (which would
+   * serialise every order of an environment). A rolled-back order leaves a gap in the numbers.
+   * A separate pool, so that a transaction waiting for a number never waits for its own pool.
+   */
+  private readonly sequences: Conn;
   private closed = false;
 
   constructor(
     private readonly pool: pg.Pool,
     connectionString: string,
     private readonly log: Logger,
+    private readonly sequencePool: pg.Pool,
   ) {
+    this.sequences = new Conn(sequencePool);
+    sequencePool.on('error', (err) => {
+      if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
+    });
     // An idle pooled connection that dies (database restart, network) must not crash the
     // process; the pool drops it and opens a new one when needed. After close() the pool's
     // connections may still be going away: nothing to report then.
@@ -148,7 +160,7 @@ export class PostgresStore implements Store {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     this.listeners.clear();
     await this.notifications.stop();
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.sequencePool.end()]);
   }
 
   private async runOnce<T>(fn: (tx: Tx) => Promise<T>, scope: TxScope): Promise<T> {
@@ -187,7 +199,7 @@ export class PostgresStore implements Store {
     return {
       tenants: guard(tenantRepo(db), scope),
       transactions: guard(transactionRepo(db), scope),
-      orders: guard(orderRepo(db), scope),
+      orders: guard(orderRepo(db, this.sequences), scope),
       events: guard(eventRepo(db), scope),
       endpoints: guard(endpointRepo(db), scope),
       deliveries: guard(
@@ -371,7 +383,8 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     connectionTimeoutMillis: 15_000,
     keepAlive: true,
   });
-  const store = new PostgresStore(pool, opts.connectionString, log);
+  const sequencePool = new pg.Pool({ connectionString: opts.connectionString, max: 2, types: typeParsers, application_name: APPLICATION_NAME, connectionTimeoutMillis: 15_000 });
+  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool);
   try {
     await store.start();
     return store;

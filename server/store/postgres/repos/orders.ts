@@ -6,11 +6,12 @@ export function formatOrderNumber(n: number): string {
   return `ORD-${String(n).padStart(6, '0')}`;
 }
 
-export function orderRepo(db: Conn): OrderRepo {
+/** `sequences` runs outside the transaction (autocommit): see PostgresStore.sequences. */
+export function orderRepo(db: Conn, sequences: Conn = db): OrderRepo {
   return {
     async nextOrderNumber(environmentId) {
       // One upsert: concurrent callers (any instance) queue on the row lock, each gets its own number.
-      const r = await db.one<{ last_value: number }>(
+      const r = await sequences.one<{ last_value: number }>(
         `INSERT INTO order_number_sequences AS s (environment_id, last_value) VALUES ($1, 1)
          ON CONFLICT (environment_id) DO UPDATE SET last_value = s.last_value + 1
          RETURNING last_value`,
