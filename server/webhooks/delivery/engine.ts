@@ -3,8 +3,8 @@
 // the app and stops it (draining in-flight attempts) on shutdown.
 import type { Services } from '../../domain/context.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
-import { createSender, type Sender } from './sender.ts';
-import { createDeliveryWorker, type DeliveryWorker, type Timers } from './worker.ts';
+import { createSender, type Sender, type SenderOptions } from './sender.ts';
+import { createDeliveryWorker, type DeliveryWorker, type RetrySchedule, type Timers } from './worker.ts';
 
 export interface DeliveryEngineOptions {
   /** WEBHOOK_RETRY_SCALE: factor applied to the retry schedule (1 = the real schedule). */
@@ -22,6 +22,14 @@ export interface DeliveryEngineOptions {
   /** Test CA for https receivers in tests. */
   tls?: { ca?: string | Buffer };
   timers?: Timers;
+  /**
+   * Builds the sender instead of `createSender` (given the options the engine would use).
+   * A seam for the conformance suite's mutants (conformance/mutants/servers/); never set in
+   * production.
+   */
+  sender?: (opts: SenderOptions) => Sender;
+  /** Replaces the retry schedule (`nextAttemptAt`); same purpose and rule as `sender`. */
+  schedule?: RetrySchedule;
 }
 
 export interface DeliveryEngine {
@@ -39,7 +47,7 @@ export function createDeliveryEngine(services: Services, opts: DeliveryEngineOpt
     throw new RangeError(`retryScale must be a positive number, not ${opts.retryScale}`);
   }
   const timeoutMs = opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
-  const sender = createSender({ policy: services.destinations, timeoutMs, ...(opts.tls ? { tls: opts.tls } : {}) });
+  const sender = (opts.sender ?? createSender)({ policy: services.destinations, timeoutMs, ...(opts.tls ? { tls: opts.tls } : {}) });
   let worker: DeliveryWorker;
   try {
     worker = createDeliveryWorker({
@@ -56,6 +64,7 @@ export function createDeliveryEngine(services: Services, opts: DeliveryEngineOpt
       ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
       ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
       ...(opts.timers !== undefined ? { timers: opts.timers } : {}),
+      ...(opts.schedule !== undefined ? { schedule: opts.schedule } : {}),
     });
   } catch (err) {
     void sender.close();

@@ -65,7 +65,16 @@ export interface DeliveryWorkerOptions {
   /** Attempt deadline the lease must cover; default (and at least) the sender's. */
   timeoutMs?: number;
   timers?: Timers;
+  /**
+   * When the next attempt is due after a failed one (null: the cycle is over); default
+   * `nextAttemptAt` of schedule.ts, the contract's schedule. A seam for the conformance suite's
+   * mutants (conformance/mutants/servers/), never set in production.
+   */
+  schedule?: RetrySchedule;
 }
+
+/** The shape of `nextAttemptAt` (schedule.ts): attempt number (1-based), now, policy → due time or null. */
+export type RetrySchedule = typeof nextAttemptAt;
 
 export interface DeliveryWorker {
   readonly owner: string;
@@ -99,6 +108,7 @@ function positiveInt(name: string, value: number): number {
 
 export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker {
   const { store, secrets, sender, clock, retry } = opts;
+  const schedule = opts.schedule ?? nextAttemptAt;
   const timers = opts.timers ?? realTimers;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const batchSize = positiveInt('batchSize', opts.batchSize ?? 50);
@@ -176,7 +186,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     if (sent.success) {
       result = { attempt: record, state: 'delivered', nextAttemptAt: null, deliveredAt: finishedAt };
     } else {
-      const next = nextAttemptAt(number, finishedAt, retry);
+      const next = schedule(number, finishedAt, retry);
       result = { attempt: record, state: next === null ? 'failed' : 'pending', nextAttemptAt: next, deliveredAt: null };
     }
     const ok = await store.queue.complete(owner, delivery.id, result);
