@@ -1,0 +1,130 @@
+// The HTTP contract at run time: every operation of the four bundled OpenAPI documents
+// (generated/openapi/*.json, through server/contract/operations.ts) with its documented
+// examples, its statuses and a spec pointer for reports. The api target derives its checks
+// from this walk, so an operation, a field or a bound added to the spec is checked without
+// hand edits.
+import { API_NAMES, compileOperation, loadDocument, loadOperations } from '../../server/contract/operations.ts';
+import type { ApiName, CompiledOperation, JsonSchema, OperationSpec, ParameterSpec } from '../../server/contract/operations.ts';
+import { PROBLEM_TYPE_BASE, problemTypes } from '../../generated/problem-types.ts';
+import type { SpecRule } from '../core/check.ts';
+
+export type { ApiName, JsonSchema, OperationSpec, ParameterSpec };
+
+/** The spec file of each document (pointers in reports are relative to spec/). */
+export const SPEC_FILES: Readonly<Record<ApiName, string>> = {
+  transactions: 'transactions.openapi.yaml',
+  orders: 'orders.openapi.yaml',
+  management: 'management.openapi.yaml',
+  sandbox: 'sandbox.openapi.yaml',
+};
+
+export interface NamedExample {
+  name: string;
+  value: unknown;
+}
+
+export interface ApiOperation {
+  api: ApiName;
+  spec: OperationSpec;
+  compiled: CompiledOperation;
+  /** `transactions.openapi.yaml#/paths/~1transactions~1payout/post` */
+  pointer: string;
+  /** The documented request body examples, in document order. */
+  bodyExamples: NamedExample[];
+  /** The documented example of each parameter, by `<in>:<name>`. */
+  paramExamples: Map<string, unknown>;
+  /** Documented 2xx statuses, lowest first. */
+  successStatuses: number[];
+  /** Whether the operation accepts member tokens (`Authorization: Bearer`). */
+  allowsMemberToken: boolean;
+  /** Whether the operation declares the `x-tenant-id` header. */
+  declaresTenantHeader: boolean;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const obj = (v: unknown): Obj => (isObj(v) ? v : {});
+
+/** Every operation of the given documents, in document order. */
+export function walkOperations(apis: readonly ApiName[] = API_NAMES): ApiOperation[] {
+  const out: ApiOperation[] = [];
+  for (const api of apis) {
+    const doc = loadDocument(api);
+    const paths = obj(doc.paths);
+    for (const spec of loadOperations(api)) {
+      const item = obj(paths[spec.path]);
+      const raw = obj(item[spec.method]);
+      const content = obj(obj(obj(raw.requestBody).content)['application/json']);
+      const bodyExamples: NamedExample[] = isObj(content.examples)
+        ? Object.entries(content.examples).map(([name, ex]) => ({ name, value: obj(ex).value }))
+        : 'example' in content
+          ? [{ name: 'example', value: content.example }]
+          : [];
+      const paramExamples = new Map<string, unknown>();
+      for (const p of [...asArray(item.parameters), ...asArray(raw.parameters)]) {
+        const prm = obj(p);
+        const schema = obj(prm.schema);
+        const example = 'example' in prm ? prm.example : Array.isArray(schema.examples) ? schema.examples[0] : schema.example;
+        if (example !== undefined) paramExamples.set(`${String(prm.in)}:${String(prm.name)}`, example);
+      }
+      out.push({
+        api,
+        spec,
+        compiled: compileOperation(spec),
+        pointer: `${SPEC_FILES[api]}#/paths/${escapePointer(spec.path)}/${spec.method}`,
+        bodyExamples,
+        paramExamples,
+        successStatuses: spec.responses
+          .map((r) => Number(r.status))
+          .filter((s) => s >= 200 && s < 300)
+          .sort((a, b) => a - b),
+        allowsMemberToken: spec.security.some((s) => 'MemberToken' in s),
+        declaresTenantHeader: spec.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'x-tenant-id'),
+      });
+    }
+  }
+  return out;
+}
+
+function asArray(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** `POST /transactions/payout` */
+export function describeOperation(op: ApiOperation): string {
+  return `${op.spec.method.toUpperCase()} ${op.spec.path}`;
+}
+
+/** Whether `status` is documented for the operation (exactly or by an `NXX` range). */
+export function isDocumented(op: ApiOperation, status: number): boolean {
+  return op.spec.responses.some((r) => r.status === String(status) || r.status === `${String(status)[0]}XX`);
+}
+
+/** The rule behind an operation's documented answers. */
+export function operationRule(op: ApiOperation, what: string): SpecRule {
+  return { source: `${op.pointer} (${op.spec.operationId}: ${what})` };
+}
+
+// ---- problem types ------------------------------------------------------------------------
+
+export type ProblemSlug = keyof typeof problemTypes;
+
+/** The slug of a problem `type` URI, when it is one of spec/common/problem-types.yaml. */
+export function problemSlug(type: unknown): ProblemSlug | null {
+  if (typeof type !== 'string' || !type.startsWith(PROBLEM_TYPE_BASE)) return null;
+  const slug = type.slice(PROBLEM_TYPE_BASE.length);
+  return Object.hasOwn(problemTypes, slug) ? (slug as ProblemSlug) : null;
+}
+
+export function problemStatus(slug: ProblemSlug): number {
+  return problemTypes[slug].status;
+}
+
+export const PROBLEM_TYPES_RULE: SpecRule = {
+  source: 'common/problem-types.yaml',
+  quote: 'The stable problem types of every API. `type` is https://errors.payments.example/<slug>.',
+};

@@ -1,0 +1,86 @@
+// The rules the api target enforces, quoted from the contract (the interface document, the
+// product decisions written into spec/, and the OpenAPI documents), so a failure names the rule
+// in the contract's own words.
+import type { SpecRule } from '../core/check.ts';
+
+const INTERFACE = 'payments-service-interface.md';
+
+export const AUTH_RULE: SpecRule = {
+  source: 'transactions.openapi.yaml#/info/description (Authentication)',
+  quote:
+    'Every request carries two headers: x-api-key, the API client\'s public identifier, and x-api-hash, its secret. Missing or wrong credentials answer 401.',
+};
+
+export const MEMBER_AUTH_RULE: SpecRule = {
+  source: 'management.openapi.yaml#/info/description (Authentication and roles)',
+  quote: 'Either credential is accepted on every operation: a developer-portal member token, Authorization: Bearer <token> ... or an API key (x-api-key and x-api-hash) with the webhooks_manage permission. Missing or wrong credentials answer 401.',
+};
+
+export const TENANT_HEADER_RULE: SpecRule = {
+  source: 'transactions.openapi.yaml#/info/description (Tenancy)',
+  quote: 'GET /transactions requires the header x-tenant-id; every other operation accepts it optionally. When present it must be the tenant of the key, otherwise the answer is 403 (tenant-mismatch).',
+};
+
+export const VALIDATION_RULE: SpecRule = {
+  source: 'spec/README.md (Conventions) and common/problem-types.yaml#/validation-failed',
+  quote:
+    'Request bodies and response objects are closed (additionalProperties: false): unknown request fields are a 400. validation-failed (400): a field is missing or invalid; `errors` lists each one with its JSON pointer.',
+};
+
+export const DECIMAL_RULE: SpecRule = {
+  source: 'common/schemas.yaml#/Amount (x-decimal)',
+  quote: 'Greater than zero, at most 8 decimal places and at most 15 significant digits, so that the value is exact in every JSON parser.',
+};
+
+export const PROBLEM_RULE: SpecRule = {
+  source: 'common/schemas.yaml#/Problem',
+  quote: 'Every error body is application/problem+json (RFC 9457): type (a stable URI), title, status, detail.',
+};
+
+export const NO_5XX_RULE: SpecRule = {
+  source: 'spec/README.md (Conventions)',
+  quote: 'Every operation has ... every error response it can produce (including 401, 413/415 for JSON bodies, 429 and 500). A malformed request is a client error (4xx), never an internal one.',
+};
+
+export const STATUS_RULE: SpecRule = {
+  source: 'PRODUCT.md § Errors',
+  quote: 'Creations answer 201, reads and state changes 200.',
+};
+
+export const DUPLICATE_THIRD_PARTY_RULE: SpecRule = {
+  source: `${INTERFACE} § Errors; transactions.openapi.yaml#/paths/~1transactions~1payout/post`,
+  quote: 'thirdPartyId is unique per tenant environment among payouts. A repeat answers 409 (duplicate-third-party-id) with existingTransactionId, whatever the rest of the body, and creates nothing.',
+};
+
+export const STAKING_DEFAULT_RULE: SpecRule = {
+  source: `${INTERFACE} § Endpoints, Transactions API rule 3`,
+  quote: 'When durationInMonths is omitted on a staking payout, 3 months applies.',
+};
+
+export const PAYOUT_SETTLES_RULE: SpecRule = {
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1payout/post',
+  quote: 'The payout creates a locked/pending credit for the user: the transaction has the status pending until the funds are confirmed. The payout later settles as completed (notification status success) or cancelled.',
+};
+
+export const REFUND_RULE: SpecRule = {
+  source: `${INTERFACE} § Endpoints, Transactions API rule 5; transactions.openapi.yaml#/paths/~1transactions~1refund/post`,
+  quote: 'The refund operation applies to payments in status pending_confirmation ... any other type or status (already refunded, confirmed, a payout...) answers 409 (not-refundable). On success the payment\'s status becomes refunded.',
+};
+
+export const CANCELLED_ORDER_RULE: SpecRule = {
+  source: `${INTERFACE} § Order lookup`,
+  quote: 'A cancelled order returns 404 (its payment history remains available for reconciliation).',
+};
+
+export const ISOLATION_RULE: SpecRule = {
+  source: 'PRODUCT.md § Credentials and tenancy',
+  quote: 'API keys, wallets, webhook endpoints, orders and transactions belong to one tenant environment. Nothing of one tenant environment is ever visible to another.',
+};
+
+export const SEARCH_PARAMETER_RULE: SpecRule = {
+  source: `${INTERFACE} § Errors`,
+  quote: 'GET /transactions | neither orderNumber nor txHash supplied | error response: either orderNumber or txHash is required',
+};
+
+export const NOT_IMPLEMENTED_NOTE =
+  'a documented operation answered as if it did not exist (404 route-not-found, 405, 501 or a 404 that is not one of the contract\'s problems)';

@@ -1,0 +1,318 @@
+// Rules that need state, checked through the API and the sandbox (skipped, not failed, when the
+// implementation has no sandbox, and all skipped under --skip-stateful):
+// - a repeated thirdPartyId answers 409 duplicate-third-party-id naming the existing
+//   transaction (every operation whose body has a thirdPartyId and that documents a 409);
+// - a staking payout without durationInMonths is accepted and listed as an active staking;
+// - a payout is pending until it settles, then completed (or cancelled);
+// - only a payment in pending_confirmation can be refunded, once;
+// - a cancelled order is a 404 on lookup while its payments still answer;
+// - GET /transactions without orderNumber and txHash is a 400 search-parameter-required;
+// - with another tenant's credentials, nothing of this tenant can be read by id.
+import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
+import { subSeed } from '../receiver/events.ts';
+import type { ApiClient, ApiResponse, Auth, KeyCredentials } from './client.ts';
+import type { ApiOperation } from './contract.ts';
+import { guard } from './checks.ts';
+import { prepareRequest } from './fixtures.ts';
+import { freshen } from './requests.ts';
+import {
+  CANCELLED_ORDER_RULE,
+  DUPLICATE_THIRD_PARTY_RULE,
+  ISOLATION_RULE,
+  PAYOUT_SETTLES_RULE,
+  REFUND_RULE,
+  SEARCH_PARAMETER_RULE,
+  STAKING_DEFAULT_RULE,
+} from './rules.ts';
+import { constraints, isObj } from './schema.ts';
+import { Unavailable } from './state.ts';
+import type { ApiState } from './state.ts';
+import { describeAnswer, fail, judgeProblem, judgeSuccess, pass, skip } from './verdict.ts';
+
+const TARGET = 'api';
+const GROUP = 'stateful rules';
+
+export interface StatefulChecksOptions {
+  operations: readonly ApiOperation[];
+  state: ApiState;
+  client: ApiClient;
+  creds: KeyCredentials;
+  other?: KeyCredentials;
+  skipStateful: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+export function statefulChecks(o: StatefulChecksOptions): Check[] {
+  const checks: Check[] = [];
+  const s = o.state;
+  const key: Auth = s.keyAuth();
+  const check = (id: string, title: string, rules: SpecRule[], run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): void => {
+    checks.push({
+      id: `${TARGET}.rules.${id}`,
+      title,
+      target: TARGET,
+      group: GROUP,
+      rules,
+      run: (ctx) =>
+        guard(async () => {
+          if (o.skipStateful) return skip('--skip-stateful: a rule about state, which a mock does not keep');
+          return run(ctx, []);
+        }),
+    });
+  };
+  const call = async (evidence: Exchange[], operationId: string, req: Parameters<ApiClient['call']>[1], ctx: CheckContext): Promise<ApiResponse> => {
+    const res = await o.client.call(s.op(operationId), req, ctx.signal);
+    evidence.push(res.exchange);
+    return res;
+  };
+  /** The one transaction of a user, read back through GET /transactions/users. */
+  const readBack = async (
+    evidence: Exchange[],
+    userId: string,
+    transactionId: string,
+    ctx: CheckContext,
+    creds: KeyCredentials = o.creds,
+    label = `read back ${transactionId}`,
+  ): Promise<{ res: ApiResponse; record: Json | null }> => {
+    const res = await call(
+      evidence,
+      'listUserTransactions',
+      {
+        auth: { kind: 'key', apiKey: creds.apiKey, apiHash: creds.apiHash },
+        query: { userId, transactionId },
+        headers: { 'x-tenant-id': creds.tenantId },
+        label,
+      },
+      ctx,
+    );
+    const list = Array.isArray(res.json) ? res.json : [];
+    const record = list.find((r): r is Json => isObj(r) && r.id === transactionId) ?? null;
+    return { res, record };
+  };
+  const expectOk = (op: ApiOperation, res: ApiResponse, evidence: Exchange[], what: string): CheckOutcome | null => {
+    const verdict = judgeSuccess(op, res, evidence);
+    if (verdict.status === 'passed') return null;
+    if (verdict.status === 'failed') return fail(`${what}: ${verdict.failure.message}`, verdict.failure.rule, evidence);
+    throw new Unavailable(`${what}: ${verdict.status === 'not_implemented' ? verdict.reason : 'skipped'}`, evidence);
+  };
+
+  // ---- duplicate thirdPartyId, for every operation that has one and documents a 409 ----------
+  for (const op of o.operations) {
+    const body = op.spec.requestBody ? constraints(op.spec.requestBody.schema) : null;
+    if (!body || !('thirdPartyId' in body.properties) || !op.spec.responses.some((r) => r.status === '409')) continue;
+    check(
+      `duplicate-third-party-id.${op.spec.operationId}`,
+      `${op.spec.method.toUpperCase()} ${op.spec.path}: a repeated thirdPartyId gets 409 duplicate-third-party-id with existingTransactionId`,
+      [DUPLICATE_THIRD_PARTY_RULE],
+      async (ctx, evidence) => {
+        const auth = await s.authFor(op);
+        const first = await prepareRequest(s, op, 'duplicate/first', 'success');
+        const res1 = await call(evidence, op.spec.operationId, { auth, ...first, label: 'first request' }, ctx);
+        const bad = expectOk(op, res1, evidence, 'the first request did not succeed');
+        if (bad) return bad;
+        const created = res1.json as Json;
+        const thirdPartyId = (first.body as Json).thirdPartyId;
+        // Same thirdPartyId, the rest of the body different: the rule holds "whatever the rest of the body".
+        const again = freshen(op.spec.requestBody!.schema, first.body, subSeed(ctx.seed, `${op.spec.operationId}/duplicate/second`)) as Json;
+        const res2 = await call(evidence, op.spec.operationId, { auth, ...first, body: { ...again, thirdPartyId }, label: 'same thirdPartyId again' }, ctx);
+        const verdict = judgeProblem(op, res2, { status: 409, slug: 'duplicate-third-party-id' }, DUPLICATE_THIRD_PARTY_RULE, evidence);
+        if (verdict.status !== 'passed') return verdict;
+        const existing = (res2.json as Json).existingTransactionId;
+        if (existing !== created.transactionId) {
+          return fail(`existingTransactionId is ${JSON.stringify(existing)}, not the first request's transaction ${JSON.stringify(created.transactionId)}`, DUPLICATE_THIRD_PARTY_RULE, evidence);
+        }
+        return pass();
+      },
+    );
+  }
+
+  // ---- staking default duration --------------------------------------------------------------
+  if (s.hasOp('createStakingPayout') && s.hasOp('listUserTransactions')) {
+    check(
+      'staking-default-duration',
+      'a staking payout without durationInMonths is accepted (3 months) and listed as an active staking of usdAmount',
+      [STAKING_DEFAULT_RULE],
+      async (ctx, evidence) => {
+        const op = s.op('createStakingPayout');
+        const parts = await prepareRequest(s, op, 'default-duration', 'success');
+        const body = { ...(parts.body as Json) };
+        delete body.durationInMonths;
+        const res = await call(evidence, op.spec.operationId, { auth: key, ...parts, body, label: 'staking payout without durationInMonths' }, ctx);
+        const bad = expectOk(op, res, evidence, 'a staking payout without durationInMonths was not accepted');
+        if (bad) return bad;
+        const id = String((res.json as Json).transactionId);
+        const { res: listed, record } = await readBack(evidence, String(body.userId), id, ctx);
+        const badList = expectOk(s.op('listUserTransactions'), listed, evidence, 'GET /transactions/users did not answer');
+        if (badList) return badList;
+        if (!record) return fail(`GET /transactions/users does not list the new staking payout ${id}`, STAKING_DEFAULT_RULE, evidence);
+        const wrong = mismatches(record, { type: 'staking', status: 'active', amount: body.usdAmount });
+        if (wrong.length > 0) return fail(`the staking payout reads back with ${wrong.join(', ')}`, STAKING_DEFAULT_RULE, evidence);
+        return pass([
+          'the contract exposes no duration on any read (UserTransaction and Transaction have no durationInMonths), so the value 3 itself cannot be read back; the request without it was accepted',
+        ]);
+      },
+    );
+  }
+
+  // ---- a payout settles ---------------------------------------------------------------------
+  if (s.hasOp('settleSandboxPayout')) {
+    check('payout-settles', 'a payout is pending until it settles, then completed (success) or cancelled', [PAYOUT_SETTLES_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      for (const [settle, expected] of [
+        ['success', 'completed'],
+        ['cancelled', 'cancelled'],
+      ] as const) {
+        const payout = await s.payout(true);
+        const before = await readBack(evidence, payout.userId, payout.transactionId, ctx);
+        if (!before.record) return fail(`the new payout ${payout.transactionId} is not listed by GET /transactions/users`, PAYOUT_SETTLES_RULE, evidence);
+        const wrongBefore = mismatches(before.record, { status: 'pending', type: 'payout', side: 'credit' });
+        if (wrongBefore.length > 0) return fail(`a new payout reads back with ${wrongBefore.join(', ')}`, PAYOUT_SETTLES_RULE, evidence);
+        if ('completedDate' in before.record) return fail('a pending payout already has a completedDate', PAYOUT_SETTLES_RULE, evidence);
+        const op = s.op('settleSandboxPayout');
+        const res = await call(evidence, op.spec.operationId, { auth: key, path: { transactionId: payout.transactionId }, body: { status: settle }, label: `settle (${settle})` }, ctx);
+        const bad = expectOk(op, res, evidence, `settling the payout (${settle}) failed`);
+        if (bad) return bad;
+        const after = await readBack(evidence, payout.userId, payout.transactionId, ctx);
+        if (!after.record) return fail(`the settled payout ${payout.transactionId} is no longer listed`, PAYOUT_SETTLES_RULE, evidence);
+        const wrongAfter = mismatches(after.record, { status: expected });
+        if (wrongAfter.length > 0) return fail(`after settling with ${settle}, the payout reads back with ${wrongAfter.join(', ')}`, PAYOUT_SETTLES_RULE, evidence);
+        if (typeof after.record.completedDate !== 'string') return fail(`a ${expected} payout has no completedDate`, PAYOUT_SETTLES_RULE, evidence);
+      }
+      return pass();
+    });
+  }
+
+  // ---- refunds ------------------------------------------------------------------------------
+  if (s.hasOp('refundPayment')) {
+    check('refund-pending-confirmation-only', 'only a payment in pending_confirmation can be refunded, once; it then reads back refunded', [REFUND_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      const email = s.refundEmail();
+      const op = s.op('refundPayment');
+      const payment = await s.payment(true);
+      const before = await readBack(evidence, payment.userId, payment.transactionId, ctx);
+      if (!before.record || before.record.status !== 'pending_confirmation') {
+        return fail(`the new unlinked payment does not read back as pending_confirmation (${before.record ? `status ${JSON.stringify(before.record.status)}` : 'not listed'})`, REFUND_RULE, evidence);
+      }
+      const refund = (txId: string, label: string): Promise<ApiResponse> =>
+        call(evidence, op.spec.operationId, { auth: key, headers: { 'x-tenant-id': o.creds.tenantId }, body: { txId, email }, label }, ctx);
+      const res = await refund(payment.transactionId, 'refund the payment');
+      const bad = expectOk(op, res, evidence, 'the refund of a payment in pending_confirmation failed');
+      if (bad) return bad;
+      if ((res.json as Json).status !== 'refunded') return fail(`the refund answered status ${JSON.stringify((res.json as Json).status)}, not refunded`, REFUND_RULE, evidence);
+      const after = await readBack(evidence, payment.userId, payment.transactionId, ctx);
+      if (!after.record || after.record.status !== 'refunded') return fail('the refunded payment does not read back as refunded', REFUND_RULE, evidence);
+      const twice = await refund(payment.transactionId, 'refund it again');
+      const v2 = judgeProblem(op, twice, { status: 409, slug: 'not-refundable' }, REFUND_RULE, evidence);
+      if (v2.status !== 'passed') return v2;
+      const payout = await s.payout(false);
+      const notPayment = await refund(payout.transactionId, 'refund a payout');
+      return judgeProblem(op, notPayment, { status: 409, slug: 'not-refundable' }, REFUND_RULE, evidence);
+    });
+  }
+
+  // ---- cancelled orders ----------------------------------------------------------------------
+  if (s.hasOp('cancelSandboxOrder') && s.hasOp('getOrder')) {
+    check('cancelled-order-not-found', 'a cancelled order is a 404 on GET /v2/orders/{orderId} while GET .../payments still answers', [CANCELLED_ORDER_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      const order = await s.order(true);
+      const get = s.op('getOrder');
+      const open = await call(evidence, 'getOrder', { auth: key, path: { orderId: order.orderId }, label: 'read the open order' }, ctx);
+      const bad = expectOk(get, open, evidence, 'the open order could not be read');
+      if (bad) return bad;
+      const cancel = await call(evidence, 'cancelSandboxOrder', { auth: key, path: { orderId: order.orderId }, label: 'cancel the order' }, ctx);
+      const badCancel = expectOk(s.op('cancelSandboxOrder'), cancel, evidence, 'cancelling the order failed');
+      if (badCancel) return badCancel;
+      const gone = await call(evidence, 'getOrder', { auth: key, path: { orderId: order.orderId }, label: 'read the cancelled order' }, ctx);
+      const v = judgeProblem(get, gone, { status: 404, slug: 'not-found' }, CANCELLED_ORDER_RULE, evidence);
+      if (v.status !== 'passed') return v.status === 'not_implemented' ? fail(`the cancelled order answered ${describeAnswer(gone)}, not 404 not-found`, CANCELLED_ORDER_RULE, evidence) : v;
+      if (!s.hasOp('listOrderPayments')) return pass();
+      const payments = await call(evidence, 'listOrderPayments', { auth: key, path: { orderId: order.orderId }, label: 'read the payments of the cancelled order' }, ctx);
+      const badPayments = judgeSuccess(s.op('listOrderPayments'), payments, evidence);
+      if (badPayments.status === 'failed') {
+        return fail(`the payments of a cancelled order must stay available: ${badPayments.failure.message}`, CANCELLED_ORDER_RULE, evidence);
+      }
+      return badPayments;
+    });
+  }
+
+  // ---- search parameter -----------------------------------------------------------------------
+  if (s.hasOp('searchTransaction')) {
+    check('search-parameter-required', 'GET /transactions without orderNumber and txHash gets 400 search-parameter-required', [SEARCH_PARAMETER_RULE], async (ctx, evidence) => {
+      const op = s.op('searchTransaction');
+      const res = await call(evidence, op.spec.operationId, { auth: key, headers: { 'x-tenant-id': o.creds.tenantId }, label: 'neither orderNumber nor txHash' }, ctx);
+      return judgeProblem(op, res, { status: 400, slug: 'search-parameter-required' }, SEARCH_PARAMETER_RULE, evidence);
+    });
+  }
+
+  // ---- cross-tenant isolation ----------------------------------------------------------------
+  const otherOf = (): KeyCredentials => {
+    if (!o.other) throw new Unavailable('needs the credentials of another tenant: --other-api-key, --other-api-hash and --other-tenant-id');
+    return o.other;
+  };
+  if (s.hasOp('listUserTransactions')) {
+    check('isolation.transaction', "another tenant cannot read this tenant's transaction by id (GET /transactions/users)", [ISOLATION_RULE], async (ctx, evidence) => {
+      const b = otherOf();
+      const payout = await s.payout(true);
+      const mine = await readBack(evidence, payout.userId, payout.transactionId, ctx, o.creds, 'this tenant reads its payout');
+      if (!mine.record) return fail(`this tenant cannot read its own new payout ${payout.transactionId}`, ISOLATION_RULE, evidence);
+      const theirs = await readBack(evidence, payout.userId, payout.transactionId, ctx, b, 'the other tenant reads it');
+      if (theirs.res.status !== null && theirs.res.status >= 200 && theirs.res.status < 300) {
+        if (theirs.record || (Array.isArray(theirs.res.json) && theirs.res.json.length > 0)) {
+          return fail(`the other tenant was shown this tenant's transaction ${payout.transactionId}`, ISOLATION_RULE, evidence);
+        }
+        return judgeSuccess(s.op('listUserTransactions'), theirs.res, evidence);
+      }
+      return fail(`the other tenant's read answered ${describeAnswer(theirs.res)}; the contract answers 200 with an empty array for a user without transactions`, ISOLATION_RULE, evidence);
+    });
+  }
+  if (s.hasOp('getOrder')) {
+    check('isolation.order', "another tenant cannot read this tenant's order or its payments by id", [ISOLATION_RULE], async (ctx, evidence) => {
+      const b = otherOf();
+      const bAuth: Auth = { kind: 'key', apiKey: b.apiKey, apiHash: b.apiHash };
+      const order = await s.order(true);
+      const mine = await call(evidence, 'getOrder', { auth: key, path: { orderId: order.orderId }, label: 'this tenant reads its order' }, ctx);
+      const bad = expectOk(s.op('getOrder'), mine, evidence, 'this tenant cannot read its own order');
+      if (bad) return bad;
+      const theirs = await call(evidence, 'getOrder', { auth: bAuth, path: { orderId: order.orderId }, label: 'the other tenant reads it' }, ctx);
+      if (leaked(theirs)) return fail(`the other tenant was shown this tenant's order ${order.orderId} (${theirs.status})`, ISOLATION_RULE, evidence);
+      const v = judgeProblem(s.op('getOrder'), theirs, { status: 404, slug: 'not-found' }, ISOLATION_RULE, evidence);
+      if (v.status !== 'passed') return v;
+      if (!s.hasOp('listOrderPayments')) return v;
+      const payments = await call(evidence, 'listOrderPayments', { auth: bAuth, path: { orderId: order.orderId }, label: 'the other tenant reads its payments' }, ctx);
+      if (leaked(payments)) return fail(`the other tenant was shown the payments of this tenant's order ${order.orderId} (${payments.status})`, ISOLATION_RULE, evidence);
+      return judgeProblem(s.op('listOrderPayments'), payments, { status: 404, slug: 'not-found' }, ISOLATION_RULE, evidence);
+    });
+  }
+  if (s.hasOp('searchTransaction')) {
+    check('isolation.search', "another tenant cannot find this tenant's payment by txHash (GET /transactions)", [ISOLATION_RULE], async (ctx, evidence) => {
+      const b = otherOf();
+      const paid = await s.paidOrder();
+      const op = s.op('searchTransaction');
+      const mine = await call(evidence, 'searchTransaction', { auth: key, query: { txHash: paid.txHash }, headers: { 'x-tenant-id': o.creds.tenantId }, label: 'this tenant searches its payment' }, ctx);
+      const bad = expectOk(op, mine, evidence, 'this tenant cannot find its own payment');
+      if (bad) return bad;
+      const theirs = await call(
+        evidence,
+        'searchTransaction',
+        { auth: { kind: 'key', apiKey: b.apiKey, apiHash: b.apiHash }, query: { txHash: paid.txHash }, headers: { 'x-tenant-id': b.tenantId }, label: 'the other tenant searches it' },
+        ctx,
+      );
+      if (leaked(theirs)) return fail(`the other tenant found this tenant's payment ${paid.txHash} (${theirs.status})`, ISOLATION_RULE, evidence);
+      return judgeProblem(op, theirs, { status: 404, slug: 'not-found' }, ISOLATION_RULE, evidence);
+    });
+  }
+  return checks;
+}
+
+/** A 2xx answer to another tenant's read by id: this tenant's data was shown to it. */
+function leaked(res: ApiResponse): boolean {
+  return res.status !== null && res.status >= 200 && res.status < 300;
+}
+
+/** `status "completed" (expected "pending")` for each field of `expected` that differs. */
+function mismatches(record: Json, expected: Record<string, unknown>): string[] {
+  return Object.entries(expected)
+    .filter(([k, v]) => record[k] !== v)
+    .map(([k, v]) => `${k} ${JSON.stringify(record[k])} (expected ${JSON.stringify(v)})`);
+}

@@ -1,0 +1,139 @@
+// `payments-conformance api`: checks an implementation of the HTTP APIs (Transactions, v2
+// orders, webhook management, sandbox) against the OpenAPI documents. The checks are derived
+// by walking the bundled documents (generated/openapi/), so a spec change changes the suite.
+import type { Target } from '../core/target.ts';
+import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
+import { operationChecks } from './checks.ts';
+import { ApiClient } from './client.ts';
+import type { KeyCredentials } from './client.ts';
+import { walkOperations } from './contract.ts';
+import type { ApiName, ApiOperation } from './contract.ts';
+import { credentialOption } from './options.ts';
+import { statefulChecks } from './stateful.ts';
+import { ApiState } from './state.ts';
+
+export interface ApiTargetDeps {
+  /** The operations to check (default: every operation of the four documents). */
+  operations?: ApiOperation[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export function createApiTarget(deps: ApiTargetDeps = {}): Target {
+  return {
+    name: 'api',
+    summary: 'checks an implementation of the Transactions, v2 order, management and sandbox APIs against the OpenAPI documents',
+    implemented: true,
+    synopsis:
+      'api --base-url URL --api-key K --api-hash H --tenant-id T [--orders-url URL] [--member-token M] [--other-api-key K2 --other-api-hash H2 --other-tenant-id T2] [--refund-email E] [--webhook-url URL] [--skip-stateful] [options]',
+    description: `
+For every operation of the four OpenAPI documents (spec/*.openapi.yaml):
+- a valid request, built from the documented examples and the state it needs (created first
+  through the API and the sandbox), must get the documented success status with a body valid
+  against the response schema and the documented content type;
+- requests that must fail, generated from the schemas with values drawn from the seed: no
+  credentials, no x-api-hash, a wrong x-api-hash, an unknown key (401); another tenant's
+  x-tenant-id (403); each required field missing, each field of the wrong type, below its
+  minimum, above its maximum, too long or too short, off its pattern or format, an unknown
+  enum value, too many decimals, an unknown extra field (400 validation-failed). Each must be a
+  documented 4xx of the operation, application/problem+json, valid against Problem, with a type
+  of common/problem-types.yaml; never a 5xx;
+- stateful rules (duplicate thirdPartyId, default staking duration, payout settlement, refunds,
+  cancelled orders, cross-tenant isolation) through the sandbox; skipped when the
+  implementation has none.
+An operation answered 404 route-not-found, 405 or 501 is reported as not implemented.
+Management operations need --member-token or an API key with webhooks_manage. The suite
+creates an endpoint at --webhook-url (when the environment has no active one), edits, rotates
+and tests it, and disables it when the run ends. Use --skip-stateful against a mock (Prism):
+only the checks a mock can honour run. Credentials can be given as env:NAME.`,
+    options: {
+      'base-url': { type: 'string', value: 'URL', description: 'the Transactions API ({transactions_base_url}); also the sandbox' },
+      'orders-url': { type: 'string', value: 'URL', description: 'the v2 order API ({base_url}); also webhook management', defaultText: '--base-url' },
+      'management-url': { type: 'string', value: 'URL', description: 'the webhook management API', defaultText: '--orders-url' },
+      'sandbox-url': { type: 'string', value: 'URL', description: 'the sandbox API', defaultText: '--base-url' },
+      'api-key': { type: 'string', value: 'K', description: 'x-api-key of a test key with every permission' },
+      'api-hash': { type: 'string', value: 'H', description: 'its x-api-hash' },
+      'tenant-id': { type: 'string', value: 'T', description: 'the tenant of the key (x-tenant-id)' },
+      'member-token': { type: 'string', value: 'M', description: 'an administrator or developer member token, for the management operations' },
+      'other-api-key': { type: 'string', value: 'K2', description: "another tenant's x-api-key, for the isolation checks" },
+      'other-api-hash': { type: 'string', value: 'H2', description: "another tenant's x-api-hash" },
+      'other-tenant-id': { type: 'string', value: 'T2', description: "the other tenant's id" },
+      'refund-email': { type: 'string', value: 'E', description: 'the e-mail of a service account of the tenant, for the refund checks' },
+      'webhook-url': { type: 'string', value: 'URL', description: 'a URL the implementation accepts as a webhook destination, for the endpoint checks' },
+      'skip-stateful': { type: 'boolean', description: 'only schema-level checks a mock can honour (no state is created)' },
+      'timeout-ms': { type: 'string', value: 'N', description: 'how long to wait for each answer', defaultText: '10000' },
+    },
+    async prepare(values, ctx) {
+      const env = deps.env ?? process.env;
+      const base = urlOption(values, 'base-url', true).href;
+      const orders = urlOption(values, 'orders-url', false)?.href ?? base;
+      const baseUrls: Record<ApiName, string> = {
+        transactions: base,
+        orders,
+        management: urlOption(values, 'management-url', false)?.href ?? orders,
+        sandbox: urlOption(values, 'sandbox-url', false)?.href ?? base,
+      };
+      const creds: KeyCredentials = {
+        apiKey: credentialOption(values, 'api-key', env, true),
+        apiHash: credentialOption(values, 'api-hash', env, true),
+        tenantId: credentialOption(values, 'tenant-id', env, true),
+      };
+      const otherGiven = ['other-api-key', 'other-api-hash', 'other-tenant-id'].filter((n) => values[n] !== undefined);
+      if (otherGiven.length > 0 && otherGiven.length < 3) throw new UsageError('--other-api-key, --other-api-hash and --other-tenant-id go together');
+      const other: KeyCredentials | undefined =
+        otherGiven.length === 3
+          ? {
+              apiKey: credentialOption(values, 'other-api-key', env, true),
+              apiHash: credentialOption(values, 'other-api-hash', env, true),
+              tenantId: credentialOption(values, 'other-tenant-id', env, true),
+            }
+          : undefined;
+      if (other && other.tenantId === creds.tenantId) throw new UsageError('--other-tenant-id must be another tenant than --tenant-id');
+      const memberToken = credentialOption(values, 'member-token', env, false);
+      const refundEmail = optionalString(values, 'refund-email');
+      const webhookUrl = urlOption(values, 'webhook-url', false)?.href;
+      const skipStateful = values['skip-stateful'] === true;
+      const timeoutMs = integerOption(values, 'timeout-ms', 10_000, 100, 600_000);
+
+      const operations = deps.operations ?? walkOperations();
+      const client = new ApiClient({ baseUrls, timeoutMs });
+      const state = new ApiState({
+        client,
+        operations,
+        creds,
+        seed: ctx.seed,
+        skipStateful,
+        ...(memberToken ? { memberToken } : {}),
+        ...(refundEmail ? { refundEmail } : {}),
+        ...(webhookUrl ? { webhookUrl } : {}),
+      });
+      const checks = [
+        ...operationChecks({ operations, state, client, creds, skipStateful, ...(other ? { otherTenantId: other.tenantId } : {}) }),
+        ...statefulChecks({ operations, state, client, creds, skipStateful, ...(other ? { other } : {}) }),
+      ];
+      const apis = [...new Set(operations.map((o) => o.api))];
+      const notes = [
+        `${operations.length} operations of ${apis.map((a) => `${a} (${baseUrls[a]})`).join(', ')}`,
+        skipStateful ? '--skip-stateful: no state is created; checks a mock cannot honour are skipped' : 'state is created through the API and the sandbox of the tenant environment',
+        memberToken ? 'management operations use the member token' : 'no --member-token: management operations use the API key if it has webhooks_manage',
+        ...(other ? [] : ['no --other-* credentials: the cross-tenant isolation checks are skipped']),
+        ...(refundEmail ? [] : ['no --refund-email: the refund checks that need a service account are skipped']),
+        ...(webhookUrl ? [] : ['no --webhook-url: the checks that need a webhook endpoint are skipped']),
+      ];
+      return {
+        checks,
+        notes,
+        close: async () => {
+          // Leave no active endpoint behind: disable the one the suite created.
+          const id = await state.createdEndpointId();
+          if (!id || !state.hasOp('updateWebhookEndpoint')) return;
+          try {
+            const auth = await state.managementAuth();
+            await client.call(state.op('updateWebhookEndpoint'), { auth, path: { endpointId: id }, body: { active: false }, label: 'disable the suite endpoint' });
+          } catch {
+            // Best effort: the run's results stand either way.
+          }
+        },
+      };
+    },
+  };
+}

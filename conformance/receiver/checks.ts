@@ -1,0 +1,388 @@
+// The checks of the `receiver` target, derived from the AsyncAPI document: every message of
+// every channel is delivered (documented examples and seeded variations) and must be
+// accepted; requests that break a verification rule must not be.
+import { createHmac } from 'node:crypto';
+import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
+import type { Check, CheckOutcome, Exchange, Failure, SpecRule } from '../core/check.ts';
+import { describeStatus, exchange, is2xx } from '../core/http.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../client/webhooks/signature.ts';
+import { EventFactory, subSeed, tamper } from './events.ts';
+import type { EventSample } from './events.ts';
+import {
+  ANSWER_2XX_AFTER_ACCEPTING,
+  DELIVERY_RULES,
+  EVENT_ID_HEADER_RULE,
+  REJECT_BEFORE_HANDLING,
+  REJECT_WITH_NON_2XX,
+  VERIFICATION_RULES,
+} from './rules.ts';
+
+const TARGET = 'receiver';
+/** The tolerance of rule 4, and the offset the timestamp checks use (one second beyond it). */
+export const TOLERANCE_SECONDS = 300;
+const OUTSIDE_TOLERANCE = TOLERANCE_SECONDS + 1;
+
+export interface Endpoint {
+  url: string;
+  secret: string;
+  previousSecret?: string;
+}
+
+/** Where each channel's messages go; a channel without an endpoint has its checks skipped. */
+export type ChannelEndpoints = Record<string, Endpoint | { skip: string }>;
+
+export interface ReceiverChecksOptions {
+  channels: ChannelSpec[];
+  endpoints: ChannelEndpoints;
+  seed: number;
+  /** Generated variations delivered per message (besides the documented examples). */
+  variations: number;
+  timeoutMs: number;
+  /** Clock in milliseconds (default `Date.now`). */
+  now?: () => number;
+}
+
+interface SendOptions {
+  secret?: string;
+  /** `t` of the signature; default: now. */
+  timestamp?: number;
+  /** Replaces the whole `Service-Signature` value; null leaves the header out. */
+  signature?: string | null;
+  /** Replaces the `Service-Event-Id` value; null leaves the header out. */
+  eventId?: string | null;
+  /** Body sent instead of the signed one (the signature still covers the original). */
+  body?: Buffer;
+  label?: string;
+}
+
+export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
+  const factory = new EventFactory(opts.seed);
+  const now = opts.now ?? Date.now;
+  const nowSeconds = (): number => Math.floor(now() / 1000);
+  const checks: Check[] = [];
+
+  const endpointOf = (channel: ChannelSpec): Endpoint | string => {
+    const e = opts.endpoints[channel.id];
+    if (!e) return `no endpoint was given for the ${channel.id} channel`;
+    return 'skip' in e ? e.skip : e;
+  };
+
+  async function send(endpoint: Endpoint, sample: EventSample, o: SendOptions, signal: AbortSignal): Promise<Exchange> {
+    const { contentType, userAgent } = factory.staticHeaders(sample.message);
+    const t = o.timestamp ?? nowSeconds();
+    const headers: Record<string, string> = { 'Content-Type': contentType };
+    const eventId = o.eventId === undefined ? sample.eventId : o.eventId;
+    if (eventId !== null) headers[EVENT_ID_HEADER] = eventId;
+    const signature = o.signature === undefined ? signatureHeader(o.secret ?? endpoint.secret, t, sample.body) : o.signature;
+    if (signature !== null) headers[SIGNATURE_HEADER] = signature;
+    headers['User-Agent'] = userAgent;
+    return exchange({
+      method: 'POST',
+      url: endpoint.url,
+      headers,
+      body: o.body ?? sample.body,
+      timeoutMs: opts.timeoutMs,
+      signal,
+      ...(o.label !== undefined ? { label: o.label } : {}),
+    });
+  }
+
+  /** A check that needs the channel's endpoint; skipped when there is none. */
+  const withEndpoint = (
+    channel: ChannelSpec,
+    fn: (endpoint: Endpoint, signal: AbortSignal) => Promise<CheckOutcome>,
+  ): ((ctx: { signal: AbortSignal }) => Promise<CheckOutcome>) => {
+    return async (ctx) => {
+      const endpoint = endpointOf(channel);
+      if (typeof endpoint === 'string') return { status: 'skipped', reason: endpoint };
+      return fn(endpoint, ctx.signal);
+    };
+  };
+
+  // ---- every message: accepted when correctly signed, and again when repeated ----------
+  for (const channel of opts.channels) {
+    for (const message of channel.messages) {
+      const group = message.name;
+      const messageRule: SpecRule = { source: message.pointer, quote: `${message.title}: sent on ${channel.id}${channel.operationId ? ` by ${channel.operationId}` : ''}` };
+      const acceptRules = [messageRule, ANSWER_2XX_AFTER_ACCEPTING, DELIVERY_RULES[1]];
+
+      for (const sample of factory.examples(message)) {
+        const exampleName = sample.origin.replace(/^example "(.*)"$/, '$1');
+        checks.push({
+          id: `${TARGET}.accepts.${message.name}.${exampleName}`,
+          title: `Accepts the documented example "${exampleName}" of ${message.name}, correctly signed`,
+          target: TARGET,
+          group,
+          rules: [{ source: `${message.pointer}/examples/${message.examples.findIndex((e) => e.name === exampleName)}` }, ...acceptRules.slice(1)],
+          run: withEndpoint(channel, async (endpoint, signal) => {
+            const x = await send(endpoint, sample, {}, signal);
+            const failure = acceptedOrFailure(x, sample, `the documented example "${exampleName}"`, ANSWER_2XX_AFTER_ACCEPTING);
+            const notes = sample.valid ? [] : [`the documented example does not match its schema (${factory.variator.errors(message.payloadSchema, sample.payload).join('; ')})`];
+            return failure ? { status: 'failed', failure, notes } : { status: 'passed', notes };
+          }),
+        });
+      }
+
+      if (opts.variations > 0) {
+        const samples = Array.from({ length: opts.variations }, (_, i) => factory.variation(message, `variation ${i + 1}`));
+        checks.push({
+          id: `${TARGET}.accepts.${message.name}.generated`,
+          title: `Accepts ${opts.variations} generated variation${opts.variations === 1 ? '' : 's'} of ${message.name} (values drawn within the schema), correctly signed`,
+          target: TARGET,
+          group,
+          rules: acceptRules,
+          run: withEndpoint(channel, async (endpoint, signal) => {
+            for (const sample of samples) {
+              const x = await send(endpoint, sample, { label: sample.origin }, signal);
+              const failure = acceptedOrFailure(x, sample, sample.origin, ANSWER_2XX_AFTER_ACCEPTING);
+              if (failure) return { status: 'failed', failure };
+            }
+            return { status: 'passed' };
+          }),
+        });
+      }
+
+      const duplicate = factory.variation(message, 'duplicate delivery');
+      checks.push({
+        id: `${TARGET}.duplicate.${message.name}`,
+        title: `Answers 2xx to both attempts of the same ${message.name} event (same id and body, fresh t)`,
+        target: TARGET,
+        group,
+        rules: [DELIVERY_RULES[3], VERIFICATION_RULES[7], messageRule],
+        run: withEndpoint(channel, async (endpoint, signal) => {
+          // The first attempt as if sent 5 s ago (the first retry comes after about 5 s), the
+          // second now: same event id and body, a fresh t.
+          const first = await send(endpoint, duplicate, { timestamp: nowSeconds() - 5, label: 'first attempt' }, signal);
+          const firstFailure = acceptedOrFailure(first, duplicate, `the first attempt of ${duplicate.origin}`, ANSWER_2XX_AFTER_ACCEPTING);
+          if (firstFailure) return { status: 'failed', failure: firstFailure };
+          const second = await send(endpoint, duplicate, { label: 'second attempt (a retry)' }, signal);
+          if (is2xx(second.response)) return { status: 'passed' };
+          return {
+            status: 'failed',
+            failure: {
+              message:
+                `the first attempt was answered ${describeStatus(first.response)}, the second attempt of the same event ` +
+                `(Service-Event-Id ${duplicate.eventId}) ${answered(second)}; a repeated delivery must be answered 2xx ` +
+                'without applying it again, or the service keeps retrying it',
+              rule: DELIVERY_RULES[3],
+              exchanges: [first, second],
+            },
+          };
+        }),
+      });
+    }
+  }
+
+  // ---- verification: requests that break a rule must not get a 2xx ----------------------
+  for (const channel of opts.channels) {
+    if (channel.messages.length === 0) continue;
+    const group = `verification (${channel.id})`;
+    const prefix = `${TARGET}.verification.${channel.id}`;
+    const withId = channel.messages.filter((m) => m.bodyCarriesEventId);
+
+    const rejectCheck = (
+      slug: string,
+      title: string,
+      rules: SpecRule[],
+      build: (sample: EventSample, endpoint: Endpoint) => Promise<{ options: SendOptions; what: string }> | { options: SendOptions; what: string },
+      messages: MessageSpec[] = channel.messages,
+    ): void => {
+      if (messages.length === 0) return;
+      const message = factory.pick(messages, `${channel.id}/${slug}`);
+      const sample = factory.variation(message, slug);
+      checks.push({
+        id: `${prefix}.${slug}`,
+        title,
+        target: TARGET,
+        group,
+        rules: [...rules, REJECT_WITH_NON_2XX, REJECT_BEFORE_HANDLING],
+        run: withEndpoint(channel, async (endpoint, signal) => {
+          const { options, what } = await build(sample, endpoint);
+          const x = await send(endpoint, sample, options, signal);
+          return rejectedOutcome(x, what, rules[0] ?? REJECT_WITH_NON_2XX);
+        }),
+      });
+    };
+
+    rejectCheck('tampered-body', 'Rejects a body changed by one byte after signing', [VERIFICATION_RULES[2], VERIFICATION_RULES[3]], (sample) => {
+      const changed = tamper(sample, factory.variator, subSeed(opts.seed, `${channel.id}/tamper`));
+      return {
+        options: { body: changed.body },
+        what:
+          `${article(sample.message.name)} ${sample.message.name} body changed after signing (byte ${changed.offset}: "${changed.from}" became "${changed.to}"; ` +
+          'still valid JSON under the schema, same id); the HMAC over the raw bytes no longer matches',
+      };
+    });
+
+    rejectCheck('wrong-secret', 'Rejects a signature made with another secret', [VERIFICATION_RULES[2]], (sample, endpoint) => {
+      const other = factory.otherSecret(`${channel.id}/wrong`);
+      return {
+        options: { secret: other === endpoint.secret || other === endpoint.previousSecret ? `${other}x` : other },
+        what: `${article(sample.message.name)} ${sample.message.name} event signed with a secret that is not the endpoint's`,
+      };
+    });
+
+    rejectCheck('timestamp-301s-old', `Rejects a signature timestamp ${OUTSIDE_TOLERANCE} s in the past`, [VERIFICATION_RULES[4]], (sample) => ({
+      options: { timestamp: nowSeconds() - OUTSIDE_TOLERANCE },
+      what: `${article(sample.message.name)} ${sample.message.name} event correctly signed, but with t ${OUTSIDE_TOLERANCE} seconds in the past`,
+    }));
+
+    rejectCheck('timestamp-301s-ahead', `Rejects a signature timestamp ${OUTSIDE_TOLERANCE} s in the future`, [VERIFICATION_RULES[4]], async (sample) => {
+      // Start early in a second, so the receiver's clock cannot tick into the next one and
+      // see exactly 300 s before the request arrives.
+      const ms = now() % 1000;
+      if (ms > 600) await new Promise((r) => setTimeout(r, 1005 - ms));
+      return {
+        options: { timestamp: nowSeconds() + OUTSIDE_TOLERANCE },
+        what: `${article(sample.message.name)} ${sample.message.name} event correctly signed, but with t ${OUTSIDE_TOLERANCE} seconds in the future (rule 4 applies in either direction)`,
+      };
+    });
+
+    for (const form of MALFORMED_SIGNATURES) {
+      rejectCheck(`malformed-signature.${form.slug}`, `Rejects a malformed Service-Signature header: ${form.title}`, [VERIFICATION_RULES[1]], (sample, endpoint) => ({
+        options: { signature: form.build(endpoint.secret, nowSeconds(), sample.body) },
+        what: `${article(sample.message.name)} ${sample.message.name} event whose Service-Signature is malformed (${form.title})`,
+      }));
+    }
+
+    rejectCheck('missing-signature', 'Rejects a request without a Service-Signature header', [VERIFICATION_RULES[1], VERIFICATION_RULES[2]], (sample) => ({
+      options: { signature: null },
+      what: `${article(sample.message.name)} ${sample.message.name} event without a Service-Signature header`,
+    }));
+
+    rejectCheck(
+      'event-id-mismatch',
+      'Rejects a Service-Event-Id header that differs from the body id',
+      [VERIFICATION_RULES[7], EVENT_ID_HEADER_RULE],
+      (sample) => ({
+        options: { eventId: factory.freshEventId(sample.message, `${channel.id}/mismatch`) },
+        what: `a correctly signed ${sample.message.name} event whose Service-Event-Id header is not the id in its body (${sample.eventId})`,
+      }),
+      withId,
+    );
+
+    rejectCheck(
+      'missing-event-id',
+      'Rejects a request without a Service-Event-Id header',
+      [VERIFICATION_RULES[7], EVENT_ID_HEADER_RULE],
+      (sample) => ({
+        options: { eventId: null },
+        what: `a correctly signed ${sample.message.name} event without a Service-Event-Id header`,
+      }),
+      withId,
+    );
+  }
+
+  // ---- rotation: the previous secret of an in-flight request --------------------------
+  for (const channel of opts.channels) {
+    if (channel.messages.length === 0) continue;
+    const message = factory.pick(channel.messages, `${channel.id}/rotation`);
+    const sample = factory.variation(message, 'rotation');
+    checks.push({
+      id: `${TARGET}.rotation.${channel.id}`,
+      title: 'Accepts a signature made with the previous secret during a rotation',
+      target: TARGET,
+      group: 'rotation',
+      rules: [VERIFICATION_RULES[8]],
+      run: withEndpoint(channel, async (endpoint, signal) => {
+        if (endpoint.previousSecret === undefined) {
+          return { status: 'skipped', reason: `no previous secret was given for ${channel.id}` };
+        }
+        const x = await send(endpoint, sample, { secret: endpoint.previousSecret }, signal);
+        const failure = acceptedOrFailure(x, sample, `${sample.origin}, signed with the previous secret`, VERIFICATION_RULES[8]);
+        if (failure) return { status: 'failed', failure };
+        return {
+          status: 'passed',
+          notes: [
+            `${channel.id}: a signature made with the previous secret was accepted. Keep accepting it only while requests ` +
+              'signed before the rotation can still arrive, then remove the previous secret.',
+          ],
+        };
+      }),
+    });
+  }
+
+  return checks;
+}
+
+// ---- malformed Service-Signature values ----------------------------------------------
+
+interface MalformedForm {
+  slug: string;
+  title: string;
+  build(secret: string, t: number, body: Buffer): string;
+}
+
+/** HMAC over `<raw t>.<body>` for any `t` text (signatureHeader only takes well-formed ones). */
+function hmacHex(secret: string, rawT: string, body: Buffer): string {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${rawT}.`, 'utf8').update(body).digest('hex');
+}
+
+export const MALFORMED_SIGNATURES: readonly MalformedForm[] = [
+  { slug: 'no-t', title: 'no t= element', build: (s, t, b) => `v1=${hmacHex(s, String(t), b)}` },
+  { slug: 'no-v1', title: 'no v1= element', build: (_s, t) => `t=${t}` },
+  { slug: 'uppercase-v1', title: 'v1 in uppercase hex', build: (s, t, b) => `t=${t},v1=${hmacHex(s, String(t), b).toUpperCase()}` },
+  { slug: 'short-v1', title: 'v1 of 63 hex characters', build: (s, t, b) => `t=${t},v1=${hmacHex(s, String(t), b).slice(0, 63)}` },
+  { slug: 't-not-a-number', title: 't=NaN (signed over "NaN.<body>")', build: (s, _t, b) => `t=NaN,v1=${hmacHex(s, 'NaN', b)}` },
+  { slug: 't-milliseconds', title: 't of 13 digits (milliseconds)', build: (s, t, b) => `t=${t}000,v1=${hmacHex(s, `${t}000`, b)}` },
+  { slug: 'empty', title: 'an empty value', build: () => '' },
+  { slug: 'other-scheme', title: 'another scheme (sha256=<hex>)', build: (s, _t, b) => `sha256=${createHmac('sha256', s).update(b).digest('hex')}` },
+];
+
+// ---- verdicts ---------------------------------------------------------------------------
+
+function answered(x: Exchange): string {
+  const res = x.response;
+  if (res.status === null) return `got no HTTP answer (${res.error ?? 'unknown error'})`;
+  return `was answered ${res.status}`;
+}
+
+function acceptedOrFailure(x: Exchange, sample: EventSample, what: string, rule: SpecRule): Failure | undefined {
+  const res = x.response;
+  if (is2xx(res)) return undefined;
+  let message: string;
+  if (res.status === null) {
+    message =
+      `${what} (${sample.message.name}, correctly signed) got no HTTP answer: ${res.error ?? 'unknown error'}. ` +
+      'A network failure or a timeout counts as unsuccessful and the service retries it';
+    rule = DELIVERY_RULES[1];
+  } else if (res.status >= 300 && res.status < 400) {
+    message = `${what} (${sample.message.name}, correctly signed) was answered ${res.status}: redirects are never followed, so the delivery is unsuccessful`;
+    rule = DELIVERY_RULES[1];
+  } else {
+    message = `${what} (${sample.message.name}, correctly signed, Service-Event-Id ${sample.eventId}) was answered ${res.status}; only a 2xx accepts it, anything else is retried`;
+  }
+  return { message, rule, exchanges: [x] };
+}
+
+function rejectedOutcome(x: Exchange, what: string, rule: SpecRule): CheckOutcome {
+  const res = x.response;
+  if (res.status === null) {
+    return {
+      status: 'failed',
+      failure: {
+        message: `${what} got no HTTP answer (${res.error ?? 'unknown error'}); reject it with a non-2xx status (400 is usual) before any handling`,
+        rule: REJECT_WITH_NON_2XX,
+        exchanges: [x],
+      },
+    };
+  }
+  if (is2xx(res)) {
+    return {
+      status: 'failed',
+      failure: {
+        message: `${what} was answered ${res.status}: the receiver accepted it. It must be rejected with a non-2xx status before any handling`,
+        rule,
+        exchanges: [x],
+      },
+    };
+  }
+  const notes: string[] = [];
+  if (res.status >= 500) notes.push(`rejected with ${res.status}; a 4xx (400) says the request itself is wrong, a 5xx looks like an outage of the receiver`);
+  return { status: 'passed', notes };
+}
+
+/** "a" or "an" before an event type (`an order.paid event`, `a webhook.test event`). */
+function article(word: string): string {
+  return /^[aeiou]/i.test(word) ? 'an' : 'a';
+}

@@ -1,0 +1,79 @@
+// The rules a merchant's receiver must follow, quoted from the interface document
+// (payments-service-interface.md) and the AsyncAPI document, so a failure names the rule in
+// the contract's own words.
+import type { SpecRule } from '../core/check.ts';
+import { ASYNCAPI_FILE } from '../core/asyncapi.ts';
+
+const INTERFACE = 'payments-service-interface.md';
+
+/** "Webhook signatures", verification rules for the receiver, numbered as in the document. */
+export const VERIFICATION_RULES: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7 | 8, SpecRule>> = {
+  1: {
+    source: `${INTERFACE} § Webhook signatures, verification rule 1`,
+    quote: 'The header Service-Signature has the form t=<Unix seconds>,v1=<hex HMAC>, where t is 1 to 12 digits and the value is 64 lowercase hex characters.',
+  },
+  2: {
+    source: `${INTERFACE} § Webhook signatures, verification rule 2`,
+    quote: "The HMAC is HMAC-SHA256, keyed with the endpoint's signing secret, over the string <t>.<raw body>: the timestamp, a period, then the exact raw request bytes.",
+  },
+  3: {
+    source: `${INTERFACE} § Webhook signatures, verification rule 3`,
+    quote: 'Verify before parsing or altering the body.',
+  },
+  4: {
+    source: `${INTERFACE} § Webhook signatures, verification rule 4`,
+    quote: 'Reject when the difference between the current time and t exceeds 300 seconds (five minutes).',
+  },
+  5: {
+    source: `${INTERFACE} § Webhook signatures, verification rule 5`,
+    quote: 'Compare digests in constant time.',
+  },
+  6: {
+    source: `${INTERFACE} § Webhook signatures, verification rule 6`,
+    quote: 'The signature timestamp describes the send attempt; createdAt describes the event.',
+  },
+  7: {
+    source: `${INTERFACE} § Webhook signatures, verification rule 7`,
+    quote: 'Then confirm that the header Service-Event-Id equals the id in the parsed body, and persist that id together with the business update so a retry cannot apply it twice.',
+  },
+  8: {
+    source: `${INTERFACE} § Webhook signatures, verification rule 8`,
+    quote: 'An already in-flight request may still carry a signature made with the previous secret after rotation.',
+  },
+};
+
+/** "Errors": the receiver row. */
+export const REJECT_BEFORE_HANDLING: SpecRule = {
+  source: `${INTERFACE} § Errors (webhook receiver: signature invalid, or timestamp outside 300 seconds)`,
+  quote: 'webhook receiver | signature invalid, or timestamp outside 300 seconds | the receiver rejects the event before handling',
+};
+
+/** The AsyncAPI document's wording of the same rule, with the status it implies. */
+export const REJECT_WITH_NON_2XX: SpecRule = {
+  source: `${ASYNCAPI_FILE}#/info/description (Verifying a request)`,
+  quote: 'A request whose signature is invalid, or whose timestamp is outside 300 seconds, is rejected by the receiver before any handling; answer it with a non-2xx status.',
+};
+
+/** "Webhook receiver (served by the merchant)". */
+export const ANSWER_2XX_AFTER_ACCEPTING: SpecRule = {
+  source: `${INTERFACE} § Webhook receiver (served by the merchant)`,
+  quote: 'The receiver answers any 2xx status only after durably accepting the event.',
+};
+
+/** "Delivery rules" 1 and 3. */
+export const DELIVERY_RULES: Readonly<Record<1 | 3, SpecRule>> = {
+  1: {
+    source: `${INTERFACE} § Delivery rules, rule 1`,
+    quote: 'The request timeout is 10 seconds. A non-2xx response, a redirect, a network failure or a timeout counts as unsuccessful.',
+  },
+  3: {
+    source: `${INTERFACE} § Delivery rules, rule 3`,
+    quote: 'Delivery can repeat or arrive out of order, including after a timeout when the receiver did process the first attempt. The receiver must handle duplicates by event id.',
+  },
+};
+
+/** "Request headers on each webhook delivery". */
+export const EVENT_ID_HEADER_RULE: SpecRule = {
+  source: `${INTERFACE} § Request headers on each webhook delivery`,
+  quote: 'Service-Event-Id | equals the id of the JSON body',
+};

@@ -1,0 +1,45 @@
+// The sender target against the bundled server, the 10 s slow-answer check included (it runs
+// only here): every check passes, and the run's counts are printed for the record.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer } from '../../server/testing/harness.ts';
+import type { TestServer } from '../../server/testing/harness.ts';
+import { counts, idsWith, runTarget, senderArgs } from '../testing/run.ts';
+import type { TargetRun } from '../testing/run.ts';
+
+let server: TestServer;
+let run: TargetRun;
+
+beforeAll(async () => {
+  // A scaled retry schedule (0.0001: ten attempts in about 6 s); the 10 s attempt timeout is not scaled.
+  server = await startTestServer({ env: { WEBHOOK_RETRY_SCALE: '0.0001' } });
+  const a = await server.newTenant('Sender Tenant');
+  run = await runTarget(senderArgs(server, a));
+  console.log(`sender target against the bundled server: ${counts(run.report)}, seed ${run.report.seed}`);
+}, 180_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('payments-conformance sender against the bundled server', () => {
+  it('passes every check, the 10 s timeout and the ten-attempt limit included', () => {
+    expect(idsWith(run.report, 'failed'), run.output).toEqual([]);
+    expect(idsWith(run.report, 'skipped'), run.output).toEqual([]);
+    expect(idsWith(run.report, 'passed')).toEqual(expect.arrayContaining(['sender.timeout.10s', 'sender.attempts.at-most-ten', 'sender.redirect.not-followed']));
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('checks headers, signature and payload of every message of the AsyncAPI document', () => {
+    const ids = run.report.checks.map((c) => c.id);
+    for (const message of ['order.created', 'order.paid', 'order.payment_review_required', 'webhook.test', 'payout.completed']) {
+      expect(ids).toEqual(expect.arrayContaining([`sender.${message}.headers`, `sender.${message}.signature`, `sender.${message}.payload`]));
+    }
+  });
+
+  it('cut the held answer at about 10 s', () => {
+    const note = run.report.checks.find((c) => c.id === 'sender.timeout.10s')?.notes[0] ?? '';
+    const seconds = Number(/cut after ([0-9.]+) s/.exec(note)?.[1]);
+    expect(seconds).toBeGreaterThanOrEqual(9);
+    expect(seconds).toBeLessThanOrEqual(12.5);
+  });
+});

@@ -1,0 +1,186 @@
+// The sender target's side of the implementation's APIs: it points the tenant environment's
+// webhook endpoint at the suite's receiver through the management API (creating it, or
+// updating the active one and rotating its secret to learn it), moves it from scenario to
+// scenario (a URL edit per scenario, so a scenario never receives another's deliveries), and
+// triggers events through the v2 order API and the sandbox.
+import type { Exchange } from '../core/check.ts';
+import { ApiClient } from '../api/client.ts';
+import type { ApiResponse, Auth, KeyCredentials } from '../api/client.ts';
+import { walkOperations } from '../api/contract.ts';
+import type { ApiName, ApiOperation } from '../api/contract.ts';
+import { exampleRequest } from '../api/requests.ts';
+import type { RequestParts } from '../api/requests.ts';
+import { isObj } from '../api/schema.ts';
+import { describeAnswer } from '../api/verdict.ts';
+import { subSeed } from '../receiver/events.ts';
+
+type Json = Record<string, unknown>;
+
+/** A step against the implementation failed; the checks that need it report it. */
+export class StepFailed extends Error {
+  override readonly name = 'StepFailed';
+  constructor(
+    message: string,
+    readonly exchanges: Exchange[],
+    /** The step is not available at all (a 404/405/501 route): checks skip rather than fail. */
+    readonly unavailable = false,
+  ) {
+    super(message);
+  }
+}
+
+export interface SessionOptions {
+  baseUrls: Readonly<Record<ApiName, string>>;
+  creds: KeyCredentials;
+  memberToken: string;
+  /** Where the implementation reaches the suite's receiver, e.g. http://127.0.0.1:4599 */
+  publicUrl: string;
+  /** A path segment unique to this run. */
+  runToken: string;
+  seed: number;
+  timeoutMs: number;
+}
+
+export interface Endpoint {
+  id: string;
+  secret: string;
+  environment: string;
+  /** Whether the suite created it (false: it updated the active one and rotated its secret). */
+  created: boolean;
+}
+
+export class SenderSession {
+  readonly client: ApiClient;
+  readonly #ops: Map<string, ApiOperation>;
+  readonly #o: SessionOptions;
+  #counter = 0;
+  endpoint: Endpoint | null = null;
+
+  constructor(opts: SessionOptions) {
+    this.#o = opts;
+    this.client = new ApiClient({ baseUrls: opts.baseUrls, timeoutMs: opts.timeoutMs });
+    this.#ops = new Map(walkOperations().map((op) => [op.spec.operationId, op]));
+  }
+
+  /** The receiver path of a scenario: /conformance/<run>/<scenario> */
+  path(scenario: string): string {
+    return `/conformance/${this.#o.runToken}/${scenario}`;
+  }
+
+  url(scenario: string): string {
+    return `${this.#o.publicUrl.replace(/\/+$/, '')}${this.path(scenario)}`;
+  }
+
+  #member(): Auth {
+    return { kind: 'bearer', token: this.#o.memberToken };
+  }
+
+  #key(): Auth {
+    return { kind: 'key', apiKey: this.#o.creds.apiKey, apiHash: this.#o.creds.apiHash };
+  }
+
+  async #call(operationId: string, auth: Auth, change: (p: RequestParts) => RequestParts, label: string, evidence: Exchange[], signal?: AbortSignal): Promise<ApiResponse & { parts: RequestParts }> {
+    const op = this.#ops.get(operationId);
+    if (!op) throw new StepFailed(`the contract has no operation ${operationId}`, evidence, true);
+    const seed = subSeed(this.#o.seed, `${operationId}#${++this.#counter}`);
+    const parts = change(exampleRequest(op, { seed, tenantId: this.#o.creds.tenantId }));
+    const res = await this.client.call(op, { auth, ...parts, label }, signal);
+    evidence.push(res.exchange);
+    // Any 2xx will do here: the api target judges the statuses; the sender target needs the state.
+    if (res.status === null || res.status < 200 || res.status >= 300 || !isObj(res.json)) {
+      const missing = res.status === 404 || res.status === 405 || res.status === 501;
+      throw new StepFailed(`${label}: ${op.spec.method.toUpperCase()} ${op.spec.path} answered ${describeAnswer(res)}`, evidence, missing);
+    }
+    return { ...res, parts };
+  }
+
+  /** Creates the endpoint at `scenario`'s URL, or takes over the active one (URL edit and secret rotation). */
+  async configure(scenario: string, evidence: Exchange[], signal?: AbortSignal): Promise<Endpoint> {
+    const url = this.url(scenario);
+    try {
+      const res = await this.#call('createWebhookEndpoint', this.#member(), (p) => ({ ...p, body: { url } }), 'create the webhook endpoint', evidence, signal);
+      const e = res.json as Json;
+      this.endpoint = { id: String(e.id), secret: String(e.secret), environment: String(e.environment), created: true };
+      return this.endpoint;
+    } catch (err) {
+      const last = evidence[evidence.length - 1];
+      if (!(err instanceof StepFailed) || last?.response.status !== 409) throw err;
+    }
+    const list = await this.#call('listWebhookEndpoints', this.#member(), (p) => p, 'list the webhook endpoints', evidence, signal);
+    const data = Array.isArray((list.json as Json).data) ? ((list.json as Json).data as unknown[]) : [];
+    const active = data.find((e): e is Json => isObj(e) && e.active === true);
+    if (!active) throw new StepFailed('the environment has an active endpoint (409) but none is listed as active', evidence);
+    const id = String(active.id);
+    await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { url } }), 'point the active endpoint at the suite', evidence, signal);
+    const rotated = await this.#call('rotateWebhookSecret', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), 'rotate its secret (the only way to learn it)', evidence, signal);
+    const r = rotated.json as Json;
+    this.endpoint = { id, secret: String(r.secret), environment: String(r.environment ?? active.environment), created: false };
+    return this.endpoint;
+  }
+
+  #endpointId(): string {
+    if (!this.endpoint) throw new StepFailed('the webhook endpoint is not configured', []);
+    return this.endpoint.id;
+  }
+
+  /** Points the endpoint at another scenario's path (a URL edit: a new version). */
+  async pointTo(scenario: string, evidence: Exchange[], signal?: AbortSignal): Promise<void> {
+    const id = this.#endpointId();
+    await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { url: this.url(scenario) } }), `point the endpoint at ${scenario}`, evidence, signal);
+  }
+
+  async disable(evidence: Exchange[], signal?: AbortSignal): Promise<void> {
+    const id = this.#endpointId();
+    await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { active: false } }), 'disable the endpoint', evidence, signal);
+  }
+
+  // ---- triggers ------------------------------------------------------------------------------
+
+  /** order.created; the order carries an expected token amount so a deposit can pay it. */
+  async createOrder(evidence: Exchange[], signal?: AbortSignal): Promise<{ orderId: string; amountBaseUnits: string }> {
+    const res = await this.#call('createOrder', this.#key(), (p) => p, 'create an order', evidence, signal);
+    const order = res.json as Json;
+    const sent = isObj(res.parts.body) ? res.parts.body : {};
+    return { orderId: String(order.orderId), amountBaseUnits: String(order.amountBaseUnits ?? sent.amountBaseUnits ?? '1000000') };
+  }
+
+  /** order.paid: a verified deposit of the whole expected amount. */
+  async payOrder(order: { orderId: string; amountBaseUnits: string }, evidence: Exchange[], signal?: AbortSignal): Promise<void> {
+    await this.#call(
+      'createSandboxDeposit',
+      this.#key(),
+      (p) => ({ ...p, path: { orderId: order.orderId }, body: { ...(p.body as Json), amountBaseUnits: order.amountBaseUnits, verified: true } }),
+      'pay the order (sandbox deposit)',
+      evidence,
+      signal,
+    );
+  }
+
+  /** order.payment_review_required. */
+  async reviewOrder(orderId: string, evidence: Exchange[], signal?: AbortSignal): Promise<void> {
+    await this.#call('markSandboxOrderForReview', this.#key(), (p) => ({ ...p, path: { orderId } }), 'mark the order for review (sandbox)', evidence, signal);
+  }
+
+  /** webhook.test; returns its event id. */
+  async sendTest(evidence: Exchange[], signal?: AbortSignal): Promise<string> {
+    const id = this.#endpointId();
+    const res = await this.#call('sendTestWebhook', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), 'send a test webhook', evidence, signal);
+    return String((res.json as Json).eventId);
+  }
+
+  /** A payout with notifyUrl at `scenario`, settled as success: the payout-completed callback. */
+  async settledPayout(scenario: string, evidence: Exchange[], signal?: AbortSignal): Promise<{ transactionId: string; thirdPartyId: string; amount: unknown }> {
+    const created = await this.#call(
+      'createPayout',
+      this.#key(),
+      (p) => ({ ...p, body: { ...(p.body as Json), notifyUrl: this.url(scenario) } }),
+      'create a payout with notifyUrl at the suite',
+      evidence,
+      signal,
+    );
+    const payout = created.json as Json;
+    const sent = isObj(created.parts.body) ? created.parts.body : {};
+    await this.#call('settleSandboxPayout', this.#key(), (p) => ({ ...p, path: { transactionId: String(payout.transactionId) }, body: { status: 'success' } }), 'settle the payout (sandbox)', evidence, signal);
+    return { transactionId: String(payout.transactionId), thirdPartyId: String(payout.thirdPartyId), amount: sent.amount };
+  }
+}

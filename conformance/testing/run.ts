@@ -1,0 +1,106 @@
+// Test helpers of the conformance suite's own tests: run a target through the real command line
+// (runCli, with a JSON report) against a server started by the test, and the command-line
+// arguments for a tenant of the bundled server.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createServiceAccount } from '../../server/domain/admin.ts';
+import type { TestServer, TestTenant } from '../../server/testing/harness.ts';
+import type { CheckResult, CheckStatus } from '../core/check.ts';
+import { runCli } from '../core/cli.ts';
+import type { JsonReport } from '../core/json.ts';
+import { createTargetRegistry } from '../targets.ts';
+
+export interface TargetRun {
+  exitCode: number;
+  report: JsonReport;
+  /** Everything the run printed. */
+  output: string;
+}
+
+/** `payments-conformance <args>` in-process; the JSON report is parsed back. */
+export async function runTarget(args: string[]): Promise<TargetRun> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'conformance-run-'));
+  const file = path.join(dir, 'report.json');
+  let output = '';
+  const sink = { write: (s: string) => (output += s) };
+  try {
+    const exitCode = await runCli([...args, '--report', `json=${file}`], createTargetRegistry(), { stdout: sink, stderr: sink });
+    const report = JSON.parse(await readFile(file, 'utf8')) as JsonReport;
+    return { exitCode, report, output };
+  } catch (err) {
+    throw new Error(`the run did not complete: ${err instanceof Error ? err.message : String(err)}\n${output}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export function idsWith(report: JsonReport, status: CheckStatus): string[] {
+  return report.checks.filter((c: CheckResult) => c.status === status).map((c) => c.id);
+}
+
+/** `passed 340, failed 0, skipped 1, not_implemented 0 (total 341)` */
+export function counts(report: JsonReport): string {
+  const t = report.totals;
+  return `passed ${t.passed}, failed ${t.failed}, skipped ${t.skipped}, not_implemented ${t.not_implemented} (total ${t.total})`;
+}
+
+/** A loopback HTTP server that accepts anything with 200: a webhook destination for the api target. */
+export async function startSink(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end('accepted'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export const REFUND_EMAIL = 'refunds@merchant.example';
+
+/** Arguments of the api target for tenant `a` of the bundled server (`b` for the isolation checks). */
+export async function apiArgs(server: TestServer, a: TestTenant, b: TestTenant, webhookUrl: string, seed = 20261122): Promise<string[]> {
+  await createServiceAccount(server.services, { tenantId: a.tenantId, email: REFUND_EMAIL });
+  return [
+    'api',
+    '--base-url', server.url,
+    '--api-key', a.apiKey,
+    '--api-hash', a.apiHash,
+    '--tenant-id', a.tenantId,
+    '--member-token', a.memberToken,
+    '--other-api-key', b.apiKey,
+    '--other-api-hash', b.apiHash,
+    '--other-tenant-id', b.tenantId,
+    '--refund-email', REFUND_EMAIL,
+    '--webhook-url', webhookUrl,
+    '--seed', String(seed),
+    '--quiet',
+  ];
+}
+
+/** Arguments of the sender target for tenant `a` of the bundled server. */
+export function senderArgs(server: TestServer, a: TestTenant, extra: string[] = [], seed = 20261122): string[] {
+  return [
+    'sender',
+    '--base-url', server.url,
+    '--api-key', a.apiKey,
+    '--api-hash', a.apiHash,
+    '--tenant-id', a.tenantId,
+    '--member-token', a.memberToken,
+    '--callback-secret', a.callbackSecret,
+    '--listen', '127.0.0.1:0',
+    '--attempts-window-ms', '30000',
+    '--seed', String(seed),
+    '--quiet',
+    ...extra,
+  ];
+}
