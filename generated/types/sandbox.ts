@@ -311,6 +311,13 @@ export interface components {
             txHash?: components["schemas"]["TxHash"];
             /** @description The caller's id given when the payout or staking payout was created. */
             thirdPartyId?: components["schemas"]["ThirdPartyId"];
+            /**
+             * @description The staked asset; present on staking payouts.
+             * @enum {string}
+             */
+            asset?: "KRU";
+            /** @description Staking duration in months (3 when the request omitted it); present on staking payouts. */
+            durationInMonths?: number;
             /** @description Creation date. */
             createdDate: components["schemas"]["Timestamp"];
             /**

@@ -544,7 +544,10 @@ describe('staking payouts', () => {
       side: 'credit',
       createdDate: '2026-11-20T14:03:11.480Z',
       thirdPartyId: 'merchant-stake-2026-000058',
+      asset: 'KRU',
+      durationInMonths: 3,
     });
+    expect(list).toContainEqual(expect.objectContaining({ id: six.data!.transactionId, durationInMonths: 6 }));
   });
 
   it('refuses an asset other than KRU with 400 naming the field', async () => {

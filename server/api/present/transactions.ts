@@ -29,6 +29,7 @@ export function presentTransaction(t: TransactionRecord): TransactionBody {
     ...present({ orderId: t.orderId, orderNumber: t.orderNumber }),
     amount: decimalToNumber(t.amount),
     ...present({ amountBaseUnits: t.amountBaseUnits, txHash: t.txHash, thirdPartyId: t.thirdPartyId }),
+    ...staking(t),
     createdDate: iso(t.createdAt),
     ...(t.completedAt !== null ? { completedDate: iso(t.completedAt) } : {}),
   };
@@ -48,7 +49,14 @@ export function presentUserTransaction(t: TransactionRecord): UserTransactionBod
     createdDate: iso(t.createdAt),
     ...(t.completedAt !== null ? { completedDate: iso(t.completedAt) } : {}),
     ...present({ thirdPartyId: t.thirdPartyId, txHash: t.txHash, orderId: t.orderId, orderNumber: t.orderNumber }),
+    ...staking(t),
   };
+}
+
+/** asset and durationInMonths of a staking payout (absent on every other type). */
+function staking(t: TransactionRecord): { asset?: 'KRU'; durationInMonths?: number } {
+  if (t.type !== 'staking' || t.asset !== 'KRU' || t.durationInMonths === null) return {};
+  return { asset: 'KRU', durationInMonths: t.durationInMonths };
 }
 
 /** `TransactionReference`: answer of payout, staking payout and revoke. */
