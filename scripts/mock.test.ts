@@ -1,19 +1,8 @@
 // The Prism mock answers from the spec's examples and refuses invalid requests.
-import { createServer } from 'node:net';
+import { freePort } from '../server/testing/child-server.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileOperation, loadOperations } from '../server/contract/operations.ts';
 import { startMocks } from './mock.ts';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const createPayout = compileOperation(loadOperations('transactions').find((o) => o.operationId === 'createPayout')!);
 const headers = { 'content-type': 'application/json', 'x-api-key': 'pk_test_mock', 'x-api-hash': 'sk_test_mock' };

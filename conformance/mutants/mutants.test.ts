@@ -3,7 +3,7 @@
 // servers/), on the very checks that enforce the broken rule. Plus the api target against the
 // Prism mock of the Transactions API (--skip-stateful): it runs, and every failure there is a
 // known limitation of the mock, named below.
-import { createServer } from 'node:net';
+import { freePort } from '../../server/testing/child-server.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../server/testing/harness.ts';
 import type { TestServer, TestServerOptions } from '../../server/testing/harness.ts';
@@ -80,17 +80,6 @@ const PRISM_LIMITATIONS: Array<{ why: string; applies: (c: CheckResult) => boole
     applies: (c) => /\.invalid\.query\.[A-Za-z]+\.too-short$/.test(c.id) && /accepted \(200\)/.test(c.failure?.message ?? ''),
   },
 ];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('the api target against the Prism mock of the Transactions API (--skip-stateful)', () => {
   let mocks: ReturnType<typeof startMocks> = [];

@@ -2,7 +2,7 @@
 // checks each request and each response against the spec, and answers with an error instead
 // of a response that breaks it, so any contract violation of the server fails this test.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../testing/child-server.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,17 +13,6 @@ import { startTestServer, type TestServer } from '../testing/harness.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const APIS: readonly ApiName[] = ['transactions', 'orders', 'sandbox', 'management'];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let server: TestServer;
 const proxies: ChildProcess[] = [];
