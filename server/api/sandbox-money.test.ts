@@ -3,7 +3,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { components } from '../../generated/types/transactions.ts';
 import { createApiKey } from '../domain/admin.ts';
 import { ManualClock } from '../domain/clock.ts';
 import type { EnvironmentName, Permission, TransactionRecord } from '../store/types.ts';
@@ -16,8 +15,6 @@ const START = Date.UTC(2026, 10, 20, 14, 2, 11, 480);
 // The generated request type marks durationInMonths required because the schema gives it a
 // default (openapi-typescript's defaultNonNullable); the contract makes it optional, and
 // these tests must be able to leave it out.
-type StakingBody = components['schemas']['StakingPayoutRequest'];
-const stakingBody = (b: Omit<StakingBody, 'durationInMonths'> & { durationInMonths?: number }): StakingBody => b as StakingBody;
 
 let server: TestServer;
 const clock = new ManualClock(START);
@@ -409,7 +406,7 @@ describe('POST /sandbox/payouts/{transactionId}/settle', () => {
   it('answers 404 to an unknown id, 409 to another type, 400 to a bad status or id', async () => {
     const t = await server.newTenant();
     expectProblem(await send(credsOf(t), 'POST', '/sandbox/payouts/txn_01JD4W9Q6S2V5K8X3M7N0PBRT5/settle', { json: { status: 'success' } }), 404, 'not-found');
-    const stake = await t.transactions.POST('/transactions/staking/payout', { body: stakingBody({ thirdPartyId: 'st-1', userId: 'u1', usdAmount: 10, asset: 'KRU' }) });
+    const stake = await t.transactions.POST('/transactions/staking/payout', { body: { thirdPartyId: 'st-1', userId: 'u1', usdAmount: 10, asset: 'KRU' } });
     const notPayout = await send(credsOf(t), 'POST', `/sandbox/payouts/${stake.data!.transactionId}/settle`, { json: { status: 'success' } });
     expectProblem(notPayout, 409, 'not-settleable');
     expect(notPayout.body.detail).toContain('a staking payout');

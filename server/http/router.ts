@@ -8,6 +8,7 @@ import type { Services } from '../domain/context.ts';
 import { AppError } from '../domain/errors.ts';
 import type { EnvironmentName, Permission } from '../store/types.ts';
 import { readJsonBody } from './body.ts';
+import { nulIssues } from './control-characters.ts';
 import type { Handler } from './handler-types.ts';
 import type { AppEnv } from './app-env.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -58,12 +59,14 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
 
       // Operations without a request body ignore any body that is sent.
       const body = spec.requestBody ? await readJsonBody(c) : undefined;
-      const { value, issues } = op.validateRequest({
+      const input = {
         path: c.req.param() as Record<string, string>,
         query: c.req.query(),
         headers: Object.fromEntries(Object.entries(c.req.header()).map(([k, v]) => [k.toLowerCase(), v])),
         body,
-      });
+      };
+      const { value, issues: schemaIssues } = op.validateRequest(input);
+      const issues = [...nulIssues(input.path, '/path'), ...nulIssues(input.query, '/query'), ...nulIssues(body, '/body'), ...schemaIssues];
       if (issues.length > 0) {
         const summary = issues
           .slice(0, 3)
