@@ -106,9 +106,19 @@ export function release(db: Db, owner: string, deliveryIds: readonly string[]): 
 }
 
 export function nextDueAt(db: Db): number | null {
+  // Two index walks that stop at their first row, instead of reading every pending delivery:
+  // the earliest unleased one (deliveries_due), and the earliest lease to expire
+  // (deliveries_leased). A leased delivery's due time is at least its lease's end; using the
+  // lease end alone can only wake the worker early, never late.
   const r = db.get<{ due: number | null }>(
-    `SELECT MIN(CASE WHEN lease_owner IS NOT NULL AND lease_expires_at > next_attempt_at THEN lease_expires_at ELSE next_attempt_at END) AS due
-       FROM deliveries WHERE state = 'pending' AND next_attempt_at IS NOT NULL`,
+    `SELECT MIN(due) AS due FROM (
+       SELECT * FROM (SELECT next_attempt_at AS due FROM deliveries
+          WHERE state = 'pending' AND next_attempt_at IS NOT NULL AND lease_owner IS NULL
+          ORDER BY next_attempt_at LIMIT 1)
+       UNION ALL
+       SELECT * FROM (SELECT lease_expires_at AS due FROM deliveries
+          WHERE lease_owner IS NOT NULL AND state = 'pending' AND next_attempt_at IS NOT NULL
+          ORDER BY lease_expires_at LIMIT 1))`,
   );
   return r?.due ?? null;
 }
