@@ -18,6 +18,14 @@ const UNIQUE_CONSTRAINTS: Record<string, Constraint> = {
   deliveries_id: 'primary_key',
 };
 
+/** The uniqueness rule of each table besides its id (see migrations/0001_init.sql). */
+const TABLE_RULES: Record<string, Constraint> = {
+  transactions: 'third_party_id',
+  webhook_endpoints: 'active_endpoint',
+  orders: 'order_number',
+  service_accounts: 'service_account_email',
+};
+
 /** SQLSTATEs worth running the whole transaction again for. */
 const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
 
@@ -92,13 +100,18 @@ export class Conn {
     return value;
   }
 
-  /** INSERT of one row (keys are column names), guarded. */
-  insert(table: string, row: object): Promise<void> {
+  /**
+   * INSERT of one row (keys are column names). A unique conflict is reported as the store's
+   * UniqueViolation without aborting the transaction: `ON CONFLICT DO NOTHING` instead of a
+   * savepoint, one round trip instead of three on the hot path; only on a conflict is one more
+   * query made, to tell the table's rule from a repeated id.
+   */
+  async insert(table: string, row: object & { id?: unknown }): Promise<void> {
     const cols = Object.keys(row);
-    const sql = `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`;
-    return this.guarded(async () => {
-      await this.run(sql, Object.values(row));
-    });
+    const sql = `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT DO NOTHING`;
+    if ((await this.run(sql, Object.values(row))) === 1) return;
+    const repeatedId = row.id !== undefined && (await this.one(`SELECT 1 AS found FROM ${table} WHERE id = $1`, [row.id])) !== undefined;
+    throw new UniqueViolation(repeatedId ? 'primary_key' : (TABLE_RULES[table] ?? 'primary_key'));
   }
 
   private async query<T extends pg.QueryResultRow>(sql: string, params: readonly unknown[]): Promise<pg.QueryResult<T>> {
