@@ -8,7 +8,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const bin = (name: string): string => path.join(ROOT, 'node_modules', '.bin', name);
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -48,7 +47,9 @@ export interface StartOptions {
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const port = await freePort();
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'bench-')));
-  const child = spawn(bin('tsx'), [path.join(ROOT, 'server', 'main.ts')], {
+  // node itself with tsx's loader, not the tsx CLI: the CLI runs the script in a grandchild,
+  // so a SIGKILL to the CLI would leave the real server running.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server', 'main.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...opts.env },
     stdio: ['ignore', 'pipe', 'inherit'],
