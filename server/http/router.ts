@@ -40,8 +40,8 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
   for (const spec of loadOperations(api)) {
     const op = compileOperation(spec);
     const handler = handlers[spec.operationId];
-    // While an API is being built some operations have no handler yet; they stay unrouted.
-    if (!handler) continue;
+    // Every operation of the contract is served: a missing handler is a startup error.
+    if (!handler) throw new Error(`no handler for ${api}.${spec.operationId}`);
     const allowsMember = spec.security.some((s) => 'MemberToken' in s);
 
     app.on(spec.method.toUpperCase(), spec.honoPath, async (c) => {
