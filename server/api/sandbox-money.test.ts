@@ -8,8 +8,9 @@ import { ManualClock } from '../domain/clock.ts';
 import type { EnvironmentName, Permission, TransactionRecord } from '../store/types.ts';
 import { ALL_PERMISSIONS } from '../store/types.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
+import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
+import { expectProblem, sendRaw, type RawAnswer, type RawCreds } from '../testing/raw-http.ts';
 
-const PROBLEM = 'https://errors.payments.example/';
 const START = Date.UTC(2026, 10, 20, 14, 2, 11, 480);
 
 // The generated request type marks durationInMonths required because the schema gives it a
@@ -44,40 +45,9 @@ afterAll(async () => {
 
 // ---- helpers ---------------------------------------------------------------------------
 
-interface Creds {
-  apiKey: string;
-  apiHash: string;
-}
+type Creds = RawCreds;
 
-interface RawAnswer {
-  status: number;
-  contentType: string;
-  body: Record<string, unknown> & { type?: string; errors?: Array<{ pointer: string; detail: string }> };
-}
-
-async function send(
-  creds: Partial<Creds> | null,
-  method: string,
-  path: string,
-  init: { json?: unknown; text?: string; contentType?: string } = {},
-): Promise<RawAnswer> {
-  const headers: Record<string, string> = {};
-  if (creds?.apiKey !== undefined) headers['x-api-key'] = creds.apiKey;
-  if (creds?.apiHash !== undefined) headers['x-api-hash'] = creds.apiHash;
-  let body: string | undefined;
-  if (init.text !== undefined) body = init.text;
-  else if (init.json !== undefined) body = JSON.stringify(init.json);
-  if (body !== undefined) headers['content-type'] = init.contentType ?? 'application/json';
-  const res = await fetch(`${server.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: text ? (JSON.parse(text) as RawAnswer['body']) : {} };
-}
-
-function expectProblem(a: RawAnswer, status: number, slug: string): void {
-  expect({ status: a.status, type: a.body.type }).toEqual({ status, type: `${PROBLEM}${slug}` });
-  expect(a.contentType).toMatch(/^application\/problem\+json/);
-  expect(typeof a.body.detail).toBe('string');
-}
+const send = (...args: Parameters<typeof sendRaw> extends [string, ...infer R] ? R : never): Promise<RawAnswer> => sendRaw(server.url, ...args);
 
 const credsOf = (t: TestTenant): Creds => ({ apiKey: t.apiKey, apiHash: t.apiHash });
 
@@ -231,7 +201,7 @@ describe('the test wallet', () => {
       const a = await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { json: body });
       cases.push([JSON.stringify(body), a.status, a.body.type ?? '']);
     }
-    for (const [body, status, type] of cases) expect({ body, status, type }).toEqual({ body, status: 400, type: `${PROBLEM}validation-failed` });
+    for (const [body, status, type] of cases) expect({ body, status, type }).toEqual({ body, status: 400, type: `${PROBLEM_TYPE_BASE}validation-failed` });
     expectProblem(await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":5,"__proto__":{"amount":1}}' }), 400, 'validation-failed');
     expectProblem(await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":' }), 400, 'malformed-json');
     expectProblem(await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":5}', contentType: 'text/plain' }), 415, 'unsupported-media-type');

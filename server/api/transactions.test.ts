@@ -8,8 +8,9 @@ import { addDecimal, compareDecimal, subtractDecimal } from '../domain/money.ts'
 import type { EnvironmentName, Permission, TransactionRecord } from '../store/types.ts';
 import { ALL_PERMISSIONS } from '../store/types.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
+import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
+import { expectProblem, sendRaw, type RawAnswer, type RawCreds } from '../testing/raw-http.ts';
 
-const PROBLEM = 'https://errors.payments.example/';
 const START = Date.UTC(2026, 10, 20, 14, 2, 11, 480);
 
 // The generated request type marks durationInMonths required because the schema gives it a
@@ -28,45 +29,9 @@ afterAll(async () => {
 
 // ---- helpers ---------------------------------------------------------------------------
 
-interface Creds {
-  apiKey: string;
-  apiHash: string;
-  tenantId?: string;
-}
+type Creds = RawCreds;
 
-interface RawAnswer {
-  status: number;
-  contentType: string;
-  body: Record<string, unknown> & { type?: string; errors?: Array<{ pointer: string; detail: string }> };
-}
-
-/** A request outside the typed client, for bodies and headers the types would not allow. */
-async function send(
-  creds: Partial<Creds> | null,
-  method: string,
-  path: string,
-  init: { json?: unknown; text?: string; contentType?: string; headers?: Record<string, string> } = {},
-): Promise<RawAnswer> {
-  const headers: Record<string, string> = { ...init.headers };
-  if (creds?.apiKey !== undefined) headers['x-api-key'] = creds.apiKey;
-  if (creds?.apiHash !== undefined) headers['x-api-hash'] = creds.apiHash;
-  if (creds?.tenantId !== undefined) headers['x-tenant-id'] = creds.tenantId;
-  let body: string | undefined;
-  if (init.text !== undefined) body = init.text;
-  else if (init.json !== undefined) body = JSON.stringify(init.json);
-  if (body !== undefined) headers['content-type'] = init.contentType ?? 'application/json';
-  const res = await fetch(`${server.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: text ? (JSON.parse(text) as RawAnswer['body']) : {} };
-}
-
-function expectProblem(a: RawAnswer, status: number, slug: string): void {
-  expect({ status: a.status, type: a.body.type }).toEqual({ status, type: `${PROBLEM}${slug}` });
-  expect(a.contentType).toMatch(/^application\/problem\+json/);
-  expect(a.body.status).toBe(status);
-  expect(typeof a.body.title).toBe('string');
-  expect(typeof a.body.detail).toBe('string');
-}
+const send = (...args: Parameters<typeof sendRaw> extends [string, ...infer R] ? R : never): Promise<RawAnswer> => sendRaw(server.url, ...args);
 
 async function keyFor(t: TestTenant, permissions: readonly Permission[], environment: EnvironmentName = 'test') {
   const key = await createApiKey(server.services, { tenantId: t.tenantId, environment, permissions });
@@ -292,7 +257,7 @@ describe('POST /transactions/payout', () => {
     const live = await keyFor(a, ALL_PERMISSIONS, 'live');
     const empty = await live.transactions.POST('/transactions/payout', { body: { thirdPartyId: id, userId: 'u-live', amount: 1 } });
     expect(empty.response.status).toBe(422);
-    expect(empty.error?.type).toBe(`${PROBLEM}insufficient-funds`);
+    expect(empty.error?.type).toBe(`${PROBLEM_TYPE_BASE}insufficient-funds`);
     const liveEnv = await envId(a.tenantId, 'live');
     await server.services.store.transaction((tx) => tx.tenants.adjustWallet(liveEnv, '10'));
     const funded = await live.transactions.POST('/transactions/payout', { body: { thirdPartyId: id, userId: 'u-live', amount: 1 } });
@@ -349,7 +314,7 @@ describe('payouts under concurrency', () => {
     expect(conflicts).toHaveLength(19);
     const winner = created[0]!.data!.transactionId;
     for (const c of conflicts) {
-      expect(c.error?.type).toBe(`${PROBLEM}duplicate-third-party-id`);
+      expect(c.error?.type).toBe(`${PROBLEM_TYPE_BASE}duplicate-third-party-id`);
       expect(c.error?.existingTransactionId).toBe(winner);
     }
     const record = await stored(t.tenantId, winner);
@@ -369,7 +334,7 @@ describe('payouts under concurrency', () => {
       if (a.response.status === 201) accepted.push(exact);
       else {
         expect(a.response.status).toBe(422);
-        expect(a.error?.type).toBe(`${PROBLEM}insufficient-funds`);
+        expect(a.error?.type).toBe(`${PROBLEM_TYPE_BASE}insufficient-funds`);
         refused.push(exact);
       }
     }
@@ -560,7 +525,7 @@ describe('staking payouts', () => {
     const first = await staking(t, { thirdPartyId: 'merchant-stake-2026-000057', userId: 'u-st' });
     const again = await staking(t, { thirdPartyId: 'merchant-stake-2026-000057', userId: 'other', usdAmount: 1, durationInMonths: 12 });
     expect(again.response.status).toBe(409);
-    expect(again.error).toMatchObject({ type: `${PROBLEM}duplicate-third-party-id`, existingTransactionId: first.data!.transactionId });
+    expect(again.error).toMatchObject({ type: `${PROBLEM_TYPE_BASE}duplicate-third-party-id`, existingTransactionId: first.data!.transactionId });
     expect(await listOf(t, 'other')).toEqual([]);
   });
 
@@ -717,7 +682,7 @@ describe('GET /transactions', () => {
     expect((await search({ orderNumber: 'ORD-000042', txHash: '0xaaa1' })).data?.id).toBe(older);
     const mismatch = await search({ orderNumber: 'ORD-000042', txHash: pay.txHash! });
     expect(mismatch.response.status).toBe(404);
-    expect(mismatch.error?.type).toBe(`${PROBLEM}not-found`);
+    expect(mismatch.error?.type).toBe(`${PROBLEM_TYPE_BASE}not-found`);
   });
 
   it('answers 400 search-parameter-required without orderNumber and txHash, and 404 on a miss', async () => {
