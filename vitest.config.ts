@@ -17,7 +17,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'postgres',
-          include: ['server/api/**/*.test.ts', 'server/webhooks/delivery/{worker,engine}.test.ts'],
+          include: ['server/api/**/*.test.ts', 'server/delivery/{worker,engine}.test.ts'],
           exclude: [...shared.exclude, 'server/api/prism-proxy.test.ts'],
           env: { TEST_STORE: 'postgres' },
         },

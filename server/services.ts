@@ -10,7 +10,7 @@ import type { Services } from './domain/context.ts';
 import { createSecretBox } from './domain/secrets.ts';
 import type { Store } from './store/types.ts';
 import { openSqliteStore } from './store/sqlite/store.ts';
-import { createDestinationPolicy, type Resolver } from './webhooks/destination/policy.ts';
+import { createDestinationPolicy, type Resolver } from './destination/policy.ts';
 
 export interface ServiceOptions {
   clock?: Clock;

@@ -14,8 +14,8 @@ export {
   parseSignatureHeader,
   secretByteLength,
   signatureHeader,
-} from './signature.ts';
-export type { ParsedSignatureHeader, RawBody } from './signature.ts';
+} from '../../signing/signature.ts';
+export type { ParsedSignatureHeader, RawBody } from '../../signing/signature.ts';
 
 export { verifyWebhook } from './verify.ts';
 export type { VerifiedWebhook, VerifyWebhookInput, WebhookHeaders } from './verify.ts';
@@ -24,8 +24,8 @@ export {
   WEBHOOK_VERIFICATION_ERROR_CODES,
   WebhookVerificationError,
   isWebhookVerificationError,
-} from './errors.ts';
-export type { WebhookVerificationErrorCode } from './errors.ts';
+} from '../../signing/errors.ts';
+export type { WebhookVerificationErrorCode } from '../../signing/errors.ts';
 
 export { generateTestHeaders } from './testing.ts';
 export type { GenerateTestHeadersOptions } from './testing.ts';

@@ -8,7 +8,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../signing/signature.ts';
 
 export interface GenerateTestHeadersOptions {
   /** The exact body that will be sent; it is signed byte for byte. */

@@ -21,7 +21,7 @@
  */
 
 import { timingSafeEqual } from 'node:crypto';
-import { WebhookVerificationError } from './errors.ts';
+import { WebhookVerificationError } from '../../signing/errors.ts';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   EVENT_ID_HEADER,
@@ -31,8 +31,8 @@ import {
   hmacDigest,
   parseSignatureHeader,
   secretByteLength,
-} from './signature.ts';
-import type { RawBody } from './signature.ts';
+} from '../../signing/signature.ts';
+import type { RawBody } from '../../signing/signature.ts';
 
 /** Leading or trailing HTTP optional whitespace (spaces and tabs). */
 const SURROUNDING_OWS = /^[ \t]+|[ \t]+$/g;

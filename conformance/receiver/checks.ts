@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
 import type { Check, CheckOutcome, Exchange, Failure, SpecRule } from '../core/check.ts';
 import { describeStatus, exchange, is2xx } from '../core/http.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../client/webhooks/signature.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../signing/signature.ts';
 import { EventFactory, subSeed, tamper } from './events.ts';
 import type { EventSample } from './events.ts';
 import {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { webhookChannels } from '../core/asyncapi.ts';
 import { Variator } from '../core/vary.ts';
 import { EventFactory, tamper } from './events.ts';
-import { computeSignature } from '../../client/webhooks/signature.ts';
+import { computeSignature } from '../../signing/signature.ts';
 
 const channels = webhookChannels();
 const messages = channels.flatMap((c) => c.messages);

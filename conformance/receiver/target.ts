@@ -4,7 +4,7 @@ import { webhookChannels } from '../core/asyncapi.ts';
 import type { ChannelSpec } from '../core/asyncapi.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
 import type { OptionValues, Target } from '../core/target.ts';
-import { MIN_SECRET_BYTES, secretByteLength } from '../../client/webhooks/signature.ts';
+import { MIN_SECRET_BYTES, secretByteLength } from '../../signing/signature.ts';
 import { TOLERANCE_SECONDS, receiverChecks } from './checks.ts';
 import type { ChannelEndpoints } from './checks.ts';
 

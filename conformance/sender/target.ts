@@ -9,7 +9,7 @@ import type { Target } from '../core/target.ts';
 import type { ApiName } from '../api/contract.ts';
 import { credentialOption } from '../api/options.ts';
 import { subSeed } from '../receiver/events.ts';
-import { MIN_SECRET_BYTES, secretByteLength } from '../../client/webhooks/signature.ts';
+import { MIN_SECRET_BYTES, secretByteLength } from '../../signing/signature.ts';
 import { senderChecks } from './checks.ts';
 import { SuiteReceiver } from './receiver.ts';
 import { SenderSession } from './session.ts';

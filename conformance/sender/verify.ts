@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import type { MessageSpec } from '../core/asyncapi.ts';
 import type { Exchange } from '../core/check.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, computeSignature, parseSignatureHeader } from '../../client/webhooks/signature.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, computeSignature, parseSignatureHeader } from '../../signing/signature.ts';
 import { Variator } from '../core/vary.ts';
 import { header } from './receiver.ts';
 import type { Received } from './receiver.ts';

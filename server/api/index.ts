@@ -7,7 +7,7 @@ import type { AppEnv } from '../http/app-env.ts';
 import { createApp } from '../http/app.ts';
 import { untyped, type Handler } from '../http/handler-types.ts';
 import type { ApiName } from '../contract/operations.ts';
-import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from '../webhooks/delivery/engine.ts';
+import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from '../delivery/engine.ts';
 import { createRateLimiter } from '../http/rate-limit.ts';
 import { mountDocs } from '../http/docs.ts';
 import { mountPortal } from '../portal/mount.ts';

@@ -11,7 +11,7 @@ import type { components } from '../../generated/types/management.ts';
 import { createApiKey, createMember } from '../domain/admin.ts';
 import type { EnvironmentName, Permission } from '../store/types.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
-import { answer, fakeResolver, startReceiver, type Receiver } from '../webhooks/delivery/testing.ts';
+import { answer, fakeResolver, startReceiver, type Receiver } from '../delivery/testing.ts';
 
 type Schemas = components['schemas'];
 type Endpoint = Schemas['WebhookEndpoint'];

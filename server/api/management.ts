@@ -4,9 +4,9 @@
 // validated the request against the spec.
 import type { operations } from '../../generated/types/management.ts';
 import type { Scope } from '../domain/context.ts';
-import { rotateCallbackSecret } from '../domain/webhooks/callback-secret.ts';
-import { getDelivery, listDeliveries, retryDelivery } from '../domain/webhooks/deliveries.ts';
-import { createEndpoint, getEndpoint, listEndpoints, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../domain/webhooks/endpoints.ts';
+import { rotateCallbackSecret } from '../domain/endpoints/callback-secret.ts';
+import { getDelivery, listDeliveries, retryDelivery } from '../domain/deliveries/deliveries.ts';
+import { createEndpoint, getEndpoint, listEndpoints, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../domain/endpoints/endpoints.ts';
 import type { HandlersFor } from '../http/handler-types.ts';
 import { presentCallbackSecret, presentDelivery, presentDeliveryDetail, presentEndpoint, presentEndpointWithSecret } from './present/webhooks.ts';
 

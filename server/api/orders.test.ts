@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSecret } from '../../client/webhooks/signature.ts';
+import { generateSecret } from '../../signing/signature.ts';
 import type { components } from '../../generated/types/orders.ts';
 import { createApiKey } from '../domain/admin.ts';
 import { recordPayoutCallback, recordTestEvent } from '../domain/events.ts';

@@ -1,6 +1,6 @@
 // Provisioning: tenants with their two environments, API clients, members and service
 // accounts. Secrets are returned once, here, and stored only hashed or sealed.
-import { generateSecret } from '../../client/webhooks/signature.ts';
+import { generateSecret } from '../../signing/signature.ts';
 import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from '../store/types.ts';
 import type { Services } from './context.ts';
 import { AppError } from './errors.ts';

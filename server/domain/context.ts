@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { EnvironmentName, Store } from '../store/types.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './secrets.ts';
-import type { DestinationPolicy } from '../webhooks/destination/policy.ts';
+import type { DestinationPolicy } from '../destination/policy.ts';
 
 export interface Services {
   store: Store;

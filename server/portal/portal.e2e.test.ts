@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/verify.ts';
 import { createMember } from '../domain/admin.ts';
 import type { Clock } from '../domain/clock.ts';
-import { answer, startReceiver, type Receiver } from '../webhooks/delivery/testing.ts';
+import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
 import { startPortalTestServer, type PortalTestServer } from './testing.ts';
 

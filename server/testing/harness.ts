@@ -14,7 +14,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Services } from '../domain/context.ts';
 import { buildApp, type BuiltApp } from '../api/index.ts';
 import { openServices } from '../services.ts';
-import type { Resolver } from '../webhooks/destination/policy.ts';
+import type { Resolver } from '../destination/policy.ts';
 
 export interface TestServerOptions {
   clock?: Clock;

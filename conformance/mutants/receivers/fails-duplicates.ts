@@ -1,7 +1,7 @@
 // Mutant: verifies everything, but answers 500 when an event id was already processed, so
 // the service would retry a delivered event until the cycle fails.
 import { verifyWebhook } from '../../../client/webhooks/verify.ts';
-import { isWebhookVerificationError } from '../../../client/webhooks/errors.ts';
+import { isWebhookVerificationError } from '../../../signing/errors.ts';
 import { listen, reply } from './serve.ts';
 import type { MutantOptions, RunningReceiver } from './serve.ts';
 

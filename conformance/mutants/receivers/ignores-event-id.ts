@@ -1,7 +1,7 @@
 // Mutant: verifies the signature and the timestamp, but never compares Service-Event-Id with
 // the body's id (it trusts the body and dedupes by its id).
 import { verifyWebhook } from '../../../client/webhooks/verify.ts';
-import { isWebhookVerificationError } from '../../../client/webhooks/errors.ts';
+import { isWebhookVerificationError } from '../../../signing/errors.ts';
 import { listen, reply } from './serve.ts';
 import type { MutantOptions, RunningReceiver } from './serve.ts';
 

@@ -1,7 +1,7 @@
 // Mutant: verifies the signature, but with an effectively infinite timestamp tolerance, so a
 // captured request can be replayed at any time.
 import { verifyWebhook } from '../../../client/webhooks/verify.ts';
-import { isWebhookVerificationError } from '../../../client/webhooks/errors.ts';
+import { isWebhookVerificationError } from '../../../signing/errors.ts';
 import { listen, reply } from './serve.ts';
 import type { MutantOptions, RunningReceiver } from './serve.ts';
 

@@ -4,7 +4,7 @@
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
 import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
-import { MAX_ATTEMPTS, nextAttemptAt } from '../../../server/webhooks/delivery/schedule.ts';
+import { MAX_ATTEMPTS, nextAttemptAt } from '../../../server/delivery/schedule.ts';
 
 export function build(services: Services, config: Config): BuiltApp {
   return buildApp(services, config, {

@@ -2,7 +2,7 @@
 // of `<t>.<raw body>` (the header keeps its form t=...,v1=...).
 // Seam: an injected Sender that re-signs each request. It learns the secret the way the
 // delivery worker hands it over: the worker opens the endpoint's sealed secret and sends in the
-// same synchronous step (server/webhooks/delivery/worker.ts), so a SecretBox that remembers
+// same synchronous step (server/delivery/worker.ts), so a SecretBox that remembers
 // the last secret it opened gives the Sender exactly the secret of the request at hand.
 // Caught by the sender target's `sender.<message>.signature` checks.
 import { createHmac } from 'node:crypto';
@@ -10,8 +10,8 @@ import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
 import type { SecretBox } from '../../../server/domain/secrets.ts';
 import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
-import { createSender } from '../../../server/webhooks/delivery/sender.ts';
-import { SIGNATURE_HEADER } from '../../../client/webhooks/signature.ts';
+import { createSender } from '../../../server/delivery/sender.ts';
+import { SIGNATURE_HEADER } from '../../../signing/signature.ts';
 
 export function build(services: Services, config: Config): BuiltApp {
   let lastOpened: string | null = null;

@@ -2,9 +2,9 @@
 // Every field is always present; a field that does not apply is null. A secret appears only
 // in the WithSecret shape, which only creation and rotation answer.
 import type { components } from '../../../generated/types/management.ts';
-import type { DeliveryDetailView, DeliveryView } from '../../domain/webhooks/deliveries.ts';
-import type { EndpointView, EndpointWithSecretView } from '../../domain/webhooks/endpoints.ts';
-import type { RotatedCallbackSecret } from '../../domain/webhooks/callback-secret.ts';
+import type { DeliveryDetailView, DeliveryView } from '../../domain/deliveries/deliveries.ts';
+import type { EndpointView, EndpointWithSecretView } from '../../domain/endpoints/endpoints.ts';
+import type { RotatedCallbackSecret } from '../../domain/endpoints/callback-secret.ts';
 import type { AttemptRecord } from '../../store/types.ts';
 
 type Schemas = components['schemas'];

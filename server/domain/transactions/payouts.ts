@@ -2,7 +2,7 @@
 // distribution wallet at creation.
 import type { TransactionRecord } from '../../store/types.ts';
 import type { Scope, Services } from '../context.ts';
-import { checkDestination } from '../destination.ts';
+import { checkDestination } from '../destination-check.ts';
 import { AppError } from '../errors.ts';
 import { negateDecimal } from '../money.ts';
 import { createUnique, refuseDuplicate } from './duplicates.ts';

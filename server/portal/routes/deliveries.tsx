@@ -4,7 +4,7 @@
 import type { Hono } from 'hono';
 import type { Services } from '../../domain/context.ts';
 import { isAppError } from '../../domain/errors.ts';
-import { getDelivery, listDeliveries, retryDelivery, type DeliveryPageView } from '../../domain/webhooks/deliveries.ts';
+import { getDelivery, listDeliveries, retryDelivery, type DeliveryPageView } from '../../domain/deliveries/deliveries.ts';
 import type { PortalEnv } from '../env.ts';
 import { requireManage, requireViewer } from '../guard.ts';
 import { chromeFor } from '../messages.tsx';

@@ -6,9 +6,9 @@
 import type { Context, Hono } from 'hono';
 import { authenticateMember } from '../../domain/auth.ts';
 import type { Services } from '../../domain/context.ts';
-import { checkDestination } from '../../domain/destination.ts';
+import { checkDestination } from '../../domain/destination-check.ts';
 import { isAppError, type AppError } from '../../domain/errors.ts';
-import { createEndpoint, getEndpoint, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../../domain/webhooks/endpoints.ts';
+import { createEndpoint, getEndpoint, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../../domain/endpoints/endpoints.ts';
 import type { EndpointRecord } from '../../store/types.ts';
 import type { PortalEnv } from '../env.ts';
 import { requireManage, requireViewer } from '../guard.ts';

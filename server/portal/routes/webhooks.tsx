@@ -1,7 +1,7 @@
 // The Webhooks page and the small JSON route portal.js polls for "Last test".
 import type { Hono } from 'hono';
 import type { Services } from '../../domain/context.ts';
-import { listEndpoints } from '../../domain/webhooks/endpoints.ts';
+import { listEndpoints } from '../../domain/endpoints/endpoints.ts';
 import type { PortalEnv } from '../env.ts';
 import { requireViewer } from '../guard.ts';
 import { chromeFor } from '../messages.tsx';

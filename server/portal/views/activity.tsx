@@ -1,7 +1,7 @@
 // Webhook activity: the newest deliveries first, a search for an exact order id, order
 // reference or event id, and "Load 5 more" (a plain link with the cursor; portal.js appends
 // the rows in place when it runs).
-import type { DeliveryView } from '../../domain/webhooks/deliveries.ts';
+import type { DeliveryView } from '../../domain/deliveries/deliveries.ts';
 import { Answer, KIND_LABEL, Notice, shortId, StateBadge, Time } from './parts.tsx';
 
 export const ACTIVITY_PAGE_SIZE = 5;

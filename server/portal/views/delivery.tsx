@@ -1,7 +1,7 @@
 // One delivery: its attempts (time, duration, answer), the last HTTP response, the payload
 // pretty-printed, and "Retry webhook" for a failed one. Response bodies are the receiver's,
 // untrusted: they are only ever text here.
-import type { DeliveryDetailView } from '../../domain/webhooks/deliveries.ts';
+import type { DeliveryDetailView } from '../../domain/deliveries/deliveries.ts';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Answer, Breadcrumbs, formatDuration, KIND_LABEL, Notice, StateBadge, Time } from './parts.tsx';

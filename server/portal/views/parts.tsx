@@ -1,7 +1,7 @@
 // Small pieces the pages share: the delivery state badge (a symbol and a word, never colour
 // alone), times, notices.
 import type { Child } from 'hono/jsx';
-import type { DeliveryProgress as Progress } from '../../domain/webhooks/progress.ts';
+import type { DeliveryProgress as Progress } from '../../domain/deliveries/progress.ts';
 import type { AttemptErrorClass, AttemptRecord, DeliveryKind } from '../../store/types.ts';
 
 const PROGRESS: Record<Progress, { symbol: string; label: string; tone: string; hint: string }> = {

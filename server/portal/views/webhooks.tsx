@@ -1,7 +1,7 @@
 // The Webhooks page of a tenant environment: the active endpoint with its manage controls and
 // Last test, earlier (disabled) endpoints, and the webhook activity.
-import type { DeliveryView } from '../../domain/webhooks/deliveries.ts';
-import type { EndpointView, TestSummary } from '../../domain/webhooks/endpoints.ts';
+import type { DeliveryView } from '../../domain/deliveries/deliveries.ts';
+import type { EndpointView, TestSummary } from '../../domain/endpoints/endpoints.ts';
 import { ActivitySection } from './activity.tsx';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';

@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { pino, type Logger } from 'pino';
-import { generateSecret } from '../../../client/webhooks/signature.ts';
-import { createTenant } from '../../domain/admin.ts';
-import type { Scope, Services } from '../../domain/context.ts';
-import { recordOrderEvent, type NewEvent } from '../../domain/events.ts';
-import { newEndpointId } from '../../domain/ids.ts';
-import type { EndpointRecord, EventRecord } from '../../store/types.ts';
+import { generateSecret } from '../../signing/signature.ts';
+import { createTenant } from '../domain/admin.ts';
+import type { Scope, Services } from '../domain/context.ts';
+import { recordOrderEvent, type NewEvent } from '../domain/events.ts';
+import { newEndpointId } from '../domain/ids.ts';
+import type { EndpointRecord, EventRecord } from '../store/types.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
 
 const run = promisify(execFile);

@@ -1,13 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../../../client/webhooks/index.ts';
-import { ManualClock } from '../../domain/clock.ts';
-import type { Services } from '../../domain/context.ts';
-import { createSecretBox } from '../../domain/secrets.ts';
-import { recordPayoutCallback } from '../../domain/events.ts';
-import { openTestStore } from '../../testing/store.ts';
-import type { Store } from '../../store/types.ts';
-import type { AttemptRecord, DeliveryRecord } from '../../store/types.ts';
+import { verifyWebhook } from '../../client/webhooks/index.ts';
+import { ManualClock } from '../domain/clock.ts';
+import type { Services } from '../domain/context.ts';
+import { createSecretBox } from '../domain/secrets.ts';
+import { recordPayoutCallback } from '../domain/events.ts';
+import { openTestStore } from '../testing/store.ts';
+import type { Store } from '../store/types.ts';
+import type { AttemptRecord, DeliveryRecord } from '../store/types.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.ts';
 import { createSender, type Sender } from './sender.ts';
 import {

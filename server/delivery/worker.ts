@@ -16,9 +16,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Clock } from '../../domain/clock.ts';
-import type { SecretBox } from '../../domain/secrets.ts';
-import type { AttemptRecord, AttemptResult, ClaimedDelivery, Store } from '../../store/types.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { SecretBox } from '../domain/secrets.ts';
+import type { AttemptRecord, AttemptResult, ClaimedDelivery, Store } from '../store/types.ts';
 import { nextAttemptAt, type RetryPolicy } from './schedule.ts';
 import type { SendOutcome, Sender } from './sender.ts';
 import { buildDeliveryRequest, type DeliveryRequest } from './sign.ts';

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, expect, it } from 'vitest';
-import { verifyWebhook } from '../../../client/webhooks/index.ts';
-import { systemClock } from '../../domain/clock.ts';
-import type { Services } from '../../domain/context.ts';
-import { createSecretBox } from '../../domain/secrets.ts';
-import { openTestStore } from '../../testing/store.ts';
+import { verifyWebhook } from '../../client/webhooks/index.ts';
+import { systemClock } from '../domain/clock.ts';
+import type { Services } from '../domain/context.ts';
+import { createSecretBox } from '../domain/secrets.ts';
+import { openTestStore } from '../testing/store.ts';
 import { createDeliveryEngine } from './engine.ts';
 import { captureLogger, loopbackPolicy, recordEvent, seedEndpoint, startReceiver, testCertificate } from './testing.ts';
 

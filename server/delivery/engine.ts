@@ -1,7 +1,7 @@
 // The delivery engine of one server process: one sender (one shared keep-alive Agent behind the
 // destination policy) and one worker on the store's queue. server/api/index.ts starts it with
 // the app and stops it (draining in-flight attempts) on shutdown.
-import type { Services } from '../../domain/context.ts';
+import type { Services } from '../domain/context.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
 import { createSender, type Sender, type SenderOptions } from './sender.ts';
 import { createDeliveryWorker, type DeliveryWorker, type RetrySchedule, type Timers } from './worker.ts';

@@ -71,7 +71,7 @@ function expectRule(err: DestinationRefusedError, rule: DestinationRule): void {
 
 describe('DestinationRule', () => {
   it('matches the DestinationRule enum of spec/common/schemas.yaml', () => {
-    const schemas = parse(readFileSync(new URL('../../../spec/common/schemas.yaml', import.meta.url), 'utf8')) as {
+    const schemas = parse(readFileSync(new URL('../../spec/common/schemas.yaml', import.meta.url), 'utf8')) as {
       DestinationRule: { enum: string[] };
     };
     expect([...DESTINATION_RULES]).toEqual(schemas.DestinationRule.enum);

@@ -7,12 +7,12 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createManagementClient, createOrdersClient } from '../../../client/api.ts';
-import { loadConfig } from '../../config.ts';
-import { createTenant, type CreatedTenant } from '../../domain/admin.ts';
-import { openServices } from '../../services.ts';
-import { createTestDatabase } from '../../store/postgres/testing.ts';
-import { startServer, type RunningServer } from '../../testing/child-server.ts';
+import { createManagementClient, createOrdersClient } from '../../client/api.ts';
+import { loadConfig } from '../config.ts';
+import { createTenant, type CreatedTenant } from '../domain/admin.ts';
+import { openServices } from '../services.ts';
+import { createTestDatabase } from '../store/postgres/testing.ts';
+import { startServer, type RunningServer } from '../testing/child-server.ts';
 
 const PHASE_ONE = 2000;
 const PHASE_TWO = 1000;

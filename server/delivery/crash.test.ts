@@ -4,8 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createManagementClient, createOrdersClient } from '../../../client/api.ts';
-import { startServer, type RunningServer } from '../../testing/child-server.ts';
+import { createManagementClient, createOrdersClient } from '../../client/api.ts';
+import { startServer, type RunningServer } from '../testing/child-server.ts';
 
 const EVENTS = 2000;
 const KILL_AFTER = 500;

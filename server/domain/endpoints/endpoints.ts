@@ -2,15 +2,15 @@
 // sealed, shown once at creation and at each rotation), an active flag and a version. Every
 // accepted change raises the version, and in the same transaction the pending deliveries of
 // older versions become `disabled`, so they are never sent to the replacement destination.
-import { generateSecret } from '../../../client/webhooks/signature.ts';
+import { generateSecret } from '../../../signing/signature.ts';
 import { UniqueViolation, type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis, type Tx } from '../../store/types.ts';
 import type { Scope, Services } from '../context.ts';
-import { checkDestination } from '../destination.ts';
+import { checkDestination } from '../destination-check.ts';
 import { AppError } from '../errors.ts';
 import { recordTestEvent } from '../events.ts';
 import { newEndpointId } from '../ids.ts';
-import { deliveryView, type DeliveryView } from './deliveries.ts';
-import { deliveryProgress, type DeliveryProgress } from './progress.ts';
+import { deliveryView, type DeliveryView } from '../deliveries/deliveries.ts';
+import { deliveryProgress, type DeliveryProgress } from '../deliveries/progress.ts';
 
 /** The endpoint's latest test webhook, as the portal's "Last test" shows it. */
 export interface TestSummary {

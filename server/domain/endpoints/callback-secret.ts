@@ -2,7 +2,7 @@
 // payouts' notifyUrl. Rotating it answers the new secret once; it is stored only sealed.
 // Pending callbacks stay pending: the worker reads the secret at each attempt, so their next
 // attempts are signed with the new one.
-import { generateSecret } from '../../../client/webhooks/signature.ts';
+import { generateSecret } from '../../../signing/signature.ts';
 import type { Millis } from '../../store/types.ts';
 import type { Scope, Services } from '../context.ts';
 

@@ -1,5 +1,5 @@
 // Webhook and notifyUrl addresses through the destination policy, as contract errors.
-import { isDestinationRefusedError } from '../webhooks/destination/rules.ts';
+import { isDestinationRefusedError } from '../destination/rules.ts';
 import type { Services } from './context.ts';
 import { AppError } from './errors.ts';
 
