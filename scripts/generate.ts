@@ -4,6 +4,9 @@
 //   generated/openapi/<api>.json  the bundled, dereferenced document that ajv compiles at run time
 //   generated/asyncapi/webhooks.json  the resolved AsyncAPI document
 //   generated/problem-types.ts    the stable problem types, typed
+//   generated/vocabulary.ts       the API names, permissions, member roles, amount rules and
+//                                 limits the code needs as values (enum arrays of each document
+//                                 are in generated/types/<api>.ts as `...Values`)
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +29,9 @@ function stampedJson(source: string, doc: Record<string, unknown>): string {
 
 async function openApiTypes(file: string): Promise<string> {
   // A property with a default stays optional: clients may omit it (durationInMonths defaults to 3).
-  const ast = await openapiTS(pathToFileURL(file), { alphabetize: false, exportType: false, defaultNonNullable: false });
+  // enumValues: every enum is also exported as a `<name>Values` array, so code iterates the
+  // contract's values instead of restating them.
+  const ast = await openapiTS(pathToFileURL(file), { alphabetize: false, exportType: false, defaultNonNullable: false, enumValues: true });
   return tsHeader(rel(file)) + astToString(ast);
 }
 
@@ -56,8 +61,76 @@ async function eventTypes(): Promise<string> {
     components: { schemas },
   };
   // Relative $refs in the AsyncAPI document point into spec/; make them absolute for the bundler.
-  const ast = await openapiTS(absoluteRefs(synthetic, SPEC_DIR) as never);
+  const ast = await openapiTS(absoluteRefs(synthetic, SPEC_DIR) as never, { enumValues: true });
   return tsHeader(rel(ASYNCAPI_DOC)) + astToString(ast);
+}
+
+type Yaml = Record<string, unknown>;
+const asObject = (v: unknown): Yaml => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Yaml) : {});
+
+function schemaIn(doc: Yaml, name: string, source: string): Yaml {
+  const schema = asObject(asObject(doc.components).schemas)[name] ?? (doc[name] as unknown);
+  if (!schema || typeof schema !== 'object') throw new Error(`${source}: schema ${name} is missing`);
+  return schema as Yaml;
+}
+
+function numberAt(value: unknown, what: string): number {
+  if (typeof value !== 'number') throw new Error(`${what} must be a number in the spec`);
+  return value;
+}
+
+/** Values from spec/ that the code needs at run time and openapi-typescript does not emit. */
+async function vocabulary(): Promise<string> {
+  const docs = await Promise.all(OPENAPI_DOCS.map(async (d) => ({ ...d, raw: parseYaml(await readFile(d.file, 'utf8')) as Yaml })));
+  const permissions: string[] = [];
+  const roles: string[] = [];
+  for (const { raw } of docs) {
+    for (const item of Object.values(asObject(raw.paths))) {
+      for (const op of Object.values(asObject(item))) {
+        const o = asObject(op);
+        const p = o['x-permission'];
+        if (typeof p === 'string' && !permissions.includes(p)) permissions.push(p);
+        for (const r of Array.isArray(o['x-member-roles']) ? (o['x-member-roles'] as unknown[]) : []) {
+          if (typeof r === 'string' && !roles.includes(r)) roles.push(r);
+        }
+      }
+    }
+  }
+  const commonFile = path.join(SPEC_DIR, 'common', 'schemas.yaml');
+  const common = parseYaml(await readFile(commonFile, 'utf8')) as Yaml;
+  const decimalRule = (name: string): string => {
+    const s = schemaIn(common, name, rel(commonFile));
+    const rule = asObject(s['x-decimal']);
+    return `{ maxScale: ${numberAt(rule.maxScale, `${name}.x-decimal.maxScale`)}, maxSignificantDigits: ${numberAt(rule.maxSignificantDigits, `${name}.x-decimal.maxSignificantDigits`)}, exclusiveMinimum: ${numberAt(s.exclusiveMinimum, `${name}.exclusiveMinimum`)}, maximum: ${numberAt(s.maximum, `${name}.maximum`)} }`;
+  };
+  const management = docs.find((d) => d.name === 'management');
+  if (!management) throw new Error('the management document is missing');
+  const deliveryBase = asObject(schemaIn(management.raw, 'DeliveryBase', rel(management.file)).properties);
+  const maxAttempts = numberAt(asObject(deliveryBase.maxAttempts).const, 'DeliveryBase.maxAttempts.const');
+  const attemptCount = numberAt(asObject(deliveryBase.attemptCount).maximum, 'DeliveryBase.attemptCount.maximum');
+  if (attemptCount !== maxAttempts) throw new Error(`DeliveryBase: attemptCount.maximum (${attemptCount}) differs from maxAttempts (${maxAttempts})`);
+  const urlMax = numberAt(schemaIn(management.raw, 'WebhookUrl', rel(management.file)).maxLength, 'WebhookUrl.maxLength');
+  const list = (values: readonly string[]): string => `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
+  return (
+    tsHeader('spec/') +
+    `\n/** The OpenAPI documents, by name (spec/<name>.openapi.yaml). */\n` +
+    `export const API_NAMES = ${list(OPENAPI_DOCS.map((d) => d.name))} as const;\n` +
+    `export type ApiName = (typeof API_NAMES)[number];\n` +
+    `\n/** Every \`x-permission\` an operation names. */\n` +
+    `export const PERMISSIONS = ${list(permissions)} as const;\n` +
+    `export type Permission = (typeof PERMISSIONS)[number];\n` +
+    `\n/** Every member role an operation's \`x-member-roles\` names. */\n` +
+    `export const MEMBER_ROLES = ${list(roles)} as const;\n` +
+    `export type MemberRole = (typeof MEMBER_ROLES)[number];\n` +
+    `\n/** The \`x-decimal\` rule and bounds of \`Amount\` (asset units). */\n` +
+    `export const AMOUNT_RULE = ${decimalRule('Amount')} as const;\n` +
+    `/** The \`x-decimal\` rule and bounds of \`UsdAmount\` (US dollars). */\n` +
+    `export const USD_AMOUNT_RULE = ${decimalRule('UsdAmount')} as const;\n` +
+    `\n/** Delivery attempts per cycle (\`DeliveryBase.maxAttempts\`). */\n` +
+    `export const MAX_DELIVERY_ATTEMPTS = ${maxAttempts};\n` +
+    `/** Longest webhook URL (\`WebhookUrl.maxLength\`). */\n` +
+    `export const WEBHOOK_URL_MAX_LENGTH = ${urlMax};\n`
+  );
 }
 
 async function problemTypes(): Promise<string> {
@@ -91,6 +164,7 @@ export async function generateAll(outDir: string = GENERATED_DIR): Promise<strin
     await put('types/events.ts', await eventTypes());
     await put('asyncapi/webhooks.json', stampedJson(rel(ASYNCAPI_DOC), await loadAsyncApi(ASYNCAPI_DOC)));
     await put('problem-types.ts', await problemTypes());
+    await put('vocabulary.ts', await vocabulary());
     await put(
       'README.md',
       `<!-- ${jsonHeader('spec/')} -->\n# generated/\n\nWritten by \`npm run generate\` from \`spec/\`; never edited by hand. \`npm run check:generated\` fails when it is stale.\n`,

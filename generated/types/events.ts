@@ -204,4 +204,16 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const payoutCompletedNotificationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PayoutCompletedNotification"]["status"]> = ["success", "cancelled"];
+export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
+export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];
+export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];
 export type operations = Record<string, never>;

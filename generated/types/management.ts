@@ -1517,3 +1517,22 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];
+export const payoutCompletedNotificationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PayoutCompletedNotification"]["status"]> = ["success", "cancelled"];
+export const deliveryStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryState"]> = ["pending", "delivered", "failed", "disabled"];
+export const deliveryProgressValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryProgress"]> = ["queued", "sending", "retrying", "delivered", "failed", "disabled"];
+export const deliveryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryKind"]> = ["order_event", "webhook_test", "payout_callback"];
+export const deliveryEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryEventType"]> = ["order.created", "order.paid", "order.payment_review_required", "webhook.test", "payout.completed"];
+export const deliveryAttemptOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryAttempt"]["outcome"]> = ["response", "error"];
+export const deliveryAttemptErrorClassOneOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryAttempt"]["errorClass"]> = ["timeout", "connection_refused", "connection_reset", "dns_failure", "tls_error", "destination_not_allowed", "network_error"];
+export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
+export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
+export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];

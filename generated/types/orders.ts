@@ -819,3 +819,19 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const pathsV2EventsGetParametersQueryTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/v2/events"]["get"]["parameters"]["query"]["type"]> = ["order.created", "order.paid", "order.payment_review_required"];
+export const paymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PaymentStatus"]> = ["unpaid", "partially_paid", "paid", "review_required"];
+export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["open", "cancelled"];
+export const orderPaymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderPayment"]["status"]> = ["pending", "completed", "revoked"];
+export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
+export const transactionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionStatus"]> = ["pending", "completed", "cancelled", "active", "revoked", "pending_confirmation", "refunded"];
+export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
+export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];

@@ -1151,3 +1151,22 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
+export const transactionAssetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Transaction"]["asset"]> = ["KRU"];
+export const orderPaymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderPayment"]["status"]> = ["pending", "completed", "revoked"];
+export const sandboxWalletEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxWallet"]["environment"]> = ["test"];
+export const sandboxSettleRequestStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxSettleRequest"]["status"]> = ["success", "cancelled"];
+export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
+export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["open", "cancelled"];
+export const paymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PaymentStatus"]> = ["unpaid", "partially_paid", "paid", "review_required"];
+export const transactionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionStatus"]> = ["pending", "completed", "cancelled", "active", "revoked", "pending_confirmation", "refunded"];
+export const transactionSideValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionSide"]> = ["credit", "debit"];
+export const transactionTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionType"]> = ["payout", "staking", "payment", "refund"];

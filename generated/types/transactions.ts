@@ -1057,3 +1057,19 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const transactionAssetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Transaction"]["asset"]> = ["KRU"];
+export const userTransactionAssetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UserTransaction"]["asset"]> = ["KRU"];
+export const stakingPayoutRequestAssetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StakingPayoutRequest"]["asset"]> = ["KRU"];
+export const refundResponseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RefundResponse"]["status"]> = ["refunded"];
+export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
+export const transactionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionStatus"]> = ["pending", "completed", "cancelled", "active", "revoked", "pending_confirmation", "refunded"];
+export const transactionTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionType"]> = ["payout", "staking", "payment", "refund"];
+export const transactionSideValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionSide"]> = ["credit", "debit"];
