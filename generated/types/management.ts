@@ -432,6 +432,11 @@ export interface components {
          */
         DeliveryKind: "order_event" | "webhook_test" | "payout_callback";
         /**
+         * @description Why an attempt got no HTTP answer.
+         * @enum {string}
+         */
+        DeliveryErrorClass: "timeout" | "connection_refused" | "connection_reset" | "dns_failure" | "tls_error" | "destination_not_allowed" | "network_error";
+        /**
          * @description Type of the event delivered; `payout.completed` for payout callbacks.
          * @enum {string}
          */
@@ -527,7 +532,7 @@ export interface components {
             /** @description HTTP status of the answer; `null` when `outcome` is `error`. */
             statusCode: number | null;
             /** @description Why no answer was received; `null` when `outcome` is `response`. */
-            errorClass: ("timeout" | "connection_refused" | "connection_reset" | "dns_failure" | "tls_error" | "destination_not_allowed" | "network_error") | null;
+            errorClass: components["schemas"]["DeliveryErrorClass"] | null;
             /**
              * @description The first 2 KiB of the response body as text (`""` when empty); `null` when
              *     `outcome` is `error`. Written by the receiver and untrusted: display it as text,
@@ -1530,9 +1535,9 @@ export const payoutCompletedNotificationStatusValues: ReadonlyArray<FlattenedDee
 export const deliveryStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryState"]> = ["pending", "delivered", "failed", "disabled"];
 export const deliveryProgressValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryProgress"]> = ["queued", "sending", "retrying", "delivered", "failed", "disabled"];
 export const deliveryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryKind"]> = ["order_event", "webhook_test", "payout_callback"];
+export const deliveryErrorClassValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryErrorClass"]> = ["timeout", "connection_refused", "connection_reset", "dns_failure", "tls_error", "destination_not_allowed", "network_error"];
 export const deliveryEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryEventType"]> = ["order.created", "order.paid", "order.payment_review_required", "webhook.test", "payout.completed"];
 export const deliveryAttemptOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryAttempt"]["outcome"]> = ["response", "error"];
-export const deliveryAttemptErrorClassOneOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryAttempt"]["errorClass"]> = ["timeout", "connection_refused", "connection_reset", "dns_failure", "tls_error", "destination_not_allowed", "network_error"];
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
 export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
 export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];

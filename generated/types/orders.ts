@@ -154,6 +154,11 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description The type of an order event; the feed lists only these (never `webhook.test` or payout callbacks).
+         * @enum {string}
+         */
+        OrderEventType: "order.created" | "order.paid" | "order.payment_review_required";
+        /**
          * @description An error, as `application/problem+json` (RFC 9457). `type` is a stable URI that
          *     clients may switch on; `title` is its fixed summary; `detail` says what went wrong
          *     with this request. Internal errors carry a `requestId` to quote to support and
@@ -780,7 +785,7 @@ export interface operations {
                  * @description Only events of this type. Omit it for every order event.
                  * @example order.paid
                  */
-                type?: "order.created" | "order.paid" | "order.payment_review_required";
+                type?: components["schemas"]["OrderEventType"];
             };
             header?: {
                 /**
@@ -827,7 +832,7 @@ type ReadonlyArray<T> = [
 ] extends [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
-export const pathsV2EventsGetParametersQueryTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/v2/events"]["get"]["parameters"]["query"]["type"]> = ["order.created", "order.paid", "order.payment_review_required"];
+export const orderEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventType"]> = ["order.created", "order.paid", "order.payment_review_required"];
 export const paymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PaymentStatus"]> = ["unpaid", "partially_paid", "paid", "review_required"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["open", "cancelled"];
 export const orderPaymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderPayment"]["status"]> = ["pending", "completed", "revoked"];

@@ -6,7 +6,8 @@ import { loadConfig } from '../config.ts';
 import { createApiKey, createMember, createServiceAccount, createTenant, setMemberActive } from '../domain/admin.ts';
 import { isAppError } from '../domain/errors.ts';
 import { openServices } from '../services.ts';
-import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from '../store/types.ts';
+import { MEMBER_ROLES } from '../../generated/vocabulary.ts';
+import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from '../domain/model.ts';
 
 interface Command {
   usage: string;
@@ -14,7 +15,7 @@ interface Command {
   run(values: Record<string, string | boolean | undefined>): Promise<unknown>;
 }
 
-const ROLES: readonly MemberRole[] = ['administrator', 'developer', 'viewer'];
+const ROLES: readonly MemberRole[] = MEMBER_ROLES;
 
 const commands: Record<string, Command> = {
   'tenant create': {

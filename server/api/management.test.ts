@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManagementClient } from '../../client/api.ts';
 import type { components } from '../../generated/types/management.ts';
 import { createApiKey, createMember } from '../domain/admin.ts';
-import type { EnvironmentName, Permission } from '../store/types.ts';
+import type { EnvironmentName, Permission } from '../domain/model.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { answer, fakeResolver, startReceiver, type Receiver } from '../delivery/testing.ts';
 

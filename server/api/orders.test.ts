@@ -8,7 +8,7 @@ import type { components } from '../../generated/types/orders.ts';
 import { createApiKey } from '../domain/admin.ts';
 import { recordPayoutCallback, recordTestEvent } from '../domain/events.ts';
 import { newEndpointId } from '../domain/ids.ts';
-import type { DeliveryRecord, EndpointRecord, EnvironmentName, Permission } from '../store/types.ts';
+import type { DeliveryRecord, EndpointRecord, EnvironmentName, Permission } from '../domain/model.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 
 type Order = components['schemas']['Order'];

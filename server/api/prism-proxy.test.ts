@@ -7,12 +7,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManagementClient, createOrdersClient, createSandboxClient, createTransactionsClient } from '../../client/api.ts';
-import type { ApiName } from '../contract/operations.ts';
+import { API_NAMES, type ApiName } from '../../generated/vocabulary.ts';
 import { createServiceAccount } from '../domain/admin.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const APIS: readonly ApiName[] = ['transactions', 'orders', 'sandbox', 'management'];
+const APIS: readonly ApiName[] = API_NAMES;
 
 let server: TestServer;
 const proxies: ChildProcess[] = [];

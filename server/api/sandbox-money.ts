@@ -1,7 +1,8 @@
 // Handlers of spec/sandbox.openapi.yaml that move money: the test wallet, unlinked payments
 // and payout settlement (sandbox-orders.ts holds the order operations).
 import type { components, operations } from '../../generated/types/sandbox.ts';
-import { AMOUNT_RULE, exactAmount } from '../domain/transactions/amounts.ts';
+import { AMOUNT_RULE } from '../../generated/vocabulary.ts';
+import { exactAmount } from '../domain/transactions/amounts.ts';
 import { createUnlinkedPayment } from '../domain/transactions/payments.ts';
 import { settlePayout } from '../domain/transactions/settle.ts';
 import { fundWallet, getWallet, type Wallet } from '../domain/transactions/wallet.ts';

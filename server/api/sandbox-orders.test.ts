@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/types/orders.ts';
 import { createApiKey } from '../domain/admin.ts';
-import type { EnvironmentName, Permission } from '../store/types.ts';
+import type { EnvironmentName, Permission } from '../domain/model.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 
 type Order = components['schemas']['Order'];

@@ -1,7 +1,8 @@
 // Handlers of spec/transactions.openapi.yaml: payouts, staking payouts and their revocation,
 // transaction queries and refunds. Thin: unpack, call the domain, present.
 import type { operations } from '../../generated/types/transactions.ts';
-import { AMOUNT_RULE, USD_AMOUNT_RULE, exactAmount } from '../domain/transactions/amounts.ts';
+import { AMOUNT_RULE, USD_AMOUNT_RULE } from '../../generated/vocabulary.ts';
+import { exactAmount } from '../domain/transactions/amounts.ts';
 import { createPayout } from '../domain/transactions/payouts.ts';
 import { listUserTransactions, searchTransaction } from '../domain/transactions/queries.ts';
 import { refundPayment } from '../domain/transactions/refunds.ts';

@@ -5,10 +5,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
+import type { ApiName } from '../../generated/vocabulary.ts';
 import { createAjv, toFieldIssues, type FieldIssue } from './ajv.ts';
 
-export type ApiName = 'transactions' | 'orders' | 'management' | 'sandbox';
-export const API_NAMES: readonly ApiName[] = ['transactions', 'orders', 'management', 'sandbox'];
+export { API_NAMES, type ApiName } from '../../generated/vocabulary.ts';
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 const METHODS: readonly HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
 

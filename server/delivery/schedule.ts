@@ -1,7 +1,9 @@
 // The retry schedule of PRODUCT.md: one attempt at once, then retries after about 5 s, 30 s,
 // 2 min, 10 min, 30 min, 1 h, 2 h, 4 h and 8 h (ten attempts, about 16 h), each ±20 % jitter.
+import { MAX_DELIVERY_ATTEMPTS } from '../../generated/vocabulary.ts';
 
-export const MAX_ATTEMPTS = 10;
+/** Attempts per cycle: the contract's `maxAttempts`. */
+export const MAX_ATTEMPTS = MAX_DELIVERY_ATTEMPTS;
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
 import { generateSecret } from '../../signing/signature.ts';
 import { newEventId } from '../domain/ids.ts';
-import type { EventRecord } from '../store/types.ts';
+import type { EventRecord } from '../domain/model.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
 import { RESPONSE_BODY_LIMIT, classifySendError, createSender, type Sender } from './sender.ts';
 import { USER_AGENT, buildDeliveryRequest } from './sign.ts';

@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
-import type { AttemptErrorClass } from '../store/types.ts';
+import type { AttemptErrorClass } from '../domain/model.ts';
 import { createGuardedConnector } from '../destination/connector.ts';
 import type { DestinationPolicy } from '../destination/policy.ts';
 import { isDestinationRefusedError } from '../destination/rules.ts';

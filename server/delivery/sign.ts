@@ -2,7 +2,7 @@
 // byte (the exact text that was signed is the text that is sent); the signature carries a fresh
 // `t` for every attempt, and the event id stays the same across attempts and manual retries.
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../signing/signature.ts';
-import type { EventRecord } from '../store/types.ts';
+import type { EventRecord } from '../domain/model.ts';
 
 /** The `User-Agent` of every delivery (spec/webhooks.asyncapi.yaml). */
 export const USER_AGENT = 'PaymentsService-Webhooks/2.0';

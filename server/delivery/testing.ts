@@ -20,7 +20,7 @@ import { createTenant } from '../domain/admin.ts';
 import type { Scope, Services } from '../domain/context.ts';
 import { recordOrderEvent, type NewEvent } from '../domain/events.ts';
 import { newEndpointId } from '../domain/ids.ts';
-import type { EndpointRecord, EventRecord } from '../store/types.ts';
+import type { EndpointRecord, EventRecord } from '../domain/model.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
 
 const run = promisify(execFile);

@@ -7,7 +7,7 @@ import { createSecretBox } from '../domain/secrets.ts';
 import { recordPayoutCallback } from '../domain/events.ts';
 import { openTestStore } from '../testing/store.ts';
 import type { Store } from '../store/types.ts';
-import type { AttemptRecord, DeliveryRecord } from '../store/types.ts';
+import type { AttemptRecord, DeliveryRecord } from '../domain/model.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.ts';
 import { createSender, type Sender } from './sender.ts';
 import {

@@ -1,29 +1,16 @@
 /**
  * The webhook / `notifyUrl` destination rules and the error that names a broken one.
  *
- * The rule strings are exactly the `DestinationRule` enum of `spec/common/schemas.yaml`
- * (a test keeps the two in step). A refusal surfaces as a `destination-not-allowed`
+ * The rule strings are the `DestinationRule` enum of `spec/common/schemas.yaml`, through
+ * generated/. A refusal surfaces as a `destination-not-allowed`
  * problem (400) whose `rule` is `error.rule` when a URL is saved, and as a
  * `destination_not_allowed` attempt (recognised by `code === 'EDESTINATION'`) at send time.
  */
+import { destinationRuleValues, type components } from '../../generated/types/management.ts';
 
-export const DESTINATION_RULES = [
-  'invalid-url',
-  'https-required',
-  'port-443-required',
-  'no-credentials',
-  'no-fragment',
-  'loopback-address',
-  'private-address',
-  'link-local-address',
-  'cgnat-address',
-  'multicast-address',
-  'reserved-address',
-  'ipv6-not-supported',
-  'unresolvable-host',
-] as const;
+export const DESTINATION_RULES: readonly DestinationRule[] = destinationRuleValues;
 
-export type DestinationRule = (typeof DESTINATION_RULES)[number];
+export type DestinationRule = components['schemas']['DestinationRule'];
 
 /** The rules that an IP address (literal or resolved) can break. */
 export type AddressRule = Extract<

@@ -1,7 +1,7 @@
 // Provisioning: tenants with their two environments, API clients, members and service
 // accounts. Secrets are returned once, here, and stored only hashed or sealed.
 import { generateSecret } from '../../signing/signature.ts';
-import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from '../store/types.ts';
+import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from './model.ts';
 import type { Services } from './context.ts';
 import { AppError } from './errors.ts';
 import { newEnvironmentId, newId, newMemberId, newServiceAccountId, newTenantId } from './ids.ts';

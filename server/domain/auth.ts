@@ -1,5 +1,5 @@
 // Who is calling: an API client (x-api-key + x-api-hash) or a portal member (bearer token).
-import type { EnvironmentName, MemberRole, Permission } from '../store/types.ts';
+import type { EnvironmentName, MemberRole, Permission } from './model.ts';
 import type { Scope, Services } from './context.ts';
 import { AppError } from './errors.ts';
 import { hashToken, tokenMatches } from './secrets.ts';

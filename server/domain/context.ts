@@ -1,7 +1,8 @@
 // What every domain function is given: the store, the clock, the secrets box, the
 // destination policy and a logger. Built once at start (server/main.ts) and in tests.
 import type { Logger } from 'pino';
-import type { EnvironmentName, Store } from '../store/types.ts';
+import type { Store } from '../store/types.ts';
+import type { EnvironmentName } from './model.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './secrets.ts';
 import type { DestinationPolicy } from '../destination/policy.ts';

@@ -1,17 +1,15 @@
 // The one error type. Domain code throws it with a problem slug from the contract
 // (spec/common/problem-types.yaml); the HTTP error handler turns it into problem+json.
 import { problemTypes, type ProblemSlug } from '../../generated/problem-types.ts';
+import type { components } from '../../generated/types/transactions.ts';
 
-export interface FieldError {
-  /** JSON pointer prefixed by its location, e.g. /body/amount. */
-  pointer: string;
-  detail: string;
-}
+type Problem = components['schemas']['Problem'];
 
-export interface ProblemExtras {
-  errors?: FieldError[];
-  existingTransactionId?: string;
-  rule?: string;
+/** One invalid field: `pointer` is prefixed by its location, e.g. /body/amount. */
+export type FieldError = components['schemas']['ProblemFieldError'];
+
+/** The problem's extension members (the contract's `Problem`), and the Retry-After header. */
+export interface ProblemExtras extends Pick<Problem, 'errors' | 'existingTransactionId' | 'rule'> {
   /** Seconds to wait (429): sent as the Retry-After header, not in the body. */
   retryAfter?: number;
 }

@@ -1,20 +1,12 @@
 // problem+json bodies (RFC 9457) from the one error type.
 import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
+import type { components } from '../../generated/types/transactions.ts';
 import { AppError } from '../domain/errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  requestId?: string;
-  errors?: Array<{ pointer: string; detail: string }>;
-  existingTransactionId?: string;
-  rule?: string;
-}
+/** The contract's `Problem` schema (spec/common/schemas.yaml). */
+export type ProblemBody = components['schemas']['Problem'];
 
 export function problemBody(err: AppError, instance: string, requestId: string): ProblemBody {
   const { retryAfter: _retryAfter, ...extras } = err.extras;

@@ -6,7 +6,7 @@ import { compileOperation, loadOperations, type ApiName } from '../contract/oper
 import { authenticateApiKey, authenticateMember, authorize, type Principal } from '../domain/auth.ts';
 import type { Services } from '../domain/context.ts';
 import { AppError } from '../domain/errors.ts';
-import type { EnvironmentName, Permission } from '../store/types.ts';
+import type { EnvironmentName, Permission } from '../domain/model.ts';
 import { readJsonBody } from './body.ts';
 import { nulIssues } from './control-characters.ts';
 import type { Handler } from './handler-types.ts';

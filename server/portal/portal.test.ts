@@ -6,7 +6,7 @@ import { ManualClock } from '../domain/clock.ts';
 import type { Scope } from '../domain/context.ts';
 import { getDelivery } from '../domain/deliveries/deliveries.ts';
 import { listEndpoints } from '../domain/endpoints/endpoints.ts';
-import type { EnvironmentName } from '../store/types.ts';
+import type { EnvironmentName } from '../domain/model.ts';
 import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
 import { SESSION_COOKIE } from './session.ts';

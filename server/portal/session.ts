@@ -7,7 +7,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Scope, Services } from '../domain/context.ts';
-import type { EnvironmentName, MemberRecord, MemberRole } from '../store/types.ts';
+import type { EnvironmentName, MemberRecord, MemberRole } from '../domain/model.ts';
 
 export const SESSION_COOKIE = 'portal_session';
 /** Pre-session CSRF token of the sign-in form (login CSRF). */

@@ -1,219 +1,26 @@
 // The Store: everything the domain persists, behind one interface that the SQLite and
 // PostgreSQL implementations both pass (see store/suite/). No SQL dialect leaks through it:
-// times are epoch milliseconds, amounts are exact decimal strings, JSON is text.
-
-export type EnvironmentName = 'test' | 'live';
-export type Permission =
-  | 'payouts'
-  | 'staking'
-  | 'transactions_read'
-  | 'refunds'
-  | 'orders_read'
-  | 'orders_write'
-  | 'webhooks_manage';
-export const ALL_PERMISSIONS: readonly Permission[] = [
-  'payouts',
-  'staking',
-  'transactions_read',
-  'refunds',
-  'orders_read',
-  'orders_write',
-  'webhooks_manage',
-];
-export type MemberRole = 'administrator' | 'developer' | 'viewer';
-
-export type TransactionType = 'payout' | 'staking' | 'payment' | 'refund';
-export type TransactionSide = 'credit' | 'debit';
-export type TransactionStatus =
-  | 'pending'
-  | 'completed'
-  | 'cancelled'
-  | 'active'
-  | 'revoked'
-  | 'pending_confirmation'
-  | 'refunded';
-export type OrderStatus = 'open' | 'cancelled';
-export type PaymentStatus = 'unpaid' | 'partially_paid' | 'paid' | 'review_required';
-export type ReviewReason = 'order_cancelled' | 'deposit_revoked' | 'late_or_missing_inclusion';
-
-export type EventType =
-  | 'order.created'
-  | 'order.paid'
-  | 'order.payment_review_required'
-  | 'webhook.test'
-  | 'payout.completed';
-export type DeliveryKind = 'order_event' | 'webhook_test' | 'payout_callback';
-export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'disabled';
-export type AttemptErrorClass =
-  | 'timeout'
-  | 'connection_refused'
-  | 'connection_reset'
-  | 'dns_failure'
-  | 'tls_error'
-  | 'destination_not_allowed'
-  | 'network_error';
-
-/** Epoch milliseconds. */
-export type Millis = number;
-
-export interface TenantRecord {
-  id: string;
-  name: string;
-  createdAt: Millis;
-}
-
-/** A tenant environment: the unit of isolation for keys, wallets, orders, endpoints. */
-export interface EnvironmentRecord {
-  id: string;
-  tenantId: string;
-  name: EnvironmentName;
-  /** Distribution wallet balance, exact decimal string. */
-  walletBalance: string;
-  /** Callback signing secret, encrypted at rest (SecretBox). */
-  callbackSecretEnc: string;
-  createdAt: Millis;
-}
-
-export interface ApiKeyRecord {
-  /** The public x-api-key value. */
-  id: string;
-  tenantId: string;
-  environmentId: string;
-  /** Hash of x-api-hash (scrypt or sha256 with pepper: see domain/secrets). */
-  secretHash: string;
-  permissions: Permission[];
-  label: string | null;
-  createdAt: Millis;
-  revokedAt: Millis | null;
-}
-
-export interface MemberRecord {
-  id: string;
-  tenantId: string;
-  email: string;
-  role: MemberRole;
-  active: boolean;
-  /** Lookup hash of the member token (the token is shown once). */
-  tokenHash: string;
-  createdAt: Millis;
-}
-
-export interface ServiceAccountRecord {
-  id: string;
-  tenantId: string;
-  email: string;
-  createdAt: Millis;
-}
-
-export interface TransactionRecord {
-  id: string;
-  environmentId: string;
-  tenantId: string;
-  type: TransactionType;
-  side: TransactionSide;
-  status: TransactionStatus;
-  userId: string | null;
-  /** Exact decimal string (usdAmount for staking payouts). */
-  amount: string;
-  amountBaseUnits: string | null;
-  /** Set for payouts and staking payouts; unique per (environment, type, thirdPartyId). */
-  thirdPartyId: string | null;
-  notifyUrl: string | null;
-  asset: string | null;
-  durationInMonths: number | null;
-  orderId: string | null;
-  orderNumber: string | null;
-  txHash: string | null;
-  verified: boolean | null;
-  refundEmail: string | null;
-  createdAt: Millis;
-  completedAt: Millis | null;
-}
-
-export interface OrderRecord {
-  id: string;
-  environmentId: string;
-  orderNumber: string;
-  merchantReference: string;
-  amountMinor: number;
-  assetId: string | null;
-  networkId: string | null;
-  amountBaseUnits: string | null;
-  receivedBaseUnits: string;
-  overpaymentBaseUnits: string | null;
-  status: OrderStatus;
-  paymentStatus: PaymentStatus;
-  reviewReason: ReviewReason | null;
-  createdAt: Millis;
-  updatedAt: Millis;
-}
-
-export interface EventRecord {
-  /** 64 lowercase hex. */
-  id: string;
-  environmentId: string;
-  type: EventType;
-  /** The exact JSON text that is signed and sent. */
-  payload: string;
-  orderId: string | null;
-  merchantReference: string | null;
-  transactionId: string | null;
-  createdAt: Millis;
-}
-
-export interface EndpointRecord {
-  id: string;
-  environmentId: string;
-  url: string;
-  /** Signing secret, encrypted at rest. */
-  secretEnc: string;
-  active: boolean;
-  version: number;
-  lastTestDeliveryId: string | null;
-  createdAt: Millis;
-  updatedAt: Millis;
-  disabledAt: Millis | null;
-}
-
-export interface DeliveryRecord {
-  id: string;
-  environmentId: string;
-  eventId: string;
-  kind: DeliveryKind;
-  /** Null for payout callbacks (they go to the payout's notifyUrl). */
-  endpointId: string | null;
-  endpointVersion: number | null;
-  url: string;
-  state: DeliveryState;
-  /** Attempts made in the current cycle (0..10). */
-  attemptCount: number;
-  cycle: number;
-  nextAttemptAt: Millis | null;
-  /** Lease: which worker holds the delivery in flight, and until when. */
-  leaseOwner: string | null;
-  leaseExpiresAt: Millis | null;
-  orderId: string | null;
-  merchantReference: string | null;
-  transactionId: string | null;
-  createdAt: Millis;
-  updatedAt: Millis;
-  deliveredAt: Millis | null;
-}
-
-export interface AttemptRecord {
-  deliveryId: string;
-  cycle: number;
-  number: number;
-  startedAt: Millis;
-  durationMs: number;
-  signatureTimestamp: number;
-  outcome: 'response' | 'error';
-  statusCode: number | null;
-  errorClass: AttemptErrorClass | null;
-  /** First 2 KiB of the response body, untrusted. */
-  responseBody: string | null;
-  success: boolean;
-}
+// times are epoch milliseconds, amounts are exact decimal strings, JSON is text. The records
+// are the domain's (domain/model.ts); the store only persists them.
+import type {
+  ApiKeyRecord,
+  AttemptRecord,
+  DeliveryRecord,
+  DeliveryState,
+  EndpointRecord,
+  EnvironmentName,
+  EnvironmentRecord,
+  EventRecord,
+  EventType,
+  MemberRecord,
+  Millis,
+  OrderRecord,
+  ServiceAccountRecord,
+  TenantRecord,
+  TransactionRecord,
+  TransactionStatus,
+  TransactionType,
+} from '../domain/model.ts';
 
 /** A page of newest-first rows and the cursor of the next page. */
 export interface Page<T> {

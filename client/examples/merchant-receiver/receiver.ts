@@ -10,6 +10,7 @@
 //      and fulfil only if it is still paid
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { orderEventTypeValues, type components } from '../../../generated/types/orders.ts';
 import { createOrdersClient } from '../../api.ts';
 import { isWebhookVerificationError, verifyWebhook } from '../../webhooks/index.ts';
 import type { MerchantStore, PaymentStatus } from './store.ts';
@@ -175,13 +176,13 @@ export function ordersApiFetchOrder(api: OrdersApiOptions): FetchOrder {
 
 // ---- the few fields this receiver uses, checked after verification --------------------
 
-type OrderEventType = 'order.created' | 'order.paid' | 'order.payment_review_required';
+type OrderEventType = components['schemas']['OrderEventType'];
 
 type ParsedOrderWebhook =
   | { kind: 'order'; type: OrderEventType; orderId: string; merchantReference: string; createdAt: string; reviewReason: string | null }
   | { kind: 'other'; type: string };
 
-const ORDER_EVENTS: ReadonlySet<string> = new Set<OrderEventType>(['order.created', 'order.paid', 'order.payment_review_required']);
+const ORDER_EVENTS: ReadonlySet<string> = new Set<OrderEventType>(orderEventTypeValues);
 
 function parseOrderWebhook(event: unknown): ParsedOrderWebhook | 'invalid' {
   if (!isObject(event)) return 'invalid';

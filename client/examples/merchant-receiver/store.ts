@@ -3,9 +3,10 @@
 // be applied twice. Every write below runs inside `recordOnce` or `completeFulfilment`.
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { components } from '../../../generated/types/orders.ts';
 
 /** Payment state of an order, as `GET /v2/orders/{orderId}` reports it. */
-export type PaymentStatus = 'unpaid' | 'partially_paid' | 'paid' | 'review_required';
+export type PaymentStatus = components['schemas']['PaymentStatus'];
 
 export interface OrderRow {
   orderId: string;

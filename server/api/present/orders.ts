@@ -3,7 +3,7 @@
 import type { components } from '../../../generated/types/orders.ts';
 import { hasOverpayment } from '../../domain/orders/event-data.ts';
 import type { OrderView } from '../../domain/orders/orders.ts';
-import type { OrderRecord, TransactionRecord } from '../../store/types.ts';
+import type { OrderRecord, TransactionRecord } from '../../domain/model.ts';
 
 type Schemas = components['schemas'];
 export type OrderBody = Schemas['Order'];

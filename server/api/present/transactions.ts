@@ -3,7 +3,7 @@
 // fields that do not apply are left out (the contract says absent, never null).
 import type { components } from '../../../generated/types/transactions.ts';
 import { decimalToNumber } from '../../domain/money.ts';
-import type { TransactionRecord } from '../../store/types.ts';
+import type { TransactionRecord } from '../../domain/model.ts';
 
 type Schemas = components['schemas'];
 export type TransactionBody = Schemas['Transaction'];

@@ -2,10 +2,11 @@
 // Every field is always present; a field that does not apply is null. A secret appears only
 // in the WithSecret shape, which only creation and rotation answer.
 import type { components } from '../../../generated/types/management.ts';
+import { MAX_DELIVERY_ATTEMPTS } from '../../../generated/vocabulary.ts';
 import type { DeliveryDetailView, DeliveryView } from '../../domain/deliveries/deliveries.ts';
 import type { EndpointView, EndpointWithSecretView } from '../../domain/endpoints/endpoints.ts';
 import type { RotatedCallbackSecret } from '../../domain/endpoints/callback-secret.ts';
-import type { AttemptRecord } from '../../store/types.ts';
+import type { AttemptRecord } from '../../domain/model.ts';
 
 type Schemas = components['schemas'];
 export type WebhookEndpointBody = Schemas['WebhookEndpoint'];
@@ -69,7 +70,7 @@ export function presentDelivery({ delivery: d, eventType, progress, lastAttempt 
     progress,
     attemptCount: d.attemptCount,
     cycle: d.cycle,
-    maxAttempts: 10,
+    maxAttempts: MAX_DELIVERY_ATTEMPTS,
     // Scheduled only while queued or retrying: in flight (sending) or finished, nothing is due.
     nextAttemptAt: progress === 'queued' || progress === 'retrying' ? isoOrNull(d.nextAttemptAt) : null,
     createdAt: iso(d.createdAt),

@@ -2,7 +2,8 @@
 // payout-completed callbacks of every endpoint and version), their attempts and payloads, and
 // the manual retry of a failed one. Another environment's delivery is as unknown as a made-up id.
 import { InvalidCursorError } from '../../store/errors.ts';
-import type { AttemptRecord, DeliveryRecord, EventType, Millis, Tx } from '../../store/types.ts';
+import type { Tx } from '../../store/types.ts';
+import type { AttemptRecord, DeliveryRecord, EventType, Millis } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { deliveryProgress, type DeliveryProgress } from './progress.ts';

@@ -1,7 +1,7 @@
 // The finer label the portal shows next to a delivery's state. `state` says where the delivery
 // is in its life; `progress` also says, while it is pending, whether an attempt is in flight
 // right now (a live lease), none was made yet in this cycle, or it waits after a failure.
-import type { DeliveryRecord, DeliveryState, Millis } from '../../store/types.ts';
+import type { DeliveryRecord, DeliveryState, Millis } from '../model.ts';
 
 export type DeliveryProgress = 'queued' | 'sending' | 'retrying' | Exclude<DeliveryState, 'pending'>;
 

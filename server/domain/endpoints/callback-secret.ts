@@ -3,7 +3,7 @@
 // Pending callbacks stay pending: the worker reads the secret at each attempt, so their next
 // attempts are signed with the new one.
 import { generateSecret } from '../../../signing/signature.ts';
-import type { Millis } from '../../store/types.ts';
+import type { Millis } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 
 export interface RotatedCallbackSecret {

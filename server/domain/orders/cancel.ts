@@ -1,7 +1,7 @@
 // Sandbox cancellation: the order's lifecycle status becomes `cancelled`. Its payment state,
 // amounts and payments are kept for reconciliation, and no event is emitted (the interface
 // names none for cancellation). Afterwards the order takes no further changes.
-import type { OrderRecord } from '../../store/types.ts';
+import type { OrderRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { findOpenOrder, paymentsOf, type OrderView } from './orders.ts';
 

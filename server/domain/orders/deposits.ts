@@ -1,7 +1,7 @@
 // Sandbox deposits: a deposit to an order, as if it had arrived on chain. Every deposit is a
 // `payment` transaction carrying the order's id and number and the deposit's txHash; a
 // verified one is credited to the order and may move its payment state.
-import type { OrderRecord, PaymentStatus, TransactionRecord } from '../../store/types.ts';
+import type { OrderRecord, PaymentStatus, TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { newTransactionId } from '../ids.ts';
 import { addBaseUnits, compareBaseUnits, subtractBaseUnits } from '../money.ts';

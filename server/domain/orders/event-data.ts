@@ -1,7 +1,8 @@
 // Order event data: the one place that turns an order into the snapshot an order event carries
 // (webhook payload and events feed alike), so every event has the same shape.
 import type { components } from '../../../generated/types/events.ts';
-import type { OrderRecord, Tx } from '../../store/types.ts';
+import type { Tx } from '../../store/types.ts';
+import type { OrderEventType, OrderRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { recordOrderEvent } from '../events.ts';
 
@@ -10,10 +11,6 @@ export type OrderEvent =
   | components['schemas']['OrderCreatedEvent']
   | components['schemas']['OrderPaidEvent']
   | components['schemas']['OrderPaymentReviewRequiredEvent'];
-export type OrderEventType = OrderEvent['type'];
-
-/** The order events, the only events the feed lists (never webhook.test or payout callbacks). */
-export const ORDER_EVENT_TYPES: readonly OrderEventType[] = ['order.created', 'order.paid', 'order.payment_review_required'];
 
 /**
  * The data of an order event: `status` is `open` for order.created and the payment state for

@@ -4,7 +4,8 @@
 import { InvalidCursorError } from '../../store/errors.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { ORDER_EVENT_TYPES, type OrderEvent, type OrderEventType } from './event-data.ts';
+import { ORDER_EVENT_TYPES, type OrderEventType } from '../model.ts';
+import type { OrderEvent } from './event-data.ts';
 
 export interface EventFeedQuery {
   limit: number;

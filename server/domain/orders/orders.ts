@@ -1,7 +1,8 @@
 // Orders of the v2 order API: creation (with its order.created event in the same
 // transaction), lookup and payment history. Every read and write is scoped to the caller's
 // tenant environment: another environment's order is as unknown as a made-up id.
-import type { OrderRecord, TransactionRecord, Tx } from '../../store/types.ts';
+import type { Tx } from '../../store/types.ts';
+import type { OrderRecord, TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newOrderId } from '../ids.ts';

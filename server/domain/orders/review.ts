@@ -1,7 +1,7 @@
 // Sandbox review: a late, cancelled or revoked deposit puts the order's payment under review,
 // whatever its payment state was. Every call emits order.payment_review_required, so a
 // merchant can rehearse receiving it more than once; amounts and payments stay as they are.
-import type { OrderRecord, ReviewReason } from '../../store/types.ts';
+import type { OrderRecord, ReviewReason } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { emitOrderEvent } from './event-data.ts';
 import { findOpenOrder, paymentsOf, type OrderView } from './orders.ts';

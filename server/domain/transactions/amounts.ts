@@ -1,13 +1,9 @@
 // JSON numbers of the contract as the exact decimals the domain stores. The router has
 // already enforced each field's x-decimal rule; the conversion is checked again here so a
-// caller outside HTTP can never slip a rounded binary float into the ledger.
+// caller outside HTTP can never slip a rounded binary float into the ledger. The rules are the
+// spec's (AMOUNT_RULE, USD_AMOUNT_RULE in generated/vocabulary.ts).
 import { decimalFromNumber, type DecimalRule } from '../money.ts';
 import { AppError } from '../errors.ts';
-
-/** `Amount`: asset units, at most 8 decimal places and 15 significant digits. */
-export const AMOUNT_RULE: DecimalRule = { maxScale: 8, maxSignificantDigits: 15 };
-/** `UsdAmount`: US dollars, at most 2 decimal places. */
-export const USD_AMOUNT_RULE: DecimalRule = { maxScale: 2, maxSignificantDigits: 15 };
 
 /** The exact decimal string of a positive amount, or a 400 naming the field. */
 export function exactAmount(value: number, rule: DecimalRule, pointer: string): string {

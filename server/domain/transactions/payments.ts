@@ -1,6 +1,6 @@
 // Payments that are not linked to an order, as the sandbox creates them: held in
 // pending_confirmation until they are confirmed or refunded.
-import type { TransactionRecord } from '../../store/types.ts';
+import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { newTransaction, requireTestEnvironment } from './records.ts';
 

@@ -1,6 +1,6 @@
 // Payouts: a locked/pending credit to a user, paid from the tenant environment's
 // distribution wallet at creation.
-import type { TransactionRecord } from '../../store/types.ts';
+import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { checkDestination } from '../destination-check.ts';
 import { AppError } from '../errors.ts';

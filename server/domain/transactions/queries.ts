@@ -1,5 +1,5 @@
 // Read-only transaction queries, scoped to the tenant environment.
-import type { TransactionRecord } from '../../store/types.ts';
+import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 

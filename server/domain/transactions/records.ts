@@ -1,5 +1,5 @@
 // Building transaction records and the errors every transaction operation shares.
-import type { TransactionRecord, TransactionType } from '../../store/types.ts';
+import type { TransactionRecord, TransactionType } from '../model.ts';
 import type { Scope } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newTransactionId } from '../ids.ts';

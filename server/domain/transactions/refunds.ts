@@ -1,6 +1,6 @@
 // Refunds of payments that are not linked to an order (pending_confirmation) to a service
 // account of the tenant, identified by e-mail.
-import type { TransactionRecord } from '../../store/types.ts';
+import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { describeType, transactionNotFound } from './records.ts';

@@ -1,7 +1,7 @@
 // Settlement of a pending payout, as the sandbox drives it in the test environment: it
 // completes, or it is cancelled and its amount goes back to the wallet. Either way the
 // payout-completed callback is recorded with the change (outbox), when there is a notifyUrl.
-import type { TransactionRecord } from '../../store/types.ts';
+import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { recordPayoutCallback } from '../events.ts';

@@ -1,6 +1,6 @@
 // Staking payouts: a user locks an asset (KRU) for a number of months and earns rewards. The
 // transaction is a `credit` whose amount is the staked usdAmount; nothing touches the wallet.
-import type { TransactionRecord } from '../../store/types.ts';
+import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { createUnique, refuseDuplicate } from './duplicates.ts';

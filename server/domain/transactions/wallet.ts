@@ -1,5 +1,5 @@
 // The distribution wallet of a tenant environment, as the sandbox reads and funds it.
-import type { EnvironmentName } from '../../store/types.ts';
+import type { EnvironmentName } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { requireTestEnvironment } from './records.ts';
 

@@ -4,12 +4,13 @@
 // that carries the endpoint version it was shown for, so a stale or replayed form (a reload of
 // the reveal page, a second tab) changes nothing.
 import type { Context, Hono } from 'hono';
+import { WEBHOOK_URL_MAX_LENGTH } from '../../../generated/vocabulary.ts';
 import { authenticateMember } from '../../domain/auth.ts';
 import type { Services } from '../../domain/context.ts';
 import { checkDestination } from '../../domain/destination-check.ts';
 import { isAppError, type AppError } from '../../domain/errors.ts';
 import { createEndpoint, getEndpoint, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../../domain/endpoints/endpoints.ts';
-import type { EndpointRecord } from '../../store/types.ts';
+import type { EndpointRecord } from '../../domain/model.ts';
 import type { PortalEnv } from '../env.ts';
 import { requireManage, requireViewer } from '../guard.ts';
 import { chromeFor, messageResponse } from '../messages.tsx';
@@ -19,7 +20,7 @@ import { ConfirmPage, EditUrlPage, NewEndpointPage, type ConfirmKind, type UrlRe
 import { SecretPage } from '../views/secret.tsx';
 
 /** The contract's bound on a webhook URL (WebhookUrl.maxLength). */
-const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = WEBHOOK_URL_MAX_LENGTH;
 
 type PortalContext = Context<PortalEnv>;
 

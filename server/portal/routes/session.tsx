@@ -7,7 +7,7 @@ import { authenticateMember } from '../../domain/auth.ts';
 import type { Services } from '../../domain/context.ts';
 import { isAppError } from '../../domain/errors.ts';
 import { hashToken } from '../../domain/secrets.ts';
-import type { EnvironmentName } from '../../store/types.ts';
+import type { EnvironmentName } from '../../domain/model.ts';
 import type { PortalEnv } from '../env.ts';
 import { requireViewer } from '../guard.ts';
 import { formFields, page } from '../render.ts';

@@ -2,7 +2,8 @@
 // deliveries (URL edit, secret rotation, disabling). The confirmation is a page of its own,
 // so it holds without JavaScript; rotation and disabling may also ask for the member token
 // again (re-verification) when the last sign-in is older than five minutes.
-import type { EndpointRecord } from '../../store/types.ts';
+import { WEBHOOK_URL_MAX_LENGTH } from '../../../generated/vocabulary.ts';
+import type { EndpointRecord } from '../../domain/model.ts';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Breadcrumbs, Notice } from './parts.tsx';
@@ -50,7 +51,7 @@ function UrlField(props: { value: string; invalid: boolean }) {
         name="url"
         type="url"
         required
-        maxlength={2048}
+        maxlength={WEBHOOK_URL_MAX_LENGTH}
         value={props.value}
         placeholder="https://hooks.example.com/payments/webhooks"
         autocomplete="off"

@@ -3,7 +3,7 @@
 // (the Content-Security-Policy forbids them): behaviour lives in /portal/assets/portal.js,
 // looks in /portal/assets/portal.css.
 import type { Child } from 'hono/jsx';
-import type { EnvironmentName, MemberRole } from '../../store/types.ts';
+import { ENVIRONMENT_NAMES, type EnvironmentName, type MemberRole } from '../../domain/model.ts';
 
 export const ASSET_VERSION = '1';
 
@@ -21,7 +21,7 @@ function EnvironmentSwitch(props: { environment: EnvironmentName; csrf: string }
   return (
     <form method="post" action="/portal/environment" class="env-switch" aria-label="Environment">
       <CsrfField token={props.csrf} />
-      {(['test', 'live'] as const).map((env) => (
+      {ENVIRONMENT_NAMES.map((env) => (
         <button
           type="submit"
           name="environment"

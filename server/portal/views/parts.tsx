@@ -2,7 +2,7 @@
 // alone), times, notices.
 import type { Child } from 'hono/jsx';
 import type { DeliveryProgress as Progress } from '../../domain/deliveries/progress.ts';
-import type { AttemptErrorClass, AttemptRecord, DeliveryKind } from '../../store/types.ts';
+import type { AttemptErrorClass, AttemptRecord, DeliveryKind } from '../../domain/model.ts';
 
 const PROGRESS: Record<Progress, { symbol: string; label: string; tone: string; hint: string }> = {
   queued: { symbol: '◷', label: 'Queued', tone: 'pending', hint: 'Pending: waiting for its first attempt.' },

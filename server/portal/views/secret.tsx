@@ -1,7 +1,7 @@
 // The one-time reveal of a signing secret: the direct answer to the POST that created the
 // endpoint or rotated its secret (never a redirect, never in a URL, Cache-Control: no-store).
 // It is the only page that ever contains a secret.
-import type { EndpointRecord } from '../../store/types.ts';
+import type { EndpointRecord } from '../../domain/model.ts';
 import type { Chrome } from './layout.tsx';
 import { Layout } from './layout.tsx';
 import { Notice } from './parts.tsx';

@@ -1,20 +1,7 @@
 // Rows as node-postgres returns them (BOOLEAN as boolean, BIGINT as number via db.ts, JSONB
 // parsed, NUMERIC as text), and the mapping to and from the store's records. Row keys are
 // the column names, so a row is also what Conn.insert takes.
-import type {
-  ApiKeyRecord,
-  AttemptRecord,
-  DeliveryRecord,
-  EndpointRecord,
-  EnvironmentRecord,
-  EventRecord,
-  MemberRecord,
-  OrderRecord,
-  Permission,
-  ServiceAccountRecord,
-  TenantRecord,
-  TransactionRecord,
-} from '../types.ts';
+import type { ApiKeyRecord, AttemptRecord, DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord, MemberRecord, OrderRecord, Permission, ServiceAccountRecord, TenantRecord, TransactionRecord } from '../../domain/model.ts';
 import { assertDecimal8, shortDecimal } from './db.ts';
 
 export interface TenantRow {

@@ -1,19 +1,6 @@
 // Rows as SQLite returns them, and the mapping to and from the store's records. Named
 // parameters (@column) carry the same snake_case names as the columns.
-import type {
-  ApiKeyRecord,
-  AttemptRecord,
-  DeliveryRecord,
-  EndpointRecord,
-  EnvironmentRecord,
-  EventRecord,
-  MemberRecord,
-  OrderRecord,
-  Permission,
-  ServiceAccountRecord,
-  TenantRecord,
-  TransactionRecord,
-} from '../types.ts';
+import type { ApiKeyRecord, AttemptRecord, DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord, MemberRecord, OrderRecord, Permission, ServiceAccountRecord, TenantRecord, TransactionRecord } from '../../domain/model.ts';
 import { bool, boolOrNull } from './db.ts';
 
 type Bit = 0 | 1;

@@ -1,7 +1,8 @@
 // Tenants, keys, members, wallets, transactions, orders, and the transaction semantics.
 import { expect, it } from 'vitest';
 import { newServiceAccountId } from '../../domain/ids.ts';
-import type { ApiKeyRecord, Store } from '../types.ts';
+import type { Store } from '../types.ts';
+import type { ApiKeyRecord } from '../../domain/model.ts';
 import { T0, expectUnique, memberRecord, orderRecord, paymentRecord, payoutRecord, seedEnvironment, eventRecord, unique } from './fixtures.ts';
 
 export function coreCases(s: () => Store): void {

@@ -11,19 +11,8 @@ import {
   newTransactionId,
 } from '../../domain/ids.ts';
 import { UniqueViolation } from '../types.ts';
-import type {
-  AttemptRecord,
-  DeliveryRecord,
-  EndpointRecord,
-  EnvironmentName,
-  EnvironmentRecord,
-  EventRecord,
-  MemberRecord,
-  OrderRecord,
-  Store,
-  TenantRecord,
-  TransactionRecord,
-} from '../types.ts';
+import type { Store } from '../types.ts';
+import type { AttemptRecord, DeliveryRecord, EndpointRecord, EnvironmentName, EnvironmentRecord, EventRecord, MemberRecord, OrderRecord, TenantRecord, TransactionRecord } from '../../domain/model.ts';
 
 /** 2026-11-22T08:00:00Z, the suite's "now". */
 export const T0 = Date.UTC(2026, 10, 22, 8, 0, 0);

@@ -1,6 +1,7 @@
 // The delivery queue: claiming with leases, completing, releasing, and when work is next due.
 import { expect, it } from 'vitest';
-import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord, Store } from '../types.ts';
+import type { Store } from '../types.ts';
+import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../domain/model.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, seedEnvironment, waitFor } from './fixtures.ts';
 
 interface World {

@@ -1,7 +1,8 @@
 // Events, endpoints and deliveries (outside the queue).
 import { expect, it } from 'vitest';
 import { InvalidCursorError } from '../errors.ts';
-import type { EventRecord, EventType, Store } from '../types.ts';
+import type { Store } from '../types.ts';
+import type { EventRecord, EventType } from '../../domain/model.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, seedEnvironment, sleep, waitFor } from './fixtures.ts';
 
 const MALFORMED_CURSORS = ['', 'not a cursor', '%%%', '...', Buffer.from('abc').toString('base64url'), Buffer.from('-5').toString('base64url')];

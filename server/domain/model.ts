@@ -1,0 +1,197 @@
+// The domain's model: the records the domain works with and the vocabulary they use. Every
+// enum comes from the contract (generated/ from spec/), so a value added to the spec reaches
+// the code through `npm run generate`; the Store (store/types.ts) persists these records.
+import type { components as ManagementSchemas } from '../../generated/types/management.ts';
+import type { components as OrderSchemas } from '../../generated/types/orders.ts';
+import type { components as TransactionSchemas } from '../../generated/types/transactions.ts';
+import { environmentValues } from '../../generated/types/management.ts';
+import { orderEventTypeValues } from '../../generated/types/orders.ts';
+import { PERMISSIONS, type MemberRole, type Permission } from '../../generated/vocabulary.ts';
+
+type Management = ManagementSchemas['schemas'];
+type Orders = OrderSchemas['schemas'];
+type Transactions = TransactionSchemas['schemas'];
+
+export type { MemberRole, Permission };
+export const ALL_PERMISSIONS: readonly Permission[] = PERMISSIONS;
+
+export type EnvironmentName = Management['Environment'];
+export const ENVIRONMENT_NAMES: readonly EnvironmentName[] = environmentValues;
+export type TransactionType = Transactions['TransactionType'];
+export type TransactionSide = Transactions['TransactionSide'];
+export type TransactionStatus = Transactions['TransactionStatus'];
+export type OrderStatus = Orders['OrderStatus'];
+export type PaymentStatus = Orders['PaymentStatus'];
+export type ReviewReason = Orders['ReviewReason'];
+
+/** Every event the service signs and delivers: the order events, webhook.test, payout.completed. */
+export type EventType = Management['DeliveryEventType'];
+export type OrderEventType = Orders['OrderEventType'];
+/** The order events, the only events the feed lists (never webhook.test or payout callbacks). */
+export const ORDER_EVENT_TYPES: readonly OrderEventType[] = orderEventTypeValues;
+export type DeliveryKind = Management['DeliveryKind'];
+export type DeliveryState = Management['DeliveryState'];
+export type AttemptOutcome = Management['DeliveryAttempt']['outcome'];
+export type AttemptErrorClass = Management['DeliveryErrorClass'];
+
+/** Epoch milliseconds. */
+export type Millis = number;
+
+export interface TenantRecord {
+  id: string;
+  name: string;
+  createdAt: Millis;
+}
+
+/** A tenant environment: the unit of isolation for keys, wallets, orders, endpoints. */
+export interface EnvironmentRecord {
+  id: string;
+  tenantId: string;
+  name: EnvironmentName;
+  /** Distribution wallet balance, exact decimal string. */
+  walletBalance: string;
+  /** Callback signing secret, encrypted at rest (SecretBox). */
+  callbackSecretEnc: string;
+  createdAt: Millis;
+}
+
+export interface ApiKeyRecord {
+  /** The public x-api-key value. */
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  /** SHA-256 of x-api-hash (a 32-byte random secret; see domain/secrets). */
+  secretHash: string;
+  permissions: Permission[];
+  label: string | null;
+  createdAt: Millis;
+  revokedAt: Millis | null;
+}
+
+export interface MemberRecord {
+  id: string;
+  tenantId: string;
+  email: string;
+  role: MemberRole;
+  active: boolean;
+  /** Lookup hash of the member token (the token is shown once). */
+  tokenHash: string;
+  createdAt: Millis;
+}
+
+export interface ServiceAccountRecord {
+  id: string;
+  tenantId: string;
+  email: string;
+  createdAt: Millis;
+}
+
+export interface TransactionRecord {
+  id: string;
+  environmentId: string;
+  tenantId: string;
+  type: TransactionType;
+  side: TransactionSide;
+  status: TransactionStatus;
+  userId: string | null;
+  /** Exact decimal string (usdAmount for staking payouts). */
+  amount: string;
+  amountBaseUnits: string | null;
+  /** Set for payouts and staking payouts; unique per (environment, type, thirdPartyId). */
+  thirdPartyId: string | null;
+  notifyUrl: string | null;
+  asset: string | null;
+  durationInMonths: number | null;
+  orderId: string | null;
+  orderNumber: string | null;
+  txHash: string | null;
+  verified: boolean | null;
+  refundEmail: string | null;
+  createdAt: Millis;
+  completedAt: Millis | null;
+}
+
+export interface OrderRecord {
+  id: string;
+  environmentId: string;
+  orderNumber: string;
+  merchantReference: string;
+  amountMinor: number;
+  assetId: string | null;
+  networkId: string | null;
+  amountBaseUnits: string | null;
+  receivedBaseUnits: string;
+  overpaymentBaseUnits: string | null;
+  status: OrderStatus;
+  paymentStatus: PaymentStatus;
+  reviewReason: ReviewReason | null;
+  createdAt: Millis;
+  updatedAt: Millis;
+}
+
+export interface EventRecord {
+  /** 64 lowercase hex. */
+  id: string;
+  environmentId: string;
+  type: EventType;
+  /** The exact JSON text that is signed and sent. */
+  payload: string;
+  orderId: string | null;
+  merchantReference: string | null;
+  transactionId: string | null;
+  createdAt: Millis;
+}
+
+export interface EndpointRecord {
+  id: string;
+  environmentId: string;
+  url: string;
+  /** Signing secret, encrypted at rest. */
+  secretEnc: string;
+  active: boolean;
+  version: number;
+  lastTestDeliveryId: string | null;
+  createdAt: Millis;
+  updatedAt: Millis;
+  disabledAt: Millis | null;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  environmentId: string;
+  eventId: string;
+  kind: DeliveryKind;
+  /** Null for payout callbacks (they go to the payout's notifyUrl). */
+  endpointId: string | null;
+  endpointVersion: number | null;
+  url: string;
+  state: DeliveryState;
+  /** Attempts made in the current cycle (0..MAX_DELIVERY_ATTEMPTS). */
+  attemptCount: number;
+  cycle: number;
+  nextAttemptAt: Millis | null;
+  /** Lease: which worker holds the delivery in flight, and until when. */
+  leaseOwner: string | null;
+  leaseExpiresAt: Millis | null;
+  orderId: string | null;
+  merchantReference: string | null;
+  transactionId: string | null;
+  createdAt: Millis;
+  updatedAt: Millis;
+  deliveredAt: Millis | null;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  cycle: number;
+  number: number;
+  startedAt: Millis;
+  durationMs: number;
+  signatureTimestamp: number;
+  outcome: AttemptOutcome;
+  statusCode: number | null;
+  errorClass: AttemptErrorClass | null;
+  /** First 2 KiB of the response body, untrusted. */
+  responseBody: string | null;
+  success: boolean;
+}
