@@ -5,7 +5,7 @@
 // database that has a migration this code does not know was written by a newer version: we
 // refuse it rather than guess.
 import type pg from 'pg';
-import { loadMigrations as loadMigrationFiles, type Migration } from '../sqlite/migrate.ts';
+import { assertNoUnknownMigrations, loadMigrationFiles, type Migration } from '../migrations.ts';
 
 export type { Migration };
 
@@ -29,14 +29,7 @@ async function appliedVersions(db: pg.Pool | pg.PoolClient): Promise<number[]> {
 /** Throws when the database has a migration the code does not know (a newer schema). */
 export async function assertKnownSchema(db: pg.Pool | pg.PoolClient, migrations: readonly Migration[] = loadMigrations()): Promise<number[]> {
   const applied = await appliedVersions(db);
-  const known = new Set(migrations.map((m) => m.version));
-  const unknown = applied.filter((v) => !known.has(v));
-  if (unknown.length > 0) {
-    throw new Error(
-      `database schema has migration ${unknown.join(', ')} that this code does not know (it knows up to ${migrations.length}); ` +
-        'it was written by a newer version: refusing to start',
-    );
-  }
+  assertNoUnknownMigrations(applied, migrations);
   return applied;
 }
 
