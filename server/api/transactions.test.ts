@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createServiceAccount } from '../domain/admin.ts';
 import { ManualClock } from '../domain/clock.ts';
-import { addDecimal, compareDecimal, subtractDecimal } from '../domain/money.ts';
+import { addDecimal, compareDecimal, subtractDecimal } from '../money/decimal.ts';
 import type { EnvironmentName, Permission, TransactionRecord } from '../domain/model.ts';
 import { ALL_PERMISSIONS } from '../domain/model.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';

@@ -3,7 +3,7 @@
 // contract's own `x-decimal` keyword for exact amounts.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
-import { decimalFromNumber, type DecimalRule } from '../domain/money.ts';
+import { decimalFromNumber, type DecimalRule } from '../money/decimal.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const formatsModule = addFormatsModule as unknown as FormatsPlugin | { default: FormatsPlugin };

@@ -2,7 +2,7 @@
 // (exact: stored amounts have at most 15 significant digits), times become ISO 8601 UTC, and
 // fields that do not apply are left out (the contract says absent, never null).
 import type { components } from '../../../generated/types/transactions.ts';
-import { decimalToNumber } from '../../domain/money.ts';
+import { decimalToNumber } from '../../money/decimal.ts';
 import type { TransactionRecord } from '../../domain/model.ts';
 
 type Schemas = components['schemas'];

@@ -4,7 +4,7 @@
 import type { OrderRecord, PaymentStatus, TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { newTransactionId } from '../ids.ts';
-import { addBaseUnits, compareBaseUnits, subtractBaseUnits } from '../money.ts';
+import { addBaseUnits, compareBaseUnits, subtractBaseUnits } from '../../money/decimal.ts';
 import { emitOrderEvent } from './event-data.ts';
 import { findOpenOrder, paymentsOf, type OrderView } from './orders.ts';
 

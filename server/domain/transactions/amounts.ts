@@ -2,7 +2,7 @@
 // already enforced each field's x-decimal rule; the conversion is checked again here so a
 // caller outside HTTP can never slip a rounded binary float into the ledger. The rules are the
 // spec's (AMOUNT_RULE, USD_AMOUNT_RULE in generated/vocabulary.ts).
-import { decimalFromNumber, type DecimalRule } from '../money.ts';
+import { decimalFromNumber, type DecimalRule } from '../../money/decimal.ts';
 import { AppError } from '../errors.ts';
 
 /** The exact decimal string of a positive amount, or a 400 naming the field. */

@@ -4,7 +4,7 @@ import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { checkDestination } from '../destination-check.ts';
 import { AppError } from '../errors.ts';
-import { negateDecimal } from '../money.ts';
+import { negateDecimal } from '../../money/decimal.ts';
 import { createUnique, refuseDuplicate } from './duplicates.ts';
 import { newTransaction } from './records.ts';
 

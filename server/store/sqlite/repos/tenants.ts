@@ -1,4 +1,4 @@
-import { addDecimal, compareDecimal } from '../../../domain/money.ts';
+import { addDecimal, compareDecimal } from '../../../money/decimal.ts';
 import type { TenantRepo } from '../../types.ts';
 import { bool, type Db } from '../db.ts';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addDecimal, compareDecimal, decimalFromNumber, subtractDecimal, addBaseUnits, compareBaseUnits } from './money.ts';
+import { addDecimal, compareDecimal, decimalFromNumber, subtractDecimal, addBaseUnits, compareBaseUnits } from './decimal.ts';
 
 const AMOUNT = { maxScale: 8, maxSignificantDigits: 15 };
 
