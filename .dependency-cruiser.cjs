@@ -1,0 +1,115 @@
+// The layering of the project, checked by `npm run lint:deps` (part of `npm test`).
+//
+//   spec/ → generated/ → server/domain (model.ts owns the vocabulary) → server/store
+//
+// A layer imports only from layers before it: generated/ from nothing of ours, the domain
+// from generated/ and the small shared modules below (signing/, server/money/,
+// server/destination/), the store from the domain's model and the store's own interface
+// (server/store/types.ts, which the domain uses to persist). HTTP, the portal, the delivery
+// engine and the admin tool sit on top and may use everything below. client/ and the
+// conformance suite stand beside the server and import nothing from it.
+
+const TEST = '(^|/)(testing|suite)/|\\.test\\.tsx?$|\\.e2e\\.test\\.tsx?$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A cycle means two modules are one; split what they share into a module both import.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'generated-is-generated',
+      severity: 'error',
+      comment: 'generated/ comes from spec/ only and imports nothing of ours.',
+      from: { path: '^generated/' },
+      to: { path: '^(server|client|conformance|scripts|signing)/' },
+    },
+    {
+      name: 'shared-modules-stand-alone',
+      severity: 'error',
+      comment: 'signing/ and server/money/ are used by the server and the helpers alike: they import no layer.',
+      from: { path: '^(signing|server/money)/', pathNot: TEST },
+      to: { path: '^(server|client|conformance|scripts)/', pathNot: '^(signing|server/money)/' },
+    },
+    {
+      name: 'model-from-the-contract-only',
+      severity: 'error',
+      comment: 'The domain model is the contract\'s vocabulary: it imports generated/ and nothing else of ours.',
+      from: { path: '^server/domain/model\\.ts$' },
+      to: { path: '^(server|client|conformance|scripts|signing)/' },
+    },
+    {
+      name: 'domain-knows-no-transport',
+      severity: 'error',
+      comment: 'The domain knows neither HTTP nor SQL: no hono, no database driver, no undici.',
+      from: { path: '^server/domain/', pathNot: TEST },
+      to: { dependencyTypes: ['npm', 'npm-dev'], path: '(^|/)node_modules/(hono|@hono|pg|better-sqlite3|undici)/' },
+    },
+    {
+      name: 'domain-below-its-callers',
+      severity: 'error',
+      comment:
+        'The domain imports generated/, the shared modules and the Store interface (store/types.ts, store/errors.ts); ' +
+        'never the HTTP layer, the portal, the delivery engine, a store implementation, client/ or scripts/.',
+      from: { path: '^server/domain/', pathNot: TEST },
+      to: {
+        path: '^(server/|client/|conformance/|scripts/)',
+        pathNot: '^server/(domain|money|destination)/|^server/store/(types|errors)\\.ts$',
+      },
+    },
+    {
+      name: 'store-below-the-domain',
+      severity: 'error',
+      comment:
+        'The store persists the domain\'s records: it imports the model (domain/model.ts) and server/money/, ' +
+        'never domain logic, HTTP, the portal or the delivery engine.',
+      from: { path: '^server/store/', pathNot: TEST },
+      to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/(store|money)/|^server/domain/model\\.ts$' },
+    },
+    {
+      name: 'destination-policy-stands-alone',
+      severity: 'error',
+      comment: 'The destination policy is checked by the domain (save time) and the sender (connect time): it imports neither.',
+      from: { path: '^server/destination/', pathNot: TEST },
+      to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/destination/' },
+    },
+    {
+      name: 'server-not-from-scripts',
+      severity: 'error',
+      comment:
+        'Scripts use the server, not the other way round. Known exception: server/http/docs.ts → scripts/docs.ts ' +
+        '(the /docs page), which issue 10 moves.',
+      from: { path: '^server/', pathNot: '^server/http/docs\\.ts$' },
+      to: { path: '^scripts/' },
+    },
+    {
+      name: 'client-not-from-server',
+      severity: 'error',
+      comment: 'The client and the receiver helpers are what merchants run: nothing from the server.',
+      from: { path: '^client/' },
+      to: { path: '^(server|conformance|scripts)/' },
+    },
+    {
+      name: 'conformance-not-from-server',
+      severity: 'error',
+      comment:
+        'The conformance suite checks any implementation from the documents, so it imports nothing from server/. ' +
+        'Its own tests, test helpers and mutants start the bundled server and are exempt. Known exceptions, to be ' +
+        'removed by issue 11: the contract loader and the Ajv setup (server/contract/operations.ts, ajv.ts).',
+      from: { path: '^conformance/', pathNot: `${TEST}|^conformance/mutants/` },
+      to: { path: '^server/', pathNot: '^server/contract/(operations|ajv)\\.ts$' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(docs|data|dist|coverage)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
