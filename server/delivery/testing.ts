@@ -18,7 +18,7 @@ import { pino, type Logger } from 'pino';
 import { generateSecret } from '../../signing/signature.ts';
 import { createTenant } from '../domain/admin.ts';
 import type { Scope, Services } from '../domain/context.ts';
-import { recordOrderEvent, type NewEvent } from '../domain/events.ts';
+import { recordOrderEvent, type NewOrderEvent } from '../domain/events.ts';
 import { newEndpointId } from '../domain/ids.ts';
 import type { EndpointRecord, EventRecord } from '../domain/model.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
@@ -252,7 +252,7 @@ export async function seedEndpoint(services: Services, url: string): Promise<See
 export async function recordEvent(
   services: Services,
   scope: Scope,
-  e: Partial<NewEvent> = {},
+  e: Partial<NewOrderEvent> = {},
 ): Promise<{ event: EventRecord; deliveryId: string }> {
   const orderId = e.orderId ?? '6f1c2a9e-4b7d-4e0a-9c55-3d2f8b1a7e10';
   const { event, deliveryId } = await services.store.transaction((tx) =>
@@ -260,7 +260,7 @@ export async function recordEvent(
       type: e.type ?? 'order.created',
       orderId,
       merchantReference: e.merchantReference ?? 'INV-2026-0042',
-      data: e.data ?? { orderId, orderNumber: 'ORD-000042', merchantReference: e.merchantReference ?? 'INV-2026-0042', amountMinor: 4999 },
+      data: e.data ?? { orderId, merchantReference: e.merchantReference ?? 'INV-2026-0042', amountMinor: 4999, currency: 'USD', status: 'open', receivedBaseUnits: '0' },
     }),
   );
   if (deliveryId === null) throw new Error('no delivery was prepared: the environment has no active endpoint');

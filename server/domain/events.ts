@@ -2,22 +2,52 @@
 // its delivery are written in the same transaction as the state change that caused them,
 // so an accepted change never loses its notification and a rolled-back one never sends it.
 import type { Tx } from '../store/types.ts';
-import type { DeliveryKind, EventRecord, EventType } from './model.ts';
+import type { components } from '../../generated/types/events.ts';
+import type { DeliveryKind, EnvironmentName, EventRecord, OrderEventType } from './model.ts';
 import type { Scope, Services } from './context.ts';
 import { newDeliveryId, newEventId } from './ids.ts';
 
-export const API_VERSION = 'v2';
+type Events = components['schemas'];
+export type OrderEvent = Events['OrderCreatedEvent'] | Events['OrderPaidEvent'] | Events['OrderPaymentReviewRequiredEvent'];
+export type OrderEventData = Events['OrderEventData'];
+export type WebhookTestEvent = Events['WebhookTestEvent'];
+export type PayoutCompletedNotification = Events['PayoutCompletedNotification'];
 
-export interface NewEvent {
-  type: EventType;
-  data: Record<string, unknown>;
-  orderId?: string;
-  merchantReference?: string;
+export const API_VERSION: OrderEvent['apiVersion'] = 'v2';
+
+export interface NewOrderEvent {
+  type: OrderEventType;
+  data: OrderEventData;
+  orderId: string;
+  merchantReference: string;
 }
 
-function envelope(id: string, type: EventType, createdAt: number, data: Record<string, unknown>): string {
-  // Key order is part of the bytes that are signed; keep it fixed.
-  return JSON.stringify({ id, type, apiVersion: API_VERSION, createdAt: new Date(createdAt).toISOString(), data });
+// The builders below produce the exact bytes that are signed and sent. Each returns the
+// contract's type (generated/types/events.ts from the AsyncAPI document), so a field the
+// contract does not have, or one it requires that is missing, fails the type check. Key order
+// is part of the signed bytes; keep it fixed.
+
+const isoTime = (ms: number): string => new Date(ms).toISOString();
+
+/** An order event's envelope: `order.created`, `order.paid`, `order.payment_review_required`. */
+export function orderEventBody(id: string, type: OrderEventType, createdAt: number, data: OrderEventData): OrderEvent {
+  return { id, type, apiVersion: API_VERSION, createdAt: isoTime(createdAt), data };
+}
+
+/** The `webhook.test` envelope. */
+export function webhookTestBody(id: string, createdAt: number, environment: EnvironmentName): WebhookTestEvent {
+  return { id, type: 'webhook.test', apiVersion: API_VERSION, createdAt: isoTime(createdAt), data: { environment } };
+}
+
+/** The payout-completed notification (it has no envelope and no id; Service-Event-Id names it). */
+export function payoutCompletedBody(payout: { transactionId: string; thirdPartyId: string; amount: string; status: PayoutCompletedNotification['status'] }): PayoutCompletedNotification {
+  return {
+    transactionId: payout.transactionId,
+    thirdPartyId: payout.thirdPartyId,
+    // Stored amounts have at most 15 significant digits, so the JSON number is exact.
+    amount: Number(payout.amount),
+    status: payout.status,
+  };
 }
 
 async function insertDelivery(
@@ -55,16 +85,16 @@ async function insertDelivery(
  * Records an order event of the environment and prepares its delivery when an active endpoint
  * exists (without one, no delivery is created, but the event stays in the feed).
  */
-export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope, e: NewEvent): Promise<{ event: EventRecord; deliveryId: string | null }> {
+export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope, e: NewOrderEvent): Promise<{ event: EventRecord; deliveryId: string | null }> {
   const createdAt = services.clock.now();
   const id = newEventId();
   const event: EventRecord = {
     id,
     environmentId: scope.environmentId,
     type: e.type,
-    payload: envelope(id, e.type, createdAt, e.data),
-    orderId: e.orderId ?? null,
-    merchantReference: e.merchantReference ?? null,
+    payload: JSON.stringify(orderEventBody(id, e.type, createdAt, e.data)),
+    orderId: e.orderId,
+    merchantReference: e.merchantReference,
     transactionId: null,
     createdAt,
   };
@@ -89,7 +119,7 @@ export async function recordTestEvent(
     id,
     environmentId: scope.environmentId,
     type: 'webhook.test',
-    payload: envelope(id, 'webhook.test', createdAt, { environment: scope.environment }),
+    payload: JSON.stringify(webhookTestBody(id, createdAt, scope.environment)),
     orderId: null,
     merchantReference: null,
     transactionId: null,
@@ -105,7 +135,7 @@ export async function recordPayoutCallback(
   tx: Tx,
   services: Services,
   scope: Scope,
-  payout: { transactionId: string; thirdPartyId: string; amount: string; status: 'success' | 'cancelled'; notifyUrl: string },
+  payout: Parameters<typeof payoutCompletedBody>[0] & { notifyUrl: string },
 ): Promise<{ event: EventRecord; deliveryId: string }> {
   const createdAt = services.clock.now();
   const id = newEventId();
@@ -113,13 +143,7 @@ export async function recordPayoutCallback(
     id,
     environmentId: scope.environmentId,
     type: 'payout.completed',
-    payload: JSON.stringify({
-      transactionId: payout.transactionId,
-      thirdPartyId: payout.thirdPartyId,
-      // Stored amounts have at most 15 significant digits, so the JSON number is exact.
-      amount: Number(payout.amount),
-      status: payout.status,
-    }),
+    payload: JSON.stringify(payoutCompletedBody(payout)),
     orderId: null,
     merchantReference: null,
     transactionId: payout.transactionId,

@@ -1,16 +1,11 @@
 // Order event data: the one place that turns an order into the snapshot an order event carries
 // (webhook payload and events feed alike), so every event has the same shape.
-import type { components } from '../../../generated/types/events.ts';
 import type { Tx } from '../../store/types.ts';
 import type { OrderEventType, OrderRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
-import { recordOrderEvent } from '../events.ts';
+import { recordOrderEvent, type OrderEventData } from '../events.ts';
 
-export type OrderEventData = components['schemas']['OrderEventData'];
-export type OrderEvent =
-  | components['schemas']['OrderCreatedEvent']
-  | components['schemas']['OrderPaidEvent']
-  | components['schemas']['OrderPaymentReviewRequiredEvent'];
+export type { OrderEvent, OrderEventData } from '../events.ts';
 
 /**
  * The data of an order event: `status` is `open` for order.created and the payment state for
