@@ -1,6 +1,14 @@
-// Variables every request carries through the Hono context.
+// Variables every request carries through the Hono context. `requestId` is set for every
+// request; the others are set by the operation middleware (middleware/) in this order:
+// `principal` by authenticate, `body` by jsonBody, `request` by validateRequest.
+import type { ValidatedRequest } from '../contract/operations.ts';
+import type { Principal } from '../domain/auth.ts';
+
 export interface AppEnv {
   Variables: {
     requestId: string;
+    principal: Principal;
+    body: unknown;
+    request: ValidatedRequest;
   };
 }

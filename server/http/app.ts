@@ -1,10 +1,11 @@
-// The HTTP application: one port for every API (and, later, the portal and the docs).
+// The HTTP application: one port for every API, the developer portal and the docs.
 import { Hono } from 'hono';
 import { loadOperations, type ApiName } from '../contract/operations.ts';
 import type { Services } from '../domain/context.ts';
-import { AppError, isAppError } from '../domain/errors.ts';
+import { AppError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/ids.ts';
 import type { AppEnv } from './app-env.ts';
+import { problemErrorHandler } from './errors.ts';
 import type { Handler } from './handler-types.ts';
 import { problemResponse } from './problem.ts';
 import { registerApi, type RouterOptions } from './router.ts';
@@ -52,16 +53,7 @@ export function createApp(services: Services, opts: AppOptions): Hono<AppEnv> {
     return problemResponse(new AppError('route-not-found', `No operation is served at ${c.req.method} ${c.req.path}.`), c.req.path, requestId);
   });
 
-  app.onError((err, c) => {
-    const requestId = c.get('requestId') ?? newRequestId();
-    if (isAppError(err)) {
-      if (err.status >= 500) services.log.error({ requestId, err: { message: err.message } }, 'request failed');
-      return problemResponse(err, c.req.path, requestId);
-    }
-    // Anything else is a bug: log it, answer without internals.
-    services.log.error({ requestId, err }, 'unhandled error');
-    return problemResponse(new AppError('internal', 'An unexpected error occurred. Quote the request id to support.'), c.req.path, requestId);
-  });
+  app.onError(problemErrorHandler(services.log));
 
   return app;
 }

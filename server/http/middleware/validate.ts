@@ -1,0 +1,33 @@
+// Checks path, query, headers and body against the operation's schemas (and refuses NUL
+// characters anywhere); sets `request` to the validated, coerced input, or answers 400
+// validation-failed listing every issue by JSON pointer.
+import type { MiddlewareHandler } from 'hono';
+import type { CompiledOperation } from '../../contract/operations.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { AppEnv } from '../app-env.ts';
+import { nulIssues } from '../control-characters.ts';
+
+export function validateRequest(op: CompiledOperation): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const body = c.get('body');
+    const input = {
+      path: c.req.param() as Record<string, string>,
+      query: c.req.query(),
+      headers: Object.fromEntries(Object.entries(c.req.header()).map(([k, v]) => [k.toLowerCase(), v])),
+      body,
+    };
+    const { value, issues: schemaIssues } = op.validateRequest(input);
+    const issues = [...nulIssues(input.path, '/path'), ...nulIssues(input.query, '/query'), ...nulIssues(body, '/body'), ...schemaIssues];
+    if (issues.length > 0) {
+      const summary = issues
+        .slice(0, 3)
+        .map((i) => `${i.pointer} ${i.detail}`)
+        .join('; ');
+      throw new AppError('validation-failed', `The request is invalid: ${summary}${issues.length > 3 ? `; and ${issues.length - 3} more` : ''}.`, {
+        errors: issues,
+      });
+    }
+    c.set('request', value);
+    await next();
+  };
+}
