@@ -6,7 +6,9 @@
  *                        message = "<t>." followed by the exact raw body bytes))
  *
  * The server signs with `signatureHeader`; a merchant's receiver checks with
- * `verifyWebhook` (./verify.ts), which uses `parseSignatureHeader` and the same HMAC.
+ * `verifyWebhook` (client/webhooks/verify.ts), which uses `parseSignatureHeader` and the
+ * same HMAC. This module is the one place both sides take the scheme from: it imports no
+ * layer, so the domain, the delivery engine and the client helpers can all use it.
  */
 
 import { createHmac, randomBytes } from 'node:crypto';
