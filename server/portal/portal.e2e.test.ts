@@ -1,6 +1,7 @@
 // The portal in a real browser: headless Chromium (Debian's, else the npm package's: see
-// server/testing/chromium.ts) driven by playwright-core against the real server and a loopback receiver. One test walks the whole
-// webhook flow in order; screenshots of the main pages go to test-results/portal/.
+// server/testing/chromium.ts) driven by playwright-core against the real server and a
+// loopback receiver. One test walks the whole webhook flow in order; screenshots of the main
+// pages go to test-results/portal/.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
