@@ -38,8 +38,9 @@ const pg = new EmbeddedPostgres({
   password,
   authMethod: 'scram-sha-256',
   persistent: opts.keep,
-  // PostgreSQL refuses to run as root: as root, run it as a `postgres` user (created if absent).
-  createPostgresUser: true,
+  // PostgreSQL refuses to run as root: as root, run it as a `postgres` user (created if
+  // absent). Anyone else runs it as themselves (the option would try to create the user).
+  createPostgresUser: process.getuid?.() === 0,
   initdbFlags: ['--encoding=UTF8'],
   // TCP on loopback only and no Unix socket (nothing written outside the data folder).
   postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
