@@ -4,6 +4,7 @@
 // folder removed, when the run ends — also when the run is interrupted or killed.
 // The URL reaches every worker through `provide` (see postgres-setup.ts).
 import type { TestProject } from 'vitest/node';
+import { unsupportedNode } from '../runtime.ts';
 import { postgresAnswers, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 export const DEFAULT_POSTGRES_TEST_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -15,6 +16,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  const unsupported = unsupportedNode();
+  if (unsupported) throw new Error(unsupported);
   const configured = process.env.POSTGRES_TEST_URL ?? DEFAULT_POSTGRES_TEST_URL;
   if (await postgresAnswers(configured)) {
     project.provide('postgresTestUrl', configured);
