@@ -27,6 +27,7 @@ export const problemTypes = {
   "unknown-refund-account": { status: 422, title: "Unknown refund account", description: "No service account has this e-mail." },
   "rate-limited": { status: 429, title: "Too many requests", description: "Too many requests; wait for Retry-After seconds." },
   "internal": { status: 500, title: "Internal error", description: "An unexpected failure; the body carries only a request id." },
+  "docs-not-built": { status: 503, title: "API reference not built", description: "The HTML API reference on /docs has not been built on this server; `npm run docs` builds it." },
 } as const;
 
 export type ProblemSlug = keyof typeof problemTypes;

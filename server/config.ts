@@ -1,10 +1,16 @@
 // Settings come from the environment; every one is listed in the README.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The folder `npm run docs` builds the HTML API reference into. */
+export const DEFAULT_DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'api');
 
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** The built HTML API reference served on /docs (`npm run docs` writes it). */
+  docsDir: string;
   databaseUrl: string | null;
   logLevel: string;
   nodeEnv: string;
@@ -41,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host: env.HOST ?? '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
+    docsDir: env.DOCS_DIR ? path.resolve(env.DOCS_DIR) : DEFAULT_DOCS_DIR,
     databaseUrl: env.DATABASE_URL ?? null,
     logLevel: env.LOG_LEVEL ?? 'info',
     nodeEnv,

@@ -4,9 +4,12 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createTenant } from './domain/admin.ts';
 import { createLogger } from './logger.ts';
 import { buildApp } from './api/index.ts';
+import { unsupportedNode } from './runtime.ts';
 import { openServices } from './services.ts';
 
 async function main(): Promise<void> {
+  const unsupported = unsupportedNode();
+  if (unsupported) throw new ConfigError(unsupported);
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   const { services, fresh } = await openServices(config, log);

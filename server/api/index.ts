@@ -46,7 +46,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     validateResponses: config.validateResponses,
     rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, clock: services.clock }),
     mount: (app) => {
-      mountDocs(app);
+      mountDocs(app, config.docsDir);
       mountPortal(app, services);
     },
   });

@@ -1,6 +1,7 @@
-// The portal in a real browser: headless Chromium (Debian's /usr/bin/chromium) driven by
-// playwright-core against the real server and a loopback receiver. One test walks the whole
-// webhook flow in order; screenshots of the main pages go to test-results/portal/.
+// The portal in a real browser: headless Chromium (Debian's, else the npm package's: see
+// server/testing/chromium.ts) driven by playwright-core against the real server and a
+// loopback receiver. One test walks the whole webhook flow in order; screenshots of the main
+// pages go to test-results/portal/.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,7 @@ import { verifyWebhook } from '../../client/webhooks/verify.ts';
 import { createMember } from '../domain/admin.ts';
 import type { Clock } from '../domain/clock.ts';
 import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
+import { chromiumExecutable } from '../testing/chromium.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
 import { startPortalTestServer, type PortalTestServer } from './testing.ts';
 
@@ -35,7 +37,7 @@ beforeAll(async () => {
   server = await startPortalTestServer({ clock, env: { WEBHOOK_RETRY_SCALE: '0.00001' } });
   receiver = await startReceiver();
   // launch() gives every run a fresh temporary user-data dir (no profile, no cache).
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  browser = await chromium.launch({ executablePath: await chromiumExecutable(), headless: true, args: CHROMIUM_ARGS });
 });
 
 afterAll(async () => {
