@@ -18,6 +18,7 @@ import type { AttemptResult, DeliveryQueue, Store, Tx } from '../types.ts';
 import { Conn, isRetryable, mapError, typeParsers } from './db.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
+import { stats as queueStats } from './queue-stats.ts';
 import { deliveryRepo } from './repos/deliveries.ts';
 import { endpointRepo } from './repos/endpoints.ts';
 import { eventRepo } from './repos/events.ts';
@@ -117,6 +118,7 @@ export class PostgresStore implements Store {
           await new Conn(this.pool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
       nextDueAt: () => this.track(() => queue.nextDueAt(this.pool)),
+      stats: (now) => this.track(() => queueStats(this.pool, now)),
     };
   }
 
