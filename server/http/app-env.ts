@@ -2,5 +2,7 @@
 export interface AppEnv {
   Variables: {
     requestId: string;
+    /** The contract operation being served (set by the router; request metrics label by it). */
+    operationId?: string;
   };
 }

@@ -1,5 +1,5 @@
 // The HTTP application: one port for every API (and, later, the portal and the docs).
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { loadOperations, type ApiName } from '../contract/operations.ts';
 import type { Services } from '../domain/context.ts';
 import { AppError, isAppError } from '../domain/errors.ts';
@@ -8,15 +8,19 @@ import type { AppEnv } from './app-env.ts';
 import type { Handler } from './handler-types.ts';
 import { problemResponse } from './problem.ts';
 import { registerApi, type RouterOptions } from './router.ts';
+import { isStoreUnavailable, unavailableReason } from '../store/unavailable.ts';
 
 export interface AppOptions extends RouterOptions {
   handlers: Partial<Record<ApiName, Record<string, Handler>>>;
+  /** Middleware that sees every request first (request metrics). */
+  observe?: MiddlewareHandler<AppEnv>;
   /** Extra routes (portal, docs) mounted after the APIs. */
   mount?: (app: Hono<AppEnv>) => void;
 }
 
 export function createApp(services: Services, opts: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  if (opts.observe) app.use('*', opts.observe);
 
   app.use('*', async (c, next) => {
     const requestId = newRequestId();
@@ -57,6 +61,15 @@ export function createApp(services: Services, opts: AppOptions): Hono<AppEnv> {
     if (isAppError(err)) {
       if (err.status >= 500) services.log.error({ requestId, err: { message: err.message } }, 'request failed');
       return problemResponse(err, c.req.path, requestId);
+    }
+    // The store is down, full or read-only: the transaction wrote nothing, the caller may retry.
+    if (isStoreUnavailable(err)) {
+      services.log.warn({ requestId, reason: unavailableReason(err) }, 'store unavailable');
+      return problemResponse(
+        new AppError('store-unavailable', 'The data store is unavailable; nothing was written. Retry in a few seconds.', { retryAfter: 5 }),
+        c.req.path,
+        requestId,
+      );
     }
     // Anything else is a bug: log it, answer without internals.
     services.log.error({ requestId, err }, 'unhandled error');

@@ -46,6 +46,7 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
 
     app.on(spec.method.toUpperCase(), spec.honoPath, async (c) => {
       const requestId = c.get('requestId');
+      c.set('operationId', spec.operationId);
       const principal = await authenticate(c, api, services, allowsMember);
       opts.rateLimiter?.take(principal.kind === 'api_key' ? principal.keyId : principal.memberId);
       authorize(principal, { permission: spec.permission as Permission | null, memberRoles: spec.memberRoles });
