@@ -106,6 +106,16 @@ export class PostgresStore implements Store {
     pool.on('error', (err) => {
       if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
     });
+    // A checked-out connection that dies between two queries (database restarted in the middle
+    // of a transaction) emits 'error' on the client, which would crash the process without a
+    // listener; its next query fails and the caller gets the error (503 store-unavailable).
+    for (const p of [pool, sequencePool]) {
+      p.on('connect', (client) => {
+        client.on('error', (err) => {
+          if (!this.closed) log.warn({ err: brief(err) }, 'PostgreSQL connection in use failed');
+        });
+      });
+    }
     this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.wakeListeners(), log);
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.pool, o)),
