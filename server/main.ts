@@ -37,16 +37,22 @@ function closeServer(server: ServerType, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       // Requests still running after the grace period: their connections are cut.
+      clearInterval(idler);
       (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       resolve();
     }, graceMs);
     timer.unref();
+    // Keep-alive connections would hold close() open and keep bringing new requests: each is
+    // closed as soon as it is idle, that is once its in-flight request is answered.
+    const closeIdle = (): void => (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    const idler = setInterval(closeIdle, 50);
+    idler.unref();
     server.close(() => {
       clearTimeout(timer);
+      clearInterval(idler);
       resolve();
     });
-    // Idle keep-alive connections would hold close() open.
-    (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    closeIdle();
   });
 }
 

@@ -71,7 +71,7 @@ describe('/metrics', () => {
       expect(r.status).toBe(401);
       expect(r.headers.get('content-type')).toBe(PROBLEM);
       expect(r.headers.get('www-authenticate')).toBe('Bearer');
-      expect((await r.json()).type).toMatch(/\/unauthenticated$/);
+      expect(((await r.json()) as { type: string }).type).toMatch(/\/unauthenticated$/);
     }
   });
 
@@ -132,7 +132,7 @@ describe('the operator listener (METRICS_PORT)', () => {
     expect((await app.request('/healthz')).status).toBe(200);
     const notReady = await app.request('/readyz');
     expect(notReady.status).toBe(503);
-    expect((await notReady.json()).detail).toMatch(/starting/);
+    expect(((await notReady.json()) as { detail: string }).detail).toMatch(/starting/);
     expect((await app.request('/metrics')).status).toBe(200);
     expect((await app.request('/transactions/payout', { method: 'POST' })).status).toBe(404);
   });
