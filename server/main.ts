@@ -9,6 +9,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { ConfigError, loadConfig } from './config.ts';
 import { systemClock } from './domain/clock.ts';
 import { createTenant } from './domain/admin.ts';
+import { SERVER_LIMITS } from './http/server-limits.ts';
 import { createLogger } from './logger.ts';
 import { buildApp, type BuiltApp } from './api/index.ts';
 import type { Services } from './domain/context.ts';
@@ -25,7 +26,7 @@ type FetchHandler = (req: Request, env: unknown) => Response | Promise<Response>
 
 function listen(fetch: FetchHandler, port: number, hostname: string): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port, hostname }, () => {
+    const server = serve({ fetch, port, hostname, serverOptions: SERVER_LIMITS }, () => {
       server.off('error', reject);
       resolve(server);
     });
