@@ -28,6 +28,8 @@ export const problemTypes = {
   "rate-limited": { status: 429, title: "Too many requests", description: "Too many requests; wait for Retry-After seconds." },
   "internal": { status: 500, title: "Internal error", description: "An unexpected failure; the body carries only a request id." },
   "docs-not-built": { status: 503, title: "API reference not built", description: "The HTML API reference on /docs has not been built on this server; `npm run docs` builds it." },
+  "store-unavailable": { status: 503, title: "Service temporarily unavailable", description: "The data store is unreachable or cannot take writes (restarting" },
+  "not-ready": { status: 503, title: "Not ready", description: "The instance cannot serve traffic yet or any more (/readyz): starting, store unreachable, migrations pending, or draining at shutdown; `detail` says which." },
 } as const;
 
 export type ProblemSlug = keyof typeof problemTypes;

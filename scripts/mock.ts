@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { OPENAPI_DOCS, TOOL_ENV, bin } from './lib/specs.ts';
+import { checkSettings, portSetting } from './lib/settings.ts';
 
 export interface MockOptions {
   port?: number;
@@ -27,7 +28,7 @@ export function startMocks(opts: MockOptions = {}): Array<{ name: string; port: 
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const port = Number(process.env.MOCK_PORT ?? 4010);
+  const port = checkSettings('npm run mock', () => portSetting('MOCK_PORT', process.env.MOCK_PORT, 4010));
   const mocks = startMocks({ port, host: process.env.MOCK_HOST ?? '127.0.0.1' });
   for (const m of mocks) {
     m.child.stdout?.pipe(process.stdout);

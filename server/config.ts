@@ -24,15 +24,30 @@ export interface Config {
   validateResponses: boolean;
   /** Requests per second per credential (0 = no limit), per instance. */
   rateLimitPerSecond: number;
+  /** Who may read /metrics: a bearer token on the main port, and/or a separate listener. */
+  metrics: MetricsConfig;
 }
+
+export interface MetricsConfig {
+  /** METRICS_TOKEN: /metrics on the main port answers only `Authorization: Bearer <token>`. */
+  token: string | null;
+  /** METRICS_PORT: /metrics (and /readyz, /healthz) on a listener of their own, e.g. bound to a private address. */
+  port: number | null;
+  /** METRICS_HOST: the address of that listener (default 127.0.0.1). */
+  host: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const MIN_METRICS_TOKEN_LENGTH = 16;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, not ${env.PORT}`);
+  // Every setting is checked here, before anything is opened: a bad one is a clear message
+  // and a non-zero exit, never a half-started process.
+  const port = portSetting(env, 'PORT', 8080);
   const retryScale = Number(env.WEBHOOK_RETRY_SCALE ?? 1);
   if (!Number.isFinite(retryScale) || retryScale <= 0) throw new ConfigError(`WEBHOOK_RETRY_SCALE must be a positive number, not ${env.WEBHOOK_RETRY_SCALE}`);
   const nodeEnv = env.NODE_ENV ?? 'development';
@@ -42,18 +57,44 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const rateLimitPerSecond = Number(env.RATE_LIMIT_RPS ?? 1000);
   if (!Number.isFinite(rateLimitPerSecond) || rateLimitPerSecond < 0) throw new ConfigError(`RATE_LIMIT_RPS must be a number ≥ 0, not ${env.RATE_LIMIT_RPS}`);
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const secretsKey = env.SECRETS_KEY || null;
+  if (secretsKey !== null && Buffer.from(secretsKey, 'base64url').length !== 32) {
+    throw new ConfigError('SECRETS_KEY must be the base64url of 32 bytes');
+  }
+  if (databaseUrl !== null && secretsKey === null) {
+    throw new ConfigError('SECRETS_KEY is required with DATABASE_URL: every instance must seal secrets with the same key');
+  }
+  const logLevel = env.LOG_LEVEL ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not ${logLevel}`);
+  const metricsToken = env.METRICS_TOKEN || null;
+  if (metricsToken !== null && metricsToken.length < MIN_METRICS_TOKEN_LENGTH) {
+    throw new ConfigError(`METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`);
+  }
+  const metricsPort = env.METRICS_PORT ? portSetting(env, 'METRICS_PORT', 0) : null;
   return {
     rateLimitPerSecond,
+    metrics: { token: metricsToken, port: metricsPort, host: env.METRICS_HOST ?? '127.0.0.1' },
     port,
     host: env.HOST ?? '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     docsDir: env.DOCS_DIR ? path.resolve(env.DOCS_DIR) : DEFAULT_DOCS_DIR,
-    databaseUrl: env.DATABASE_URL ?? null,
-    logLevel: env.LOG_LEVEL ?? 'info',
+    databaseUrl,
+    logLevel,
     nodeEnv,
     allowInsecureUrls,
     retryScale,
-    secretsKey: env.SECRETS_KEY ?? null,
+    secretsKey,
     validateResponses: env.VALIDATE_RESPONSES === 'true' || (env.VALIDATE_RESPONSES === undefined && nodeEnv === 'development'),
   };
+}
+
+function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  const port = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!/^\d*$/.test(raw ?? '') || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name} must be a port number, not ${raw}`);
+  return port;
 }

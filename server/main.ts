@@ -1,56 +1,148 @@
 // npm start: every API, the portal and the delivery engine on one port.
-import { serve } from '@hono/node-server';
+//
+// Order matters for a clean exit: settings are checked before anything is opened (a bad one
+// exits 2 with a message); the port is bound next and answers /healthz and /readyz (503 with
+// the reason) while the store is opened, retried while unreachable; SIGTERM marks the
+// instance not ready, stops accepting, lets in-flight requests finish, drains the delivery
+// engine (in-flight attempts finish or are released for the next start) and closes the store.
+import { serve, type ServerType } from '@hono/node-server';
 import { ConfigError, loadConfig } from './config.ts';
+import { systemClock } from './domain/clock.ts';
 import { createTenant } from './domain/admin.ts';
+import { SERVER_LIMITS } from './http/server-limits.ts';
 import { createLogger } from './logger.ts';
-import { buildApp } from './api/index.ts';
+import { buildApp, type BuiltApp } from './api/index.ts';
+import type { Services } from './domain/context.ts';
+import { openServicesWithRetry } from './lifecycle/open-with-retry.ts';
+import { createStartingApp } from './lifecycle/starting-app.ts';
+import { createMetrics } from './observability/metrics.ts';
+import { createReadiness } from './observability/readiness.ts';
+import { createOperatorApp } from './observability/routes.ts';
 import { unsupportedNode } from './runtime.ts';
-import { openServices } from './services.ts';
+
+/** In-flight requests get this long to finish at shutdown before their connections are closed. */
+const REQUEST_DRAIN_MS = 15_000;
+
+type FetchHandler = (req: Request, env: unknown) => Response | Promise<Response>;
+
+function listen(fetch: FetchHandler, port: number, hostname: string): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, port, hostname, serverOptions: SERVER_LIMITS }, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+    server.once('error', reject);
+  });
+}
+
+function closeServer(server: ServerType, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      // Requests still running after the grace period: their connections are cut.
+      clearInterval(idler);
+      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      resolve();
+    }, graceMs);
+    timer.unref();
+    // Keep-alive connections would hold close() open and keep bringing new requests: each is
+    // closed as soon as it is idle, that is once its in-flight request is answered.
+    const closeIdle = (): void => (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    const idler = setInterval(closeIdle, 50);
+    idler.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      clearInterval(idler);
+      resolve();
+    });
+    closeIdle();
+  });
+}
 
 async function main(): Promise<void> {
   const unsupported = unsupportedNode();
   if (unsupported) throw new ConfigError(unsupported);
   const config = loadConfig();
   const log = createLogger(config.logLevel);
-  const { services, fresh } = await openServices(config, log);
-  const { app, start, stop } = buildApp(services, config);
+  const readiness = createReadiness({ clock: systemClock });
+  const metrics = createMetrics({ clock: systemClock });
+  const starting = new AbortController();
 
-  if (fresh) {
-    // First start on an empty data folder: a demo tenant, its credentials printed once.
-    const demo = await createTenant(services, { name: 'Demo Merchant' });
-    const url = `http://localhost:${config.port}`;
-    process.stdout.write(
-      `\nDemo tenant created. These secrets are shown once; keep them somewhere safe.\n${JSON.stringify(demo, null, 2)}\n\n` +
-        `Try it:\n  curl -s -X POST ${url}/transactions/payout -H 'content-type: application/json' \\\n` +
-        `    -H 'x-api-key: ${demo.apiKey}' -H 'x-api-hash: <apiHash above>' \\\n` +
-        `    -d '{"thirdPartyId":"first-payout","userId":"user-1","amount":25.5}'\n\n`,
-    );
+  let handler: FetchHandler = createStartingApp(config, readiness, metrics).fetch;
+  const servers: ServerType[] = [];
+  servers.push(await listen((req, env) => handler(req, env), config.port, config.host));
+  if (config.metrics.port !== null) {
+    const operator = createOperatorApp({ readiness, metrics, token: config.metrics.token });
+    servers.push(await listen(operator.fetch, config.metrics.port, config.metrics.host));
+    log.info({ host: config.metrics.host, port: config.metrics.port }, 'operator listener (/metrics, /readyz, /healthz)');
+  } else if (config.metrics.token === null) {
+    log.info('/metrics is off: set METRICS_TOKEN or METRICS_PORT to serve it');
   }
+  log.info({ port: config.port, host: config.host }, 'listening; opening the store');
 
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    log.info({ port: info.port, store: services.store.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, 'listening');
-  });
-  await start();
-
-  let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down: no new requests, draining deliveries');
-    server.close();
-    await stop();
-    await services.store.close();
-    log.info('stopped');
-    process.exit(0);
+  let services: Services | null = null;
+  let built: BuiltApp | null = null;
+  let stopping: Promise<void> | null = null;
+  const shutdown = (signal: string): Promise<void> =>
+    (stopping ??= (async () => {
+      log.info({ signal }, 'shutting down: not ready, no new connections, draining requests and deliveries');
+      readiness.draining();
+      starting.abort(new Error(`${signal} during start-up`));
+      await Promise.all(servers.map((s) => closeServer(s, REQUEST_DRAIN_MS)));
+      await built?.stop();
+      await services?.store.close();
+      log.info('stopped');
+    })());
+  const onSignal = (signal: string): void => {
+    void shutdown(signal).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+
+  try {
+    const opened = await openServicesWithRetry(config, log, { readiness, signal: starting.signal });
+    services = opened.services;
+    if (stopping) return;
+    readiness.notReady('starting', 'the store is open; starting the API and the delivery engine');
+    built = buildApp(services, config, { readiness, metrics });
+    if (opened.fresh) {
+      // First start on an empty data folder: a demo tenant, its credentials printed once.
+      const demo = await createTenant(services, { name: 'Demo Merchant' });
+      const url = `http://localhost:${config.port}`;
+      process.stdout.write(
+        `\nDemo tenant created. These secrets are shown once; keep them somewhere safe.\n${JSON.stringify(demo, null, 2)}\n\n` +
+          `Try it:\n  curl -s -X POST ${url}/transactions/payout -H 'content-type: application/json' \\\n` +
+          `    -H 'x-api-key: ${demo.apiKey}' -H 'x-api-hash: <apiHash above>' \\\n` +
+          `    -d '{"thirdPartyId":"first-payout","userId":"user-1","amount":25.5}'\n\n`,
+      );
+    }
+    handler = built.app.fetch;
+    await built.start();
+    log.info({ port: config.port, store: services.store.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, 'ready');
+  } catch (err) {
+    if (stopping) return; // a signal during start-up: shutdown() exits
+    // Nothing may stay open, or the process would not exit.
+    await Promise.all(servers.map((s) => closeServer(s, 0)));
+    await built?.stop().catch(() => undefined);
+    await services?.store.close().catch(() => undefined);
+    throw err;
+  }
 }
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`configuration error: ${err.message}\n`);
     process.exit(2);
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'EADDRINUSE' || code === 'EACCES') {
+    process.stderr.write(`cannot listen: ${(err as Error).message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);

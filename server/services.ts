@@ -16,17 +16,21 @@ export interface ServiceOptions {
   clock?: Clock;
   /** DNS resolver for webhook destinations (tests inject one). */
   resolve?: Resolver;
+  /** Called once the store is open, before pending migrations are applied (readiness). */
+  onMigrating?: () => void;
 }
 
 async function secretsKey(config: Config): Promise<Buffer> {
-  if (config.secretsKey) {
-    const key = Buffer.from(config.secretsKey, 'base64url');
-    if (key.length !== 32) throw new ConfigError('SECRETS_KEY must be the base64url of 32 bytes');
+  // loadConfig checked SECRETS_KEY (32 bytes, required with DATABASE_URL).
+  if (config.secretsKey) return Buffer.from(config.secretsKey, 'base64url');
+  if (config.databaseUrl) throw new ConfigError('SECRETS_KEY is required with DATABASE_URL: every instance must seal secrets with the same key');
+  await mkdir(config.dataDir, { recursive: true });
+  const file = path.join(config.dataDir, 'secrets.key');
+  if (existsSync(file)) {
+    const key = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
+    if (key.length !== 32) throw new ConfigError(`${file} does not hold the base64url of 32 bytes`);
     return key;
   }
-  if (config.databaseUrl) throw new ConfigError('SECRETS_KEY is required with DATABASE_URL: every instance must seal secrets with the same key');
-  const file = path.join(config.dataDir, 'secrets.key');
-  if (existsSync(file)) return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
   const key = randomBytes(32);
   await writeFile(file, `${key.toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
   return key;
@@ -44,15 +48,21 @@ export async function openStore(config: Config): Promise<{ store: Store; fresh: 
   return { store: await openSqliteStore({ file }), fresh };
 }
 
+/**
+ * Opens the store and applies pending migrations. Everything that can be checked without the
+ * store (the secrets key) is checked first, and the store is closed again on any failure, so
+ * a failed start leaves nothing open (a PostgreSQL LISTEN connection would keep the process alive).
+ */
 export async function openServices(config: Config, log: Logger, opts: ServiceOptions = {}): Promise<{ services: Services; fresh: boolean }> {
+  const secrets = createSecretBox(await secretsKey(config));
+  const destinations = createDestinationPolicy({ allowInsecure: config.allowInsecureUrls, nodeEnv: config.nodeEnv, ...(opts.resolve ? { resolve: opts.resolve } : {}) });
   const { store, fresh } = await openStore(config);
-  await store.migrate();
-  const services: Services = {
-    store,
-    clock: opts.clock ?? systemClock,
-    secrets: createSecretBox(await secretsKey(config)),
-    destinations: createDestinationPolicy({ allowInsecure: config.allowInsecureUrls, nodeEnv: config.nodeEnv, ...(opts.resolve ? { resolve: opts.resolve } : {}) }),
-    log,
-  };
-  return { services, fresh };
+  try {
+    opts.onMigrating?.();
+    await store.migrate();
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+  return { services: { store, clock: opts.clock ?? systemClock, secrets, destinations, log }, fresh };
 }

@@ -823,6 +823,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The data store is unreachable or cannot take writes (restarting, disk full, read-only). Nothing was written; retry after the number of seconds in `Retry-After`. */
+        ServiceUnavailable: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://errors.payments.example/store-unavailable",
+                 *       "title": "Service temporarily unavailable",
+                 *       "status": 503,
+                 *       "detail": "The data store is unavailable; nothing was written. Retry in a few seconds.",
+                 *       "requestId": "req_7q2w9e4r1t"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No valid credentials (`unauthenticated`); a member token missing, expired or unknown, or wrong `x-api-key`/`x-api-hash`. */
         Unauthorized: {
             headers: {
@@ -1003,6 +1023,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -1072,6 +1093,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -1130,6 +1152,7 @@ export interface operations {
             404: components["responses"]["EndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -1177,6 +1200,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -1233,6 +1257,7 @@ export interface operations {
             409: components["responses"]["EndpointInactive"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendTestWebhook: {
@@ -1299,6 +1324,7 @@ export interface operations {
             409: components["responses"]["EndpointInactive"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listDeliveries: {
@@ -1355,6 +1381,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDelivery: {
@@ -1395,6 +1422,7 @@ export interface operations {
             404: components["responses"]["DeliveryNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     retryDelivery: {
@@ -1479,6 +1507,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateCallbackSecret: {
@@ -1519,6 +1548,7 @@ export interface operations {
             403: components["responses"]["ForbiddenManage"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -578,6 +578,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The data store is unreachable or cannot take writes (restarting, disk full, read-only). Nothing was written; retry after the number of seconds in `Retry-After`. */
+        ServiceUnavailable: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://errors.payments.example/store-unavailable",
+                 *       "title": "Service temporarily unavailable",
+                 *       "status": 503,
+                 *       "detail": "The data store is unavailable; nothing was written. Retry in a few seconds.",
+                 *       "requestId": "req_7q2w9e4r1t"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An invalid path parameter or header (`validation-failed`), for example an `orderId` longer than 64 characters or a malformed `x-tenant-id`. */
         BadRequestRead: {
             headers: {
@@ -670,6 +690,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getOrder: {
@@ -718,6 +739,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listOrderPayments: {
@@ -766,6 +788,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
@@ -821,6 +844,7 @@ export interface operations {
             403: components["responses"]["ForbiddenOrdersRead"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -5,12 +5,13 @@ import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { freePort, machine, startServer, summarise, table, type Summary } from './lib.ts';
+import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 
 const { values } = parseArgs({
   options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' } },
 });
-const duration = Number(values.duration);
-const connections = Number(values.connections);
+const duration = checkSettings('bench:api', () => positiveIntSetting('--duration', values.duration));
+const connections = checkSettings('bench:api', () => positiveIntSetting('--connections', values.connections));
 
 const ECHO = `
 const http = require('node:http');

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { createManagementClient, createOrdersClient } from '../../client/api.ts';
 import { machine, startServer, type RunningServer } from './lib.ts';
+import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 
 const { values } = parseArgs({
   options: {
@@ -17,8 +18,8 @@ const { values } = parseArgs({
     producers: { type: 'string', default: '16' },
   },
 });
-const EVENTS = Number(values.events);
-const INSTANCES = Number(values.instances);
+const EVENTS = checkSettings('bench:delivery', () => positiveIntSetting('--events', values.events));
+const INSTANCES = checkSettings('bench:delivery', () => positiveIntSetting('--instances', values.instances));
 const store = values.store === 'postgres' ? 'postgres' : 'sqlite';
 if (store === 'sqlite' && INSTANCES > 1) throw new Error('several instances need --store postgres');
 

@@ -2,7 +2,7 @@
 // secrets in it are shown once.
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createApiKey, createMember, createServiceAccount, createTenant, setMemberActive } from '../domain/admin.ts';
 import { isAppError } from '../domain/errors.ts';
 import { openServices } from '../services.ts';
@@ -85,8 +85,12 @@ const commands: Record<string, Command> = {
 
 class UsageError extends Error {}
 
+/** Settings, checked before a command opens anything (main). */
+let config: Config;
+
 async function withServices<T>(fn: (s: Awaited<ReturnType<typeof openServices>>['services']) => Promise<T>): Promise<T> {
-  const { services } = await openServices(loadConfig(), pino({ level: 'silent' }));
+  // openServices closes the store itself when opening or migrating fails.
+  const { services } = await openServices(config, pino({ level: 'silent' }));
   try {
     return await fn(services);
   } finally {
@@ -130,6 +134,13 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
+    config = loadConfig();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`configuration error: ${e.message}\n`);
+    return 2;
+  }
+  try {
     const result = await command.run(values);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
@@ -138,7 +149,11 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${e.message}\n\n${commandHelp(name, command)}`);
       return 2;
     }
-    process.stderr.write(`${isAppError(e) ? e.detail : (e as Error).message}\n`);
+    if (e instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${e.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`${isAppError(e) ? e.detail : `failed: ${(e as Error).message}`}\n`);
     return 1;
   }
 }

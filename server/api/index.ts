@@ -15,10 +15,17 @@ import { managementHandlers } from './management.ts';
 import { ordersHandlers } from './orders.ts';
 import { sandboxHandlers } from './sandbox.ts';
 import { transactionsHandlers } from './transactions.ts';
+import { requestMetrics } from '../observability/http-metrics.ts';
+import { createMetrics, observeStore, type Metrics } from '../observability/metrics.ts';
+import { createReadiness, type Readiness } from '../observability/readiness.ts';
+import { mountOperatorRoutes } from '../observability/routes.ts';
 
 export interface BuiltApp {
   app: Hono<AppEnv>;
   engine: DeliveryEngine;
+  /** The operator's metrics of this app (served on /metrics when METRICS_TOKEN or METRICS_PORT is set). */
+  metrics: Metrics;
+  readiness: Readiness;
   /** Starts background work (the delivery engine). */
   start(): Promise<void>;
   /** Stops background work, draining what is in flight. */
@@ -32,6 +39,9 @@ export interface BuiltApp {
 export interface BuildAppOptions {
   /** Passed to the delivery engine: a custom Sender factory and/or retry schedule. */
   delivery?: Pick<DeliveryEngineOptions, 'sender' | 'schedule'>;
+  /** main.ts creates these before the store is open (they answer while it starts). */
+  metrics?: Metrics;
+  readiness?: Readiness;
 }
 
 export function buildApp(services: Services, config: Config, opts: BuildAppOptions = {}): BuiltApp {
@@ -41,23 +51,35 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     sandbox: untyped(sandboxHandlers),
     management: untyped(managementHandlers),
   };
+  const metrics = opts.metrics ?? createMetrics({ clock: services.clock });
+  // Store commits and recorded attempts are measured around the store, from outside it.
+  services = { ...services, store: observeStore(services.store, metrics) };
+  const readiness = opts.readiness ?? createReadiness({ clock: services.clock });
   const app = createApp(services, {
     handlers,
+    observe: requestMetrics(metrics),
     validateResponses: config.validateResponses,
     rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, clock: services.clock }),
     mount: (app) => {
+      mountOperatorRoutes(app, { readiness, metrics, token: config.metrics.token, openMetrics: false });
       mountDocs(app, config.docsDir);
       mountPortal(app, services);
     },
   });
   const engine = createDeliveryEngine(services, { retryScale: config.retryScale, ...opts.delivery });
+  const store = services.store;
+  metrics.observe({ queue: () => store.queue.stats(services.clock.now()), inFlight: () => engine.worker.inFlight() });
   return {
     app,
     engine,
+    metrics,
+    readiness,
     async start() {
       engine.start();
+      readiness.serving(store);
     },
     async stop() {
+      readiness.draining();
       await engine.stop();
     },
   };

@@ -10,5 +10,7 @@ export interface AppEnv {
     principal: Principal;
     body: unknown;
     request: ValidatedRequest;
+    /** The contract operation being served (set by the router; request metrics label by it). */
+    operationId?: string;
   };
 }

@@ -1,5 +1,5 @@
 // The HTTP application: one port for every API, the developer portal and the docs.
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { loadOperations, type ApiName } from '../contract/operations.ts';
 import type { Services } from '../domain/context.ts';
 import { AppError } from '../domain/errors.ts';
@@ -12,12 +12,15 @@ import { registerApi, type RouterOptions } from './router.ts';
 
 export interface AppOptions extends RouterOptions {
   handlers: Partial<Record<ApiName, Record<string, Handler>>>;
+  /** Middleware that sees every request first (request metrics). */
+  observe?: MiddlewareHandler<AppEnv>;
   /** Extra routes (portal, docs) mounted after the APIs. */
   mount?: (app: Hono<AppEnv>) => void;
 }
 
 export function createApp(services: Services, opts: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  if (opts.observe) app.use('*', opts.observe);
 
   app.use('*', async (c, next) => {
     const requestId = newRequestId();

@@ -33,9 +33,32 @@ export async function readJsonBody(c: Context, limit = BODY_LIMIT_BYTES): Promis
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (e) {
     throw new AppError('malformed-json', `The request body is not well-formed JSON: ${(e as Error).message}.`);
   }
+  // The validators and checks downstream recurse: a body nested thousands of levels deep would
+  // overflow the stack (a 500). No document of the contract nests anywhere near this.
+  if (exceedsDepth(value, MAX_BODY_DEPTH)) {
+    throw new AppError('validation-failed', `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`, {
+      errors: [{ pointer: '/body', detail: `nests deeper than ${MAX_BODY_DEPTH} levels` }],
+    });
+  }
+  return value;
+}
+
+export const MAX_BODY_DEPTH = 64;
+
+/** Iterative (an explicit stack), so the check itself cannot overflow. */
+function exceedsDepth(root: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(value)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }

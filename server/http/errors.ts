@@ -1,11 +1,13 @@
-// The one error handler: an AppError becomes its problem+json answer; anything else is a bug,
-// logged and answered 500 with only the request id.
+// The one error handler: an AppError becomes its problem+json answer; a store that is down,
+// full or read-only becomes 503 store-unavailable (the transaction wrote nothing); anything
+// else is a bug, logged and answered 500 with only the request id.
 import type { ErrorHandler } from 'hono';
 import type { Logger } from 'pino';
 import { AppError, isAppError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/ids.ts';
 import type { AppEnv } from './app-env.ts';
 import { problemResponse } from './problem.ts';
+import { isStoreUnavailable, unavailableReason } from '../store/unavailable.ts';
 
 export function problemErrorHandler(log: Logger): ErrorHandler<AppEnv> {
   return (err, c) => {
@@ -13,6 +15,14 @@ export function problemErrorHandler(log: Logger): ErrorHandler<AppEnv> {
     if (isAppError(err)) {
       if (err.status >= 500) log.error({ requestId, err: { message: err.message } }, 'request failed');
       return problemResponse(err, c.req.path, requestId);
+    }
+    if (isStoreUnavailable(err)) {
+      log.warn({ requestId, reason: unavailableReason(err) }, 'store unavailable');
+      return problemResponse(
+        new AppError('store-unavailable', 'The data store is unavailable; nothing was written. Retry in a few seconds.', { retryAfter: 5 }),
+        c.req.path,
+        requestId,
+      );
     }
     log.error({ requestId, err }, 'unhandled error');
     return problemResponse(new AppError('internal', 'An unexpected error occurred. Quote the request id to support.'), c.req.path, requestId);

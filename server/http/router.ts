@@ -13,6 +13,7 @@ import type { AppEnv } from './app-env.ts';
 import type { Handler } from './handler-types.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { authorize } from './middleware/authorize.ts';
+import { operation } from './middleware/operation.ts';
 import { jsonBody } from './middleware/body.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { checkResponse } from './middleware/response-check.ts';
@@ -36,6 +37,8 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
     if (!handler) throw new Error(`no handler for ${api}.${spec.operationId}`);
 
     const chain: Array<MiddlewareHandler<AppEnv>> = [
+      // The operation being served, first: request metrics label by it.
+      operation(spec.operationId),
       ...(opts.validateResponses ? [checkResponse(op, services.log)] : []),
       authenticate({ services, allowsMember: spec.security.some((s) => 'MemberToken' in s), environmentQuery: api === 'management' }),
       ...(opts.rateLimiter ? [rateLimit(opts.rateLimiter)] : []),

@@ -151,6 +151,17 @@ export interface DeliveryQueue {
   release(owner: string, deliveryIds: readonly string[]): Promise<void>;
   /** When the next pending delivery is due (including expiring leases), or null. */
   nextDueAt(): Promise<Millis | null>;
+  /** Pending deliveries by state at `now`, for the operator's metrics (queue-stats.ts of each store). */
+  stats(now: Millis): Promise<QueueStats>;
+}
+
+/** Pending deliveries: due and unleased, leased (live lease), waiting for a later attempt; the oldest due time. */
+export interface QueueStats {
+  due: number;
+  leased: number;
+  waiting: number;
+  /** nextAttemptAt of the oldest due, unleased delivery, or null when none is due. */
+  oldestDueAt: Millis | null;
 }
 
 export interface Store {

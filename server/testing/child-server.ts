@@ -43,7 +43,7 @@ export interface StartOptions {
   dataDir?: string;
 }
 
-/** Starts `server/main.ts` on a free port; resolves once it answers /healthz. */
+/** Starts `server/main.ts` on a free port; resolves once /readyz answers 200 (store open, demo tenant printed). */
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const port = await freePort();
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'bench-')));
@@ -61,8 +61,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (exited) throw new Error(`server exited before listening\n${out}`);
-    if (i > 600) throw new Error('server did not answer /healthz within 60 s');
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+    if (i > 600) throw new Error('server was not ready (/readyz) within 60 s');
+    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   const m = /Demo tenant created[^\n]*\n(\{[\s\S]*?\n\})/.exec(out);

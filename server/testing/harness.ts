@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createManagementClient, createOrdersClient, createSandboxClient, createTransactionsClient } from '../../client/api.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { createTenant, type CreatedTenant } from '../domain/admin.ts';
@@ -14,6 +14,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Services } from '../domain/context.ts';
 import { buildApp, type BuiltApp } from '../api/index.ts';
 import { openServices } from '../services.ts';
+import { SERVER_LIMITS } from '../http/server-limits.ts';
 import type { Resolver } from '../destination/policy.ts';
 
 export interface TestServerOptions {
@@ -23,6 +24,8 @@ export interface TestServerOptions {
   env?: NodeJS.ProcessEnv;
   /** Log lines go here (default: silent). */
   logLevel?: string;
+  /** The logger to use instead (e.g. the production one, createLogger, writing to a capture). */
+  log?: Logger;
   /**
    * Builds the app instead of `buildApp(services, config)`: the conformance suite's mutants
    * (conformance/mutants/servers/) build the real app with one defect and wrap it.
@@ -72,11 +75,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     LOG_LEVEL: opts.logLevel ?? 'silent',
     ...opts.env,
   });
-  const log = pino({ level: config.logLevel });
+  const log = opts.log ?? pino({ level: config.logLevel });
   const { services } = await openServices(config, log, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.resolve ? { resolve: opts.resolve } : {}) });
   const { app, start, stop } = (opts.build ?? buildApp)(services, config);
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0, serverOptions: SERVER_LIMITS }, () => resolve(s));
   });
   await start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -18,6 +18,7 @@ import type { AttemptResult, DeliveryQueue, Store, Tx } from '../types.ts';
 import { Conn, isRetryable, mapError, typeParsers } from './db.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
+import { stats as queueStats } from './queue-stats.ts';
 import { deliveryRepo } from './repos/deliveries.ts';
 import { endpointRepo } from './repos/endpoints.ts';
 import { eventRepo } from './repos/events.ts';
@@ -105,6 +106,16 @@ export class PostgresStore implements Store {
     pool.on('error', (err) => {
       if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
     });
+    // A checked-out connection that dies between two queries (database restarted in the middle
+    // of a transaction) emits 'error' on the client, which would crash the process without a
+    // listener; its next query fails and the caller gets the error (503 store-unavailable).
+    for (const p of [pool, sequencePool]) {
+      p.on('connect', (client) => {
+        client.on('error', (err) => {
+          if (!this.closed) log.warn({ err: brief(err) }, 'PostgreSQL connection in use failed');
+        });
+      });
+    }
     this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.wakeListeners(), log);
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.pool, o)),
@@ -117,6 +128,7 @@ export class PostgresStore implements Store {
           await new Conn(this.pool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
       nextDueAt: () => this.track(() => queue.nextDueAt(this.pool)),
+      stats: (now) => this.track(() => queueStats(this.pool, now)),
     };
   }
 

@@ -13,6 +13,7 @@ import { Db } from './db.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
+import { stats as queueStats } from './queue-stats.ts';
 import { deliveryRepo } from './repos/deliveries.ts';
 import { endpointRepo } from './repos/endpoints.ts';
 import { eventRepo } from './repos/events.ts';
@@ -58,6 +59,7 @@ export class SqliteStore implements Store {
         if (released > 0) this.notifyDeliveriesReady();
       },
       nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), false),
+      stats: (now) => this.exclusive(() => queueStats(this.db, now), false),
     };
   }
 

@@ -10,6 +10,7 @@ import type { Store } from '../types.ts';
 import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
 import { queueCases } from './queue-cases.ts';
+import { queueStatsCases } from './queue-stats-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
 
 export function describeStoreSuite(name: string, open: () => Promise<Store>): void {
@@ -31,6 +32,7 @@ export function describeStoreSuite(name: string, open: () => Promise<Store>): vo
     describe('tenants, wallets, transactions and orders', () => coreCases(s));
     describe('events, endpoints and deliveries', () => webhookCases(s));
     describe('delivery queue', () => queueCases(s));
+    describe('delivery queue depth', () => queueStatsCases(s));
     describe('tenant isolation', () => isolationCases(s));
   });
 }

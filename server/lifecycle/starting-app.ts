@@ -1,0 +1,24 @@
+// What the public port answers before the store is open: liveness, readiness with the reason,
+// and 503 store-unavailable (problem+json, Retry-After) for everything else, so a load
+// balancer that routes too early gets a retryable answer instead of a refused connection.
+import { Hono } from 'hono';
+import type { Config } from '../config.ts';
+import { AppError } from '../domain/errors.ts';
+import { newRequestId } from '../domain/ids.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import { problemResponse } from '../http/problem.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { Readiness } from '../observability/readiness.ts';
+import { mountOperatorRoutes } from '../observability/routes.ts';
+
+export function createStartingApp(config: Config, readiness: Readiness, metrics: Metrics): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  mountOperatorRoutes(app, { readiness, metrics, token: config.metrics.token, openMetrics: false });
+  app.all('*', (c) => {
+    const state = readiness.current();
+    const why = state.ready ? 'starting' : state.detail;
+    return problemResponse(new AppError('store-unavailable', `The instance is not serving yet (${why}). Retry in a few seconds.`, { retryAfter: 5 }), c.req.path, newRequestId());
+  });
+  return app;
+}

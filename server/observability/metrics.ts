@@ -1,0 +1,193 @@
+// The operator's metrics (Prometheus text format, prom-client). One registry per app, not
+// prom-client's global one, so several servers in one process (tests) keep theirs apart.
+// Labels never carry a tenant, an id, a URL or a secret: only operation ids of the contract,
+// methods, status codes, outcomes and error classes (bounded sets).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Clock } from '../domain/clock.ts';
+import type { AttemptResult, Store } from '../store/types.ts';
+
+/** Seconds; requests and store commits are mostly fast, attempts may take up to the 10 s deadline. */
+const FAST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 7.5, 10, 15];
+
+export interface QueueSnapshot {
+  due: number;
+  leased: number;
+  waiting: number;
+  oldestDueAt: number | null;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** One answered HTTP request (operation: the contract's operationId, or a fixed name). */
+  request(operation: string, method: string, status: number, seconds: number): void;
+  /** One recorded delivery attempt (from the AttemptResult the worker stores). */
+  attempt(result: AttemptResult): void;
+  /** One store transaction: committed or rolled back, and how long it took. */
+  transaction(outcome: 'commit' | 'rollback', seconds: number): void;
+  /** Sources read at scrape time: queue depth, in-flight attempts. */
+  observe(sources: { queue?: () => Promise<QueueSnapshot>; inFlight?: () => number }): void;
+  /** The text exposition of every metric. */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }): Metrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  let sources: { queue?: () => Promise<QueueSnapshot>; inFlight?: () => number } = {};
+
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by contract operation, method and status code.',
+    labelNames: ['operation', 'method', 'status'] as const,
+    registers,
+  });
+  const requestSeconds = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to its answer, by contract operation, method and status code.',
+    labelNames: ['operation', 'method', 'status'] as const,
+    buckets: FAST_BUCKETS,
+    registers,
+  });
+  const deliveries = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Delivery attempts recorded, by outcome (delivered, retry: will be tried again, failed: cycle over, disabled) and error class (none on a response).',
+    labelNames: ['outcome', 'error_class'] as const,
+    registers,
+  });
+  const attemptSeconds = new Histogram({
+    name: 'webhook_attempt_duration_seconds',
+    help: 'Duration of one delivery attempt, connect included, by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: ATTEMPT_BUCKETS,
+    registers,
+  });
+  const commitSeconds = new Histogram({
+    name: 'store_transaction_duration_seconds',
+    help: 'Duration of one store transaction (domain writes and reads) until commit or rollback.',
+    labelNames: ['outcome'] as const,
+    buckets: FAST_BUCKETS,
+    registers,
+  });
+  const queueDepth = new Gauge({
+    name: 'webhook_queue_deliveries',
+    help: 'Pending deliveries in the shared queue: due (ready to send), leased (being sent by an instance), waiting (for a retry later).',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      const snapshot = await readQueue();
+      if (!snapshot) return;
+      this.set({ state: 'due' }, snapshot.due);
+      this.set({ state: 'leased' }, snapshot.leased);
+      this.set({ state: 'waiting' }, snapshot.waiting);
+    },
+  });
+  const oldestDue = new Gauge({
+    name: 'webhook_queue_oldest_due_age_seconds',
+    help: 'How long the oldest due, unleased delivery has been waiting to be sent (0 when none is due).',
+    registers,
+    async collect() {
+      const snapshot = await readQueue();
+      if (!snapshot) return;
+      this.set(snapshot.oldestDueAt === null ? 0 : Math.max(0, (opts.clock.now() - snapshot.oldestDueAt) / 1000));
+    },
+  });
+  const queueUp = new Gauge({
+    name: 'webhook_queue_stats_up',
+    help: '1 when the last scrape could read the queue from the store, 0 when the store did not answer.',
+    registers,
+    async collect() {
+      this.set((await readQueue()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'webhook_attempts_in_flight',
+    help: 'Delivery attempts in flight in this instance.',
+    registers,
+    collect() {
+      this.set(sources.inFlight?.() ?? 0);
+    },
+  });
+
+  // One store query per scrape, shared by the three gauges that need it.
+  let scrape: Promise<QueueSnapshot | null> | null = null;
+  function readQueue(): Promise<QueueSnapshot | null> {
+    if (!sources.queue) return Promise.resolve(null);
+    scrape ??= sources.queue().then(
+      (s) => s,
+      () => null,
+    );
+    return scrape;
+  }
+  void queueDepth;
+  void oldestDue;
+  void queueUp;
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    request(operation, method, status, seconds) {
+      const labels = { operation, method, status: String(status) };
+      requests.inc(labels);
+      requestSeconds.observe(labels, seconds);
+    },
+    attempt(result) {
+      const outcome = result.state === 'pending' ? 'retry' : result.state;
+      deliveries.inc({ outcome, error_class: result.attempt.errorClass ?? 'none' });
+      attemptSeconds.observe({ outcome }, result.attempt.durationMs / 1000);
+    },
+    transaction(outcome, seconds) {
+      commitSeconds.observe({ outcome }, seconds);
+    },
+    observe(s) {
+      sources = { ...sources, ...s };
+    },
+    async render() {
+      scrape = null;
+      try {
+        return await registry.metrics();
+      } finally {
+        scrape = null;
+      }
+    },
+  };
+}
+
+/**
+ * The store, observed: every transaction's duration and outcome, every recorded attempt. A
+ * wrapper from outside, so the stores themselves know nothing of metrics.
+ */
+export function observeStore(store: Store, metrics: Metrics): Store {
+  return {
+    get kind() {
+      return store.kind;
+    },
+    migrate: () => store.migrate(),
+    async transaction(fn) {
+      const started = performance.now();
+      try {
+        const value = await store.transaction(fn);
+        metrics.transaction('commit', (performance.now() - started) / 1000);
+        return value;
+      } catch (err) {
+        metrics.transaction('rollback', (performance.now() - started) / 1000);
+        throw err;
+      }
+    },
+    queue: {
+      claim: (o) => store.queue.claim(o),
+      async complete(owner, id, result) {
+        const stored = await store.queue.complete(owner, id, result);
+        if (stored) metrics.attempt(result);
+        return stored;
+      },
+      release: (owner, ids) => store.queue.release(owner, ids),
+      nextDueAt: () => store.queue.nextDueAt(),
+      stats: (now) => store.queue.stats(now),
+    },
+    onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
+    close: () => store.close(),
+  };
+}
