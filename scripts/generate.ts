@@ -3,6 +3,9 @@
 //   generated/types/events.ts     types of the AsyncAPI message payloads and headers
 //   generated/openapi/<api>.json  the bundled, dereferenced document that ajv compiles at run time
 //   generated/asyncapi/webhooks.json  the resolved AsyncAPI document
+//   generated/openapi/<api>.bundled.json, generated/asyncapi/webhooks.bundled.json
+//                                 one-file bundles that keep their $refs (shared schemas under
+//                                 components), for SDK generators, docs and other tools
 //   generated/problem-types.ts    the stable problem types, typed
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -34,6 +37,18 @@ async function bundledOpenApi(name: string, scratch: string): Promise<Record<str
   const out = path.join(scratch, `${name}.json`);
   const result = await run(bin('redocly'), ['bundle', name, '--dereferenced', '--ext', 'json', '-o', out]);
   if (result.code !== 0) throw new Error(`redocly bundle ${name} failed:\n${result.stderr}`);
+  return JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
+}
+
+/**
+ * One file per document with its `$ref`s kept: redocly's bundler moves what `./common/` holds
+ * under `components` and points every use there, so tools see named models, and AsyncAPI 3's
+ * required references (an operation's channel and messages, a channel's servers) stay references.
+ */
+async function referencedBundle(file: string, scratch: string): Promise<Record<string, unknown>> {
+  const out = path.join(scratch, `${path.basename(file)}.bundled.json`);
+  const result = await run(bin('redocly'), ['bundle', file, '--ext', 'json', '-o', out]);
+  if (result.code !== 0) throw new Error(`redocly bundle ${rel(file)} failed:\n${result.stderr}`);
   return JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
 }
 
@@ -87,9 +102,11 @@ export async function generateAll(outDir: string = GENERATED_DIR): Promise<strin
     for (const doc of OPENAPI_DOCS) {
       await put(`types/${doc.name}.ts`, await openApiTypes(doc.file));
       await put(`openapi/${doc.name}.json`, stampedJson(rel(doc.file), await bundledOpenApi(doc.name, scratch)));
+      await put(`openapi/${doc.name}.bundled.json`, stampedJson(rel(doc.file), await referencedBundle(doc.file, scratch)));
     }
     await put('types/events.ts', await eventTypes());
     await put('asyncapi/webhooks.json', stampedJson(rel(ASYNCAPI_DOC), await loadAsyncApi(ASYNCAPI_DOC)));
+    await put('asyncapi/webhooks.bundled.json', stampedJson(rel(ASYNCAPI_DOC), await referencedBundle(ASYNCAPI_DOC, scratch)));
     await put('problem-types.ts', await problemTypes());
     await put(
       'README.md',
