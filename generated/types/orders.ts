@@ -371,7 +371,12 @@ export interface components {
             /** @description Cursor of the next (older) page, or `null` on the last page. */
             nextCursor: string | null;
         };
-        /** @enum {string} */
+        /**
+         * @description Why an order's payment needs review: `order_cancelled`, `deposit_revoked`,
+         *     `late_or_missing_inclusion`. A closed list where the service reads it (requests); event
+         *     data carries `EventReviewReason`, which later versions may extend.
+         * @enum {string}
+         */
         ReviewReason: "order_cancelled" | "deposit_revoked" | "late_or_missing_inclusion";
         /**
          * Format: date-time
@@ -418,6 +423,13 @@ export interface components {
          */
         EventId: string;
         /**
+         * @description Why the payment needs review, in event data. The known values are those of
+         *     `ReviewReason` (`order_cancelled`, `deposit_revoked`, `late_or_missing_inclusion`); later
+         *     versions may add reasons without a new API version. Treat an unknown reason as a review
+         *     like any other: stop automatic fulfilment and inspect the order.
+         */
+        EventReviewReason: components["schemas"]["ReviewReason"] | string;
+        /**
          * @description Data of an order event: a snapshot at the time of the event, which may be stale by
          *     the time it arrives. Read the current order with `GET /v2/orders/{orderId}` before
          *     fulfilment. Consumers must treat optional fields as optional.
@@ -440,9 +452,15 @@ export interface components {
             networkId?: string;
             amountBaseUnits?: components["schemas"]["BaseUnits"];
             receivedBaseUnits?: components["schemas"]["BaseUnits"];
-            /** @description Present only when nonzero. */
-            overpaymentBaseUnits?: components["schemas"]["BaseUnits"];
-            reviewReason?: components["schemas"]["ReviewReason"];
+            /** @description Credited amount above `amountBaseUnits`. Present only when nonzero, so never `"0"`. */
+            overpaymentBaseUnits?: components["schemas"]["PositiveBaseUnits"];
+            /** @description Present when the payment state is `review_required` and a reason exists. */
+            reviewReason?: components["schemas"]["EventReviewReason"];
+        };
+        /** @description Data of `order.created`; `status` is `open`. */
+        OrderCreatedEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "open";
         };
         /**
          * @description A new order was created. `data.status` is `open`. It does not mean the customer paid:
@@ -455,7 +473,12 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderCreatedEventData"];
+        };
+        /** @description Data of `order.paid`; `status` is the payment state `paid`. */
+        OrderPaidEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "paid";
         };
         /**
          * @description A verified payment credit changed the payment state to `paid`. It reports a change of
@@ -469,7 +492,12 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderPaidEventData"];
+        };
+        /** @description Data of `order.payment_review_required`; `status` is `review_required` and `reviewReason` says why. */
+        OrderPaymentReviewRequiredEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "review_required";
         };
         /**
          * @description The payment state changed to `review_required` (a late, cancelled or revoked deposit).
@@ -482,7 +510,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderPaymentReviewRequiredEventData"];
         };
     };
     responses: {

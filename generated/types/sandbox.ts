@@ -270,7 +270,12 @@ export interface components {
          * @example 0x9b2f6c1e4d7a8b3c5e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d
          */
         TxHash: string;
-        /** @enum {string} */
+        /**
+         * @description Why an order's payment needs review: `order_cancelled`, `deposit_revoked`,
+         *     `late_or_missing_inclusion`. A closed list where the service reads it (requests); event
+         *     data carries `EventReviewReason`, which later versions may extend.
+         * @enum {string}
+         */
         ReviewReason: "order_cancelled" | "deposit_revoked" | "late_or_missing_inclusion";
         /**
          * @description A searched transaction record (`GET /transactions`, and the sandbox operations that create

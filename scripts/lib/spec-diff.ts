@@ -34,7 +34,7 @@ export interface Acknowledgement {
   api: string;
   /** Exact `where` of the change; omitted: any. */
   where?: string;
-  /** Pointer glob: `*` matches within one segment, `**` any run of segments; omitted: any. */
+  /** Pointer glob: `*` matches within one segment, `/**` zero or more segments; omitted: any. */
   pointer?: string;
   reason: string;
 }
@@ -221,7 +221,11 @@ function globToRegExp(glob: string): RegExp {
   let re = '';
   for (let i = 0; i < glob.length; i += 1) {
     const c = glob[i] ?? '';
-    if (c === '*' && glob[i + 1] === '*') {
+    if (c === '/' && glob.startsWith('/**', i)) {
+      // `/**` is zero or more whole segments.
+      re += '(?:/.*)?';
+      i += 2;
+    } else if (c === '*' && glob[i + 1] === '*') {
       re += '.*';
       i += 1;
     } else if (c === '*') re += '[^/]*';
