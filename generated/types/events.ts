@@ -30,14 +30,14 @@ export interface components {
              *     the tenant environment's callback secret) as UTF-8 bytes. Verify it over the raw
              *     bytes before parsing, reject when `|now - t|` exceeds 300 seconds, and compare
              *     in constant time.
-             * @example t=1795335330,v1=f90c20947f94fbb85c455b5117aa7884bddc8c2613677c5fd6b8460cc5a342ec
+             * @example t=1795335017,v1=103b5aa3d5312a0832f82e3e1419d3a82e34ab7ae494c23ba20c6ef29ca8823e
              */
             "Service-Signature": string;
             /**
-             * @description Identifies the sender; informational only, never a substitute for verifying the signature.
+             * @description Identifies the sender. Optional and informational only (the interface names only the three headers above); never a substitute for verifying the signature.
              * @example PaymentsService-Webhooks/2.0
              */
-            "User-Agent": string;
+            "User-Agent"?: string;
         } & {
             [key: string]: unknown;
         };
