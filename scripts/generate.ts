@@ -3,6 +3,10 @@
 //   generated/types/events.ts     types of the AsyncAPI message payloads and headers
 //   generated/openapi/<api>.json  the bundled, dereferenced document that ajv compiles at run time
 //   generated/asyncapi/webhooks.json  the resolved AsyncAPI document
+//                                 (both in their strict variant: see strictVariant)
+//   generated/openapi/<api>.bundled.json, generated/asyncapi/webhooks.bundled.json
+//                                 one-file bundles that keep their $refs (shared schemas under
+//                                 components), for SDK generators, docs and other tools
 //   generated/problem-types.ts    the stable problem types, typed
 //   generated/vocabulary.ts       the API names, permissions, member roles, amount rules and
 //                                 limits the code needs as values (enum arrays of each document
@@ -40,6 +44,39 @@ async function bundledOpenApi(name: string, scratch: string): Promise<Record<str
   const result = await run(bin('redocly'), ['bundle', name, '--dereferenced', '--ext', 'json', '-o', out]);
   if (result.code !== 0) throw new Error(`redocly bundle ${name} failed:\n${result.stderr}`);
   return JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
+}
+
+/**
+ * One file per document with its `$ref`s kept: redocly's bundler moves what `./common/` holds
+ * under `components` and points every use there, so tools see named models, and AsyncAPI 3's
+ * required references (an operation's channel and messages, a channel's servers) stay references.
+ */
+async function referencedBundle(file: string, scratch: string): Promise<Record<string, unknown>> {
+  const out = path.join(scratch, `${path.basename(file)}.bundled.json`);
+  const result = await run(bin('redocly'), ['bundle', file, '--ext', 'json', '-o', out]);
+  if (result.code !== 0) throw new Error(`redocly bundle ${rel(file)} failed:\n${result.stderr}`);
+  return JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
+}
+
+/**
+ * The strict variant of a resolved document, for the server's own validation and the
+ * conformance suite: every schema marked `x-extensible` (what receivers must accept growing:
+ * event payloads, open reasons) is closed to what this version defines. An object schema gets
+ * `additionalProperties: false`; an `anyOf` of known values and a catch-all keeps only its
+ * first branch, the known values. The marker itself is dropped.
+ */
+export function strictVariant(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(strictVariant);
+  if (!node || typeof node !== 'object') return node;
+  const entries = Object.entries(node as Record<string, unknown>);
+  const out: Record<string, unknown> = Object.fromEntries(entries.filter(([k]) => k !== 'x-extensible').map(([k, v]) => [k, strictVariant(v)]));
+  if ((node as Record<string, unknown>)['x-extensible'] !== true) return out;
+  if (out.properties !== undefined) return { ...out, additionalProperties: false };
+  if (Array.isArray(out.anyOf) && out.anyOf.length > 0) {
+    const { anyOf, ...rest } = out;
+    return { ...(anyOf[0] as Record<string, unknown>), ...rest };
+  }
+  throw new Error(`x-extensible on a schema that is neither an object with properties nor an anyOf: ${JSON.stringify(node).slice(0, 200)}`);
 }
 
 function absoluteRefs(node: unknown, base: string): unknown {
@@ -159,10 +196,12 @@ export async function generateAll(outDir: string = GENERATED_DIR): Promise<strin
   try {
     for (const doc of OPENAPI_DOCS) {
       await put(`types/${doc.name}.ts`, await openApiTypes(doc.file));
-      await put(`openapi/${doc.name}.json`, stampedJson(rel(doc.file), await bundledOpenApi(doc.name, scratch)));
+      await put(`openapi/${doc.name}.json`, stampedJson(rel(doc.file), strictVariant(await bundledOpenApi(doc.name, scratch)) as Record<string, unknown>));
+      await put(`openapi/${doc.name}.bundled.json`, stampedJson(rel(doc.file), await referencedBundle(doc.file, scratch)));
     }
     await put('types/events.ts', await eventTypes());
-    await put('asyncapi/webhooks.json', stampedJson(rel(ASYNCAPI_DOC), await loadAsyncApi(ASYNCAPI_DOC)));
+    await put('asyncapi/webhooks.json', stampedJson(rel(ASYNCAPI_DOC), strictVariant(await loadAsyncApi(ASYNCAPI_DOC)) as Record<string, unknown>));
+    await put('asyncapi/webhooks.bundled.json', stampedJson(rel(ASYNCAPI_DOC), await referencedBundle(ASYNCAPI_DOC, scratch)));
     await put('problem-types.ts', await problemTypes());
     await put('vocabulary.ts', await vocabulary());
     await put(

@@ -62,6 +62,11 @@ export class Variator {
 
   #node(schema: JsonSchema, example: unknown): fc.Arbitrary<unknown> {
     if ('const' in schema || Array.isArray(schema.enum)) return fc.constant(example);
+    if (Array.isArray(schema.allOf)) {
+      // A narrowing (allOf of a base and its constraints): vary within the merged branches and
+      // keep only draws that the whole schema accepts.
+      return this.#node(mergeAllOf(schema), example).map((value) => (this.valid(schema, value) ? value : example));
+    }
     if (isObj(example) && isObj(schema.properties)) return this.#object(schema, example);
     if (Array.isArray(example) && isObj(schema.items)) {
       const items = schema.items;
@@ -92,6 +97,25 @@ export class Variator {
       return out;
     });
   }
+}
+
+/** The branches of an allOf as one schema; a property fixed by `const` or `enum` in any branch stays fixed. */
+function mergeAllOf(schema: JsonSchema): JsonSchema {
+  const { allOf, ...rest } = schema;
+  let merged: JsonSchema = { ...rest };
+  for (const raw of allOf as unknown[]) {
+    if (!isObj(raw)) continue;
+    const branch = Array.isArray(raw.allOf) ? mergeAllOf(raw) : raw;
+    const properties: Record<string, JsonSchema> = { ...(isObj(merged.properties) ? (merged.properties as Record<string, JsonSchema>) : {}) };
+    for (const [key, value] of Object.entries(isObj(branch.properties) ? branch.properties : {})) {
+      if (!isObj(value)) continue;
+      const fixed = 'const' in value || Array.isArray(value.enum);
+      if (!(key in properties) || fixed) properties[key] = value;
+    }
+    const required = [...new Set([...(Array.isArray(merged.required) ? merged.required : []), ...(Array.isArray(branch.required) ? branch.required : [])])];
+    merged = { ...branch, ...merged, ...(Object.keys(properties).length > 0 ? { properties } : {}), ...(required.length > 0 ? { required } : {}) };
+  }
+  return merged;
 }
 
 function leafArbitrary(schema: JsonSchema, example: unknown): fc.Arbitrary<unknown> | undefined {

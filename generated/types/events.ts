@@ -30,14 +30,14 @@ export interface components {
              *     the tenant environment's callback secret) as UTF-8 bytes. Verify it over the raw
              *     bytes before parsing, reject when `|now - t|` exceeds 300 seconds, and compare
              *     in constant time.
-             * @example t=1795335330,v1=f90c20947f94fbb85c455b5117aa7884bddc8c2613677c5fd6b8460cc5a342ec
+             * @example t=1795335017,v1=103b5aa3d5312a0832f82e3e1419d3a82e34ab7ae494c23ba20c6ef29ca8823e
              */
             "Service-Signature": string;
             /**
-             * @description Identifies the sender; informational only, never a substitute for verifying the signature.
+             * @description Identifies the sender. Optional and informational only (the interface names only the three headers above); never a substitute for verifying the signature.
              * @example PaymentsService-Webhooks/2.0
              */
-            "User-Agent": string;
+            "User-Agent"?: string;
         } & {
             [key: string]: unknown;
         };
@@ -52,7 +52,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderCreatedEventData"];
         };
         /**
          * @description A verified payment credit changed the payment state to `paid`. It reports a change of
@@ -66,7 +66,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderPaidEventData"];
         };
         /**
          * @description The payment state changed to `review_required` (a late, cancelled or revoked deposit).
@@ -79,7 +79,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderPaymentReviewRequiredEventData"];
         };
         /** @description Sent only when Send test webhook is selected. No order; `data.environment` identifies the connection. */
         WebhookTestEvent: {
@@ -114,7 +114,8 @@ export interface components {
         EventId: string;
         /**
          * Format: date-time
-         * @description ISO 8601 UTC timestamp.
+         * @description ISO 8601 UTC timestamp (RFC 3339 `date-time` in UTC): always the `Z` designator, never
+         *     a numeric offset; fractional seconds optional (the service writes milliseconds).
          * @example 2026-11-22T08:15:30.123Z
          */
         Timestamp: string;
@@ -140,8 +141,25 @@ export interface components {
          * @example 1500000
          */
         BaseUnits: string;
-        /** @enum {string} */
+        /**
+         * @description A token amount in base units (`BaseUnits`) that is greater than zero.
+         * @example 2500000
+         */
+        PositiveBaseUnits: components["schemas"]["BaseUnits"] & string;
+        /**
+         * @description Why an order's payment needs review: `order_cancelled`, `deposit_revoked`,
+         *     `late_or_missing_inclusion`. A closed list where the service reads it (requests); event
+         *     data carries `EventReviewReason`, which later versions may extend.
+         * @enum {string}
+         */
         ReviewReason: "order_cancelled" | "deposit_revoked" | "late_or_missing_inclusion";
+        /**
+         * @description Why the payment needs review, in event data. The known values are those of
+         *     `ReviewReason` (`order_cancelled`, `deposit_revoked`, `late_or_missing_inclusion`); later
+         *     versions may add reasons without a new API version. Treat an unknown reason as a review
+         *     like any other: stop automatic fulfilment and inspect the order.
+         */
+        EventReviewReason: components["schemas"]["ReviewReason"] | string;
         /**
          * @description Data of an order event: a snapshot at the time of the event, which may be stale by
          *     the time it arrives. Read the current order with `GET /v2/orders/{orderId}` before
@@ -165,9 +183,25 @@ export interface components {
             networkId?: string;
             amountBaseUnits?: components["schemas"]["BaseUnits"];
             receivedBaseUnits?: components["schemas"]["BaseUnits"];
-            /** @description Present only when nonzero. */
-            overpaymentBaseUnits?: components["schemas"]["BaseUnits"];
-            reviewReason?: components["schemas"]["ReviewReason"];
+            /** @description Credited amount above `amountBaseUnits`. Present only when nonzero, so never `"0"`. */
+            overpaymentBaseUnits?: components["schemas"]["PositiveBaseUnits"];
+            /** @description Present when the payment state is `review_required` and a reason exists. */
+            reviewReason?: components["schemas"]["EventReviewReason"];
+        };
+        /** @description Data of `order.created`; `status` is `open`. */
+        OrderCreatedEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "open";
+        };
+        /** @description Data of `order.paid`; `status` is the payment state `paid`. */
+        OrderPaidEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "paid";
+        };
+        /** @description Data of `order.payment_review_required`; `status` is `review_required` and `reviewReason` says why. */
+        OrderPaymentReviewRequiredEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "review_required";
         };
         /**
          * @description A tenant environment.

@@ -333,7 +333,8 @@ export interface components {
         Environment: "test" | "live";
         /**
          * Format: date-time
-         * @description ISO 8601 UTC timestamp.
+         * @description ISO 8601 UTC timestamp (RFC 3339 `date-time` in UTC): always the `Z` designator, never
+         *     a numeric offset; fractional seconds optional (the service writes milliseconds).
          * @example 2026-11-22T08:15:30.123Z
          */
         Timestamp: string;
@@ -654,8 +655,25 @@ export interface components {
          * @example 1500000
          */
         BaseUnits: string;
-        /** @enum {string} */
+        /**
+         * @description A token amount in base units (`BaseUnits`) that is greater than zero.
+         * @example 2500000
+         */
+        PositiveBaseUnits: components["schemas"]["BaseUnits"] & string;
+        /**
+         * @description Why an order's payment needs review: `order_cancelled`, `deposit_revoked`,
+         *     `late_or_missing_inclusion`. A closed list where the service reads it (requests); event
+         *     data carries `EventReviewReason`, which later versions may extend.
+         * @enum {string}
+         */
         ReviewReason: "order_cancelled" | "deposit_revoked" | "late_or_missing_inclusion";
+        /**
+         * @description Why the payment needs review, in event data. The known values are those of
+         *     `ReviewReason` (`order_cancelled`, `deposit_revoked`, `late_or_missing_inclusion`); later
+         *     versions may add reasons without a new API version. Treat an unknown reason as a review
+         *     like any other: stop automatic fulfilment and inspect the order.
+         */
+        EventReviewReason: components["schemas"]["ReviewReason"] | string;
         /**
          * @description Data of an order event: a snapshot at the time of the event, which may be stale by
          *     the time it arrives. Read the current order with `GET /v2/orders/{orderId}` before
@@ -679,9 +697,15 @@ export interface components {
             networkId?: string;
             amountBaseUnits?: components["schemas"]["BaseUnits"];
             receivedBaseUnits?: components["schemas"]["BaseUnits"];
-            /** @description Present only when nonzero. */
-            overpaymentBaseUnits?: components["schemas"]["BaseUnits"];
-            reviewReason?: components["schemas"]["ReviewReason"];
+            /** @description Credited amount above `amountBaseUnits`. Present only when nonzero, so never `"0"`. */
+            overpaymentBaseUnits?: components["schemas"]["PositiveBaseUnits"];
+            /** @description Present when the payment state is `review_required` and a reason exists. */
+            reviewReason?: components["schemas"]["EventReviewReason"];
+        };
+        /** @description Data of `order.created`; `status` is `open`. */
+        OrderCreatedEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "open";
         };
         /**
          * @description A new order was created. `data.status` is `open`. It does not mean the customer paid:
@@ -694,7 +718,12 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderCreatedEventData"];
+        };
+        /** @description Data of `order.paid`; `status` is the payment state `paid`. */
+        OrderPaidEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "paid";
         };
         /**
          * @description A verified payment credit changed the payment state to `paid`. It reports a change of
@@ -708,7 +737,12 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderPaidEventData"];
+        };
+        /** @description Data of `order.payment_review_required`; `status` is `review_required` and `reviewReason` says why. */
+        OrderPaymentReviewRequiredEventData: components["schemas"]["OrderEventData"] & {
+            /** @constant */
+            status?: "review_required";
         };
         /**
          * @description The payment state changed to `review_required` (a late, cancelled or revoked deposit).
@@ -721,7 +755,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OrderEventData"];
+            data: components["schemas"]["OrderPaymentReviewRequiredEventData"];
         };
         /** @description Data of `webhook.test`. The event has no order. */
         WebhookTestData: {

@@ -270,7 +270,12 @@ export interface components {
          * @example 0x9b2f6c1e4d7a8b3c5e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d
          */
         TxHash: string;
-        /** @enum {string} */
+        /**
+         * @description Why an order's payment needs review: `order_cancelled`, `deposit_revoked`,
+         *     `late_or_missing_inclusion`. A closed list where the service reads it (requests); event
+         *     data carries `EventReviewReason`, which later versions may extend.
+         * @enum {string}
+         */
         ReviewReason: "order_cancelled" | "deposit_revoked" | "late_or_missing_inclusion";
         /**
          * @description A searched transaction record (`GET /transactions`, and the sandbox operations that create
@@ -539,7 +544,8 @@ export interface components {
         PositiveBaseUnits: components["schemas"]["BaseUnits"] & string;
         /**
          * Format: date-time
-         * @description ISO 8601 UTC timestamp.
+         * @description ISO 8601 UTC timestamp (RFC 3339 `date-time` in UTC): always the `Z` designator, never
+         *     a numeric offset; fractional seconds optional (the service writes milliseconds).
          * @example 2026-11-22T08:15:30.123Z
          */
         Timestamp: string;

@@ -477,7 +477,8 @@ export interface components {
         TransactionSide: "credit" | "debit";
         /**
          * Format: date-time
-         * @description ISO 8601 UTC timestamp.
+         * @description ISO 8601 UTC timestamp (RFC 3339 `date-time` in UTC): always the `Z` designator, never
+         *     a numeric offset; fractional seconds optional (the service writes milliseconds).
          * @example 2026-11-22T08:15:30.123Z
          */
         Timestamp: string;

@@ -1,7 +1,7 @@
 // The webhooks AsyncAPI document: it validates clean with @asyncapi/parser, broken copies are
 // reported, and every example is a real, verifiable delivery (signature and payload schema).
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ const formatsModule = addFormatsModule as unknown as FormatsPlugin | { default: 
 const addFormats: FormatsPlugin = typeof formatsModule === 'function' ? formatsModule : formatsModule.default;
 
 /** The documentation-only secret the document's examples are signed with. */
-const EXAMPLE_SECRET = 'whsec_Q2hhbmdlTWVfVGhpc19Jc19Bbl9FeGFtcGxlX1NlY3JldA';
+const EXAMPLE_SECRET = 'whsec_RG9jc09ubHlfRXhhbXBsZV9TZWNyZXRfMzJfYnl0ZXM';
 const SIGNATURE = /^t=([0-9]{1,12}),v1=([0-9a-f]{64})$/;
 
 const MESSAGES = ['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'webhookTest', 'payoutCompleted'] as const;
@@ -120,6 +120,45 @@ describe('webhooks.asyncapi.yaml', () => {
       expect(result.errors.join('\n')).toMatch(expected);
       await expect(loadAsyncApi(file)).rejects.toThrow(/invalid AsyncAPI document/);
     });
+  });
+
+  it('declares the signature as a security scheme of each operation', () => {
+    const raw = parseYaml(readFileSync(ASYNCAPI_DOC, 'utf8')) as {
+      operations: Record<string, { security?: Array<{ $ref: string }> }>;
+      components: { securitySchemes: Record<string, { type: string; name: string; in: string }> };
+    };
+    for (const scheme of Object.values(raw.components.securitySchemes)) expect(scheme).toMatchObject({ type: 'httpApiKey', name: 'Service-Signature', in: 'header' });
+    expect(raw.operations.sendOrderWebhook?.security).toEqual([{ $ref: '#/components/securitySchemes/endpointSignature' }]);
+    expect(raw.operations.sendPayoutCompletedCallback?.security).toEqual([{ $ref: '#/components/securitySchemes/callbackSignature' }]);
+  });
+
+  it('requires only the three headers the interface names', () => {
+    const headers = obj(obj(obj(resolved.components, 'components').schemas, 'schemas').WebhookHeaders, 'WebhookHeaders');
+    expect(headers.required).toEqual(['Content-Type', 'Service-Event-Id', 'Service-Signature']);
+  });
+
+  it('signs with a documentation-only secret that the spec itself accepts as a WebhookSecret', () => {
+    const management = parseYaml(readFileSync(path.join(SPEC_DIR, 'management.openapi.yaml'), 'utf8')) as { components: { schemas: { WebhookSecret: { pattern: string } } } };
+    expect(EXAMPLE_SECRET).toMatch(new RegExp(management.components.schemas.WebhookSecret.pattern));
+    expect(Buffer.byteLength(EXAMPLE_SECRET, 'utf8')).toBeGreaterThanOrEqual(32);
+    expect(readFileSync(ASYNCAPI_DOC, 'utf8')).toContain(EXAMPLE_SECRET);
+  });
+
+  it('gives an example event one body in every document that shows it', () => {
+    const bodies = new Map<string, Set<string>>();
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node !== null && typeof node === 'object') {
+        const o = node as Record<string, unknown>;
+        if (typeof o.id === 'string' && /^[0-9a-f]{64}$/.test(o.id) && typeof o.type === 'string' && 'data' in o) {
+          bodies.set(o.id, (bodies.get(o.id) ?? new Set()).add(JSON.stringify(o)));
+        }
+        Object.values(o).forEach(walk);
+      }
+    };
+    for (const file of readdirSync(SPEC_DIR).filter((f) => f.endsWith('.yaml'))) walk(parseYaml(readFileSync(path.join(SPEC_DIR, file), 'utf8')));
+    expect(bodies.size).toBeGreaterThan(5);
+    for (const [id, set] of bodies) expect([...set], id).toHaveLength(1);
   });
 
   describe('examples', () => {

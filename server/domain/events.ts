@@ -29,9 +29,28 @@ export interface NewOrderEvent {
 
 const isoTime = (ms: number): string => new Date(ms).toISOString();
 
+type OrderEventStatus = OrderEventData['status'];
+
+/** The data narrowed to the status its event type carries; anything else is a bug upstream. */
+function withStatus<S extends OrderEventStatus>(type: OrderEventType, data: OrderEventData, status: S): OrderEventData & { status: S } {
+  if (data.status !== status) throw new Error(`${type} carries status ${status}, not ${data.status}`);
+  return data as OrderEventData & { status: S };
+}
+
 /** An order event's envelope: `order.created`, `order.paid`, `order.payment_review_required`. */
 export function orderEventBody(id: string, type: OrderEventType, createdAt: number, data: OrderEventData): OrderEvent {
-  return { id, type, apiVersion: API_VERSION, createdAt: isoTime(createdAt), data };
+  const at = isoTime(createdAt);
+  switch (type) {
+    case 'order.created':
+      return { id, type, apiVersion: API_VERSION, createdAt: at, data: withStatus(type, data, 'open') };
+    case 'order.paid':
+      return { id, type, apiVersion: API_VERSION, createdAt: at, data: withStatus(type, data, 'paid') };
+    case 'order.payment_review_required': {
+      const review = withStatus(type, data, 'review_required');
+      if (review.reviewReason === undefined) throw new Error(`${type} needs a reviewReason`);
+      return { id, type, apiVersion: API_VERSION, createdAt: at, data: { ...review, reviewReason: review.reviewReason } };
+    }
+  }
 }
 
 /** The `webhook.test` envelope. */
