@@ -16,7 +16,7 @@ import { webhookChannels } from '../core/asyncapi.ts';
 import { runCli } from '../core/cli.ts';
 import type { JsonReport } from '../core/json.ts';
 import { createTargetRegistry } from '../targets.ts';
-import { startAcceptsEverything, startFailsDuplicates, startIgnoresEventId, startStaleTimestamps } from '../mutants/receivers/index.ts';
+import { SUBTLE_RECEIVERS, startAcceptsEverything, startFailsDuplicates, startIgnoresEventId, startStaleTimestamps, startWithKnobs } from '../mutants/receivers/index.ts';
 import type { MutantOptions, RunningReceiver } from '../mutants/receivers/index.ts';
 import { MALFORMED_SIGNATURES } from './checks.ts';
 
@@ -79,6 +79,24 @@ function signatureCheckIds(channel: string): string[] {
     'timestamp-301s-ahead',
     ...MALFORMED_SIGNATURES.map((f) => `malformed-signature.${f.slug}`),
     'missing-signature',
+  ].map((slug) => `receiver.verification.${channel}.${slug}`);
+}
+
+/** The checks of exact.ts that send a request the receiver must refuse (the others must be accepted). */
+function exactRejectIds(channel: string): string[] {
+  const withBodyId = channel === orderChannel;
+  return [
+    'raw-body.reindented-after-signing',
+    'hmac.body-only',
+    'hmac.no-period',
+    'digest.last-char-changed',
+    'digest.second-half-changed',
+    'digest.truncated',
+    'digest.extra-hex-char',
+    'digest.extra-hex-pair',
+    'digest.trailing-garbage',
+    'digest.several-all-wrong',
+    ...(withBodyId ? ['created-at.fresh-event-stale-t', 'event-id.uppercase', 'event-id.last-char-changed', 'event-id.extra-char', 'event-id.truncated', 'event-id.body-whitespace'] : []),
   ].map((slug) => `receiver.verification.${channel}.${slug}`);
 }
 
@@ -169,7 +187,9 @@ describe('receiver target against broken receivers', () => {
         ...signatureCheckIds(orderChannel),
         `receiver.verification.${orderChannel}.event-id-mismatch`,
         `receiver.verification.${orderChannel}.missing-event-id`,
+        ...exactRejectIds(orderChannel),
         ...signatureCheckIds(callbackChannel),
+        ...exactRejectIds(callbackChannel),
       ],
     ],
     [
@@ -178,6 +198,7 @@ describe('receiver target against broken receivers', () => {
       [
         `receiver.verification.${orderChannel}.timestamp-301s-old`,
         `receiver.verification.${orderChannel}.timestamp-301s-ahead`,
+        `receiver.verification.${orderChannel}.created-at.fresh-event-stale-t`,
         `receiver.verification.${callbackChannel}.timestamp-301s-old`,
         `receiver.verification.${callbackChannel}.timestamp-301s-ahead`,
       ],
@@ -185,7 +206,11 @@ describe('receiver target against broken receivers', () => {
     [
       'a receiver that does not check the event id header',
       startIgnoresEventId,
-      [`receiver.verification.${orderChannel}.event-id-mismatch`, `receiver.verification.${orderChannel}.missing-event-id`],
+      [
+        `receiver.verification.${orderChannel}.event-id-mismatch`,
+        `receiver.verification.${orderChannel}.missing-event-id`,
+        ...['uppercase', 'last-char-changed', 'extra-char', 'truncated'].map((s) => `receiver.verification.${orderChannel}.event-id.${s}`),
+      ],
     ],
     [
       'a receiver that answers 500 on duplicates',
@@ -237,4 +262,36 @@ describe('receiver target against broken receivers', () => {
       await mutant.close();
     }
   });
+});
+
+describe('receiver target against subtly broken receivers (conformance/mutants/receivers/subtle.ts)', () => {
+  it('passes the step-by-step receiver with every knob right (the control)', async () => {
+    const receiver = await startWithKnobs({ secrets: [SECRET, PREVIOUS_SECRET] }, {});
+    try {
+      const run = await runReceiverTarget(['--url', receiver.url, '--secret', SECRET, '--previous-secret', PREVIOUS_SECRET, '--quiet']);
+      expect(failedIds(run), run.stdout).toEqual([]);
+      expect(run.code).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  for (const mutant of SUBTLE_RECEIVERS) {
+    it(`fails ${mutant.name} (${mutant.defect}) by ${mutant.catchers.join(', ')}`, async () => {
+      const secrets = mutant.withPreviousSecret ? [SECRET, PREVIOUS_SECRET] : [SECRET];
+      const receiver = await startWithKnobs({ secrets }, mutant.knobs);
+      try {
+        const run = await runReceiverTarget(['--url', receiver.url, '--secret', SECRET, ...(mutant.withPreviousSecret ? ['--previous-secret', PREVIOUS_SECRET] : []), '--quiet']);
+        expect(run.code).toBe(1);
+        if (mutant.exact === false) expect(failedIds(run)).toEqual(expect.arrayContaining(mutant.catchers));
+        else expect(failedIds(run), run.stdout).toEqual([...mutant.catchers].sort());
+        for (const id of mutant.catchers) {
+          const check = run.report.checks.find((c) => c.id === id);
+          expect(check?.failure?.rule.source, id).toMatch(/payments-service-interface\.md § Webhook signatures, verification rule [1-8]/);
+        }
+      } finally {
+        await receiver.close();
+      }
+    });
+  }
 });
