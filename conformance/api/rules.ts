@@ -84,3 +84,48 @@ export const SEARCH_PARAMETER_RULE: SpecRule = {
 
 export const NOT_IMPLEMENTED_NOTE =
   'a documented operation answered as if it did not exist (404 route-not-found, 405, 501 or a 404 that is not one of the contract\'s problems)';
+
+export const JSON_BODY_RULE: SpecRule = {
+  source: `${INTERFACE} § Endpoints (Transactions API); PRODUCT.md § Errors`,
+  quote: 'Request bodies are JSON (Content-Type: application/json). 400 malformed or invalid input, 413 body too large, 415 not JSON.',
+};
+
+export const PERMISSION_RULE: SpecRule = {
+  source: `${INTERFACE} § Errors (GET /transactions/users: permission denied); PRODUCT.md § Credentials and tenancy`,
+  quote: 'A key has permissions (payouts, staking, transactions_read, refunds, orders_read, orders_write, webhooks_manage). A missing permission: 403 ("permission denied" in the seed).',
+};
+
+export const TENANT_HEADER_REQUIRED_RULE: SpecRule = {
+  source: `${INTERFACE} § Authentication (x-tenant-id | GET /transactions); PRODUCT.md § Credentials and tenancy`,
+  quote: 'x-tenant-id | GET /transactions | The tenant id. GET /transactions requires x-tenant-id; a value other than the key\'s tenant: 403.',
+};
+
+export const INSUFFICIENT_FUNDS_RULE: SpecRule = {
+  source: `${INTERFACE} § Endpoints, Transactions API rule 1; PRODUCT.md § Transactions`,
+  quote: 'A payout deducts its amount from the tenant environment\'s distribution wallet at creation (422 insufficient-funds when the wallet cannot cover it).',
+};
+
+export const REFUND_ACCOUNT_RULE: SpecRule = {
+  source: 'PRODUCT.md § Transactions (Refund)',
+  quote: 'Refund: txId must be a payment in pending_confirmation of the tenant (404 unknown, 409 any other state); email names a service account (422 when none has it).',
+};
+
+export const REVOKE_RULE: SpecRule = {
+  source: 'PRODUCT.md § Transactions (Staking); transactions.openapi.yaml#/paths/~1transactions~1staking~1payout~1revoke/post',
+  quote: 'Revoke: 404 for an unknown transaction of the tenant, 409 for one that is not an active staking payout.',
+};
+
+export const NOT_FOUND_RULE: SpecRule = {
+  source: 'PRODUCT.md § Transactions and § Orders (v2)',
+  quote: 'GET /transactions: one record (the most recent when several match), or 404. GET /v2/orders/:orderId: 404 when unknown or cancelled.',
+};
+
+export const DESTINATION_RULE: SpecRule = {
+  source: `${INTERFACE} § Webhook configuration rule 5; PRODUCT.md § Webhooks (destination rules, notifyUrl)`,
+  quote: 'URL rules: HTTPS; resolves to a public IPv4 address. Unsupported: localhost, private addresses, IPv6-only destinations, custom ports, credentials in the URL, URL fragments. notifyUrl follows the destination rules (400 when it breaks one).',
+};
+
+export const ENDPOINT_EXISTS_RULE: SpecRule = {
+  source: `${INTERFACE} § Resources (Webhook configuration); PRODUCT.md § Paths`,
+  quote: 'Each configuration has exactly one destination URL. POST /v2/webhooks/endpoints (body {url}; 409 while the environment has an active one).',
+};
