@@ -53,6 +53,7 @@ describe.concurrent('each mutant fails the checks of the rule it breaks', () => 
       const failed = idsWith(run.report, 'failed');
       console.log(`${mutant.target} target, mutant ${mutant.name}: ${counts(run.report)}; failed: ${failed.join(', ')}`);
       expect(failed, run.output).toEqual(expect.arrayContaining(mutant.mustFail));
+      if (mutant.failsOnly) expect(failed.filter((id) => !mutant.failsOnly!.test(id)), run.output).toEqual([]);
       expect(run.exitCode).toBe(1);
     }, 120_000);
   }
