@@ -95,13 +95,15 @@ function operationErrorChecks(op: ApiOperation, o: ErrorChecksOptions): Check[] 
 
   const usesKeys = op.spec.security.some((s) => 'ApiKey' in s || 'ApiHash' in s);
   if (op.spec.permission && usesKeys) {
-    check('auth.permission-denied', `a key without the ${op.spec.permission} permission gets 403 permission-denied`, [PERMISSION_RULE], async (ctx) => {
+    // The seed's own row is GET /transactions/users; every other operation is PRODUCT.md's rule.
+    const rule: SpecRule = op.spec.operationId === 'listUserTransactions' ? { ...PERMISSION_RULE, covers: ['interface#errors-permission', 'product#permissions'] } : PERMISSION_RULE;
+    check('auth.permission-denied', `a key without the ${op.spec.permission} permission gets 403 permission-denied`, [rule], async (ctx) => {
       if (o.skipStateful) return skip('--skip-stateful: a mock cannot tell one key from another');
       if (!o.limited) return skip('needs --limited-api-key and --limited-api-hash (a key of the tenant environment with no permission)');
       const parts = await prepareRequest(o.state, op, 'permission-denied', 'negative');
       const auth: Auth = { kind: 'key', apiKey: o.limited.apiKey, apiHash: o.limited.apiHash };
       const res = await o.client.call(op, { auth, ...parts, label: `a key without ${op.spec.permission}` }, ctx.signal);
-      return judgeProblem(op, res, { status: 403, slug: 'permission-denied' }, PERMISSION_RULE);
+      return judgeProblem(op, res, { status: 403, slug: 'permission-denied' }, rule);
     });
   }
   return checks;

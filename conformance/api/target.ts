@@ -10,6 +10,7 @@ import { walkOperations } from './contract.ts';
 import type { ApiName, ApiOperation } from './contract.ts';
 import { credentialOption } from './options.ts';
 import { errorChecks } from './errors.ts';
+import { API_CATALOGUE } from '../core/coverage.ts';
 import { statefulChecks } from './stateful.ts';
 import { ApiState } from './state.ts';
 
@@ -130,6 +131,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
       return {
         checks,
         notes,
+        catalogue: API_CATALOGUE,
         close: async () => {
           // Leave no active endpoint behind: disable the one the suite created.
           const id = await state.createdEndpointId();

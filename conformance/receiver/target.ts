@@ -6,6 +6,7 @@ import { UsageError, integerOption, optionalString, urlOption } from '../core/ta
 import type { OptionValues, Target } from '../core/target.ts';
 import { MIN_SECRET_BYTES, secretByteLength } from '../../client/webhooks/signature.ts';
 import { TOLERANCE_SECONDS, receiverChecks } from './checks.ts';
+import { RECEIVER_CATALOGUE } from '../core/coverage.ts';
 import type { ChannelEndpoints } from './checks.ts';
 
 /** The server of the AsyncAPI document whose channel gets the callback options. */
@@ -119,6 +120,7 @@ clock is within a few seconds of this machine's.`,
           ...(deps.now ? { now: deps.now } : {}),
         }),
         notes,
+        catalogue: RECEIVER_CATALOGUE,
       };
     },
   };
