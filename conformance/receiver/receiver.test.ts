@@ -155,6 +155,13 @@ describe('receiver target against the example merchant receiver', () => {
     }
     const rotation = run.report.checks.find((c) => c.id === `receiver.rotation.${orderChannel}`);
     expect(rotation?.notes.join(' ')).toMatch(/previous secret was accepted/);
+
+    // Every verification rule 1-8 was covered; only the merchant-side delivery rules have no check.
+    const coverage = new Map(run.report.coverage.map((c) => [c.id, c]));
+    for (let n = 1; n <= 8; n++) expect(coverage.get(`interface#signatures-${n}`)?.status, `rule ${n}`).toBe('covered');
+    expect(run.report.coverage.filter((c) => c.status !== 'covered').map((c) => c.id)).toEqual(['interface#delivery-4', 'interface#delivery-5']);
+    expect(run.stdout).toMatch(/rules covered by this run:\n  payments-service-interface\.md: 12 of 14 covered, 0 not reached, 2 without a check/);
+    expect(run.junit).toContain('name="coverage covered" value="payments-service-interface.md: Webhook signatures, verification rule 8');
     expect(run.stdout).toContain(`seed ${SEED}`);
     expect(run.junit).toContain('<testsuites');
 
@@ -175,6 +182,10 @@ describe('receiver target against the example merchant receiver', () => {
     const skipped = run.report.checks.filter((c) => c.status === 'skipped');
     expect(skipped.map((c) => c.id).sort()).toEqual([`receiver.rotation.${orderChannel}`, `receiver.rotation.${callbackChannel}`]);
     expect(skipped[0]?.reason).toMatch(/no previous secret/);
+    const rule8 = run.report.coverage.find((c) => c.id === 'interface#signatures-8');
+    expect(rule8?.status).toBe('not_reached');
+    expect(rule8?.reasons.join(' ')).toMatch(/no previous secret/);
+    expect(run.stdout).toMatch(/NOT REACHED Webhook signatures, verification rule 8: receiver\.rotation/);
   });
 });
 
