@@ -77,3 +77,22 @@ export const CONFIGURE_RULE: SpecRule = {
   source: 'management.openapi.yaml#/paths/~1v2~1webhooks~1endpoints/post',
   quote: 'The signing secret is shown once after creation. When no secret is available to copy for an existing endpoint, Rotate secret issues a new one.',
 };
+
+export const VERSION_RULE: SpecRule = {
+  source: `${INTERFACE} § Versioning, rule 2; § Delivery rules, rule 8; § Webhook delivery states`,
+  covers: ['interface#versioning-2', 'interface#delivery-8'],
+  quote:
+    'Editing the URL, rotating the secret or disabling the endpoint changes its version; pending deliveries of an older version become disabled instead of being sent to the new destination. Old deliveries are never sent to the replacement endpoint.',
+};
+
+export const MANUAL_RETRY_RULE: SpecRule = {
+  source: `${INTERFACE} § Versioning, rule 3; § Webhook delivery states (failed → pending)`,
+  covers: ['interface#versioning-3'],
+  quote: 'A retried failed delivery carries the original event id and payload. Retry webhook: original event id and payload sent to the current endpoint; new cycle of up to ten attempts.',
+};
+
+export const SURPLUS_RULE: SpecRule = {
+  source: `${INTERFACE} § Delivery rules, rule 7; § Order and payment states (paid → paid)`,
+  covers: ['interface#delivery-7'],
+  quote: 'Additional surplus after an already-paid state can update the order without another webhook. paid | additional surplus received | already paid | paid (order can update) | no further webhook is sent',
+};
