@@ -41,6 +41,12 @@ describe('the bundled server passes (the control for every mutant, with the same
       console.log(`${target} target, bundled server: ${counts(run.report)}`);
       expect(idsWith(run.report, 'failed'), run.output).toEqual([]);
       expect(run.exitCode).toBe(0);
+      // Every rule in the target's scope is covered, except what these options cannot reach
+      // (--skip-slow: the 10 s timeout) and what no request can observe.
+      const notCovered = run.report.coverage.filter((c) => c.status !== 'covered').map((c) => `${c.id} ${c.status}`);
+      console.log(`${target} target, rules not covered: ${notCovered.join(', ')}`);
+      expect(notCovered).toEqual(target === 'sender' ? ['interface#limits-timeout not_reached'] : ['interface#tx-2 no_check', 'interface#errors-internal no_check']);
+      expect(run.output).toMatch(/rules covered by this run:/);
     }, 120_000);
   }
 });

@@ -470,6 +470,9 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     const oldEvent = eventIdOf(receiver.at(oldPath)[0]!);
     await session.pointTo('version-new', evidence, signal);
     const seenAtEdit = receiver.at(oldPath).length;
+    // Let the held attempt be refused first: the old delivery is then pending a retry while the
+    // new version receives its first event.
+    await SuiteReceiver.sleep(2_000, signal);
     const next = await session.createOrder(evidence, signal);
     await receiver.until(() => receiver.at(newPath).some((r) => (parseBody(r) as { data?: { orderId?: unknown } } | undefined)?.data?.orderId === next.orderId), o.waitMs, signal);
     await SuiteReceiver.sleep(o.quietMs, signal);

@@ -18,6 +18,9 @@ import * as permissionCachedPerRoute from './permission-cached-per-route.ts';
 import * as refundsToAnyone from './refunds-to-anyone.ts';
 import * as revokesTwice from './revokes-twice.ts';
 import * as tenantHeaderOptional from './tenant-header-optional.ts';
+import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
+import * as oldVersionToNewUrl from './old-version-to-new-url.ts';
+import * as refreshesCreatedAt from './refreshes-created-at.ts';
 
 export interface ServerMutant {
   name: string;
@@ -128,5 +131,30 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     target: 'sender',
     build: retriesPastTen.build,
     mustFail: ['sender.attempts.at-most-ten'],
+  },
+  {
+    name: 'new-event-id-on-manual-retry',
+    defect: 'a manual retry of a failed delivery is sent with a new event id',
+    target: 'sender',
+    build: newEventIdOnManualRetry.build,
+    mustFail: ['sender.retry.manual-same-event'],
+    failsOnly: /^sender\.retry\.manual-same-event$/,
+  },
+  {
+    name: 'refreshes-created-at',
+    defect: 'each retry re-renders the event with a new createdAt (the body changes between attempts)',
+    target: 'sender',
+    build: refreshesCreatedAt.build,
+    mustFail: ['sender.retry.after-failure'],
+    // The manual retry of the failed delivery is a retry too: its body changed as well.
+    failsOnly: /^sender\.retry\.(after-failure|manual-same-event)$/,
+  },
+  {
+    name: 'old-version-to-new-url',
+    defect: "a delivery left pending by a URL edit is sent to the new URL",
+    target: 'sender',
+    build: oldVersionToNewUrl.build,
+    mustFail: ['sender.version.url-edit'],
+    failsOnly: /^sender\.version\.url-edit$/,
   },
 ];
