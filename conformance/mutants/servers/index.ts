@@ -21,6 +21,7 @@ import * as tenantHeaderOptional from './tenant-header-optional.ts';
 import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
 import * as oldVersionToNewUrl from './old-version-to-new-url.ts';
 import * as refreshesCreatedAt from './refreshes-created-at.ts';
+import * as clientErrorsDelivered from './client-errors-delivered.ts';
 
 export interface ServerMutant {
   name: string;
@@ -139,6 +140,14 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     build: newEventIdOnManualRetry.build,
     mustFail: ['sender.retry.manual-same-event'],
     failsOnly: /^sender\.retry\.manual-same-event$/,
+  },
+  {
+    name: 'client-errors-delivered',
+    defect: 'a 4xx answer counts as delivered (never retried)',
+    target: 'sender',
+    build: clientErrorsDelivered.build,
+    mustFail: ['sender.retry.after-4xx'],
+    failsOnly: /^sender\.retry\.after-4xx$/,
   },
   {
     name: 'refreshes-created-at',
