@@ -32,7 +32,10 @@ a fresh t, User-Agent, compact JSON body. The documented examples and seeded var
 (values drawn within the schemas) must get a 2xx; the same event delivered twice must get a
 2xx both times; requests that break a verification rule (a body changed after signing,
 another secret, t more than ${TOLERANCE_SECONDS} s away, a malformed or missing signature, an event id header
-that is not the body id) must not.
+that is not the body id) must not. Each verification rule is also checked to the letter: bodies
+in other valid JSON forms signed over their exact bytes, the whole digest (not a prefix, no
+extra characters), t exactly ${TOLERANCE_SECONDS} s away, createdAt against t, event ids compared exactly,
+header names in any case. The summary ends with the rules the run covered.
 
 A secret can be given as env:NAME to read it from the environment variable NAME (keeps it out
 of the shell history). Secrets are never printed. The timestamp checks assume the receiver's
