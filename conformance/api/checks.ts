@@ -18,7 +18,7 @@ import { SIDE_EFFECTS, prepareRequest } from './fixtures.ts';
 import { invalidCases } from './invalid.ts';
 import type { InvalidCase } from './invalid.ts';
 import { draw, sameShape } from './requests.ts';
-import { AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, TENANT_HEADER_RULE, VALIDATION_RULE } from './rules.ts';
+import { AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, STAKING_ASSET_RULE, STATUS_RULE, TENANT_HEADER_RULE, VALIDATION_RULE } from './rules.ts';
 import { clone } from './schema.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
@@ -52,7 +52,7 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
   };
 
   // ---- a valid request succeeds -------------------------------------------------------------
-  check('succeeds', `a valid request gets ${op.successStatuses.join('/')} with a body valid against its schema`, [operationRule(op, 'success response')], async (ctx) => {
+  check('succeeds', `a valid request gets ${op.successStatuses.join('/')} with a body valid against its schema`, [operationRule(op, 'success response'), STATUS_RULE], async (ctx) => {
     const side = SIDE_EFFECTS[op.spec.operationId];
     const notes = side ? [`side effect: ${side}`] : [];
     if (op.spec.operationId === 'createWebhookEndpoint' && !o.skipStateful) {
@@ -112,7 +112,7 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
 
   // ---- invalid requests -------------------------------------------------------------------------
   for (const c of invalidCases(op)) {
-    const rules = [c.kind === 'too-precise' ? DECIMAL_RULE : VALIDATION_RULE, operationRule(op, `schema of ${c.pointer}`)];
+    const rules = [c.kind === 'too-precise' ? DECIMAL_RULE : VALIDATION_RULE, operationRule(op, `schema of ${c.pointer}`), ...(c.pointer === '/body/asset' ? [STAKING_ASSET_RULE] : [])];
     check(`invalid.${c.key}`, `refuses ${c.what} with 400 validation-failed`, rules, (ctx) => runInvalid(op, c, o, ctx, `${base}.invalid.${c.key}`, rules[0] as SpecRule));
   }
   return checks;

@@ -28,6 +28,8 @@ export interface ApiRequest {
   headers?: Record<string, string>;
   /** A JSON value to send as the body; `undefined`: no body. */
   body?: unknown;
+  /** Exact bytes and content type to send instead of `body` (malformed, oversized or non-JSON bodies). */
+  rawBody?: { contentType: string; bytes: Uint8Array };
   label?: string;
 }
 
@@ -70,7 +72,10 @@ export class ApiClient {
     }
     Object.assign(headers, req.headers ?? {});
     let body: Uint8Array | undefined;
-    if (req.body !== undefined) {
+    if (req.rawBody !== undefined) {
+      headers['content-type'] = req.rawBody.contentType;
+      body = req.rawBody.bytes;
+    } else if (req.body !== undefined) {
       headers['content-type'] = 'application/json';
       body = Buffer.from(JSON.stringify(req.body), 'utf8');
     }

@@ -104,7 +104,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
     check(
       `duplicate-third-party-id.${op.spec.operationId}`,
       `${op.spec.method.toUpperCase()} ${op.spec.path}: a repeated thirdPartyId gets 409 duplicate-third-party-id with existingTransactionId`,
-      [DUPLICATE_THIRD_PARTY_RULE],
+      [{ ...DUPLICATE_THIRD_PARTY_RULE, covers: [op.spec.operationId === 'createStakingPayout' ? 'interface#errors-staking-duplicate' : 'interface#errors-payout-duplicate'] }],
       async (ctx, evidence) => {
         const auth = await s.authFor(op);
         const first = await prepareRequest(s, op, 'duplicate/first', 'success');

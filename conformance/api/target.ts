@@ -9,6 +9,8 @@ import type { KeyCredentials } from './client.ts';
 import { walkOperations } from './contract.ts';
 import type { ApiName, ApiOperation } from './contract.ts';
 import { credentialOption } from './options.ts';
+import { errorChecks } from './errors.ts';
+import { API_CATALOGUE } from '../core/coverage.ts';
 import { statefulChecks } from './stateful.ts';
 import { ApiState } from './state.ts';
 
@@ -24,7 +26,7 @@ export function createApiTarget(deps: ApiTargetDeps = {}): Target {
     summary: 'checks an implementation of the Transactions, v2 order, management and sandbox APIs against the OpenAPI documents',
     implemented: true,
     synopsis:
-      'api --base-url URL --api-key K --api-hash H --tenant-id T [--orders-url URL] [--member-token M] [--other-api-key K2 --other-api-hash H2 --other-tenant-id T2] [--refund-email E] [--webhook-url URL] [--skip-stateful] [options]',
+      'api --base-url URL --api-key K --api-hash H --tenant-id T [--orders-url URL] [--member-token M] [--other-api-key K2 --other-api-hash H2 --other-tenant-id T2] [--limited-api-key K3 --limited-api-hash H3] [--refund-email E] [--webhook-url URL] [--skip-stateful] [options]',
     description: `
 For every operation of the four OpenAPI documents (spec/*.openapi.yaml):
 - a valid request, built from the documented examples and the state it needs (created first
@@ -57,6 +59,8 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
       'other-api-key': { type: 'string', value: 'K2', description: "another tenant's x-api-key, for the isolation checks" },
       'other-api-hash': { type: 'string', value: 'H2', description: "another tenant's x-api-hash" },
       'other-tenant-id': { type: 'string', value: 'T2', description: "the other tenant's id" },
+      'limited-api-key': { type: 'string', value: 'K3', description: 'x-api-key of a key of the same tenant environment with no permission, for the permission-denied checks' },
+      'limited-api-hash': { type: 'string', value: 'H3', description: 'its x-api-hash' },
       'refund-email': { type: 'string', value: 'E', description: 'the e-mail of a service account of the tenant, for the refund checks' },
       'webhook-url': { type: 'string', value: 'URL', description: 'a URL the implementation accepts as a webhook destination, for the endpoint checks' },
       'skip-stateful': { type: 'boolean', description: 'only schema-level checks a mock can honour (no state is created)' },
@@ -88,6 +92,9 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
             }
           : undefined;
       if (other && other.tenantId === creds.tenantId) throw new UsageError('--other-tenant-id must be another tenant than --tenant-id');
+      const limitedGiven = ['limited-api-key', 'limited-api-hash'].filter((n) => values[n] !== undefined);
+      if (limitedGiven.length === 1) throw new UsageError('--limited-api-key and --limited-api-hash go together');
+      const limited = limitedGiven.length === 2 ? { apiKey: credentialOption(values, 'limited-api-key', env, true), apiHash: credentialOption(values, 'limited-api-hash', env, true) } : undefined;
       const memberToken = credentialOption(values, 'member-token', env, false);
       const refundEmail = optionalString(values, 'refund-email');
       const webhookUrl = urlOption(values, 'webhook-url', false)?.href;
@@ -109,6 +116,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
       const checks = [
         ...operationChecks({ operations, state, client, creds, skipStateful, ...(other ? { otherTenantId: other.tenantId } : {}) }),
         ...statefulChecks({ operations, state, client, creds, skipStateful, ...(other ? { other } : {}) }),
+        ...errorChecks({ operations, state, client, creds, skipStateful, ...(limited ? { limited } : {}) }),
       ];
       const apis = [...new Set(operations.map((o) => o.api))];
       const notes = [
@@ -116,12 +124,14 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         skipStateful ? '--skip-stateful: no state is created; checks a mock cannot honour are skipped' : 'state is created through the API and the sandbox of the tenant environment',
         memberToken ? 'management operations use the member token' : 'no --member-token: management operations use the API key if it has webhooks_manage',
         ...(other ? [] : ['no --other-* credentials: the cross-tenant isolation checks are skipped']),
+        ...(limited ? [] : ['no --limited-api-key: the permission-denied checks are skipped']),
         ...(refundEmail ? [] : ['no --refund-email: the refund checks that need a service account are skipped']),
         ...(webhookUrl ? [] : ['no --webhook-url: the checks that need a webhook endpoint are skipped']),
       ];
       return {
         checks,
         notes,
+        catalogue: API_CATALOGUE,
         close: async () => {
           // Leave no active endpoint behind: disable the one the suite created.
           const id = await state.createdEndpointId();

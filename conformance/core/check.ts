@@ -1,6 +1,8 @@
 // The check model shared by every conformance target (receiver, api, sender).
 //
 // A check enforces one rule of the contract against the implementation under test. Its
+import type { RuleCoverage } from './coverage.ts';
+
 // outcome is one of four statuses; a failure always carries evidence: what was sent, what
 // came back, and which rule that breaks, so a partner can act on the report alone.
 
@@ -18,6 +20,8 @@ export type CheckStatus = (typeof CHECK_STATUSES)[number];
 export interface SpecRule {
   source: string;
   quote?: string;
+  /** The catalogue entries (core/coverage.ts) a check enforcing this rule covers. */
+  covers?: readonly string[];
 }
 
 /** A request as it was sent; the body is cut to keep reports readable. */
@@ -121,6 +125,8 @@ export interface RunReport {
   /** Run-level notes (for example: which options were used). */
   notes: string[];
   results: CheckResult[];
+  /** Which rules of which document the run covered (when the target has a catalogue). */
+  coverage?: RuleCoverage[];
 }
 
 /** Counts per group, in the order groups first appear. */

@@ -99,6 +99,7 @@ export async function runCli(argv: readonly string[], registry: TargetRegistry, 
       out: io.stdout,
       quiet,
       notes: prepared.notes ?? [],
+      ...(prepared.catalogue ? { catalogue: prepared.catalogue } : {}),
       ...(io.signal ? { signal: io.signal } : {}),
     });
   } finally {

@@ -1,5 +1,6 @@
 // The JSON report: everything the terminal shows, in a stable, versioned shape for tools.
 import type { CheckResult, GroupSummary, RunReport } from './check.ts';
+import type { RuleCoverage } from './coverage.ts';
 import { runPassed, summarize, totals } from './check.ts';
 
 export const JSON_REPORT_FORMAT = 'payments-conformance-report/1';
@@ -19,6 +20,8 @@ export interface JsonReport {
   totals: Omit<GroupSummary, 'group'>;
   groups: GroupSummary[];
   checks: CheckResult[];
+  /** Per rule of the target's scope: covered, not_reached (with the skip reasons) or no_check. */
+  coverage: RuleCoverage[];
 }
 
 export function toJsonReport(report: RunReport): JsonReport {
@@ -36,6 +39,7 @@ export function toJsonReport(report: RunReport): JsonReport {
     totals: totals(report.results),
     groups: summarize(report.results),
     checks: report.results,
+    coverage: report.coverage ?? [],
   };
 }
 

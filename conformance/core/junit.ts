@@ -41,6 +41,11 @@ export function toJUnitXml(report: RunReport): string {
     out.push(`      <property ${attrs({ name: 'seed', value: report.seed })}/>`);
     out.push(`      <property ${attrs({ name: 'target', value: report.target })}/>`);
     for (const note of report.notes) out.push(`      <property ${attrs({ name: 'note', value: note })}/>`);
+    // The run's rule coverage, once (in the first suite).
+    for (const c of index === 1 ? (report.coverage ?? []) : []) {
+      const why = c.status === 'covered' ? `${c.checks.length} checks` : c.reasons.join('; ');
+      out.push(`      <property ${attrs({ name: `coverage ${c.status}`, value: `${c.document}: ${c.rule} (${why})` })}/>`);
+    }
     out.push('    </properties>');
     for (const r of cases) out.push(...testcase(r, report.target));
     out.push('  </testsuite>');

@@ -6,6 +6,8 @@ import { performance } from 'node:perf_hooks';
 import type { Check, CheckOutcome, CheckResult, RunReport } from './check.ts';
 import { ansiStyle, failureDetails, plainStyle, resultLine, summaryTable, verdictLines } from './format.ts';
 import type { Style } from './format.ts';
+import { coverage, coverageLines } from './coverage.ts';
+import type { CatalogueEntry } from './coverage.ts';
 
 export interface Output {
   write(chunk: string): unknown;
@@ -25,6 +27,8 @@ export interface RunnerOptions {
   /** Colours on a terminal (default: on when `out.isTTY` and `NO_COLOR` is unset). */
   color?: boolean;
   notes?: string[];
+  /** The rules in the target's scope: the summary says which the run covered. */
+  catalogue?: readonly CatalogueEntry[];
   signal?: AbortSignal;
   /** Called after each check, for embedding (tests, other tools). */
   onResult?: (result: CheckResult) => void;
@@ -83,8 +87,10 @@ export async function runChecks(checks: readonly Check[], opts: RunnerOptions): 
     durationMs: Math.round(performance.now() - started),
     notes: [...(opts.notes ?? [])],
     results,
+    coverage: coverage(opts.catalogue ?? [], results),
   };
-  write(`\n${summaryTable(results, style)}\n\n${verdictLines(report, style).join('\n')}\n`);
+  const covered = coverageLines(report.coverage ?? []);
+  write(`\n${summaryTable(results, style)}\n\n${covered.length > 0 ? `${covered.join('\n')}\n\n` : ''}${verdictLines(report, style).join('\n')}\n`);
   return report;
 }
 

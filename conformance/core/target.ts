@@ -1,6 +1,7 @@
 // What a conformance target (`receiver`, `api`, `sender`) provides to the CLI: its options,
 // its help, and a `prepare` step that validates the options and builds the list of checks.
 import type { Check } from './check.ts';
+import type { CatalogueEntry } from './coverage.ts';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -24,6 +25,8 @@ export interface PreparedRun {
   checks: Check[];
   /** Printed before the run and kept in the reports. */
   notes?: string[];
+  /** The rules in the target's scope, for the coverage summary. */
+  catalogue?: readonly CatalogueEntry[];
   /** Releases what `prepare` opened (servers, connections). */
   close?: () => Promise<void>;
 }

@@ -7,6 +7,7 @@ import type { Check, CheckOutcome, Exchange, Failure, SpecRule } from '../core/c
 import { describeStatus, exchange, is2xx } from '../core/http.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../signing/signature.ts';
 import { EventFactory, subSeed, tamper } from './events.ts';
+import { exactChecks } from './exact.ts';
 import type { EventSample } from './events.ts';
 import {
   ANSWER_2XX_AFTER_ACCEPTING,
@@ -302,6 +303,9 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
     });
   }
 
+  // ---- every verification rule, to the letter (exact.ts) ---------------------------------
+  checks.push(...exactChecks({ channels: opts.channels, endpoints: opts.endpoints, seed: opts.seed, timeoutMs: opts.timeoutMs, now }));
+
   return checks;
 }
 
@@ -314,7 +318,7 @@ interface MalformedForm {
 }
 
 /** HMAC over `<raw t>.<body>` for any `t` text (signatureHeader only takes well-formed ones). */
-function hmacHex(secret: string, rawT: string, body: Buffer): string {
+export function hmacHex(secret: string, rawT: string, body: Buffer): string {
   return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${rawT}.`, 'utf8').update(body).digest('hex');
 }
 
@@ -337,7 +341,7 @@ function answered(x: Exchange): string {
   return `was answered ${res.status}`;
 }
 
-function acceptedOrFailure(x: Exchange, sample: EventSample, what: string, rule: SpecRule): Failure | undefined {
+export function acceptedOrFailure(x: Exchange, sample: EventSample, what: string, rule: SpecRule): Failure | undefined {
   const res = x.response;
   if (is2xx(res)) return undefined;
   let message: string;
@@ -355,7 +359,7 @@ function acceptedOrFailure(x: Exchange, sample: EventSample, what: string, rule:
   return { message, rule, exchanges: [x] };
 }
 
-function rejectedOutcome(x: Exchange, what: string, rule: SpecRule): CheckOutcome {
+export function rejectedOutcome(x: Exchange, what: string, rule: SpecRule): CheckOutcome {
   const res = x.response;
   if (res.status === null) {
     return {
@@ -383,6 +387,6 @@ function rejectedOutcome(x: Exchange, what: string, rule: SpecRule): CheckOutcom
 }
 
 /** "a" or "an" before an event type (`an order.paid event`, `a webhook.test event`). */
-function article(word: string): string {
+export function article(word: string): string {
   return /^[aeiou]/i.test(word) ? 'an' : 'a';
 }

@@ -16,7 +16,7 @@ import { webhookChannels } from '../core/asyncapi.ts';
 import { runCli } from '../core/cli.ts';
 import type { JsonReport } from '../core/json.ts';
 import { createTargetRegistry } from '../targets.ts';
-import { startAcceptsEverything, startFailsDuplicates, startIgnoresEventId, startStaleTimestamps } from '../mutants/receivers/index.ts';
+import { SUBTLE_RECEIVERS, startAcceptsEverything, startFailsDuplicates, startIgnoresEventId, startStaleTimestamps, startWithKnobs } from '../mutants/receivers/index.ts';
 import type { MutantOptions, RunningReceiver } from '../mutants/receivers/index.ts';
 import { MALFORMED_SIGNATURES } from './checks.ts';
 
@@ -82,6 +82,24 @@ function signatureCheckIds(channel: string): string[] {
   ].map((slug) => `receiver.verification.${channel}.${slug}`);
 }
 
+/** The checks of exact.ts that send a request the receiver must refuse (the others must be accepted). */
+function exactRejectIds(channel: string): string[] {
+  const withBodyId = channel === orderChannel;
+  return [
+    'raw-body.reindented-after-signing',
+    'hmac.body-only',
+    'hmac.no-period',
+    'digest.last-char-changed',
+    'digest.second-half-changed',
+    'digest.truncated',
+    'digest.extra-hex-char',
+    'digest.extra-hex-pair',
+    'digest.trailing-garbage',
+    'digest.several-all-wrong',
+    ...(withBodyId ? ['created-at.fresh-event-stale-t', 'event-id.uppercase', 'event-id.last-char-changed', 'event-id.extra-char', 'event-id.truncated', 'event-id.body-whitespace'] : []),
+  ].map((slug) => `receiver.verification.${channel}.${slug}`);
+}
+
 describe('receiver target against the example merchant receiver', () => {
   let server: ServerType;
   let store: MerchantStore;
@@ -137,6 +155,13 @@ describe('receiver target against the example merchant receiver', () => {
     }
     const rotation = run.report.checks.find((c) => c.id === `receiver.rotation.${orderChannel}`);
     expect(rotation?.notes.join(' ')).toMatch(/previous secret was accepted/);
+
+    // Every verification rule 1-8 was covered; only the merchant-side delivery rules have no check.
+    const coverage = new Map(run.report.coverage.map((c) => [c.id, c]));
+    for (let n = 1; n <= 8; n++) expect(coverage.get(`interface#signatures-${n}`)?.status, `rule ${n}`).toBe('covered');
+    expect(run.report.coverage.filter((c) => c.status !== 'covered').map((c) => c.id)).toEqual(['interface#delivery-4', 'interface#delivery-5']);
+    expect(run.stdout).toMatch(/rules covered by this run:\n  payments-service-interface\.md: 12 of 14 covered, 0 not reached, 2 without a check/);
+    expect(run.junit).toContain('name="coverage covered" value="payments-service-interface.md: Webhook signatures, verification rule 8');
     expect(run.stdout).toContain(`seed ${SEED}`);
     expect(run.junit).toContain('<testsuites');
 
@@ -157,6 +182,10 @@ describe('receiver target against the example merchant receiver', () => {
     const skipped = run.report.checks.filter((c) => c.status === 'skipped');
     expect(skipped.map((c) => c.id).sort()).toEqual([`receiver.rotation.${orderChannel}`, `receiver.rotation.${callbackChannel}`]);
     expect(skipped[0]?.reason).toMatch(/no previous secret/);
+    const rule8 = run.report.coverage.find((c) => c.id === 'interface#signatures-8');
+    expect(rule8?.status).toBe('not_reached');
+    expect(rule8?.reasons.join(' ')).toMatch(/no previous secret/);
+    expect(run.stdout).toMatch(/NOT REACHED Webhook signatures, verification rule 8: receiver\.rotation/);
   });
 });
 
@@ -169,7 +198,9 @@ describe('receiver target against broken receivers', () => {
         ...signatureCheckIds(orderChannel),
         `receiver.verification.${orderChannel}.event-id-mismatch`,
         `receiver.verification.${orderChannel}.missing-event-id`,
+        ...exactRejectIds(orderChannel),
         ...signatureCheckIds(callbackChannel),
+        ...exactRejectIds(callbackChannel),
       ],
     ],
     [
@@ -178,6 +209,7 @@ describe('receiver target against broken receivers', () => {
       [
         `receiver.verification.${orderChannel}.timestamp-301s-old`,
         `receiver.verification.${orderChannel}.timestamp-301s-ahead`,
+        `receiver.verification.${orderChannel}.created-at.fresh-event-stale-t`,
         `receiver.verification.${callbackChannel}.timestamp-301s-old`,
         `receiver.verification.${callbackChannel}.timestamp-301s-ahead`,
       ],
@@ -185,7 +217,11 @@ describe('receiver target against broken receivers', () => {
     [
       'a receiver that does not check the event id header',
       startIgnoresEventId,
-      [`receiver.verification.${orderChannel}.event-id-mismatch`, `receiver.verification.${orderChannel}.missing-event-id`],
+      [
+        `receiver.verification.${orderChannel}.event-id-mismatch`,
+        `receiver.verification.${orderChannel}.missing-event-id`,
+        ...['uppercase', 'last-char-changed', 'extra-char', 'truncated'].map((s) => `receiver.verification.${orderChannel}.event-id.${s}`),
+      ],
     ],
     [
       'a receiver that answers 500 on duplicates',
@@ -237,4 +273,36 @@ describe('receiver target against broken receivers', () => {
       await mutant.close();
     }
   });
+});
+
+describe('receiver target against subtly broken receivers (conformance/mutants/receivers/subtle.ts)', () => {
+  it('passes the step-by-step receiver with every knob right (the control)', async () => {
+    const receiver = await startWithKnobs({ secrets: [SECRET, PREVIOUS_SECRET] }, {});
+    try {
+      const run = await runReceiverTarget(['--url', receiver.url, '--secret', SECRET, '--previous-secret', PREVIOUS_SECRET, '--quiet']);
+      expect(failedIds(run), run.stdout).toEqual([]);
+      expect(run.code).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  for (const mutant of SUBTLE_RECEIVERS) {
+    it(`fails ${mutant.name} (${mutant.defect}) by ${mutant.catchers.join(', ')}`, async () => {
+      const secrets = mutant.withPreviousSecret ? [SECRET, PREVIOUS_SECRET] : [SECRET];
+      const receiver = await startWithKnobs({ secrets }, mutant.knobs);
+      try {
+        const run = await runReceiverTarget(['--url', receiver.url, '--secret', SECRET, ...(mutant.withPreviousSecret ? ['--previous-secret', PREVIOUS_SECRET] : []), '--quiet']);
+        expect(run.code).toBe(1);
+        if (mutant.exact === false) expect(failedIds(run)).toEqual(expect.arrayContaining(mutant.catchers));
+        else expect(failedIds(run), run.stdout).toEqual([...mutant.catchers].sort());
+        for (const id of mutant.catchers) {
+          const check = run.report.checks.find((c) => c.id === id);
+          expect(check?.failure?.rule.source, id).toMatch(/payments-service-interface\.md § Webhook signatures, verification rule [1-8]/);
+        }
+      } finally {
+        await receiver.close();
+      }
+    });
+  }
 });

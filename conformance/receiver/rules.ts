@@ -10,34 +10,42 @@ const INTERFACE = 'payments-service-interface.md';
 export const VERIFICATION_RULES: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7 | 8, SpecRule>> = {
   1: {
     source: `${INTERFACE} § Webhook signatures, verification rule 1`,
+    covers: ['interface#signatures-1'],
     quote: 'The header Service-Signature has the form t=<Unix seconds>,v1=<hex HMAC>, where t is 1 to 12 digits and the value is 64 lowercase hex characters.',
   },
   2: {
     source: `${INTERFACE} § Webhook signatures, verification rule 2`,
+    covers: ['interface#signatures-2'],
     quote: "The HMAC is HMAC-SHA256, keyed with the endpoint's signing secret, over the string <t>.<raw body>: the timestamp, a period, then the exact raw request bytes.",
   },
   3: {
     source: `${INTERFACE} § Webhook signatures, verification rule 3`,
+    covers: ['interface#signatures-3'],
     quote: 'Verify before parsing or altering the body.',
   },
   4: {
     source: `${INTERFACE} § Webhook signatures, verification rule 4`,
+    covers: ['interface#signatures-4'],
     quote: 'Reject when the difference between the current time and t exceeds 300 seconds (five minutes).',
   },
   5: {
     source: `${INTERFACE} § Webhook signatures, verification rule 5`,
+    covers: ['interface#signatures-5'],
     quote: 'Compare digests in constant time.',
   },
   6: {
     source: `${INTERFACE} § Webhook signatures, verification rule 6`,
+    covers: ['interface#signatures-6'],
     quote: 'The signature timestamp describes the send attempt; createdAt describes the event.',
   },
   7: {
     source: `${INTERFACE} § Webhook signatures, verification rule 7`,
+    covers: ['interface#signatures-7'],
     quote: 'Then confirm that the header Service-Event-Id equals the id in the parsed body, and persist that id together with the business update so a retry cannot apply it twice.',
   },
   8: {
     source: `${INTERFACE} § Webhook signatures, verification rule 8`,
+    covers: ['interface#signatures-8'],
     quote: 'An already in-flight request may still carry a signature made with the previous secret after rotation.',
   },
 };
@@ -45,6 +53,7 @@ export const VERIFICATION_RULES: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7 | 8, 
 /** "Errors": the receiver row. */
 export const REJECT_BEFORE_HANDLING: SpecRule = {
   source: `${INTERFACE} § Errors (webhook receiver: signature invalid, or timestamp outside 300 seconds)`,
+  covers: ['interface#errors-receiver-reject'],
   quote: 'webhook receiver | signature invalid, or timestamp outside 300 seconds | the receiver rejects the event before handling',
 };
 
@@ -57,6 +66,7 @@ export const REJECT_WITH_NON_2XX: SpecRule = {
 /** "Webhook receiver (served by the merchant)". */
 export const ANSWER_2XX_AFTER_ACCEPTING: SpecRule = {
   source: `${INTERFACE} § Webhook receiver (served by the merchant)`,
+  covers: ['interface#receiver-2xx'],
   quote: 'The receiver answers any 2xx status only after durably accepting the event.',
 };
 
@@ -64,10 +74,12 @@ export const ANSWER_2XX_AFTER_ACCEPTING: SpecRule = {
 export const DELIVERY_RULES: Readonly<Record<1 | 3, SpecRule>> = {
   1: {
     source: `${INTERFACE} § Delivery rules, rule 1`,
+    covers: ['interface#delivery-1'],
     quote: 'The request timeout is 10 seconds. A non-2xx response, a redirect, a network failure or a timeout counts as unsuccessful.',
   },
   3: {
     source: `${INTERFACE} § Delivery rules, rule 3`,
+    covers: ['interface#delivery-3'],
     quote: 'Delivery can repeat or arrive out of order, including after a timeout when the receiver did process the first attempt. The receiver must handle duplicates by event id.',
   },
 };
@@ -75,5 +87,6 @@ export const DELIVERY_RULES: Readonly<Record<1 | 3, SpecRule>> = {
 /** "Request headers on each webhook delivery". */
 export const EVENT_ID_HEADER_RULE: SpecRule = {
   source: `${INTERFACE} § Request headers on each webhook delivery`,
+  covers: ['interface#signatures-7'],
   quote: 'Service-Event-Id | equals the id of the JSON body',
 };

@@ -6,6 +6,7 @@ import { UsageError, integerOption, optionalString, urlOption } from '../core/ta
 import type { OptionValues, Target } from '../core/target.ts';
 import { MIN_SECRET_BYTES, secretByteLength } from '../../signing/signature.ts';
 import { TOLERANCE_SECONDS, receiverChecks } from './checks.ts';
+import { RECEIVER_CATALOGUE } from '../core/coverage.ts';
 import type { ChannelEndpoints } from './checks.ts';
 
 /** The server of the AsyncAPI document whose channel gets the callback options. */
@@ -31,7 +32,10 @@ a fresh t, User-Agent, compact JSON body. The documented examples and seeded var
 (values drawn within the schemas) must get a 2xx; the same event delivered twice must get a
 2xx both times; requests that break a verification rule (a body changed after signing,
 another secret, t more than ${TOLERANCE_SECONDS} s away, a malformed or missing signature, an event id header
-that is not the body id) must not.
+that is not the body id) must not. Each verification rule is also checked to the letter: bodies
+in other valid JSON forms signed over their exact bytes, the whole digest (not a prefix, no
+extra characters), t exactly ${TOLERANCE_SECONDS} s away, createdAt against t, event ids compared exactly,
+header names in any case. The summary ends with the rules the run covered.
 
 A secret can be given as env:NAME to read it from the environment variable NAME (keeps it out
 of the shell history). Secrets are never printed. The timestamp checks assume the receiver's
@@ -119,6 +123,7 @@ clock is within a few seconds of this machine's.`,
           ...(deps.now ? { now: deps.now } : {}),
         }),
         notes,
+        catalogue: RECEIVER_CATALOGUE,
       };
     },
   };

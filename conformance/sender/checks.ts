@@ -25,13 +25,16 @@ import {
   DISABLED_RULE,
   FRESH_T_RULE,
   HEADERS_RULE,
+  MANUAL_RETRY_RULE,
   PAYLOAD_RULE,
   REDIRECT_RULE,
   RETRY_RULE,
   SIGNATURE_RULE,
+  SURPLUS_RULE,
   TEN_ATTEMPTS_RULE,
   TEST_WEBHOOK_RULE,
   TIMEOUT_RULE,
+  VERSION_RULE,
 } from './rules.ts';
 import { StepFailed } from './session.ts';
 import type { Endpoint, SenderSession } from './session.ts';
@@ -345,6 +348,19 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     return pass();
   });
 
+  // ---- only a 2xx counts: a 4xx is unsuccessful too ------------------------------------------------
+  const clientError = scenario('client-error', firstFailsThen200(answer(410)), async (path, signal) => {
+    await receiver.until(() => attemptsOf(path).length >= 2, o.waitMs, signal);
+  });
+  add('retry.after-4xx', 'delivery rules', 'a 410 answer counts as unsuccessful (only a 2xx delivers): the delivery is retried', [RETRY_RULE], async () => {
+    const { path, evidence } = await clientError();
+    const attempts = attemptsOf(path);
+    const shown = [...evidence, ...attempts.map((r, i) => asExchange(r, `attempt ${i + 1}`))];
+    if (attempts.length === 0) return fail(`no delivery arrived within ${o.waitMs / 1000} s of creating an order`, RETRY_RULE, shown);
+    if (attempts.length < 2) return fail(`the first attempt was answered 410 and no second attempt arrived within ${o.waitMs / 1000} s: a non-2xx answer is unsuccessful and retried`, RETRY_RULE, shown);
+    return pass();
+  });
+
   // ---- redirects are not followed -----------------------------------------------------------------
   const targetPath = session.path('redirect-target');
   receiver.route(targetPath, answer(200));
@@ -414,6 +430,99 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     }
     const gaps = attempts.slice(1).map((r, i) => Math.round(r.receivedMono - attempts[i]!.receivedMono));
     return pass([`ten attempts, gaps ${gaps.join(', ')} ms; no eleventh`]);
+  });
+
+  // ---- a manual retry of the failed delivery: the original event id and payload --------------------
+  const manualPath = session.path('manual-retry');
+  receiver.route(manualPath, answer(200));
+  add('retry.manual-same-event', 'delivery rules', 'Retry webhook of the failed delivery sends the original event id and payload to the current endpoint', [MANUAL_RETRY_RULE], async () => {
+    const { path } = await tenAttempts();
+    const attempts = attemptsOf(path);
+    if (attempts.length < MAX_ATTEMPTS) {
+      return skip(`needs a failed delivery (ten unsuccessful attempts); only ${attempts.length} arrived within --attempts-window-ms (see ${TARGET}.attempts.at-most-ten)`);
+    }
+    const first = attempts[0]!;
+    const eventId = eventIdOf(first) ?? '';
+    const evidence: Exchange[] = [];
+    const signal = new AbortController().signal;
+    let delivery = await session.findDelivery(eventId, evidence, signal);
+    for (let i = 0; delivery.state !== 'failed' && i < Math.ceil(o.waitMs / 500); i++) {
+      await SuiteReceiver.sleep(500, signal);
+      delivery = await session.findDelivery(eventId, [], signal);
+    }
+    if (delivery.state !== 'failed') return fail(`after ten unsuccessful attempts the delivery of ${eventId} reads ${delivery.state}, not failed`, TEN_ATTEMPTS_RULE, evidence);
+    await session.pointTo('manual-retry', evidence, signal);
+    await session.retryDelivery(delivery.id, evidence, signal);
+    await receiver.until(() => receiver.at(manualPath).length > 0, o.waitMs, signal);
+    const got = receiver.at(manualPath);
+    const shown = [...evidence, asExchange(first, 'attempt 1 of the first cycle'), ...got.map((r, i) => asExchange(r, `after the manual retry ${i + 1}`))];
+    if (got.length === 0) return fail(`the retried delivery did not arrive at the endpoint's current URL within ${o.waitMs / 1000} s`, MANUAL_RETRY_RULE, shown);
+    const again = got[0]!;
+    if (eventIdOf(again) !== eventId) return fail(`the manual retry carries Service-Event-Id ${eventIdOf(again)}, not the original ${eventId}`, MANUAL_RETRY_RULE, shown);
+    if (!again.body.equals(first.body)) return fail('the manual retry carries another payload than the original delivery', MANUAL_RETRY_RULE, shown);
+    const problems = signatureProblems(again, (await endpoint()).secret);
+    if (problems.length > 0) return fail(`the manual retry: ${problems.join('; ')}`, SIGNATURE_RULE, shown);
+    return pass();
+  });
+
+  // ---- a URL edit: the pending delivery of the old version goes nowhere -----------------------------
+  const oldPath = session.path('version-old');
+  const newPath = session.path('version-new');
+  // Each attempt at the old URL is held a moment, then refused: the edit lands while the first is in flight.
+  receiver.route(oldPath, (r, res) => void setTimeout(() => answer(500)(r, res), 1_500));
+  receiver.route(newPath, answer(200));
+  add('version.url-edit', 'delivery rules', "after a URL edit, the old version's pending delivery is neither retried nor sent to the new URL; new events go to the new URL", [VERSION_RULE], async () => {
+    await endpoint();
+    const evidence: Exchange[] = [];
+    const signal = new AbortController().signal;
+    await session.pointTo('version-old', evidence, signal);
+    await session.createOrder(evidence, signal);
+    if (!(await receiver.until(() => receiver.at(oldPath).length > 0, o.waitMs, signal))) {
+      return fail(`no delivery arrived within ${o.waitMs / 1000} s of creating an order`, VERSION_RULE, evidence);
+    }
+    const oldEvent = eventIdOf(receiver.at(oldPath)[0]!);
+    await session.pointTo('version-new', evidence, signal);
+    const seenAtEdit = receiver.at(oldPath).length;
+    // Let the held attempt be refused first: the old delivery is then pending a retry while the
+    // new version receives its first event.
+    await SuiteReceiver.sleep(2_000, signal);
+    const next = await session.createOrder(evidence, signal);
+    await receiver.until(() => receiver.at(newPath).some((r) => (parseBody(r) as { data?: { orderId?: unknown } } | undefined)?.data?.orderId === next.orderId), o.waitMs, signal);
+    await SuiteReceiver.sleep(o.quietMs, signal);
+    const shown = [...evidence, ...receiver.at(oldPath).map((r, i) => asExchange(r, `old URL ${i + 1}`)), ...receiver.at(newPath).map((r, i) => asExchange(r, `new URL ${i + 1}`))];
+    const leaked = receiver.at(newPath).filter((r) => eventIdOf(r) === oldEvent);
+    if (leaked.length > 0) return fail(`the old version's delivery (event ${oldEvent}) was sent to the new URL ${leaked.length} time(s)`, VERSION_RULE, shown);
+    const later = receiver.at(oldPath).length - seenAtEdit;
+    if (later > 0) return fail(`the old version's delivery was tried ${later} more time(s) at the old URL after the edit; it must become disabled`, VERSION_RULE, shown);
+    if (!receiver.at(newPath).some((r) => (parseBody(r) as { data?: { orderId?: unknown } } | undefined)?.data?.orderId === next.orderId)) {
+      return fail(`an event created after the edit did not arrive at the new URL within ${o.waitMs / 1000} s`, VERSION_RULE, shown);
+    }
+    return pass([`the old event ${oldEvent} arrived ${seenAtEdit} time(s) before the edit and never after`]);
+  });
+
+  // ---- a surplus after paid: no further webhook --------------------------------------------------
+  const surplusPath = session.path('surplus');
+  receiver.route(surplusPath, answer(200));
+  add('surplus.no-webhook', 'delivery rules', 'a surplus deposit after order.paid updates the order without another webhook', [SURPLUS_RULE], async () => {
+    await endpoint();
+    const evidence: Exchange[] = [];
+    const signal = new AbortController().signal;
+    await session.pointTo('surplus', evidence, signal);
+    const order = await session.createOrder(evidence, signal);
+    await session.payOrder(order, evidence, signal);
+    const ofOrder = (): Received[] => receiver.at(surplusPath).filter((r) => (parseBody(r) as { data?: { orderId?: unknown } } | undefined)?.data?.orderId === order.orderId);
+    const typeOf = (r: Received): unknown => (parseBody(r) as { type?: unknown } | undefined)?.type;
+    if (!(await receiver.until(() => ofOrder().some((r) => typeOf(r) === 'order.paid'), o.waitMs, signal))) {
+      return fail(`no order.paid delivery arrived within ${o.waitMs / 1000} s of paying the order`, SURPLUS_RULE, evidence);
+    }
+    const before = new Set(ofOrder().map(eventIdOf));
+    await session.deposit(order.orderId, '1', evidence, signal);
+    await SuiteReceiver.sleep(o.quietMs, signal);
+    const extra = ofOrder().filter((r) => !before.has(eventIdOf(r)));
+    if (extra.length > 0) {
+      return fail(`after the surplus deposit ${extra.length} more webhook(s) arrived for the paid order (${extra.map(typeOf).join(', ')})`, SURPLUS_RULE, [...evidence, ...extra.map((r) => asExchange(r, 'unexpected delivery'))]);
+    }
+    return pass();
   });
 
   // ---- nothing after the endpoint is disabled -----------------------------------------------------

@@ -161,6 +161,32 @@ export class SenderSession {
     await this.#call('markSandboxOrderForReview', this.#key(), (p) => ({ ...p, path: { orderId } }), 'mark the order for review (sandbox)', evidence, signal);
   }
 
+  /** A verified deposit of `amountBaseUnits` on an order (a surplus once it is paid). */
+  async deposit(orderId: string, amountBaseUnits: string, evidence: Exchange[], signal?: AbortSignal): Promise<void> {
+    await this.#call(
+      'createSandboxDeposit',
+      this.#key(),
+      (p) => ({ ...p, path: { orderId }, body: { ...(p.body as Json), amountBaseUnits, verified: true } }),
+      `deposit ${amountBaseUnits} more (sandbox)`,
+      evidence,
+      signal,
+    );
+  }
+
+  /** The delivery of an event, found by its event id (the activity search). */
+  async findDelivery(eventId: string, evidence: Exchange[], signal?: AbortSignal): Promise<{ id: string; state: string }> {
+    const res = await this.#call('listDeliveries', this.#member(), (p) => ({ ...p, query: { q: eventId } }), `find the delivery of event ${eventId}`, evidence, signal);
+    const data = Array.isArray((res.json as Json).data) ? ((res.json as Json).data as unknown[]) : [];
+    const found = data.find((d): d is Json => isObj(d) && d.eventId === eventId);
+    if (!found) throw new StepFailed(`the activity search for event ${eventId} found no delivery`, evidence);
+    return { id: String(found.id), state: String(found.state) };
+  }
+
+  /** Retry webhook (a failed delivery): a new cycle to the current endpoint. */
+  async retryDelivery(deliveryId: string, evidence: Exchange[], signal?: AbortSignal): Promise<void> {
+    await this.#call('retryDelivery', this.#member(), (p) => ({ ...p, path: { deliveryId } }), 'retry the failed delivery', evidence, signal);
+  }
+
   /** webhook.test; returns its event id. */
   async sendTest(evidence: Exchange[], signal?: AbortSignal): Promise<string> {
     const id = this.#endpointId();

@@ -11,6 +11,7 @@ import { credentialOption } from '../api/options.ts';
 import { subSeed } from '../receiver/events.ts';
 import { MIN_SECRET_BYTES, secretByteLength } from '../../signing/signature.ts';
 import { senderChecks } from './checks.ts';
+import { SENDER_CATALOGUE } from '../core/coverage.ts';
 import { SuiteReceiver } from './receiver.ts';
 import { SenderSession } from './session.ts';
 
@@ -117,6 +118,7 @@ Secrets and tokens can be given as env:NAME.`,
           ...(values['skip-slow'] === true ? ['--skip-slow: the 10 s timeout check is skipped'] : []),
         ],
         close: () => receiver.close(),
+        catalogue: SENDER_CATALOGUE,
       };
     },
   };

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createServiceAccount } from '../../server/domain/admin.ts';
+import { createApiKey, createServiceAccount } from '../../server/domain/admin.ts';
 import type { TestServer, TestTenant } from '../../server/testing/harness.ts';
 import type { CheckResult, CheckStatus } from '../core/check.ts';
 import { runCli } from '../core/cli.ts';
@@ -70,6 +70,7 @@ export const REFUND_EMAIL = 'refunds@merchant.example';
 /** Arguments of the api target for tenant `a` of the bundled server (`b` for the isolation checks). */
 export async function apiArgs(server: TestServer, a: TestTenant, b: TestTenant, webhookUrl: string, seed = 20261122): Promise<string[]> {
   await createServiceAccount(server.services, { tenantId: a.tenantId, email: REFUND_EMAIL });
+  const limited = await createApiKey(server.services, { tenantId: a.tenantId, environment: 'test', permissions: [], label: 'conformance: no permission' });
   return [
     'api',
     '--base-url', server.url,
@@ -80,6 +81,8 @@ export async function apiArgs(server: TestServer, a: TestTenant, b: TestTenant, 
     '--other-api-key', b.apiKey,
     '--other-api-hash', b.apiHash,
     '--other-tenant-id', b.tenantId,
+    '--limited-api-key', limited.apiKey,
+    '--limited-api-hash', limited.apiHash,
     '--refund-email', REFUND_EMAIL,
     '--webhook-url', webhookUrl,
     '--seed', String(seed),

@@ -11,6 +11,17 @@ import * as retriesPastTen from './retries-past-ten.ts';
 import * as signsWithoutTimestamp from './signs-without-timestamp.ts';
 import * as status200For201 from './status-200-for-201.ts';
 import * as tenantLeak from './tenant-leak.ts';
+import * as anyMediaType from './any-media-type.ts';
+import * as notifyUrlUnchecked from './notify-url-unchecked.ts';
+import * as overdrawsWallet from './overdraws-wallet.ts';
+import * as permissionCachedPerRoute from './permission-cached-per-route.ts';
+import * as refundsToAnyone from './refunds-to-anyone.ts';
+import * as revokesTwice from './revokes-twice.ts';
+import * as tenantHeaderOptional from './tenant-header-optional.ts';
+import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
+import * as oldVersionToNewUrl from './old-version-to-new-url.ts';
+import * as refreshesCreatedAt from './refreshes-created-at.ts';
+import * as clientErrorsDelivered from './client-errors-delivered.ts';
 
 export interface ServerMutant {
   name: string;
@@ -19,6 +30,8 @@ export interface ServerMutant {
   build: (services: Services, config: Config) => BuiltApp;
   /** Check ids that must fail against this mutant. */
   mustFail: string[];
+  /** When given, every failed check id must match it: the defect is caught by its own checks, not by chance elsewhere. */
+  failsOnly?: RegExp;
 }
 
 export const SERVER_MUTANTS: readonly ServerMutant[] = [
@@ -44,6 +57,62 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['api.createPayout.auth.missing-hash', 'api.listUserTransactions.auth.missing-hash', 'api.getOrder.auth.missing-hash', 'api.createSandboxPayment.auth.missing-hash'],
   },
   {
+    name: 'tenant-header-optional',
+    defect: 'GET /transactions without the required x-tenant-id answers as if it were the key\'s tenant',
+    target: 'api',
+    build: tenantHeaderOptional.build,
+    mustFail: ['api.rules.tenant-header-required'],
+    failsOnly: /^api\.rules\.tenant-header-required$/,
+  },
+  {
+    name: 'permission-cached-per-route',
+    defect: 'GET /transactions/users lets a key without transactions_read through once another key was allowed',
+    target: 'api',
+    build: permissionCachedPerRoute.build,
+    mustFail: ['api.listUserTransactions.auth.permission-denied'],
+    failsOnly: /^api\.listUserTransactions\.auth\.permission-denied$/,
+  },
+  {
+    name: 'overdraws-wallet',
+    defect: 'a payout the wallet cannot cover is created (the wallet topped up) instead of 422 insufficient-funds',
+    target: 'api',
+    build: overdrawsWallet.build,
+    mustFail: ['api.rules.insufficient-funds'],
+    failsOnly: /^api\.rules\.insufficient-funds$/,
+  },
+  {
+    name: 'notify-url-unchecked',
+    defect: 'a payout whose notifyUrl breaks a destination rule is created with the URL dropped',
+    target: 'api',
+    build: notifyUrlUnchecked.build,
+    mustFail: ['api.rules.notify-url-destination'],
+    failsOnly: /^api\.rules\.notify-url-destination$/,
+  },
+  {
+    name: 'any-media-type',
+    defect: 'parses request bodies as JSON whatever their Content-Type (no 415)',
+    target: 'api',
+    build: anyMediaType.build,
+    mustFail: ['api.createPayout.body.not-json', 'api.refundPayment.body.not-json', 'api.createOrder.body.not-json', 'api.createWebhookEndpoint.body.not-json'],
+    failsOnly: /^api\.[A-Za-z]+\.body\.not-json$/,
+  },
+  {
+    name: 'revokes-twice',
+    defect: 'revoking a revoked staking payout answers 200 again instead of 409 not-revocable',
+    target: 'api',
+    build: revokesTwice.build,
+    mustFail: ['api.rules.revoke-not-active'],
+    failsOnly: /^api\.rules\.revoke-not-active$/,
+  },
+  {
+    name: 'refunds-to-anyone',
+    defect: 'a refund to an unknown service account e-mail is answered 200 refunded instead of 422',
+    target: 'api',
+    build: refundsToAnyone.build,
+    mustFail: ['api.rules.refund-unknown-account'],
+    failsOnly: /^api\.rules\.refund-unknown-account$/,
+  },
+  {
     name: 'signs-without-timestamp',
     defect: 'signs webhooks with HMAC over the body alone, without `<t>.`',
     target: 'sender',
@@ -63,5 +132,38 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     target: 'sender',
     build: retriesPastTen.build,
     mustFail: ['sender.attempts.at-most-ten'],
+  },
+  {
+    name: 'new-event-id-on-manual-retry',
+    defect: 'a manual retry of a failed delivery is sent with a new event id',
+    target: 'sender',
+    build: newEventIdOnManualRetry.build,
+    mustFail: ['sender.retry.manual-same-event'],
+    failsOnly: /^sender\.retry\.manual-same-event$/,
+  },
+  {
+    name: 'client-errors-delivered',
+    defect: 'a 4xx answer counts as delivered (never retried)',
+    target: 'sender',
+    build: clientErrorsDelivered.build,
+    mustFail: ['sender.retry.after-4xx'],
+    failsOnly: /^sender\.retry\.after-4xx$/,
+  },
+  {
+    name: 'refreshes-created-at',
+    defect: 'each retry re-renders the event with a new createdAt (the body changes between attempts)',
+    target: 'sender',
+    build: refreshesCreatedAt.build,
+    mustFail: ['sender.retry.after-failure'],
+    // The manual retry of the failed delivery is a retry too: its body changed as well.
+    failsOnly: /^sender\.retry\.(after-failure|manual-same-event)$/,
+  },
+  {
+    name: 'old-version-to-new-url',
+    defect: "a delivery left pending by a URL edit is sent to the new URL",
+    target: 'sender',
+    build: oldVersionToNewUrl.build,
+    mustFail: ['sender.version.url-edit'],
+    failsOnly: /^sender\.version\.url-edit$/,
   },
 ];

@@ -1,0 +1,50 @@
+// The seam of the delivery mutants: the real app with an injected Sender that wraps the real
+// one, and the signing secret of the request at hand. The delivery worker opens the endpoint's
+// sealed secret and sends in the same synchronous step (server/webhooks/delivery/worker.ts), so
+// a SecretBox that remembers the last secret it opened gives exactly that secret.
+import { createHmac } from 'node:crypto';
+import type { Config } from '../../../server/config.ts';
+import type { Services } from '../../../server/domain/context.ts';
+import type { SecretBox } from '../../../server/domain/secrets.ts';
+import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
+import { createSender } from '../../../server/webhooks/delivery/sender.ts';
+import type { SendOutcome, SendRequest } from '../../../server/webhooks/delivery/sender.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../../client/webhooks/signature.ts';
+
+export type Send = (req: SendRequest) => Promise<SendOutcome>;
+
+export function withSender(services: Services, config: Config, wrap: (real: Send, secret: () => string | null) => Send): BuiltApp {
+  let lastOpened: string | null = null;
+  const secrets: SecretBox = {
+    seal: (plain) => services.secrets.seal(plain),
+    open: (sealed) => (lastOpened = services.secrets.open(sealed)),
+  };
+  return buildApp({ ...services, secrets }, config, {
+    delivery: {
+      sender: (opts) => {
+        const real = createSender(opts);
+        const send = wrap((req) => real.send(req), () => lastOpened);
+        return { timeoutMs: real.timeoutMs, close: () => real.close(), send: (req) => send(req) };
+      },
+    },
+  });
+}
+
+/** The name under which `req` carries `header` (any case). */
+export function headerName(req: SendRequest, header: string): string | undefined {
+  return Object.keys(req.headers).find((h) => h.toLowerCase() === header.toLowerCase());
+}
+
+export function eventIdOf(req: SendRequest): string | undefined {
+  const name = headerName(req, EVENT_ID_HEADER);
+  return name === undefined ? undefined : req.headers[name];
+}
+
+/** `req` with another body (and event id), signed correctly with `secret` and a fresh t. */
+export function resigned(req: SendRequest, secret: string, body: string, eventId?: string): SendRequest {
+  const t = Math.floor(Date.now() / 1000);
+  const v1 = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.${body}`, 'utf8').digest('hex');
+  const headers = { ...req.headers, [headerName(req, SIGNATURE_HEADER) ?? SIGNATURE_HEADER]: `t=${t},v1=${v1}` };
+  if (eventId !== undefined) headers[headerName(req, EVENT_ID_HEADER) ?? EVENT_ID_HEADER] = eventId;
+  return { ...req, body, headers };
+}
