@@ -1,7 +1,6 @@
 // The check model shared by every conformance target (receiver, api, sender).
 //
 // A check enforces one rule of the contract against the implementation under test. Its
-import type { RuleCoverage } from './coverage.ts';
 
 // outcome is one of four statuses; a failure always carries evidence: what was sent, what
 // came back, and which rule that breaks, so a partner can act on the report alone.
@@ -158,4 +157,18 @@ export function totals(results: readonly CheckResult[]): Omit<GroupSummary, 'gro
 /** Whether the run passed: nothing failed (skipped and not implemented checks do not fail a run). */
 export function runPassed(report: Pick<RunReport, 'results'>): boolean {
   return report.results.every((r) => r.status !== 'failed');
+}
+
+/** How far a run reached one rule of a document (see coverage.ts). */
+export type CoverageStatus = 'covered' | 'not_reached' | 'no_check';
+
+export interface RuleCoverage {
+  id: string;
+  document: string;
+  rule: string;
+  status: CoverageStatus;
+  /** The checks that cover it, in run order. */
+  checks: string[];
+  /** Why it was not reached (skip reasons) or has no check. */
+  reasons: string[];
 }

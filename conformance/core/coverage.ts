@@ -4,7 +4,7 @@
 // entry is `covered` when a check covering it passed or failed, `not_reached` when every
 // such check was skipped (the reasons say why, e.g. --skip-slow), and `no_check` when the
 // suite has no check for it (the entry says why a black-box run cannot observe it).
-import type { CheckResult } from './check.ts';
+import type { CheckResult, CoverageStatus, RuleCoverage } from './check.ts';
 
 export interface CatalogueEntry {
   /** Stable id, e.g. `interface#signatures-4`. */
@@ -17,18 +17,7 @@ export interface CatalogueEntry {
   unobservable?: string;
 }
 
-export type CoverageStatus = 'covered' | 'not_reached' | 'no_check';
-
-export interface RuleCoverage {
-  id: string;
-  document: string;
-  rule: string;
-  status: CoverageStatus;
-  /** The checks that cover it, in run order. */
-  checks: string[];
-  /** Why it was not reached (skip reasons) or has no check. */
-  reasons: string[];
-}
+export type { CoverageStatus, RuleCoverage };
 
 const INTERFACE = 'payments-service-interface.md';
 const PRODUCT = 'PRODUCT.md';

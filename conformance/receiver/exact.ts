@@ -7,14 +7,14 @@ import { createHmac } from 'node:crypto';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
 import type { Check, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
 import { exchange } from '../core/http.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../client/webhooks/signature.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
 import { EventFactory } from './events.ts';
 import type { EventSample } from './events.ts';
 import { BODY_FORMS, applies, spell } from './forms.ts';
 import type { BodyForm } from './forms.ts';
 import { REJECT_BEFORE_HANDLING, REJECT_WITH_NON_2XX, VERIFICATION_RULES } from './rules.ts';
-import { acceptedOrFailure, article, hmacHex, rejectedOutcome } from './checks.ts';
-import type { ChannelEndpoints, Endpoint } from './checks.ts';
+import { acceptedOrFailure, article, hmacHex, rejectedOutcome } from './verdicts.ts';
+import type { ChannelEndpoints, Endpoint } from './verdicts.ts';
 
 const TARGET = 'receiver';
 const TOLERANCE_SECONDS = 300;

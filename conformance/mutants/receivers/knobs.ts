@@ -4,7 +4,7 @@
 // it wrong, to prove the check meant for that rule catches it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { parseSignatureHeader } from '../../../client/webhooks/signature.ts';
+import { parseSignatureHeader } from '../../../signing/signature.ts';
 import { listen, reply } from './serve.ts';
 import type { MutantOptions, RunningReceiver } from './serve.ts';
 

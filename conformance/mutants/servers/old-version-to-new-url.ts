@@ -5,7 +5,7 @@
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
 import type { BuiltApp } from '../../../server/api/index.ts';
-import type { SendRequest } from '../../../server/webhooks/delivery/sender.ts';
+import type { SendRequest } from '../../../server/delivery/sender.ts';
 import { eventIdOf, withSender } from './sender-seam.ts';
 
 const CYCLE = 10;

@@ -1,15 +1,15 @@
 // The seam of the delivery mutants: the real app with an injected Sender that wraps the real
 // one, and the signing secret of the request at hand. The delivery worker opens the endpoint's
-// sealed secret and sends in the same synchronous step (server/webhooks/delivery/worker.ts), so
+// sealed secret and sends in the same synchronous step (server/delivery/worker.ts), so
 // a SecretBox that remembers the last secret it opened gives exactly that secret.
 import { createHmac } from 'node:crypto';
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
 import type { SecretBox } from '../../../server/domain/secrets.ts';
 import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
-import { createSender } from '../../../server/webhooks/delivery/sender.ts';
-import type { SendOutcome, SendRequest } from '../../../server/webhooks/delivery/sender.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../../client/webhooks/signature.ts';
+import { createSender } from '../../../server/delivery/sender.ts';
+import type { SendOutcome, SendRequest } from '../../../server/delivery/sender.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../../signing/signature.ts';
 
 export type Send = (req: SendRequest) => Promise<SendOutcome>;
 
