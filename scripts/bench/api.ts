@@ -68,6 +68,7 @@ function run(name: string, opts: autocannon.Options, seconds = duration): Promis
   });
 }
 
+const nodeArgs = values.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] } : {};
 let seq = 0;
 const headersOf = (t: DemoTenant): Record<string, string> => ({ 'content-type': 'application/json', 'x-api-key': t.apiKey, 'x-api-hash': t.apiHash });
 const payoutBody = (): string => JSON.stringify({ thirdPartyId: `bench-${process.pid}-${seq++}`, userId: `user-${seq % 50}`, amount: 0.01 });
@@ -102,7 +103,6 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
     RATE_LIMIT_RPS: '0',
     VALIDATE_RESPONSES: 'false',
     LOG_LEVEL: 'warn',
-    ...(values.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${values.profile}` } : {}),
     ...(db ? { DATABASE_URL: db.url, SECRETS_KEY: Buffer.alloc(32, 7).toString('base64url') } : {}),
   };
   const rows: Row[] = [];
@@ -113,7 +113,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
     // --- payout and list, NODE_ENV=production
     {
       const env = { ...base, NODE_ENV: 'production' };
-      const server = await startServer({ env });
+      const server = await startServer({ env, ...nodeArgs });
       try {
         const tenant = await tenantOf(server, env);
         const headers = headersOf(tenant);
@@ -148,7 +148,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
     // --- orders: a loopback webhook endpoint, so NODE_ENV=test with insecure URLs allowed
     {
       const env = { ...base, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true' };
-      const server = await startServer({ env });
+      const server = await startServer({ env, ...nodeArgs });
       try {
         const tenant = await tenantOf(server, env);
         const headers = headersOf(tenant);
