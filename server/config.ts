@@ -18,6 +18,8 @@ export interface Config {
   validateResponses: boolean;
   /** Requests per second per credential (0 = no limit), per instance. */
   rateLimitPerSecond: number;
+  /** How long verified credentials are trusted without the store (0 = ask the store every time). */
+  authCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -36,8 +38,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const rateLimitPerSecond = Number(env.RATE_LIMIT_RPS ?? 1000);
   if (!Number.isFinite(rateLimitPerSecond) || rateLimitPerSecond < 0) throw new ConfigError(`RATE_LIMIT_RPS must be a number ≥ 0, not ${env.RATE_LIMIT_RPS}`);
+  const authCacheTtlMs = Number(env.AUTH_CACHE_TTL_MS ?? 5000);
+  if (!Number.isInteger(authCacheTtlMs) || authCacheTtlMs < 0 || authCacheTtlMs > 60_000) {
+    throw new ConfigError(`AUTH_CACHE_TTL_MS must be whole milliseconds from 0 to 60000, not ${env.AUTH_CACHE_TTL_MS}`);
+  }
   return {
     rateLimitPerSecond,
+    authCacheTtlMs,
     port,
     host: env.HOST ?? '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR ?? './data'),

@@ -5,6 +5,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from './config.ts';
+import { createAuthCaches } from './domain/auth.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import type { Services } from './domain/context.ts';
 import { createSecretBox } from './domain/secrets.ts';
@@ -47,9 +48,11 @@ export async function openStore(config: Config): Promise<{ store: Store; fresh: 
 export async function openServices(config: Config, log: Logger, opts: ServiceOptions = {}): Promise<{ services: Services; fresh: boolean }> {
   const { store, fresh } = await openStore(config);
   await store.migrate();
+  const clock = opts.clock ?? systemClock;
   const services: Services = {
     store,
-    clock: opts.clock ?? systemClock,
+    clock,
+    auth: createAuthCaches(clock, config.authCacheTtlMs),
     secrets: createSecretBox(await secretsKey(config)),
     destinations: createDestinationPolicy({ allowInsecure: config.allowInsecureUrls, nodeEnv: config.nodeEnv, ...(opts.resolve ? { resolve: opts.resolve } : {}) }),
     log,

@@ -2,6 +2,7 @@
 // destination policy and a logger. Built once at start (server/main.ts) and in tests.
 import type { Logger } from 'pino';
 import type { EnvironmentName, Store } from '../store/types.ts';
+import type { AuthCaches } from './auth.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './secrets.ts';
 import type { DestinationPolicy } from '../webhooks/destination/policy.ts';
@@ -12,6 +13,8 @@ export interface Services {
   secrets: SecretBox;
   destinations: DestinationPolicy;
   log: Logger;
+  /** Verified credentials for a few seconds (AUTH_CACHE_TTL_MS); absent: every request asks the store. */
+  auth?: AuthCaches;
 }
 
 /** The tenant environment a request acts in. Every read and write is scoped to it. */
