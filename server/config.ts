@@ -18,6 +18,8 @@ export interface Config {
   validateResponses: boolean;
   /** Requests per second per credential (0 = no limit), per instance. */
   rateLimitPerSecond: number;
+  /** PostgreSQL connections per instance (each open transaction or read holds one while it runs). */
+  databasePoolSize: number;
   /** How long verified credentials are trusted without the store (0 = ask the store every time). */
   authCacheTtlMs: number;
 }
@@ -42,8 +44,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(authCacheTtlMs) || authCacheTtlMs < 0 || authCacheTtlMs > 60_000) {
     throw new ConfigError(`AUTH_CACHE_TTL_MS must be whole milliseconds from 0 to 60000, not ${env.AUTH_CACHE_TTL_MS}`);
   }
+  const databasePoolSize = Number(env.DATABASE_POOL_SIZE ?? 20);
+  if (!Number.isInteger(databasePoolSize) || databasePoolSize < 2 || databasePoolSize > 500) {
+    throw new ConfigError(`DATABASE_POOL_SIZE must be a whole number from 2 to 500, not ${env.DATABASE_POOL_SIZE}`);
+  }
   return {
     rateLimitPerSecond,
+    databasePoolSize,
     authCacheTtlMs,
     port,
     host: env.HOST ?? '0.0.0.0',

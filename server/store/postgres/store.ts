@@ -28,7 +28,7 @@ import { transactionRepo } from './repos/transactions.ts';
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/database (any libpq-style URL node-postgres accepts). */
   connectionString: string;
-  /** Connections in this instance's pool (default 10). Each open transaction holds one. */
+  /** Connections in this instance's pool (default 20, DATABASE_POOL_SIZE). Each open transaction holds one. */
   poolSize?: number;
   log?: Logger;
 }
@@ -395,7 +395,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   const log = opts.log ?? pino({ name: 'postgres-store', level: 'warn' });
   const pool = new pg.Pool({
     connectionString: opts.connectionString,
-    max: opts.poolSize ?? 10,
+    max: opts.poolSize ?? 20,
     types: typeParsers,
     application_name: APPLICATION_NAME,
     // Fail a request rather than hang when the database is unreachable or the pool is starved.
