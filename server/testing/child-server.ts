@@ -41,7 +41,7 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Reuse a data folder (a restart); default a fresh one. */
   dataDir?: string;
-  /** Extra node flags, e.g. --cpu-prof (which NODE_OPTIONS does not accept). */
+  /** Extra node flags before the script (benchmarks pass --cpu-prof). */
   nodeArgs?: string[];
 }
 
