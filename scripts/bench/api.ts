@@ -12,6 +12,7 @@
 // server runs with NODE_ENV=test and WEBHOOK_ALLOW_INSECURE_URLS=true (the only difference:
 // the destination policy), and its delivery engine delivers to a loopback receiver meanwhile.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -50,20 +51,39 @@ http.createServer((req, res) => {
 
 type Replies = Record<string, { status: number; body: string }>;
 
-async function startEcho(replies: Replies): Promise<{ url: string; stop(): void }> {
+async function startEcho(replies: Replies): Promise<{ url: string; pid: number | undefined; stop(): void }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['-e', ECHO], { env: { ...process.env, PORT: String(port), REPLIES: JSON.stringify(replies) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => child.kill('SIGTERM') };
 }
 
-function run(name: string, opts: autocannon.Options, seconds = duration): Promise<Summary> {
+/** User + system CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
+function cpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One autocannon run. With `pid`, also the CPU time that process spent per request: on a
+ * machine shared with other work that is steadier than req/s, and its ratio between the
+ * server and the echo is what the throughput ratio would be with the cores to themselves.
+ */
+function run(name: string, opts: autocannon.Options, seconds = duration, pid?: number): Promise<Measured> {
+  const before = cpuSeconds(pid);
   return new Promise((resolve, reject) => {
     autocannon({ duration: seconds, connections, ...opts }, (err, result) => {
       if (err) return reject(err);
+      const after = cpuSeconds(pid);
       const s = summarise(name, result);
-      report(s);
-      resolve(s);
+      const cpuUs = before === null || after === null || s.requests === 0 ? null : Math.round(((after - before) * 1e6) / s.requests);
+      report(s, cpuUs);
+      resolve({ ...s, cpuUs });
     });
   });
 }
@@ -78,7 +98,12 @@ const post = (base: string, path: string, headers: Record<string, string>, body:
   requests: [{ method: 'POST', path, headers, setupRequest: (req) => ({ ...req, body: body() }) }],
 });
 const LIST = '/transactions/users?userId=user-listed&limit=20';
-const report = (s: Summary): void => console.error(`${s.name}: ${s.rps} req/s, ${s.errors} errors, ${s.non2xx} non-2xx`);
+interface Measured extends Summary {
+  /** CPU µs the measured process spent per request (server: the Node process only, not PostgreSQL). */
+  cpuUs: number | null;
+}
+const report = (s: Summary, cpuUs: number | null): void =>
+  console.error(`${s.name}: ${s.rps} req/s, p99 ${s.p99} ms, ${cpuUs ?? '?'} CPU µs/request, ${s.errors} errors, ${s.non2xx} non-2xx`);
 
 async function capture(url: string, init: RequestInit): Promise<{ status: number; body: string }> {
   const r = await fetch(url, init);
@@ -87,8 +112,8 @@ async function capture(url: string, init: RequestInit): Promise<{ status: number
 
 interface Row {
   what: string;
-  server: Summary;
-  floor: Summary;
+  server: Measured;
+  floor: Measured;
 }
 
 async function tenantOf(server: RunningServer, env: NodeJS.ProcessEnv): Promise<DemoTenant> {
@@ -131,12 +156,12 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
         if (items !== 20) throw new Error(`the list answered ${items} items, not 20`);
         const echo = await startEcho(replies);
         try {
-          const payout = await run(`${store} POST /transactions/payout`, post(server.url, '/transactions/payout', headers, payoutBody));
-          const payoutFloor = await run('echo POST (same reply)', post(echo.url, '/transactions/payout', headers, payoutBody));
+          const payout = await run(`${store} POST /transactions/payout`, post(server.url, '/transactions/payout', headers, payoutBody), duration, server.child.pid);
+          const payoutFloor = await run('echo POST (same reply)', post(echo.url, '/transactions/payout', headers, payoutBody), duration, echo.pid);
           rows.push({ what: 'POST /transactions/payout', server: payout, floor: payoutFloor });
           await run('warmup', { url: `${server.url}${LIST}`, headers }, 2);
-          const list = await run(`${store} GET /transactions/users (20)`, { url: `${server.url}${LIST}`, headers });
-          const listFloor = await run('echo GET (same bytes)', { url: `${echo.url}${LIST}`, headers });
+          const list = await run(`${store} GET /transactions/users (20)`, { url: `${server.url}${LIST}`, headers }, duration, server.child.pid);
+          const listFloor = await run('echo GET (same bytes)', { url: `${echo.url}${LIST}`, headers }, duration, echo.pid);
           rows.push({ what: 'GET /transactions/users (20 items)', server: list, floor: listFloor });
         } finally {
           echo.stop();
@@ -160,8 +185,8 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
         await run('warmup', post(server.url, '/v2/orders', headers, orderBody), 3);
         const echo = await startEcho(replies);
         try {
-          const orders = await run(`${store} POST /v2/orders`, post(server.url, '/v2/orders', headers, orderBody));
-          const floor = await run('echo POST (same reply)', post(echo.url, '/v2/orders', headers, orderBody));
+          const orders = await run(`${store} POST /v2/orders`, post(server.url, '/v2/orders', headers, orderBody), duration, server.child.pid);
+          const floor = await run('echo POST (same reply)', post(echo.url, '/v2/orders', headers, orderBody), duration, echo.pid);
           rows.push({ what: 'POST /v2/orders (order + event + delivery)', server: orders, floor });
         } finally {
           echo.stop();
@@ -183,19 +208,21 @@ const GOALS: Record<string, Record<'sqlite' | 'postgres', number>> = {
   'POST /v2/orders (order + event + delivery)': { sqlite: 0.3, postgres: 0.15 },
 };
 
+const cpuRatio = (r: Row): string => (r.server.cpuUs && r.floor.cpuUs ? (r.floor.cpuUs / r.server.cpuUs).toFixed(3) : '?');
+
 const results: Array<[string, Row[]]> = [];
 for (const store of stores) results.push([store, await benchStore(store)]);
 
 console.log(`\nbench:api on ${machine()}; autocannon, ${connections} connections, ${duration} s per run after a warm-up\n`);
 for (const [store, rows] of results) {
   console.log(`\n### ${store}\n`);
-  console.log('| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const ratio = r.server.rps / r.floor.rps;
     const goal = GOALS[r.what]![store as 'sqlite' | 'postgres'];
     console.log(
-      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} |`,
+      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${r.server.cpuUs ?? '?'} / ${r.floor.cpuUs ?? '?'} | ${cpuRatio(r)} |`,
     );
   }
 }
