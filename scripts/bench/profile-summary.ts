@@ -1,6 +1,7 @@
-// npx tsx scripts/bench/profile-summary.ts FILE.cpuprofile [N]: the top self-time functions of
-// a V8 CPU profile (node --cpu-prof, e.g. from bench:api --profile DIR), and the self time per
-// package or source folder, as percentages of the sampled time.
+// npx tsx scripts/bench/profile-summary.ts FILE.cpuprofile [N] [SKIP_S]: the top self-time
+// functions of a V8 CPU profile (node --cpu-prof, e.g. from bench:api --profile DIR), and the
+// self time per package or source folder, as percentages of the sampled time; SKIP_S seconds
+// at the start (start-up: module loading, schema compilation) are left out.
 import { readFileSync } from 'node:fs';
 
 interface Node {
@@ -8,11 +9,13 @@ interface Node {
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
 }
-const [file, n = '25'] = process.argv.slice(2);
+const [file, n = '25', skip = '0'] = process.argv.slice(2);
 if (!file) throw new Error('usage: profile-summary FILE.cpuprofile [N]');
-const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[] };
+const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
 const byNode = new Map<number, Node>(profile.nodes.map((x) => [x.id, x]));
-const total = profile.samples.length;
+let t = 0;
+const samples = profile.samples.filter((_, i) => (t += profile.timeDeltas[i] ?? 0) >= Number(skip) * 1e6);
+const total = samples.length;
 const fn = new Map<string, number>();
 const area = new Map<string, number>();
 const areaOf = (url: string): string => {
@@ -24,7 +27,7 @@ const areaOf = (url: string): string => {
   if (url.startsWith('node:')) return url.replace(/^node:internal\/([^/]+).*/, 'node:$1');
   return url;
 };
-for (const id of profile.samples) {
+for (const id of samples) {
   const node = byNode.get(id)!;
   const { functionName, url, lineNumber } = node.callFrame;
   const key = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|server|client)\//, '$1/')}:${lineNumber + 1}`;
