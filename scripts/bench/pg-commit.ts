@@ -61,7 +61,7 @@ try {
     await run('autocommit INSERT, synchronous_commit = off (NOT durable; for comparison)', 1, 1, ['SET synchronous_commit = off']),
   ];
   console.log(`\nbench:commit on ${machine()}; ${N} rows per run\n`);
-  console.log('| run | clients | rows per commit | rows/s | ms per commit per client |\n|---|---:|---:|---:|---:|');
+  console.log('| run | clients | rows per commit | rows/s | ms per row per client |\n|---|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
 } finally {
   await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
