@@ -21,6 +21,7 @@ import * as queue from './queue.ts';
 import { deliveryRepo } from './repos/deliveries.ts';
 import { endpointRepo } from './repos/endpoints.ts';
 import { eventRepo } from './repos/events.ts';
+import { OrderNumbers } from './order-numbers.ts';
 import { orderRepo } from './repos/orders.ts';
 import { tenantRepo } from './repos/tenants.ts';
 import { transactionRepo } from './repos/transactions.ts';
@@ -87,6 +88,8 @@ export class PostgresStore implements Store {
    * A separate pool, so that a transaction waiting for a number never waits for its own pool.
    */
   private readonly sequences: Conn;
+  /** Order numbers reserved in blocks on `sequences` (order-numbers.ts). */
+  private readonly orderNumbers: OrderNumbers;
   /** Repositories on the pool: each read is one statement, no BEGIN/COMMIT around it. */
   private readonly reads: ReadTx;
   private closed = false;
@@ -98,11 +101,12 @@ export class PostgresStore implements Store {
     private readonly sequencePool: pg.Pool,
   ) {
     this.sequences = new Conn(sequencePool);
+    this.orderNumbers = new OrderNumbers(this.sequences);
     const onPool = new Conn(pool);
     this.reads = {
       tenants: tenantRepo(onPool),
       transactions: transactionRepo(onPool),
-      orders: orderRepo(onPool, this.sequences),
+      orders: orderRepo(onPool, this.orderNumbers),
       events: eventRepo(onPool),
       endpoints: endpointRepo(onPool),
       deliveries: deliveryRepo(onPool, () => undefined),
@@ -218,7 +222,7 @@ export class PostgresStore implements Store {
     return {
       tenants: guard(tenantRepo(db), scope),
       transactions: guard(transactionRepo(db), scope),
-      orders: guard(orderRepo(db, this.sequences), scope),
+      orders: guard(orderRepo(db, this.orderNumbers), scope),
       events: guard(eventRepo(db), scope),
       endpoints: guard(endpointRepo(db), scope),
       deliveries: guard(
