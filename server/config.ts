@@ -26,6 +26,10 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Who may read /metrics: a bearer token on the main port, and/or a separate listener. */
   metrics: MetricsConfig;
+  /** PostgreSQL connections per instance (each open transaction or read holds one while it runs). */
+  databasePoolSize: number;
+  /** How long verified credentials are trusted without the store (0 = ask the store every time). */
+  authCacheTtlMs: number;
 }
 
 export interface MetricsConfig {
@@ -57,6 +61,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const rateLimitPerSecond = Number(env.RATE_LIMIT_RPS ?? 1000);
   if (!Number.isFinite(rateLimitPerSecond) || rateLimitPerSecond < 0) throw new ConfigError(`RATE_LIMIT_RPS must be a number ≥ 0, not ${env.RATE_LIMIT_RPS}`);
+  const authCacheTtlMs = Number(env.AUTH_CACHE_TTL_MS ?? 5000);
+  if (!Number.isInteger(authCacheTtlMs) || authCacheTtlMs < 0 || authCacheTtlMs > 60_000) {
+    throw new ConfigError(`AUTH_CACHE_TTL_MS must be whole milliseconds from 0 to 60000, not ${env.AUTH_CACHE_TTL_MS}`);
+  }
+  const databasePoolSize = Number(env.DATABASE_POOL_SIZE ?? 20);
+  if (!Number.isInteger(databasePoolSize) || databasePoolSize < 2 || databasePoolSize > 500) {
+    throw new ConfigError(`DATABASE_POOL_SIZE must be a whole number from 2 to 500, not ${env.DATABASE_POOL_SIZE}`);
+  }
   const databaseUrl = env.DATABASE_URL || null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
@@ -78,6 +90,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     rateLimitPerSecond,
     metrics: { token: metricsToken, port: metricsPort, host: env.METRICS_HOST ?? '127.0.0.1' },
+    databasePoolSize,
+    authCacheTtlMs,
     port,
     host: env.HOST ?? '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR ?? './data'),

@@ -5,6 +5,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from './config.ts';
+import { createAuthCaches } from './domain/auth.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import type { Services } from './domain/context.ts';
 import { createSecretBox } from './domain/secrets.ts';
@@ -40,7 +41,7 @@ export async function openStore(config: Config): Promise<{ store: Store; fresh: 
   if (config.databaseUrl) {
     // Loaded only when configured: a SQLite deployment never loads the PostgreSQL driver.
     const { openPostgresStore } = await import('./store/postgres/store.ts');
-    return { store: await openPostgresStore({ connectionString: config.databaseUrl }), fresh: false };
+    return { store: await openPostgresStore({ connectionString: config.databaseUrl, poolSize: config.databasePoolSize }), fresh: false };
   }
   await mkdir(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'payments.db');
@@ -64,5 +65,6 @@ export async function openServices(config: Config, log: Logger, opts: ServiceOpt
     await store.close().catch(() => undefined);
     throw err;
   }
-  return { services: { store, clock: opts.clock ?? systemClock, secrets, destinations, log }, fresh };
+  const clock = opts.clock ?? systemClock;
+  return { services: { store, clock, auth: createAuthCaches(clock, config.authCacheTtlMs), secrets, destinations, log }, fresh };
 }

@@ -1,78 +1,233 @@
-// npm run bench:api: POST /transactions/payout and GET /transactions/users on the real server
-// (SQLite store, production settings, rate limiter off), beside a bare node:http JSON echo
-// measured in the same run, with autocannon. Prints requests per second and p50/p99.
+// npm run bench:api [-- --store sqlite|postgres|both --duration S --connections N]: the real
+// server (child process, production settings: LOG_LEVEL=warn, VALIDATE_RESPONSES=false,
+// RATE_LIMIT_RPS=0) on each store, every row beside its floor measured in the same run with
+// the same load generator (autocannon): a bare node:http server that reads and parses the same
+// request and answers the same bytes the real server answered.
+//
+//   POST /transactions/payout  (a durable write: wallet debit + transaction)   ÷ echo
+//   GET  /transactions/users   (20 items)                                      ÷ echo of the same bytes
+//   POST /v2/orders            (order + event + delivery to an active endpoint) ÷ echo
+//
+// The orders row needs a webhook endpoint on loopback, which NODE_ENV=production refuses; that
+// server runs with NODE_ENV=test and WEBHOOK_ALLOW_INSECURE_URLS=true (the only difference:
+// the destination policy), and its delivery engine delivers to a loopback receiver meanwhile.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { freePort, machine, startServer, summarise, table, type Summary } from './lib.ts';
+import { createManagementClient } from '../../client/api.ts';
+import { freePort, machine, startServer, summarise, type DemoTenant, type RunningServer, type Summary } from './lib.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' } },
+  options: {
+    store: { type: 'string', default: 'both' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    // A folder for V8 CPU profiles of the server processes (node --cpu-prof), written at exit.
+    profile: { type: 'string' },
+  },
 });
 const duration = checkSettings('bench:api', () => positiveIntSetting('--duration', values.duration));
 const connections = checkSettings('bench:api', () => positiveIntSetting('--connections', values.connections));
+if (values.store !== 'both' && values.store !== 'sqlite' && values.store !== 'postgres') {
+  process.stderr.write(`bench:api: --store must be sqlite, postgres or both, not ${values.store}\n`);
+  process.exit(2);
+}
+const stores = values.store === 'both' ? (['sqlite', 'postgres'] as const) : ([values.store] as const);
 
+// The floor: parses a JSON request body like the server must, answers the captured bytes.
 const ECHO = `
 const http = require('node:http');
+const replies = JSON.parse(process.env.REPLIES);
 http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : {};
-    const out = JSON.stringify({ transactionId: 'txn_echo', thirdPartyId: body.thirdPartyId ?? null });
-    res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
-    res.end(out);
+    if (chunks.length) JSON.parse(Buffer.concat(chunks).toString());
+    const r = replies[req.method + ' ' + req.url.split('?')[0]] ?? { status: 404, body: '{}' };
+    res.writeHead(r.status, { 'content-type': 'application/json' });
+    res.end(r.body);
   });
 }).listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\\n'));
 `;
 
-async function startEcho(): Promise<{ url: string; stop(): void }> {
+type Replies = Record<string, { status: number; body: string }>;
+
+async function startEcho(replies: Replies): Promise<{ url: string; pid: number | undefined; stop(): void }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', ECHO], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', ECHO], { env: { ...process.env, PORT: String(port), REPLIES: JSON.stringify(replies) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => child.kill('SIGTERM') };
 }
 
-function run(name: string, opts: autocannon.Options): Promise<Summary> {
+/** User + system CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
+function cpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One autocannon run. With `pid`, also the CPU time that process spent per request: on a
+ * machine shared with other work that is steadier than req/s, and its ratio between the
+ * server and the echo is what the throughput ratio would be with the cores to themselves.
+ */
+function run(name: string, opts: autocannon.Options, seconds = duration, pid?: number): Promise<Measured> {
+  const before = cpuSeconds(pid);
   return new Promise((resolve, reject) => {
-    autocannon({ duration, connections, ...opts }, (err, result) => (err ? reject(err) : resolve(summarise(name, result))));
+    autocannon({ duration: seconds, connections, ...opts }, (err, result) => {
+      if (err) return reject(err);
+      const after = cpuSeconds(pid);
+      const s = summarise(name, result);
+      const cpuUs = before === null || after === null || s.requests === 0 ? null : Math.round(((after - before) * 1e6) / s.requests);
+      report(s, cpuUs);
+      resolve({ ...s, cpuUs });
+    });
   });
 }
 
-const server = await startServer({ env: { RATE_LIMIT_RPS: '0', VALIDATE_RESPONSES: 'false' } });
-if (!server.tenant) throw new Error('the server printed no demo tenant');
-const tenant = server.tenant;
-const echo = await startEcho();
-const headers = { 'content-type': 'application/json', 'x-api-key': tenant.apiKey, 'x-api-hash': tenant.apiHash };
+const nodeArgs = values.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] } : {};
 let seq = 0;
-const payoutRequest = (base: string): autocannon.Options => ({
+const headersOf = (t: DemoTenant): Record<string, string> => ({ 'content-type': 'application/json', 'x-api-key': t.apiKey, 'x-api-hash': t.apiHash });
+const payoutBody = (): string => JSON.stringify({ thirdPartyId: `bench-${process.pid}-${seq++}`, userId: `user-${seq % 50}`, amount: 0.01 });
+const orderBody = (): string => JSON.stringify({ merchantReference: `bench-${process.pid}-${seq++}`, amountMinor: 1999 });
+const post = (base: string, path: string, headers: Record<string, string>, body: () => string): autocannon.Options => ({
   url: base,
-  requests: [
-    {
-      method: 'POST',
-      path: '/transactions/payout',
-      headers,
-      setupRequest: (req) => ({ ...req, body: JSON.stringify({ thirdPartyId: `bench-${process.pid}-${seq++}`, userId: `user-${seq % 1000}`, amount: 0.01 }) }),
-    },
-  ],
+  requests: [{ method: 'POST', path, headers, setupRequest: (req) => ({ ...req, body: body() }) }],
 });
-const listRequest = (base: string): autocannon.Options => ({ url: `${base}/transactions/users?userId=user-7&limit=20`, headers });
+const LIST = '/transactions/users?userId=user-listed&limit=20';
+interface Measured extends Summary {
+  /** CPU µs the measured process spent per request (server: the Node process only, not PostgreSQL). */
+  cpuUs: number | null;
+}
+const report = (s: Summary, cpuUs: number | null): void =>
+  console.error(`${s.name}: ${s.rps} req/s, p99 ${s.p99} ms, ${cpuUs ?? '?'} CPU µs/request, ${s.errors} errors, ${s.non2xx} non-2xx`);
 
-try {
-  // Warm up both, then measure.
-  await run('warmup', { ...payoutRequest(server.url), duration: 2 });
-  const rows = [
-    await run('server POST /transactions/payout', payoutRequest(server.url)),
-    await run('echo   POST (bare node:http)', payoutRequest(echo.url)),
-    await run('server GET /transactions/users', listRequest(server.url)),
-    await run('echo   GET (bare node:http)', listRequest(echo.url)),
-  ];
-  console.log(`\nbench:api on ${machine()}; ${connections} connections, ${duration} s each\n`);
-  console.log(table(rows));
-  const [payout, echoPost, list, echoGet] = rows as [Summary, Summary, Summary, Summary];
-  console.log(`\nserver/echo throughput: payout ${(payout.rps / echoPost.rps).toFixed(2)}, list ${(list.rps / echoGet.rps).toFixed(2)}`);
-} finally {
-  echo.stop();
-  await server.stop();
+async function capture(url: string, init: RequestInit): Promise<{ status: number; body: string }> {
+  const r = await fetch(url, init);
+  return { status: r.status, body: await r.text() };
+}
+
+interface Row {
+  what: string;
+  server: Measured;
+  floor: Measured;
+}
+
+async function tenantOf(server: RunningServer, env: NodeJS.ProcessEnv): Promise<DemoTenant> {
+  if (server.tenant) return server.tenant;
+  const { createTenantViaAdmin } = await import('./admin.ts');
+  return createTenantViaAdmin(env);
+}
+
+async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
+  const db = store === 'postgres' ? await (await import('../../server/store/postgres/testing.ts')).createTestDatabase() : null;
+  const base = {
+    RATE_LIMIT_RPS: '0',
+    VALIDATE_RESPONSES: 'false',
+    LOG_LEVEL: 'warn',
+    ...(db ? { DATABASE_URL: db.url, SECRETS_KEY: Buffer.alloc(32, 7).toString('base64url') } : {}),
+  };
+  const rows: Row[] = [];
+  // A loopback receiver for the orders row's deliveries.
+  const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  try {
+    // --- payout and list, NODE_ENV=production
+    {
+      const env = { ...base, NODE_ENV: 'production' };
+      const server = await startServer({ env, ...nodeArgs });
+      try {
+        const tenant = await tenantOf(server, env);
+        const headers = headersOf(tenant);
+        const replies: Replies = {
+          'POST /transactions/payout': await capture(`${server.url}/transactions/payout`, { method: 'POST', headers, body: payoutBody() }),
+        };
+        // The listed user: 25 payouts, so that a page of 20 is full.
+        for (let i = 0; i < 25; i++) {
+          const r = await capture(`${server.url}/transactions/payout`, { method: 'POST', headers, body: JSON.stringify({ thirdPartyId: `list-${i}`, userId: 'user-listed', amount: 0.01 }) });
+          if (r.status !== 201) throw new Error(`payout: ${r.status} ${r.body}`);
+        }
+        await run('warmup', post(server.url, '/transactions/payout', headers, payoutBody), 3);
+        replies['GET /transactions/users'] = await capture(`${server.url}${LIST}`, { headers });
+        const items = (JSON.parse(replies['GET /transactions/users'].body) as unknown[]).length;
+        if (items !== 20) throw new Error(`the list answered ${items} items, not 20`);
+        const echo = await startEcho(replies);
+        try {
+          const payout = await run(`${store} POST /transactions/payout`, post(server.url, '/transactions/payout', headers, payoutBody), duration, server.child.pid);
+          const payoutFloor = await run('echo POST (same reply)', post(echo.url, '/transactions/payout', headers, payoutBody), duration, echo.pid);
+          rows.push({ what: 'POST /transactions/payout', server: payout, floor: payoutFloor });
+          await run('warmup', { url: `${server.url}${LIST}`, headers }, 2);
+          const list = await run(`${store} GET /transactions/users (20)`, { url: `${server.url}${LIST}`, headers }, duration, server.child.pid);
+          const listFloor = await run('echo GET (same bytes)', { url: `${echo.url}${LIST}`, headers }, duration, echo.pid);
+          rows.push({ what: 'GET /transactions/users (20 items)', server: list, floor: listFloor });
+        } finally {
+          echo.stop();
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+    // --- orders: a loopback webhook endpoint, so NODE_ENV=test with insecure URLs allowed
+    {
+      const env = { ...base, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true' };
+      const server = await startServer({ env, ...nodeArgs });
+      try {
+        const tenant = await tenantOf(server, env);
+        const headers = headersOf(tenant);
+        const management = createManagementClient({ baseUrl: server.url, memberToken: tenant.memberToken });
+        const endpoint = await management.POST('/v2/webhooks/endpoints', { body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks` } });
+        if (endpoint.response.status !== 201) throw new Error(`endpoint: ${endpoint.response.status}`);
+        const replies: Replies = { 'POST /v2/orders': await capture(`${server.url}/v2/orders`, { method: 'POST', headers, body: orderBody() }) };
+        if (replies['POST /v2/orders']!.status !== 201) throw new Error(`order: ${replies['POST /v2/orders']!.body}`);
+        await run('warmup', post(server.url, '/v2/orders', headers, orderBody), 3);
+        const echo = await startEcho(replies);
+        try {
+          const orders = await run(`${store} POST /v2/orders`, post(server.url, '/v2/orders', headers, orderBody), duration, server.child.pid);
+          const floor = await run('echo POST (same reply)', post(echo.url, '/v2/orders', headers, orderBody), duration, echo.pid);
+          rows.push({ what: 'POST /v2/orders (order + event + delivery)', server: orders, floor });
+        } finally {
+          echo.stop();
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    receiver.close();
+    await db?.drop();
+  }
+  return rows;
+}
+
+const GOALS: Record<string, Record<'sqlite' | 'postgres', number>> = {
+  'POST /transactions/payout': { sqlite: 0.35, postgres: 0.2 },
+  'GET /transactions/users (20 items)': { sqlite: 0.5, postgres: 0.35 },
+  'POST /v2/orders (order + event + delivery)': { sqlite: 0.3, postgres: 0.15 },
+};
+
+const cpuRatio = (r: Row): string => (r.server.cpuUs && r.floor.cpuUs ? (r.floor.cpuUs / r.server.cpuUs).toFixed(3) : '?');
+
+const results: Array<[string, Row[]]> = [];
+for (const store of stores) results.push([store, await benchStore(store)]);
+
+console.log(`\nbench:api on ${machine()}; autocannon, ${connections} connections, ${duration} s per run after a warm-up\n`);
+for (const [store, rows] of results) {
+  console.log(`\n### ${store}\n`);
+  console.log('| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    const ratio = r.server.rps / r.floor.rps;
+    const goal = GOALS[r.what]![store as 'sqlite' | 'postgres'];
+    console.log(
+      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${r.server.cpuUs ?? '?'} / ${r.floor.cpuUs ?? '?'} | ${cpuRatio(r)} |`,
+    );
+  }
 }

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { createApiKey, createMember, createServiceAccount, createTenant, setMemberActive } from '../domain/admin.ts';
+import { createApiKey, createMember, createServiceAccount, createTenant, revokeApiKey, setMemberActive } from '../domain/admin.ts';
 import { isAppError } from '../domain/errors.ts';
 import { openServices } from '../services.ts';
 import { MEMBER_ROLES } from '../../generated/vocabulary.ts';
@@ -47,6 +47,15 @@ const commands: Record<string, Command> = {
         }),
       );
     },
+  },
+  'key revoke': {
+    usage: 'key revoke --tenant ID --key KEY',
+    options: {
+      tenant: { type: 'string', description: 'tenant id', required: true },
+      key: { type: 'string', description: 'the API key (x-api-key value) to revoke', required: true },
+    },
+    // Running instances refuse the key within AUTH_CACHE_TTL_MS (their cache of verified credentials).
+    run: (v) => withServices((s) => revokeApiKey(s, { tenantId: String(v.tenant), apiKey: String(v.key) })),
   },
   'member create': {
     usage: 'member create --tenant ID --email EMAIL --role administrator|developer|viewer [--inactive]',

@@ -118,6 +118,8 @@ export interface ValidatedRequest {
 
 export interface CompiledOperation {
   spec: OperationSpec;
+  /** The header parameters the operation declares, lowercase: the only headers validateRequest reads. */
+  headerNames: readonly string[];
   /** Validates (and coerces parameters of) a request; returns the issues, empty when valid. */
   validateRequest(input: RequestInput): { value: ValidatedRequest; issues: FieldIssue[] };
   /** Validates a response against the documented status and schema; returns the problems. */
@@ -147,15 +149,23 @@ export function compileOperation(spec: OperationSpec): CompiledOperation {
     spec.responses.map((r) => [r.status, r.schema ? responseAjv.compile(r.schema) : null]),
   );
 
+  // Everything a request's validation needs is derived here, once per operation.
+  const declaredQuery = new Set(spec.parameters.filter((p) => p.in === 'query').map((p) => p.name));
+  const headerNames = spec.parameters.filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
+  const declaredHeaders = new Set(headerNames);
+  const pick = (from: Record<string, string>, keep: ReadonlySet<string>, lower: boolean): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    if (keep.size === 0) return out;
+    for (const k in from) if (keep.has(lower ? k.toLowerCase() : k)) out[k] = from[k];
+    return out;
+  };
+
   return {
     spec,
+    headerNames,
     validateRequest(input) {
       const issues: FieldIssue[] = [];
-      const value: ValidatedRequest = { path: { ...input.path }, query: {}, headers: {}, body: input.body };
-      const declaredQuery = new Set(spec.parameters.filter((p) => p.in === 'query').map((p) => p.name));
-      value.query = Object.fromEntries(Object.entries(input.query).filter(([k]) => declaredQuery.has(k)));
-      const declaredHeaders = new Set(spec.parameters.filter((p) => p.in === 'header').map((p) => p.name.toLowerCase()));
-      value.headers = Object.fromEntries(Object.entries(input.headers).filter(([k]) => declaredHeaders.has(k.toLowerCase())));
+      const value: ValidatedRequest = { path: { ...input.path }, query: pick(input.query, declaredQuery, false), headers: pick(input.headers, declaredHeaders, true), body: input.body };
       for (const [where, validate] of validators) {
         const target = value[where as 'path' | 'query' | 'headers'];
         if (!validate(target)) issues.push(...toFieldIssues(validate.errors, `/${where === 'headers' ? 'header' : where}`));

@@ -2,6 +2,7 @@
 // accounts. Secrets are returned once, here, and stored only hashed or sealed.
 import { generateSecret } from '../../signing/signature.ts';
 import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from './model.ts';
+import { forgetCredential } from './auth.ts';
 import type { Services } from './context.ts';
 import { AppError } from './errors.ts';
 import { newEnvironmentId, newId, newMemberId, newServiceAccountId, newTenantId } from './ids.ts';
@@ -120,6 +121,24 @@ export async function createMember(
 export async function setMemberActive(services: Services, input: { tenantId: string; memberId: string; active: boolean }): Promise<void> {
   const ok = await services.store.transaction((tx) => tx.tenants.setMemberActive(input.memberId, input.tenantId, input.active));
   if (!ok) throw new AppError('not-found', `No member ${input.memberId} in tenant ${input.tenantId}.`);
+  // Refused from the next request on in this process; other instances within AUTH_CACHE_TTL_MS.
+  forgetCredential(services, input.memberId);
+}
+
+/** Revokes an API key for good; requests with it are refused within the auth cache's bound. */
+export async function revokeApiKey(services: Services, input: { tenantId: string; apiKey: string }): Promise<{ apiKey: string; revokedAt: number }> {
+  const at = services.clock.now();
+  const changed = await services.store.transaction(async (tx) => {
+    const key = await tx.tenants.getApiKey(input.apiKey);
+    if (!key || key.tenantId !== input.tenantId) throw new AppError('not-found', `No API key ${input.apiKey} in tenant ${input.tenantId}.`);
+    return tx.tenants.revokeApiKey(input.apiKey, input.tenantId, at);
+  });
+  forgetCredential(services, input.apiKey);
+  if (!changed) {
+    const key = await services.store.read((tx) => tx.tenants.getApiKey(input.apiKey));
+    return { apiKey: input.apiKey, revokedAt: key?.revokedAt ?? at };
+  }
+  return { apiKey: input.apiKey, revokedAt: at };
 }
 
 export async function createServiceAccount(services: Services, input: { tenantId: string; email: string }): Promise<{ serviceAccountId: string; email: string }> {

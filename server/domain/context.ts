@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
 import type { EnvironmentName } from './model.ts';
+import type { AuthCaches } from './auth.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './secrets.ts';
 import type { DestinationPolicy } from '../destination/policy.ts';
@@ -13,6 +14,8 @@ export interface Services {
   secrets: SecretBox;
   destinations: DestinationPolicy;
   log: Logger;
+  /** Verified credentials for a few seconds (AUTH_CACHE_TTL_MS); absent: every request asks the store. */
+  auth?: AuthCaches;
 }
 
 /** The tenant environment a request acts in. Every read and write is scoped to it. */

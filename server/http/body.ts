@@ -5,17 +5,12 @@ import { AppError } from '../domain/errors.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-export async function readJsonBody(c: Context, limit = BODY_LIMIT_BYTES): Promise<unknown> {
-  const length = c.req.header('content-length');
-  const chunked = c.req.header('transfer-encoding');
-  if ((!length || length === '0') && !chunked) return undefined;
-  const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-  if (type !== 'application/json' && !(type?.startsWith('application/') && type.endsWith('+json'))) {
-    throw new AppError('unsupported-media-type', `Request bodies must be application/json, not ${type || 'an unspecified type'}.`);
-  }
-  if (length && Number(length) > limit) {
-    throw new AppError('payload-too-large', `The request body exceeds ${limit} bytes.`);
-  }
+/**
+ * A chunked body (no content-length) is read as a stream and cut at the limit. A body with a
+ * content-length within the limit is read in one go: the HTTP parser delivers exactly that many
+ * bytes, and @hono/node-server then reads the Node stream directly instead of a web stream.
+ */
+async function readLimited(c: Context, limit: number): Promise<string | undefined> {
   const raw = c.req.raw.body;
   if (!raw) return undefined;
   const reader = raw.getReader();
@@ -31,8 +26,22 @@ export async function readJsonBody(c: Context, limit = BODY_LIMIT_BYTES): Promis
     }
     chunks.push(value);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function readJsonBody(c: Context, limit = BODY_LIMIT_BYTES): Promise<unknown> {
+  const length = c.req.header('content-length');
+  const chunked = c.req.header('transfer-encoding');
+  if ((!length || length === '0') && !chunked) return undefined;
+  const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json' && !(type?.startsWith('application/') && type.endsWith('+json'))) {
+    throw new AppError('unsupported-media-type', `Request bodies must be application/json, not ${type || 'an unspecified type'}.`);
+  }
+  if (length && Number(length) > limit) {
+    throw new AppError('payload-too-large', `The request body exceeds ${limit} bytes.`);
+  }
+  const text = length && !chunked ? await c.req.raw.text() : await readLimited(c, limit);
+  if (text === undefined || text.trim() === '') return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;

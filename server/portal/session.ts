@@ -119,7 +119,7 @@ export function readSession(c: Context, services: Services): PortalSession | nul
 
 /** The session's member, still active and still in the session's tenant, with the scope to act in. */
 export async function resolveViewer(services: Services, session: PortalSession): Promise<Viewer | null> {
-  const found = await services.store.transaction(async (tx) => {
+  const found = await services.store.read(async (tx) => {
     const member = await tx.tenants.getMemberByTokenHash(session.tokenHash);
     const env = member ? await tx.tenants.findEnvironment(member.tenantId, session.environment) : null;
     return { member, env };

@@ -41,6 +41,8 @@ export interface TenantRepo {
   setCallbackSecret(environmentId: string, secretEnc: string): Promise<void>;
   insertApiKey(k: ApiKeyRecord): Promise<void>;
   getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  /** Sets revokedAt on the tenant's key unless it is already revoked; false when nothing changed. */
+  revokeApiKey(id: string, tenantId: string, at: Millis): Promise<boolean>;
   insertMember(m: MemberRecord): Promise<void>;
   getMemberByTokenHash(tokenHash: string): Promise<MemberRecord | null>;
   setMemberActive(memberId: string, tenantId: string, active: boolean): Promise<boolean>;
@@ -117,6 +119,19 @@ export interface Tx {
   afterCommit(fn: () => void): void;
 }
 
+/**
+ * The read methods of the repositories: what `Store.read` offers. Each read sees everything
+ * committed before it started (one statement, one snapshot: like READ COMMITTED).
+ */
+export interface ReadTx {
+  tenants: Pick<TenantRepo, 'getTenant' | 'getEnvironment' | 'findEnvironment' | 'getApiKey' | 'getMemberByTokenHash' | 'findServiceAccount'>;
+  transactions: Pick<TransactionRepo, 'get' | 'findByThirdPartyId' | 'listByUser' | 'search' | 'listByOrder'>;
+  orders: Pick<OrderRepo, 'get'>;
+  events: Pick<EventRepo, 'get' | 'list'>;
+  endpoints: Pick<EndpointRepo, 'get' | 'getActive' | 'list'>;
+  deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts'>;
+}
+
 // ---- Delivery queue (outside domain transactions) --------------------------------------
 
 export interface ClaimedDelivery {
@@ -170,6 +185,12 @@ export interface Store {
   migrate(): Promise<void>;
   /** Runs fn in one database transaction: everything it writes commits, or nothing does. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs read-only fn outside any write transaction: it never waits for a commit and never
+   * pays for one (SQLite: a second, read-only connection in WAL mode; PostgreSQL: statements
+   * on the pool, no BEGIN/COMMIT). It sees only committed data.
+   */
+  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T>;
   readonly queue: DeliveryQueue;
   /** Called when deliveries may have become due, in this process or (PostgreSQL) another. */
   onDeliveriesReady(listener: () => void): () => void;

@@ -2,7 +2,7 @@
 // payout-completed callbacks of every endpoint and version), their attempts and payloads, and
 // the manual retry of a failed one. Another environment's delivery is as unknown as a made-up id.
 import { InvalidCursorError } from '../../store/errors.ts';
-import type { Tx } from '../../store/types.ts';
+import type { ReadTx, Tx } from '../../store/types.ts';
 import type { AttemptRecord, DeliveryRecord, EventType, Millis } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
@@ -44,7 +44,7 @@ const newestFirst = (attempts: AttemptRecord[]): AttemptRecord[] =>
   [...attempts].sort((a, b) => b.cycle - a.cycle || b.number - a.number);
 
 /** Test webhooks and payout callbacks have one event type each; an order event's is on its event. */
-async function eventTypeOf(tx: Tx, d: DeliveryRecord): Promise<EventType> {
+async function eventTypeOf(tx: ReadTx, d: DeliveryRecord): Promise<EventType> {
   if (d.kind === 'webhook_test') return 'webhook.test';
   if (d.kind === 'payout_callback') return 'payout.completed';
   const event = await tx.events.get(d.environmentId, d.eventId);
@@ -52,12 +52,12 @@ async function eventTypeOf(tx: Tx, d: DeliveryRecord): Promise<EventType> {
   return event.type;
 }
 
-export async function deliveryView(tx: Tx, d: DeliveryRecord, now: Millis): Promise<DeliveryView> {
+export async function deliveryView(tx: ReadTx, d: DeliveryRecord, now: Millis): Promise<DeliveryView> {
   const attempts = newestFirst(await tx.deliveries.attempts(d.id));
   return { delivery: d, eventType: await eventTypeOf(tx, d), progress: deliveryProgress(d, now), lastAttempt: attempts[0] ?? null };
 }
 
-async function findDelivery(tx: Tx, scope: Scope, deliveryId: string): Promise<DeliveryRecord> {
+async function findDelivery(tx: ReadTx, scope: Scope, deliveryId: string): Promise<DeliveryRecord> {
   const d = await tx.deliveries.get(scope.environmentId, deliveryId);
   if (!d) throw deliveryNotFound(scope, deliveryId);
   return d;
@@ -66,7 +66,7 @@ async function findDelivery(tx: Tx, scope: Scope, deliveryId: string): Promise<D
 /** Newest first; `q` is an exact match (no prefix or partial match), no match is an empty page. */
 export async function listDeliveries(services: Services, scope: Scope, query: DeliveryListQuery): Promise<DeliveryPageView> {
   try {
-    return await services.store.transaction(async (tx) => {
+    return await services.store.read(async (tx) => {
       const page = await tx.deliveries.list(scope.environmentId, { q: query.q ?? null, limit: query.limit, cursor: query.cursor ?? null });
       const now = services.clock.now();
       const deliveries: DeliveryView[] = [];
@@ -85,7 +85,7 @@ export async function listDeliveries(services: Services, scope: Scope, query: De
 
 /** One delivery with every attempt (newest first) and the exact payload that was signed. */
 export async function getDelivery(services: Services, scope: Scope, deliveryId: string): Promise<DeliveryDetailView> {
-  return services.store.transaction(async (tx) => {
+  return services.store.read(async (tx) => {
     const d = await findDelivery(tx, scope, deliveryId);
     const event = await tx.events.get(scope.environmentId, d.eventId);
     if (!event) throw new Error(`delivery ${d.id} has no event ${d.eventId}`);

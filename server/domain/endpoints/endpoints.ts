@@ -3,7 +3,7 @@
 // accepted change raises the version, and in the same transaction the pending deliveries of
 // older versions become `disabled`, so they are never sent to the replacement destination.
 import { generateSecret } from '../../../signing/signature.ts';
-import { UniqueViolation, type Tx } from '../../store/types.ts';
+import { UniqueViolation, type ReadTx, type Tx } from '../../store/types.ts';
 import { type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { checkDestination } from '../destination-check.ts';
@@ -48,7 +48,7 @@ function endpointExists(scope: Scope, activeId: string | null): AppError {
   return new AppError('endpoint-exists', `The ${scope.environment} environment already has ${which}; edit or disable it first.`);
 }
 
-async function findEndpoint(tx: Tx, scope: Scope, endpointId: string): Promise<EndpointRecord> {
+async function findEndpoint(tx: ReadTx, scope: Scope, endpointId: string): Promise<EndpointRecord> {
   const e = await tx.endpoints.get(scope.environmentId, endpointId);
   if (!e) throw endpointNotFound(scope, endpointId);
   return e;
@@ -64,7 +64,7 @@ function summary(d: DeliveryRecord, now: Millis): TestSummary {
   return { deliveryId: d.id, eventId: d.eventId, progress: deliveryProgress(d, now), at: d.updatedAt };
 }
 
-async function viewOf(tx: Tx, scope: Scope, e: EndpointRecord, now: Millis): Promise<EndpointView> {
+async function viewOf(tx: ReadTx, scope: Scope, e: EndpointRecord, now: Millis): Promise<EndpointView> {
   const test = e.lastTestDeliveryId === null ? null : await tx.deliveries.get(scope.environmentId, e.lastTestDeliveryId);
   return { endpoint: e, environment: scope.environment, lastTest: test ? summary(test, now) : null };
 }
@@ -110,7 +110,7 @@ export async function createEndpoint(services: Services, scope: Scope, input: { 
 
 /** Newest first, disabled ones included. */
 export async function listEndpoints(services: Services, scope: Scope): Promise<EndpointView[]> {
-  return services.store.transaction(async (tx) => {
+  return services.store.read(async (tx) => {
     const now = services.clock.now();
     const views: EndpointView[] = [];
     for (const e of await tx.endpoints.list(scope.environmentId)) views.push(await viewOf(tx, scope, e, now));
@@ -119,7 +119,7 @@ export async function listEndpoints(services: Services, scope: Scope): Promise<E
 }
 
 export async function getEndpoint(services: Services, scope: Scope, endpointId: string): Promise<EndpointView> {
-  return services.store.transaction(async (tx) => viewOf(tx, scope, await findEndpoint(tx, scope, endpointId), services.clock.now()));
+  return services.store.read(async (tx) => viewOf(tx, scope, await findEndpoint(tx, scope, endpointId), services.clock.now()));
 }
 
 /**

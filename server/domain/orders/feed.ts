@@ -22,7 +22,7 @@ export interface EventFeedPage {
 export async function listOrderEvents(services: Services, scope: Scope, q: EventFeedQuery): Promise<EventFeedPage> {
   const types = q.type ? [q.type] : ORDER_EVENT_TYPES;
   try {
-    const page = await services.store.transaction((tx) =>
+    const page = await services.store.read((tx) =>
       tx.events.list(scope.environmentId, { types, limit: q.limit, cursor: q.cursor ?? null }),
     );
     // The stored payload is the envelope itself, written by recordOrderEvent.

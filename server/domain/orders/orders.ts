@@ -1,7 +1,7 @@
 // Orders of the v2 order API: creation (with its order.created event in the same
 // transaction), lookup and payment history. Every read and write is scoped to the caller's
 // tenant environment: another environment's order is as unknown as a made-up id.
-import type { Tx } from '../../store/types.ts';
+import type { ReadTx, Tx } from '../../store/types.ts';
 import type { OrderRecord, TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
@@ -29,12 +29,12 @@ export function orderNotFound(orderId: string): AppError {
 }
 
 /** The order's deposits: the `payment` transactions that carry its id, oldest first. */
-export async function paymentsOf(tx: Tx, scope: Scope, orderId: string): Promise<TransactionRecord[]> {
+export async function paymentsOf(tx: ReadTx, scope: Scope, orderId: string): Promise<TransactionRecord[]> {
   const rows = await tx.transactions.listByOrder(scope.environmentId, orderId);
   return rows.filter((t) => t.type === 'payment');
 }
 
-async function findOrder(tx: Tx, scope: Scope, orderId: string): Promise<OrderRecord> {
+async function findOrder(tx: ReadTx, scope: Scope, orderId: string): Promise<OrderRecord> {
   const order = await tx.orders.get(scope.environmentId, orderId);
   if (!order) throw orderNotFound(orderId);
   return order;
@@ -77,7 +77,7 @@ export async function createOrder(services: Services, scope: Scope, input: NewOr
 
 /** The current order; a cancelled order answers 404 like an unknown one (its payments stay readable). */
 export async function getOrder(services: Services, scope: Scope, orderId: string): Promise<OrderView> {
-  return services.store.transaction(async (tx) => {
+  return services.store.read(async (tx) => {
     const order = await findOrder(tx, scope, orderId);
     if (order.status === 'cancelled') {
       throw new AppError('not-found', `Order ${orderId} is cancelled; its payments remain available at /v2/orders/${orderId}/payments.`);
@@ -88,7 +88,7 @@ export async function getOrder(services: Services, scope: Scope, orderId: string
 
 /** The payment history, cancelled orders included (for reconciliation). */
 export async function listOrderPayments(services: Services, scope: Scope, orderId: string): Promise<OrderView> {
-  return services.store.transaction(async (tx) => {
+  return services.store.read(async (tx) => {
     const order = await findOrder(tx, scope, orderId);
     return { order, payments: await paymentsOf(tx, scope, orderId) };
   });

@@ -37,7 +37,7 @@ export async function createUnique(
     return await services.store.transaction(create);
   } catch (err) {
     if (!(err instanceof UniqueViolation) || err.constraint !== 'third_party_id') throw err;
-    const winner = await services.store.transaction((tx) => tx.transactions.findByThirdPartyId(scope.environmentId, key.type, key.thirdPartyId));
+    const winner = await services.store.read((tx) => tx.transactions.findByThirdPartyId(scope.environmentId, key.type, key.thirdPartyId));
     if (!winner) throw err;
     throw duplicate(key.type, key.thirdPartyId, winner.id);
   }

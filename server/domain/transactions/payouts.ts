@@ -21,17 +21,24 @@ export interface PayoutInput {
  * the contract fixes it: a repeated thirdPartyId is a 409 whatever the rest of the body (a
  * client that lost the first answer retries safely), then the notifyUrl's destination rules,
  * then the wallet (422 insufficient-funds).
+ *
+ * The accepted case costs two statements, the insert and then the debit: a repeated
+ * thirdPartyId is caught by the insert's unique index (the transaction rolls back, and
+ * createUnique answers 409), and a refusal looks for a duplicate before it is answered, so the
+ * order of the checks holds. The debit comes last because it locks the environment's wallet
+ * row until the commit (PostgreSQL): every payout of the environment waits for that lock, so
+ * it is held for one statement and the commit rather than for the whole transaction.
  */
 export async function createPayout(services: Services, scope: Scope, input: PayoutInput): Promise<TransactionRecord> {
   return createUnique(services, scope, { type: 'payout', thirdPartyId: input.thirdPartyId }, async (tx) => {
-    await refuseDuplicate(tx, scope, 'payout', input.thirdPartyId);
-    const notifyUrl = input.notifyUrl === undefined ? null : checkDestination(services, input.notifyUrl, 'notifyUrl');
-
-    const balance = await tx.tenants.adjustWallet(scope.environmentId, negateDecimal(input.amount));
-    if (balance === null) {
-      const env = await tx.tenants.getEnvironment(scope.environmentId);
-      if (!env) throw new Error(`environment ${scope.environmentId} vanished`);
-      throw new AppError('insufficient-funds', `The distribution wallet holds ${env.walletBalance} and cannot cover ${input.amount}.`);
+    let notifyUrl: string | null = null;
+    if (input.notifyUrl !== undefined) {
+      try {
+        notifyUrl = checkDestination(services, input.notifyUrl, 'notifyUrl');
+      } catch (err) {
+        await refuseDuplicate(tx, scope, 'payout', input.thirdPartyId);
+        throw err;
+      }
     }
 
     const payout = newTransaction(scope, services.clock.now(), {
@@ -44,6 +51,14 @@ export async function createPayout(services: Services, scope: Scope, input: Payo
       notifyUrl,
     });
     await tx.transactions.insert(payout);
+
+    const balance = await tx.tenants.adjustWallet(scope.environmentId, negateDecimal(input.amount));
+    if (balance === null) {
+      // The insert went in, so the thirdPartyId is not a duplicate: the refusal is the wallet's.
+      const env = await tx.tenants.getEnvironment(scope.environmentId);
+      if (!env) throw new Error(`environment ${scope.environmentId} vanished`);
+      throw new AppError('insufficient-funds', `The distribution wallet holds ${env.walletBalance} and cannot cover ${input.amount}.`);
+    }
     return payout;
   });
 }

@@ -13,7 +13,7 @@ export async function listUserTransactions(
   q: { userId: string; transactionId?: string; limit?: number },
 ): Promise<TransactionRecord[]> {
   const limit = Math.min(Math.max(Math.trunc(q.limit ?? DEFAULT_LIST_LIMIT), 1), MAX_LIST_LIMIT);
-  return services.store.transaction((tx) =>
+  return services.store.read((tx) =>
     tx.transactions.listByUser(scope.environmentId, q.userId, { limit, ...(q.transactionId !== undefined ? { transactionId: q.transactionId } : {}) }),
   );
 }
@@ -25,7 +25,7 @@ export async function searchTransaction(services: Services, scope: Scope, q: { o
   if (orderNumber === undefined && txHash === undefined) {
     throw new AppError('search-parameter-required', 'Either orderNumber or txHash is required');
   }
-  const found = await services.store.transaction((tx) =>
+  const found = await services.store.read((tx) =>
     tx.transactions.search(scope.environmentId, { ...(orderNumber !== undefined ? { orderNumber } : {}), ...(txHash !== undefined ? { txHash } : {}) }),
   );
   if (!found) {

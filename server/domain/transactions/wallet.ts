@@ -11,7 +11,7 @@ export interface Wallet {
 
 export async function getWallet(services: Services, scope: Scope): Promise<Wallet> {
   requireTestEnvironment(scope);
-  const env = await services.store.transaction((tx) => tx.tenants.getEnvironment(scope.environmentId));
+  const env = await services.store.read((tx) => tx.tenants.getEnvironment(scope.environmentId));
   if (!env) throw new Error(`environment ${scope.environmentId} not found`);
   return { environment: env.name, balance: env.walletBalance };
 }

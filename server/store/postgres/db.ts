@@ -116,11 +116,26 @@ export class Conn {
 
   private async query<T extends pg.QueryResultRow>(sql: string, params: readonly unknown[]): Promise<pg.QueryResult<T>> {
     try {
-      return await this.client.query<T>(sql, params as unknown[]);
+      return await this.client.query<T>({ name: statementName(sql), text: sql, values: params as unknown[] });
     } catch (err) {
       throw mapError(err);
     }
   }
+}
+
+/**
+ * Named (prepared) statements: node-postgres prepares each name once per connection, and
+ * every later run skips PostgreSQL's parse and plan. The store's SQL is a fixed set of texts
+ * (a few variants per query at most), so the names stay few.
+ */
+const names = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (name === undefined) {
+    name = `s${names.size + 1}`;
+    names.set(sql, name);
+  }
+  return name;
 }
 
 /** `1500.25000000` (NUMERIC(38,8) as text) → `1500.25`; zero is `0`. */

@@ -58,6 +58,25 @@ describe('PostgreSQL store', () => {
     return [a, b, url];
   };
 
+  it('instances take order numbers in blocks: never the same number, consecutive within an instance', async () => {
+    const [a, b] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const next = (store: Store) => store.transaction((tx) => tx.orders.nextOrderNumber(env.id));
+    const fromA = await Promise.all(Array.from({ length: 5 }, () => next(a)));
+    const fromB = await Promise.all(Array.from({ length: 5 }, () => next(b)));
+    expect([...fromA].sort()).toEqual(['ORD-000001', 'ORD-000002', 'ORD-000003', 'ORD-000004', 'ORD-000005']);
+    // b reserved the block after a's: its numbers start past a's whole block.
+    expect([...fromB].sort()).toEqual(['ORD-000101', 'ORD-000102', 'ORD-000103', 'ORD-000104', 'ORD-000105']);
+    // A rolled-back order does not give its number back: the next one moves on.
+    await expect(
+      a.transaction(async (tx) => {
+        await tx.orders.nextOrderNumber(env.id);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await next(a)).toBe('ORD-000007');
+  });
+
   afterEach(async () => {
     for (const s of stores.splice(0)) await s.close();
     for (const p of pools.splice(0)) await p.end();

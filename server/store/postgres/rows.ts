@@ -1,399 +1,50 @@
-// Rows as node-postgres returns them (BOOLEAN as boolean, BIGINT as number via db.ts, JSONB
-// parsed, NUMERIC as text), and the mapping to and from the store's records. Row keys are
-// the column names, so a row is also what Conn.insert takes.
-import type { ApiKeyRecord, AttemptRecord, DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord, MemberRecord, OrderRecord, Permission, ServiceAccountRecord, TenantRecord, TransactionRecord } from '../../domain/model.ts';
+// PostgreSQL's dialect of the shared row mapping (../rows.ts), as node-postgres returns rows:
+// BOOLEAN as boolean, BIGINT as number (db.ts), JSONB parsed (written as JSON text: a JS array
+// would go out as a PostgreSQL array), NUMERIC(38,8) as text. Row keys are the column names,
+// so a row is also what Conn.insert takes.
+import * as core from '../rows.ts';
 import { assertDecimal8, shortDecimal } from './db.ts';
 
-export interface TenantRow {
-  id: string;
-  name: string;
-  created_at: number;
-}
-export const tenantFromRow = (r: TenantRow): TenantRecord => ({ id: r.id, name: r.name, createdAt: r.created_at });
-export const tenantToRow = (t: TenantRecord): TenantRow => ({ id: t.id, name: t.name, created_at: t.createdAt });
+const postgres: core.Dialect<boolean, unknown> = {
+  toBool: (v) => v,
+  fromBool: (v) => v,
+  toJson: (v) => JSON.stringify(v),
+  fromJson: (v) => v,
+  toDecimal: assertDecimal8,
+  fromDecimal: shortDecimal,
+};
 
-export interface EnvironmentRow {
-  id: string;
-  tenant_id: string;
-  name: EnvironmentRecord['name'];
-  /** NUMERIC(38,8) as text: `1500.25000000`. */
-  wallet_balance: string;
-  callback_secret_enc: string;
-  created_at: number;
-}
-export const environmentFromRow = (r: EnvironmentRow): EnvironmentRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  name: r.name,
-  walletBalance: shortDecimal(r.wallet_balance),
-  callbackSecretEnc: r.callback_secret_enc,
-  createdAt: r.created_at,
-});
-export const environmentToRow = (e: EnvironmentRecord): EnvironmentRow => ({
-  id: e.id,
-  tenant_id: e.tenantId,
-  name: e.name,
-  wallet_balance: assertDecimal8(e.walletBalance),
-  callback_secret_enc: e.callbackSecretEnc,
-  created_at: e.createdAt,
-});
+export type { DeliveryRow, EnvironmentRow, EventRow, OrderRow, ServiceAccountRow, TenantRow } from '../rows.ts';
+export type ApiKeyRow = core.ApiKeyRow<unknown>;
+export type MemberRow = core.MemberRow<boolean>;
+export type TransactionRow = core.TransactionRow<boolean>;
+export type EndpointRow = core.EndpointRow<boolean>;
+export type AttemptRow = core.AttemptRow<boolean>;
 
-export interface ApiKeyRow {
-  id: string;
-  tenant_id: string;
-  environment_id: string;
-  secret_hash: string;
-  /** JSONB: parsed when read, JSON text when written (a JS array would go out as a PostgreSQL array). */
-  permissions: unknown;
-  label: string | null;
-  created_at: number;
-  revoked_at: number | null;
-}
-export const apiKeyFromRow = (r: ApiKeyRow): ApiKeyRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  environmentId: r.environment_id,
-  secretHash: r.secret_hash,
-  permissions: r.permissions as Permission[],
-  label: r.label,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
-export const apiKeyToRow = (k: ApiKeyRecord): ApiKeyRow => ({
-  id: k.id,
-  tenant_id: k.tenantId,
-  environment_id: k.environmentId,
-  secret_hash: k.secretHash,
-  permissions: JSON.stringify(k.permissions),
-  label: k.label,
-  created_at: k.createdAt,
-  revoked_at: k.revokedAt,
-});
-
-export interface MemberRow {
-  id: string;
-  tenant_id: string;
-  email: string;
-  role: MemberRecord['role'];
-  active: boolean;
-  token_hash: string;
-  created_at: number;
-}
-export const memberFromRow = (r: MemberRow): MemberRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  email: r.email,
-  role: r.role,
-  active: r.active,
-  tokenHash: r.token_hash,
-  createdAt: r.created_at,
-});
-export const memberToRow = (m: MemberRecord): MemberRow => ({
-  id: m.id,
-  tenant_id: m.tenantId,
-  email: m.email,
-  role: m.role,
-  active: m.active,
-  token_hash: m.tokenHash,
-  created_at: m.createdAt,
-});
-
-export interface ServiceAccountRow {
-  id: string;
-  tenant_id: string;
-  email: string;
-  created_at: number;
-}
-export const serviceAccountFromRow = (r: ServiceAccountRow): ServiceAccountRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  email: r.email,
-  createdAt: r.created_at,
-});
-export const serviceAccountToRow = (a: ServiceAccountRecord): ServiceAccountRow => ({
-  id: a.id,
-  tenant_id: a.tenantId,
-  email: a.email,
-  created_at: a.createdAt,
-});
-
-export interface TransactionRow {
-  id: string;
-  environment_id: string;
-  tenant_id: string;
-  type: TransactionRecord['type'];
-  side: TransactionRecord['side'];
-  status: TransactionRecord['status'];
-  user_id: string | null;
-  amount: string;
-  amount_base_units: string | null;
-  third_party_id: string | null;
-  notify_url: string | null;
-  asset: string | null;
-  duration_in_months: number | null;
-  order_id: string | null;
-  order_number: string | null;
-  tx_hash: string | null;
-  verified: boolean | null;
-  refund_email: string | null;
-  created_at: number;
-  completed_at: number | null;
-}
-export const transactionFromRow = (r: TransactionRow): TransactionRecord => ({
-  id: r.id,
-  environmentId: r.environment_id,
-  tenantId: r.tenant_id,
-  type: r.type,
-  side: r.side,
-  status: r.status,
-  userId: r.user_id,
-  amount: r.amount,
-  amountBaseUnits: r.amount_base_units,
-  thirdPartyId: r.third_party_id,
-  notifyUrl: r.notify_url,
-  asset: r.asset,
-  durationInMonths: r.duration_in_months,
-  orderId: r.order_id,
-  orderNumber: r.order_number,
-  txHash: r.tx_hash,
-  verified: r.verified,
-  refundEmail: r.refund_email,
-  createdAt: r.created_at,
-  completedAt: r.completed_at,
-});
-export const transactionToRow = (t: TransactionRecord): TransactionRow => ({
-  id: t.id,
-  environment_id: t.environmentId,
-  tenant_id: t.tenantId,
-  type: t.type,
-  side: t.side,
-  status: t.status,
-  user_id: t.userId,
-  amount: t.amount,
-  amount_base_units: t.amountBaseUnits,
-  third_party_id: t.thirdPartyId,
-  notify_url: t.notifyUrl,
-  asset: t.asset,
-  duration_in_months: t.durationInMonths,
-  order_id: t.orderId,
-  order_number: t.orderNumber,
-  tx_hash: t.txHash,
-  verified: t.verified,
-  refund_email: t.refundEmail,
-  created_at: t.createdAt,
-  completed_at: t.completedAt,
-});
-
-export interface OrderRow {
-  id: string;
-  environment_id: string;
-  order_number: string;
-  merchant_reference: string;
-  amount_minor: number;
-  asset_id: string | null;
-  network_id: string | null;
-  amount_base_units: string | null;
-  received_base_units: string;
-  overpayment_base_units: string | null;
-  status: OrderRecord['status'];
-  payment_status: OrderRecord['paymentStatus'];
-  review_reason: OrderRecord['reviewReason'];
-  created_at: number;
-  updated_at: number;
-}
-export const orderFromRow = (r: OrderRow): OrderRecord => ({
-  id: r.id,
-  environmentId: r.environment_id,
-  orderNumber: r.order_number,
-  merchantReference: r.merchant_reference,
-  amountMinor: r.amount_minor,
-  assetId: r.asset_id,
-  networkId: r.network_id,
-  amountBaseUnits: r.amount_base_units,
-  receivedBaseUnits: r.received_base_units,
-  overpaymentBaseUnits: r.overpayment_base_units,
-  status: r.status,
-  paymentStatus: r.payment_status,
-  reviewReason: r.review_reason,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-export const orderToRow = (o: OrderRecord): OrderRow => ({
-  id: o.id,
-  environment_id: o.environmentId,
-  order_number: o.orderNumber,
-  merchant_reference: o.merchantReference,
-  amount_minor: o.amountMinor,
-  asset_id: o.assetId,
-  network_id: o.networkId,
-  amount_base_units: o.amountBaseUnits,
-  received_base_units: o.receivedBaseUnits,
-  overpayment_base_units: o.overpaymentBaseUnits,
-  status: o.status,
-  payment_status: o.paymentStatus,
-  review_reason: o.reviewReason,
-  created_at: o.createdAt,
-  updated_at: o.updatedAt,
-});
-
-export interface EventRow {
-  id: string;
-  environment_id: string;
-  type: EventRecord['type'];
-  payload: string;
-  order_id: string | null;
-  merchant_reference: string | null;
-  transaction_id: string | null;
-  created_at: number;
-}
-export const eventFromRow = (r: EventRow): EventRecord => ({
-  id: r.id,
-  environmentId: r.environment_id,
-  type: r.type,
-  payload: r.payload,
-  orderId: r.order_id,
-  merchantReference: r.merchant_reference,
-  transactionId: r.transaction_id,
-  createdAt: r.created_at,
-});
-export const eventToRow = (e: EventRecord): EventRow => ({
-  id: e.id,
-  environment_id: e.environmentId,
-  type: e.type,
-  payload: e.payload,
-  order_id: e.orderId,
-  merchant_reference: e.merchantReference,
-  transaction_id: e.transactionId,
-  created_at: e.createdAt,
-});
-
-export interface EndpointRow {
-  id: string;
-  environment_id: string;
-  url: string;
-  secret_enc: string;
-  active: boolean;
-  version: number;
-  last_test_delivery_id: string | null;
-  created_at: number;
-  updated_at: number;
-  disabled_at: number | null;
-}
-export const endpointFromRow = (r: EndpointRow): EndpointRecord => ({
-  id: r.id,
-  environmentId: r.environment_id,
-  url: r.url,
-  secretEnc: r.secret_enc,
-  active: r.active,
-  version: r.version,
-  lastTestDeliveryId: r.last_test_delivery_id,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  disabledAt: r.disabled_at,
-});
-export const endpointToRow = (e: EndpointRecord): EndpointRow => ({
-  id: e.id,
-  environment_id: e.environmentId,
-  url: e.url,
-  secret_enc: e.secretEnc,
-  active: e.active,
-  version: e.version,
-  last_test_delivery_id: e.lastTestDeliveryId,
-  created_at: e.createdAt,
-  updated_at: e.updatedAt,
-  disabled_at: e.disabledAt,
-});
-
-export interface DeliveryRow {
-  id: string;
-  environment_id: string;
-  event_id: string;
-  kind: DeliveryRecord['kind'];
-  endpoint_id: string | null;
-  endpoint_version: number | null;
-  url: string;
-  state: DeliveryRecord['state'];
-  attempt_count: number;
-  cycle: number;
-  next_attempt_at: number | null;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  order_id: string | null;
-  merchant_reference: string | null;
-  transaction_id: string | null;
-  created_at: number;
-  updated_at: number;
-  delivered_at: number | null;
-}
-export const deliveryFromRow = (r: DeliveryRow): DeliveryRecord => ({
-  id: r.id,
-  environmentId: r.environment_id,
-  eventId: r.event_id,
-  kind: r.kind,
-  endpointId: r.endpoint_id,
-  endpointVersion: r.endpoint_version,
-  url: r.url,
-  state: r.state,
-  attemptCount: r.attempt_count,
-  cycle: r.cycle,
-  nextAttemptAt: r.next_attempt_at,
-  leaseOwner: r.lease_owner,
-  leaseExpiresAt: r.lease_expires_at,
-  orderId: r.order_id,
-  merchantReference: r.merchant_reference,
-  transactionId: r.transaction_id,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  deliveredAt: r.delivered_at,
-});
-export const deliveryToRow = (d: DeliveryRecord): DeliveryRow => ({
-  id: d.id,
-  environment_id: d.environmentId,
-  event_id: d.eventId,
-  kind: d.kind,
-  endpoint_id: d.endpointId,
-  endpoint_version: d.endpointVersion,
-  url: d.url,
-  state: d.state,
-  attempt_count: d.attemptCount,
-  cycle: d.cycle,
-  next_attempt_at: d.nextAttemptAt,
-  lease_owner: d.leaseOwner,
-  lease_expires_at: d.leaseExpiresAt,
-  order_id: d.orderId,
-  merchant_reference: d.merchantReference,
-  transaction_id: d.transactionId,
-  created_at: d.createdAt,
-  updated_at: d.updatedAt,
-  delivered_at: d.deliveredAt,
-});
-
-export interface AttemptRow {
-  delivery_id: string;
-  cycle: number;
-  number: number;
-  started_at: number;
-  duration_ms: number;
-  signature_timestamp: number;
-  outcome: AttemptRecord['outcome'];
-  status_code: number | null;
-  error_class: AttemptRecord['errorClass'];
-  response_body: string | null;
-  success: boolean;
-}
-export const attemptFromRow = (r: AttemptRow): AttemptRecord => ({
-  deliveryId: r.delivery_id,
-  cycle: r.cycle,
-  number: r.number,
-  startedAt: r.started_at,
-  durationMs: r.duration_ms,
-  signatureTimestamp: r.signature_timestamp,
-  outcome: r.outcome,
-  statusCode: r.status_code,
-  errorClass: r.error_class,
-  responseBody: r.response_body,
-  success: r.success,
-});
+export const {
+  tenantFromRow,
+  tenantToRow,
+  environmentFromRow,
+  environmentToRow,
+  apiKeyFromRow,
+  apiKeyToRow,
+  memberFromRow,
+  memberToRow,
+  serviceAccountFromRow,
+  serviceAccountToRow,
+  transactionFromRow,
+  transactionToRow,
+  orderFromRow,
+  orderToRow,
+  eventFromRow,
+  eventToRow,
+  endpointFromRow,
+  endpointToRow,
+  deliveryFromRow,
+  deliveryToRow,
+  attemptFromRow,
+  attemptToRow,
+} = core.rowMapping(postgres);
 
 /** Response bodies are untrusted bytes; PostgreSQL TEXT cannot hold U+0000, so it becomes U+FFFD. */
 export const textSafe = (s: string | null): string | null => (s === null ? null : s.replace(/\u0000/g, '\uFFFD'));

@@ -14,7 +14,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
-import type { AttemptResult, DeliveryQueue, Store, Tx } from '../types.ts';
+import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Conn, isRetryable, mapError, typeParsers } from './db.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
@@ -22,6 +22,7 @@ import { stats as queueStats } from './queue-stats.ts';
 import { deliveryRepo } from './repos/deliveries.ts';
 import { endpointRepo } from './repos/endpoints.ts';
 import { eventRepo } from './repos/events.ts';
+import { OrderNumbers } from './order-numbers.ts';
 import { orderRepo } from './repos/orders.ts';
 import { tenantRepo } from './repos/tenants.ts';
 import { transactionRepo } from './repos/transactions.ts';
@@ -29,7 +30,7 @@ import { transactionRepo } from './repos/transactions.ts';
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/database (any libpq-style URL node-postgres accepts). */
   connectionString: string;
-  /** Connections in this instance's pool (default 10). Each open transaction holds one. */
+  /** Connections in this instance's pool (default 20, DATABASE_POOL_SIZE). Each open transaction holds one. */
   poolSize?: number;
   log?: Logger;
 }
@@ -88,6 +89,10 @@ export class PostgresStore implements Store {
    * A separate pool, so that a transaction waiting for a number never waits for its own pool.
    */
   private readonly sequences: Conn;
+  /** Order numbers reserved in blocks on `sequences` (order-numbers.ts). */
+  private readonly orderNumbers: OrderNumbers;
+  /** Repositories on the pool: each read is one statement, no BEGIN/COMMIT around it. */
+  private readonly reads: ReadTx;
   private closed = false;
 
   constructor(
@@ -97,6 +102,16 @@ export class PostgresStore implements Store {
     private readonly sequencePool: pg.Pool,
   ) {
     this.sequences = new Conn(sequencePool);
+    this.orderNumbers = new OrderNumbers(this.sequences);
+    const onPool = new Conn(pool);
+    this.reads = {
+      tenants: tenantRepo(onPool),
+      transactions: transactionRepo(onPool),
+      orders: orderRepo(onPool, this.orderNumbers),
+      events: eventRepo(onPool),
+      endpoints: endpointRepo(onPool),
+      deliveries: deliveryRepo(onPool, () => undefined),
+    };
     sequencePool.on('error', (err) => {
       if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
     });
@@ -160,6 +175,14 @@ export class PostgresStore implements Store {
     });
   }
 
+  /**
+   * Reads at READ COMMITTED see the same inside BEGIN/COMMIT as outside (a snapshot per
+   * statement), so the two extra round trips buy nothing.
+   */
+  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    return this.track(() => fn(this.reads));
+  }
+
   onDeliveriesReady(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -211,7 +234,7 @@ export class PostgresStore implements Store {
     return {
       tenants: guard(tenantRepo(db), scope),
       transactions: guard(transactionRepo(db), scope),
-      orders: guard(orderRepo(db, this.sequences), scope),
+      orders: guard(orderRepo(db, this.orderNumbers), scope),
       events: guard(eventRepo(db), scope),
       endpoints: guard(endpointRepo(db), scope),
       deliveries: guard(
@@ -388,7 +411,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   const log = opts.log ?? pino({ name: 'postgres-store', level: 'warn' });
   const pool = new pg.Pool({
     connectionString: opts.connectionString,
-    max: opts.poolSize ?? 10,
+    max: opts.poolSize ?? 20,
     types: typeParsers,
     application_name: APPLICATION_NAME,
     // Fail a request rather than hang when the database is unreachable or the pool is starved.

@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AttemptResult, DeliveryQueue, Store, Tx } from '../types.ts';
+import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Db } from './db.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
@@ -43,13 +43,19 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly queue: DeliveryQueue;
   private readonly db: Db;
+  /** Repositories over the read-only connection (null in memory: one connection only). */
+  private readonly reads: ReadTx | null;
+  private readonly reader: Database.Database | null;
   readonly committer: GroupCommitter;
   private readonly scope = new AsyncLocalStorage<TxScope>();
   private readonly listeners = new Set<() => void>();
   private closed = false;
 
-  constructor(raw: Database.Database) {
+  /** `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch. */
+  constructor(raw: Database.Database, reader: Database.Database | null = null) {
     this.db = new Db(raw);
+    this.reader = reader;
+    this.reads = reader ? readView(new Db(reader)) : null;
     this.committer = new GroupCommitter(raw);
     this.queue = {
       claim: (o) => this.exclusive(() => queue.claim(this.db, o)),
@@ -88,6 +94,15 @@ export class SqliteStore implements Store {
     return result;
   }
 
+  async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    this.assertUsable();
+    // Each statement on the reader sees the last commit; the writer's open batch is invisible
+    // to it, so nothing uncommitted is ever answered.
+    if (this.reads !== null) return fn(this.reads);
+    // In memory there is one connection: read between batches, never inside one.
+    return this.committer.submit(() => fn(readView(this.db)), false);
+  }
+
   onDeliveriesReady(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -98,6 +113,7 @@ export class SqliteStore implements Store {
     this.closed = true;
     await this.committer.idle();
     this.listeners.clear();
+    this.reader?.close();
     this.db.raw.close();
   }
 
@@ -143,6 +159,17 @@ export class SqliteStore implements Store {
   }
 }
 
+function readView(db: Db): ReadTx {
+  return {
+    tenants: tenantRepo(db),
+    transactions: transactionRepo(db),
+    orders: orderRepo(db),
+    events: eventRepo(db),
+    endpoints: endpointRepo(db),
+    deliveries: deliveryRepo(db, () => undefined),
+  };
+}
+
 function runSafely(fn: () => void, what: string): void {
   try {
     fn();
@@ -185,9 +212,13 @@ export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteS
     raw.pragma('foreign_keys = ON');
     raw.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
     assertKnownSchema(raw);
-    return new SqliteStore(raw);
   } catch (err) {
     raw.close();
     throw err;
   }
+  if (opts.file === ':memory:') return new SqliteStore(raw);
+  // WAL lets this connection read the last committed state while the writer's batch is open.
+  const reader = new Database(opts.file, { readonly: true, fileMustExist: true });
+  reader.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
+  return new SqliteStore(raw, reader);
 }

@@ -58,6 +58,48 @@ export function coreCases(s: () => Store): void {
     });
   });
 
+  it('revokeApiKey revokes the tenant\'s own key once and keeps the first revocation time', async () => {
+    const { tenant, env } = await seedEnvironment(s());
+    const other = await seedEnvironment(s());
+    const key: ApiKeyRecord = {
+      id: unique('pk_test'),
+      tenantId: tenant.id,
+      environmentId: env.id,
+      secretHash: 'ab'.repeat(32),
+      permissions: ['payouts'],
+      label: null,
+      createdAt: T0,
+      revokedAt: null,
+    };
+    await s().transaction((tx) => tx.tenants.insertApiKey(key));
+    expect(await s().transaction((tx) => tx.tenants.revokeApiKey(key.id, other.tenant.id, T0 + 5))).toBe(false);
+    expect(await s().read((tx) => tx.tenants.getApiKey(key.id))).toEqual(key);
+    expect(await s().transaction((tx) => tx.tenants.revokeApiKey(key.id, tenant.id, T0 + 10))).toBe(true);
+    expect(await s().transaction((tx) => tx.tenants.revokeApiKey(key.id, tenant.id, T0 + 20))).toBe(false);
+    expect(await s().read((tx) => tx.tenants.getApiKey(key.id))).toEqual({ ...key, revokedAt: T0 + 10 });
+  });
+
+  it('read sees what is committed, never a transaction in progress, and is refused inside a transaction', async () => {
+    const { env } = await seedEnvironment(s());
+    const payout = payoutRecord(env);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted!: () => void;
+    const wasInserted = new Promise<void>((r) => (inserted = r));
+    const writing = s().transaction(async (tx) => {
+      await tx.transactions.insert(payout);
+      inserted();
+      await held;
+    });
+    await wasInserted;
+    // The write is not committed yet: a read does not see it, and does not wait for it.
+    expect(await s().read((tx) => tx.transactions.get(env.id, payout.id))).toBeNull();
+    release();
+    await writing;
+    expect(await s().read((tx) => tx.transactions.get(env.id, payout.id))).toEqual(payout);
+    await expect(s().transaction(() => s().read((tx) => tx.transactions.get(env.id, payout.id)))).rejects.toThrow(/nested/);
+  });
+
   it('refuses a duplicate tenant id and a duplicate service account email per tenant', async () => {
     const { tenant } = await seedEnvironment(s());
     const other = await seedEnvironment(s());

@@ -1,24 +1,17 @@
 import type { OrderRepo } from '../../types.ts';
 import type { Conn } from '../db.ts';
+import type { OrderNumbers } from '../order-numbers.ts';
 import { orderFromRow, orderToRow, type OrderRow } from '../rows.ts';
 
 export function formatOrderNumber(n: number): string {
   return `ORD-${String(n).padStart(6, '0')}`;
 }
 
-/** `sequences` runs outside the transaction (autocommit): see PostgresStore.sequences. */
-export function orderRepo(db: Conn, sequences: Conn = db): OrderRepo {
+/** Numbers come from `numbers`, outside the transaction (autocommit, in blocks): see order-numbers.ts. */
+export function orderRepo(db: Conn, numbers: OrderNumbers): OrderRepo {
   return {
     async nextOrderNumber(environmentId) {
-      // One upsert: concurrent callers (any instance) queue on the row lock, each gets its own number.
-      const r = await sequences.one<{ last_value: number }>(
-        `INSERT INTO order_number_sequences AS s (environment_id, last_value) VALUES ($1, 1)
-         ON CONFLICT (environment_id) DO UPDATE SET last_value = s.last_value + 1
-         RETURNING last_value`,
-        [environmentId],
-      );
-      if (!r) throw new Error('order number sequence returned no row');
-      return formatOrderNumber(r.last_value);
+      return formatOrderNumber(await numbers.next(environmentId));
     },
     async insert(o) {
       await db.insert('orders', orderToRow(o));

@@ -60,6 +60,9 @@ export function tenantRepo(db: Conn): TenantRepo {
       const r = await db.one<ApiKeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
       return r ? apiKeyFromRow(r) : null;
     },
+    async revokeApiKey(id, tenantId, at) {
+      return (await db.run('UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND tenant_id = $2 AND revoked_at IS NULL', [id, tenantId, at])) > 0;
+    },
     async insertMember(m) {
       await db.insert('members', memberToRow(m));
     },

@@ -60,6 +60,9 @@ export function tenantRepo(db: Db): TenantRepo {
       const r = db.get<ApiKeyRow>('SELECT * FROM api_keys WHERE id = ?', id);
       return r ? apiKeyFromRow(r) : null;
     },
+    async revokeApiKey(id, tenantId, at) {
+      return db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND tenant_id = ? AND revoked_at IS NULL', at, id, tenantId).changes > 0;
+    },
     async insertMember(m) {
       const row = memberToRow(m);
       db.run(insertSql('members', row), row);
