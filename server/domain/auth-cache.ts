@@ -12,6 +12,7 @@
 // Member tokens are looked up by their SHA-256 digest, as in the store.
 import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.ts';
+import type { Principal } from './model.ts';
 
 export const DEFAULT_AUTH_CACHE_TTL_MS = 5_000;
 /** Enough for every active credential of a busy instance; the oldest entry goes first. */
@@ -74,4 +75,10 @@ export class AuthCache<P> {
   clear(): void {
     this.entries.clear();
   }
+}
+
+/** Verified credentials, trusted for a few seconds (the bound above). */
+export interface AuthCaches {
+  apiKeys: AuthCache<Principal>;
+  members: AuthCache<Principal>;
 }

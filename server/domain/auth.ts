@@ -1,26 +1,18 @@
 // Who is calling: an API client (x-api-key + x-api-hash) or a portal member (bearer token).
-import type { EnvironmentName, MemberRole, Permission } from './model.ts';
-import type { Scope, Services } from './context.ts';
-import { AuthCache, DEFAULT_AUTH_CACHE_TTL_MS } from './auth-cache.ts';
+import type { EnvironmentName, Permission, Principal } from './model.ts';
+import type { Services } from './context.ts';
+import { AuthCache, DEFAULT_AUTH_CACHE_TTL_MS, type AuthCaches } from './auth-cache.ts';
 import type { Clock } from './clock.ts';
 import { AppError } from './errors.ts';
 import { hashToken, tokenMatches } from './secrets.ts';
 
-export type Principal =
-  | (Scope & { kind: 'api_key'; keyId: string; permissions: ReadonlySet<Permission> })
-  | (Scope & { kind: 'member'; memberId: string; role: MemberRole });
+export type { AuthCaches, Principal };
 
 const unauthenticated = (detail: string): AppError => new AppError('unauthenticated', detail);
 
 // A digest to compare against when the key id is unknown, so that an unknown key and a wrong
 // hash take the same time.
 const DECOY_HASH = hashToken('decoy');
-
-/** Verified credentials, trusted for a few seconds (see auth-cache.ts for the bound). */
-export interface AuthCaches {
-  apiKeys: AuthCache<Principal>;
-  members: AuthCache<Principal>;
-}
 
 export function createAuthCaches(clock: Clock, ttlMs: number = DEFAULT_AUTH_CACHE_TTL_MS): AuthCaches {
   return { apiKeys: new AuthCache(clock, ttlMs), members: new AuthCache(clock, ttlMs) };

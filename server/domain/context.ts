@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
 import type { EnvironmentName } from './model.ts';
-import type { AuthCaches } from './auth.ts';
+import type { AuthCaches } from './auth-cache.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './secrets.ts';
 import type { DestinationPolicy } from '../destination/policy.ts';
@@ -18,9 +18,4 @@ export interface Services {
   auth?: AuthCaches;
 }
 
-/** The tenant environment a request acts in. Every read and write is scoped to it. */
-export interface Scope {
-  tenantId: string;
-  environmentId: string;
-  environment: EnvironmentName;
-}
+export type { Scope } from './model.ts';

@@ -195,3 +195,15 @@ export interface AttemptRecord {
   responseBody: string | null;
   success: boolean;
 }
+
+/** The tenant environment a request acts in. Every read and write is scoped to it. */
+export interface Scope {
+  tenantId: string;
+  environmentId: string;
+  environment: EnvironmentName;
+}
+
+/** Who is calling: an API client (x-api-key + x-api-hash) or a portal member (bearer token). */
+export type Principal =
+  | (Scope & { kind: 'api_key'; keyId: string; permissions: ReadonlySet<Permission> })
+  | (Scope & { kind: 'member'; memberId: string; role: MemberRole });
