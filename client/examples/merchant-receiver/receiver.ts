@@ -55,6 +55,8 @@ export interface MerchantReceiverOptions {
   fetchOrder?: FetchOrder;
   /** Credentials of the orders API, for the default `fetchOrder`. */
   ordersApi?: OrdersApiOptions;
+  /** Clock in milliseconds since the Unix epoch, for the timestamp tolerance; default `Date.now`. */
+  now?: () => number;
   /** Where to log (default: nothing). Never log secrets, signatures or bodies. */
   log?: (message: string) => void;
 }
@@ -100,7 +102,7 @@ export function createMerchantReceiver(opts: MerchantReceiverOptions): MerchantR
     // 2. Verify before parsing: signature, timestamp, Service-Event-Id = body id.
     let verified;
     try {
-      verified = verifyWebhook<unknown>({ rawBody, headers: c.req.raw.headers, secrets: opts.secrets });
+      verified = verifyWebhook<unknown>({ rawBody, headers: c.req.raw.headers, secrets: opts.secrets, ...(opts.now ? { now: opts.now } : {}) });
     } catch (err) {
       if (isWebhookVerificationError(err)) return c.json({ error: err.code, message: err.message }, 400);
       throw err;
@@ -137,7 +139,7 @@ export function createMerchantReceiver(opts: MerchantReceiverOptions): MerchantR
       let verified;
       try {
         // Signed with the callback secret; the body has no id, Service-Event-Id identifies it.
-        verified = verifyWebhook<unknown>({ rawBody, headers: c.req.raw.headers, secrets: callbackSecrets });
+        verified = verifyWebhook<unknown>({ rawBody, headers: c.req.raw.headers, secrets: callbackSecrets, ...(opts.now ? { now: opts.now } : {}) });
       } catch (err) {
         if (isWebhookVerificationError(err)) return c.json({ error: err.code, message: err.message }, 400);
         throw err;
