@@ -41,6 +41,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Reuse a data folder (a restart); default a fresh one. */
   dataDir?: string;
+  /** Extra node flags before the script (benchmarks pass --cpu-prof). */
+  nodeArgs?: string[];
 }
 
 /** Starts `server/main.ts` on a free port; resolves once it answers /healthz. */
@@ -49,7 +51,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'bench-')));
   // node itself with tsx's loader, not the tsx CLI: the CLI runs the script in a grandchild,
   // so a SIGKILL to the CLI would leave the real server running.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server', 'main.ts')], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', path.join(ROOT, 'server', 'main.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...opts.env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -109,6 +109,7 @@ export class PostgresStore implements Store {
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.pool, o)),
       complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.pool, owner, id, result)),
+      completeMany: (owner, completions) => this.track(() => queue.completeMany(this.pool, owner, completions)),
       release: (owner, ids) =>
         this.track(async () => {
           if ((await queue.release(this.pool, owner, ids)) === 0) return;

@@ -53,6 +53,9 @@ export class SqliteStore implements Store {
     this.queue = {
       claim: (o) => this.exclusive(() => queue.claim(this.db, o)),
       complete: (owner: string, id: string, result: AttemptResult) => this.exclusive(() => queue.complete(this.db, owner, id, result)),
+      // One unit of the group commit for the whole batch: its attempts share one fsync.
+      completeMany: (owner, completions) =>
+        completions.length === 0 ? Promise.resolve([]) : this.exclusive(() => queue.completeMany(this.db, owner, completions)),
       release: async (owner, ids) => {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
         if (released > 0) this.notifyDeliveriesReady();
