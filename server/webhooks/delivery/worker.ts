@@ -234,10 +234,14 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     completions = completions.slice(batch.length);
     let applied: boolean[];
     try {
-      applied = await store.queue.completeMany(
+      const recorded = store.queue.completeMany(
         owner,
         batch.map((p) => p.completion),
       );
+      // Claim right behind it: on SQLite the claim joins the same group commit (and sees the
+      // leases this batch frees), so one sync serves both.
+      requestPump();
+      applied = await recorded;
       completerBackoff = ERROR_BACKOFF_MS;
     } catch (err) {
       // Nothing of the batch was written. Keep what can still be recorded under its lease and
