@@ -18,7 +18,7 @@ const CLAIM_LOCK = 7_270_002;
 // perEndpointLimit minus the live leases per destination ($2); with $7 (exclusive),
 // destinations on which another owner than $5 holds a live lease are skipped. The candidates are read in due
 // order from the partial index and bounded ($3), skipping destinations already at their
-// limit, so a claim costs the same with a backlog of a million as with ten. Only the picked
+// limit; when that does not fill the claim, CLAIM_BY_DESTINATION below takes over. Only the picked
 // rows are locked (SKIP LOCKED: a row a `complete` or a domain transaction is writing right
 // now waits for the next claim instead of stalling this one), and the lock re-checks the
 // conditions on the row's latest version.
@@ -65,7 +65,59 @@ const CLAIM = `
     LEFT JOIN webhook_endpoints w ON w.id = leased.endpoint_id
    ORDER BY leased.next_attempt_at, leased.seq`;
 
+
+// The second step, when the window did not fill the claim: a loose scan of
+// deliveries_destination_due, one index step per destination with pending deliveries and at
+// most the room left of each, so a destination at its limit costs one step whatever its backlog.
+const CLAIM_BY_DESTINATION = `
+  WITH RECURSIVE dests AS (
+    (SELECT destination FROM deliveries WHERE state = 'pending' ORDER BY destination LIMIT 1)
+    UNION ALL
+    SELECT (SELECT d.destination FROM deliveries d WHERE d.state = 'pending' AND d.destination > dests.destination
+             ORDER BY d.destination LIMIT 1)
+      FROM dests WHERE dests.destination IS NOT NULL
+  ), live AS (
+    SELECT destination, count(*) AS n, bool_or(lease_owner <> $5) AS foreign_owner FROM deliveries
+     WHERE lease_owner IS NOT NULL AND lease_expires_at > $1
+     GROUP BY destination
+  ), open AS (
+    SELECT dests.destination, $2 - COALESCE(live.n, 0) AS room
+      FROM dests LEFT JOIN live ON live.destination = dests.destination
+     WHERE dests.destination IS NOT NULL AND COALESCE(live.n, 0) < $2
+       AND NOT ($7::boolean AND COALESCE(live.foreign_owner, false))
+  ), picked AS (
+    SELECT c.seq FROM open CROSS JOIN LATERAL (
+      SELECT seq, next_attempt_at FROM deliveries
+       WHERE state = 'pending' AND destination = open.destination AND next_attempt_at <= $1
+         AND (lease_owner IS NULL OR lease_expires_at <= $1)
+       ORDER BY next_attempt_at, seq
+       LIMIT LEAST(open.room, $3)) c
+     ORDER BY c.next_attempt_at, c.seq
+     LIMIT $4
+  ), locked AS (
+    SELECT d.seq FROM deliveries d
+     WHERE d.seq IN (SELECT seq FROM picked)
+       AND d.state = 'pending' AND d.next_attempt_at <= $1
+       AND (d.lease_owner IS NULL OR d.lease_expires_at <= $1)
+       FOR UPDATE OF d SKIP LOCKED
+  ), leased AS (
+    UPDATE deliveries d SET lease_owner = $5, lease_expires_at = $6
+      FROM locked WHERE d.seq = locked.seq
+    RETURNING d.*
+  )
+  SELECT leased.*,
+         CASE WHEN leased.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
+         e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
+         e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
+         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at
+    FROM leased
+    JOIN events e ON e.id = leased.event_id
+    JOIN environments env ON env.id = leased.environment_id
+    LEFT JOIN webhook_endpoints w ON w.id = leased.endpoint_id
+   ORDER BY leased.next_attempt_at, leased.seq`;
+
 type ClaimedRow = DeliveryRow & {
+  seq: number;
   secret_enc: string;
   e_id: string;
   e_environment_id: string;
@@ -96,6 +148,17 @@ export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDeli
           values: [o.now, o.perEndpointLimit, scan, o.limit, o.owner, o.now + o.leaseMs, o.exclusive === true],
         })
       ).rows;
+      if (rows.length < o.limit) {
+        // Sees this transaction's leases: counts them, and never picks them again.
+        const more = await client.query<ClaimedRow>({
+          name: 'queue_claim_by_destination',
+          text: CLAIM_BY_DESTINATION,
+          values: [o.now, o.perEndpointLimit, o.perEndpointLimit, o.limit - rows.length, o.owner, o.now + o.leaseMs, o.exclusive === true],
+        });
+        if (more.rows.length > 0) {
+          rows = [...rows, ...more.rows].sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
+        }
+      }
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch((e: unknown) => {

@@ -11,24 +11,27 @@ const DEST = "CASE WHEN endpoint_id IS NOT NULL THEN 'e:' || endpoint_id ELSE 'u
 
 // Due, unleased (or lease expired) pending deliveries, oldest due first, at most
 // perEndpointLimit minus the live leases per destination; with @exclusive, destinations on
-// which another owner holds a live lease are skipped. The candidates are read in due order
-// from the partial index and bounded (@scan), skipping destinations that cannot take more, so
-// the claim's cost does not depend on the backlog of destinations it can serve. (Rows of a
-// destination at its limit are stepped over one by one; the worker avoids claiming for a
-// destination it knows to be full: see worker.ts.)
+// which another owner holds a live lease are skipped. Two steps, each bounded whatever the
+// backlog: PICK reads a window of @scan rows in due order (the common case: the oldest due
+// deliveries can be taken); when that does not fill the claim, PICK_BY_DESTINATION steps
+// through the destinations that have pending deliveries (a loose scan of
+// deliveries_destination_due) and takes at most the room left of each, so a destination at
+// its limit with a backlog of a million costs one index step, not a million rows.
 const PICK = `
   WITH live AS (
     SELECT ${DEST} AS dest, COUNT(*) AS n, MAX(lease_owner <> @owner) AS foreign_owner FROM deliveries
      WHERE lease_owner IS NOT NULL AND lease_expires_at > @now
      GROUP BY dest
-  ), candidates AS (
+  ), head AS (
     SELECT seq, next_attempt_at, ${DEST} AS dest
       FROM deliveries
      WHERE state = 'pending' AND next_attempt_at <= @now
        AND (lease_owner IS NULL OR lease_expires_at <= @now)
-       AND ${DEST} NOT IN (SELECT dest FROM live WHERE n >= @perEndpointLimit OR (@exclusive AND foreign_owner))
      ORDER BY next_attempt_at
      LIMIT @scan
+  ), candidates AS (
+    SELECT * FROM head
+     WHERE dest NOT IN (SELECT dest FROM live WHERE n >= @perEndpointLimit OR (@exclusive AND foreign_owner))
   ), due AS (
     SELECT seq, next_attempt_at, dest,
            ROW_NUMBER() OVER (PARTITION BY dest ORDER BY next_attempt_at, seq) AS rank
@@ -38,6 +41,32 @@ const PICK = `
    WHERE due.rank + COALESCE(live.n, 0) <= @perEndpointLimit
    ORDER BY due.next_attempt_at, due.seq
    LIMIT @limit`;
+
+const PICK_BY_DESTINATION = `
+  WITH RECURSIVE dests(dest) AS (
+    SELECT (SELECT ${DEST} FROM deliveries WHERE state = 'pending' ORDER BY ${DEST} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT ${DEST} FROM deliveries WHERE state = 'pending' AND ${DEST} > dests.dest ORDER BY ${DEST} LIMIT 1)
+      FROM dests WHERE dests.dest IS NOT NULL
+  ), live AS (
+    SELECT ${DEST} AS dest, COUNT(*) AS n, MAX(lease_owner <> @owner) AS foreign_owner FROM deliveries
+     WHERE lease_owner IS NOT NULL AND lease_expires_at > @now
+     GROUP BY dest
+  ), open AS (
+    SELECT dests.dest, @perEndpointLimit - COALESCE(live.n, 0) AS room
+      FROM dests LEFT JOIN live ON live.dest = dests.dest
+     WHERE dests.dest IS NOT NULL AND COALESCE(live.n, 0) < @perEndpointLimit
+       AND NOT (@exclusive AND COALESCE(live.foreign_owner, 0))
+  ), due AS (
+    SELECT d.seq, d.next_attempt_at, open.room,
+           ROW_NUMBER() OVER (PARTITION BY open.dest ORDER BY d.next_attempt_at, d.seq) AS rank
+      FROM open JOIN deliveries d ON d.seq IN (
+        SELECT seq FROM deliveries
+         WHERE state = 'pending' AND ${DEST} = open.dest AND next_attempt_at <= @now
+           AND (lease_owner IS NULL OR lease_expires_at <= @now)
+         ORDER BY next_attempt_at LIMIT @perEndpointLimit)
+  )
+  SELECT seq FROM due WHERE rank <= room ORDER BY next_attempt_at, seq LIMIT @limit`;
 
 const LEASE = 'UPDATE deliveries SET lease_owner = ?, lease_expires_at = ? WHERE seq IN (SELECT value FROM json_each(?))';
 
@@ -70,9 +99,12 @@ type ClaimedRow = DeliveryRow & {
 export function claim(db: Db, o: ClaimOptions): ClaimedDelivery[] {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const scan = Math.max(64, o.limit * 2);
-  const seqs = db
-    .all<{ seq: number }>(PICK, { owner: o.owner, exclusive: o.exclusive ? 1 : 0, now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit, scan })
-    .map((r) => r.seq);
+  const params = { owner: o.owner, exclusive: o.exclusive ? 1 : 0, now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit, scan };
+  let seqs = db.all<{ seq: number }>(PICK, params).map((r) => r.seq);
+  if (seqs.length < o.limit) {
+    // The window did not fill the claim: maybe because destinations at their limit fill it.
+    seqs = db.all<{ seq: number }>(PICK_BY_DESTINATION, params).map((r) => r.seq);
+  }
   if (seqs.length === 0) return [];
   const list = JSON.stringify(seqs);
   db.run(LEASE, o.owner, o.now + o.leaseMs, list);
