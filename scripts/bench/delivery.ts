@@ -12,8 +12,8 @@
 // - latency: orders through POST /v2/orders at a steady --rate (default 1000/s) for --seconds;
 //   event createdAt → receipt, p50/p95/p99.
 // - scale (postgres): drain32 with two instances ÷ one.
-// - backlog: claim cost (in this process, on the store directly) with 1 000 and 100 000 pending
-//   deliveries, and the server's RSS while it drains 100 000 versus 10 000.
+// - claim: claim cost (in this process, on the store directly) with 1 000 and 100 000 pending
+//   deliveries; rss: the server's RSS while it drains 100 000 versus 10 000 (backlog: both).
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -32,7 +32,7 @@ const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'sqlite' },
     events: { type: 'string', default: '10000' },
-    only: { type: 'string', default: 'floor,drain1,drain32,latency,scale,backlog' },
+    only: { type: 'string', default: 'floor,drain1,drain32,latency,scale,claim,rss' },
     rate: { type: 'string', default: '1000' },
     seconds: { type: 'string', default: '10' },
     backlog: { type: 'string', default: '100000' },
@@ -41,7 +41,7 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log('npm run bench:delivery -- [--store sqlite|postgres] [--events 10000] [--only floor,drain1,drain32,latency,scale,backlog] [--rate 1000] [--seconds 10] [--backlog 100000] [--profile DIR]');
+  console.log('npm run bench:delivery -- [--store sqlite|postgres] [--events 10000] [--only floor,drain1,drain32,latency,scale,claim,rss] [--rate 1000] [--seconds 10] [--backlog 100000] [--profile DIR]');
   process.exit(0);
 }
 const STORE = values.store === 'postgres' ? 'postgres' : 'sqlite';
@@ -197,6 +197,22 @@ async function rss(server: RunningServer): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** Warnings and errors the servers logged (LOG_LEVEL=warn), first few kept to show. */
+const serverLog = { lines: 0, first: [] as string[] };
+function watchLogs(server: RunningServer): RunningServer {
+  let rest = '';
+  server.child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString()).split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!/"level":(40|50|60)/.test(line)) continue;
+      serverLog.lines++;
+      if (serverLog.first.length < 5) serverLog.first.push(line.slice(0, 300));
+    }
+  });
+  return server;
+}
+
 let profileCount = 0;
 function serverOpts(db: Db, dataDir?: string): { env: NodeJS.ProcessEnv; dataDir?: string; nodeArgs?: string[] } {
   return {
@@ -217,7 +233,7 @@ async function drain(n: number, endpoints: number, instances: number): Promise<{
     await store.close();
     const w: Window = { expected: n, seen: new Set(), first: 0, last: 0, latencies: null, duplicates: 0 };
     window = w;
-    for (let i = 0; i < instances; i++) servers.push(await startServer(serverOpts(db, db.dataDir)));
+    for (let i = 0; i < instances; i++) servers.push(watchLogs(await startServer(serverOpts(db, db.dataDir))));
     let maxRssMb = 0;
     const sampler = setInterval(() => void Promise.all(servers.map(rss)).then((r) => (maxRssMb = Math.max(maxRssMb, ...r))), 250);
     await waitFor(w);
@@ -237,6 +253,7 @@ async function latency(rate: number, seconds: number): Promise<{ p50: number; p9
   let server: RunningServer | null = null;
   try {
     server = await startServer(serverOpts(db, db.dataDir));
+    watchLogs(server);
     let tenant = server.tenant;
     if (!tenant) {
       const { createTenantViaAdmin } = await import('./admin.ts');
@@ -347,10 +364,12 @@ try {
     const r = await latency(rate, Number(values.seconds));
     log(`| latency at ${rate} orders/s (achieved ${r.achieved}/s, ${r.sent} events): createdAt → receipt | | | p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms |`);
   }
-  if (ONLY.has('backlog')) {
+  if (ONLY.has('backlog') || ONLY.has('claim')) {
     const small = await claimCost(1000);
     const big = await claimCost(Number(values.backlog));
     log(`| claim of 100 (store only), 1 000 pending vs ${values.backlog} pending | | | ${small} ms vs ${big} ms |`);
+  }
+  if (ONLY.has('backlog') || ONLY.has('rss')) {
     const r10 = await drain(10_000, 32, 1);
     const rBig = await drain(Number(values.backlog), 32, 1);
     log(`| drain of 10 000 vs ${values.backlog} queued, 32 endpoints | ${r10.rps} vs ${rBig.rps} | | max RSS ${r10.maxRssMb} MB vs ${rBig.maxRssMb} MB |`);
@@ -358,7 +377,9 @@ try {
 } finally {
   receiver.server.close();
 }
-console.log(`\nbench:delivery on ${machine()}; store ${STORE}\n`);
+console.log(`\nbench:delivery on ${machine()}; store ${STORE}; server warnings/errors logged: ${serverLog.lines}`);
+for (const line of serverLog.first) console.log(`  ${line}`);
+console.log('');
 console.log('| run | deliveries/s | ÷ floor | notes |\n|---|---:|---:|---|');
 for (const line of out) console.log(line);
 process.exit(0);
