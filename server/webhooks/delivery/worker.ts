@@ -10,8 +10,10 @@
 // Guarantees:
 // - A lease always outlives an attempt: leaseMs must exceed the attempt deadline by more than
 //   5 s (checked at creation), and a prefetched delivery is only sent while at least the
-//   attempt deadline plus SEND_MARGIN_MS of its lease remain (otherwise its lease is given
-//   back), so a delivery in flight is never handed to a second worker.
+//   attempt deadline plus SEND_MARGIN_MS of its lease remain and it waited at most
+//   PREFETCH_MAX_WAIT_MS (otherwise its lease is given back and it is claimed again afresh),
+//   so a delivery in flight is never handed to a second worker, and a delivery disabled by an
+//   endpoint edit is not sent from a stale prefetch.
 // - Per-destination limit across workers: claims are exclusive per destination (a destination
 //   on which another owner holds a live lease is skipped), so one worker serves a destination
 //   at a time and sends at most `perEndpointLimit` to it at once; it may hold up to
@@ -44,6 +46,12 @@ export const MIN_LEASE_MARGIN_MS = 5_000;
 export const DEFAULT_LEASE_MARGIN_MS = 20_000;
 /** A prefetched delivery is sent only while its lease has the attempt deadline plus this left. */
 export const SEND_MARGIN_MS = 2_000;
+/**
+ * A prefetched delivery that waited this long for its destination (a slow endpoint) is given
+ * back instead of sent, and claimed again afresh: so what it sends is never older than this
+ * (an endpoint edited or disabled meanwhile has disabled it in the store, and it is not claimed again).
+ */
+export const PREFETCH_MAX_WAIT_MS = 2_000;
 /** Longest sleep between two looks at the queue (safety net; wake-ups normally come first). */
 export const MAX_IDLE_MS = 30_000;
 /** Sleep when due deliveries exist but none can be claimed (destination at its limit, leased elsewhere). */
@@ -387,7 +395,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       while (queue.length > 0 && inFlight.size < concurrency && (sending.get(dest) ?? 0) < perEndpointLimit) {
         const claimed = queue.shift()!;
         const left = (claimed.delivery.leaseExpiresAt ?? 0) - clock.now();
-        if (left < timeoutMs + SEND_MARGIN_MS) {
+        if (left < timeoutMs + SEND_MARGIN_MS || leaseMs - left > PREFETCH_MAX_WAIT_MS) {
           expiring.push(claimed.delivery.id);
           held -= 1;
           continue;
@@ -400,7 +408,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     if (expiring.length > 0) {
       const ids = expiring;
       expiring = [];
-      log.warn({ released: ids.length }, 'prefetched deliveries waited too long for their destination; leases given back');
+      if (logInfo()) log.info({ released: ids.length }, 'prefetched deliveries waited too long for their destination; leases given back');
       store.queue.release(owner, ids).catch((err: unknown) => {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'could not release leases; they expire on their own');
       });
