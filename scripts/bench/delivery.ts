@@ -1,131 +1,394 @@
-// npm run bench:delivery [-- --events N --store sqlite|postgres --instances N]: produces N
-// order events through the API against a loopback receiver and reports deliveries per second
-// and p50/p99 from event creation to receipt, beside the raw floor measured in the same run:
-// the same POSTs sent straight to the receiver with undici, no store.
+// npm run bench:delivery [-- --store sqlite|postgres --events N --only a,b --profile DIR]
+//
+// The delivery engine of the real server (a child process, LOG_LEVEL=warn,
+// VALIDATE_RESPONSES=false, RATE_LIMIT_RPS=0) against a loopback receiver in this process, each
+// figure beside its floor measured in the same run:
+//
+// - floor: HMAC-sign + undici POST straight to the same receiver, warmed up, N requests at 4
+//   and at 64 in flight; the better of the two is "the floor".
+// - drain1: N deliveries queued to one endpoint while no server runs (seeded through the Store
+//   itself), then the server starts and drains them; deliveries/s from first to last receipt.
+// - drain32: the same across 32 endpoints of 32 tenants.
+// - latency: orders through POST /v2/orders at a steady --rate (default 1000/s) for --seconds;
+//   event createdAt → receipt, p50/p95/p99.
+// - scale (postgres): drain32 with two instances ÷ one.
+// - claim: claim cost (in this process, on the store directly) with 1 000 and 100 000 pending
+//   deliveries; rss: the server's RSS while it drains 100 000 versus 10 000 (backlog: both).
 import { createServer, type Server } from 'node:http';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { createManagementClient, createOrdersClient } from '../../client/api.ts';
+import { signatureHeader } from '../../signing/signature.ts';
+import { createManagementClient } from '../../client/api.ts';
+import { newDeliveryId, newEndpointId, newEnvironmentId, newEventId, newTenantId } from '../../server/domain/ids.ts';
+import { createSecretBox } from '../../server/domain/secrets.ts';
+import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../server/domain/model.ts';
+import type { Store } from '../../server/store/types.ts';
 import { machine, startServer, type RunningServer } from './lib.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 
 const { values } = parseArgs({
   options: {
-    events: { type: 'string', default: '2000' },
     store: { type: 'string', default: 'sqlite' },
-    instances: { type: 'string', default: '1' },
-    producers: { type: 'string', default: '16' },
+    events: { type: 'string', default: '10000' },
+    only: { type: 'string', default: 'floor,drain1,drain32,latency,scale,claim,rss' },
+    rate: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '10' },
+    backlog: { type: 'string', default: '100000' },
+    profile: { type: 'string' },
+    help: { type: 'boolean', default: false },
   },
 });
-const EVENTS = checkSettings('bench:delivery', () => positiveIntSetting('--events', values.events));
-const INSTANCES = checkSettings('bench:delivery', () => positiveIntSetting('--instances', values.instances));
-const store = values.store === 'postgres' ? 'postgres' : 'sqlite';
-if (store === 'sqlite' && INSTANCES > 1) throw new Error('several instances need --store postgres');
+if (values.help) {
+  console.log('npm run bench:delivery -- [--store sqlite|postgres] [--events 10000] [--only floor,drain1,drain32,latency,scale,claim,rss] [--rate 1000] [--seconds 10] [--backlog 100000] [--profile DIR]');
+  process.exit(0);
+}
+if (values.store !== 'sqlite' && values.store !== 'postgres') {
+  process.stderr.write(`bench:delivery: --store must be sqlite or postgres, not ${values.store}\n`);
+  process.exit(2);
+}
+const STORE = values.store;
+const N = checkSettings('bench:delivery', () => positiveIntSetting('--events', values.events));
+const RATE = checkSettings('bench:delivery', () => positiveIntSetting('--rate', values.rate));
+const SECONDS = checkSettings('bench:delivery', () => positiveIntSetting('--seconds', values.seconds));
+const BACKLOG = checkSettings('bench:delivery', () => positiveIntSetting('--backlog', values.backlog));
+const ONLY = new Set(values.only.split(','));
+const KEY = Buffer.alloc(32, 7);
+const box = createSecretBox(KEY);
+const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64url')}`;
 
 const percentile = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-interface Receipt {
-  at: number;
-  createdAt: number;
+// ---- the receiver ---------------------------------------------------------------------------
+
+interface Window {
+  expected: number;
+  seen: Set<string>;
+  first: number;
+  last: number;
+  latencies: number[] | null;
+  duplicates: number;
 }
-
-function startReceiver(onReceipt: (id: string, body: string) => void): Promise<{ url: string; server: Server }> {
+let window: Window | null = null;
+const receiver: { url: string; server: Server } = await new Promise((resolve) => {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      onReceipt(String(req.headers['service-event-id'] ?? ''), Buffer.concat(chunks).toString());
+      const w = window;
+      if (w) {
+        const id = String(req.headers['service-event-id'] ?? '');
+        const now = performance.timeOrigin + performance.now();
+        if (w.seen.has(id)) w.duplicates++;
+        else {
+          w.seen.add(id);
+          if (w.first === 0) w.first = now;
+          w.last = now;
+          if (w.latencies) w.latencies.push(now - Date.parse((JSON.parse(Buffer.concat(chunks).toString()) as { createdAt: string }).createdAt));
+        }
+      }
       res.writeHead(204).end();
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, server })));
-}
-
-async function rawFloor(url: string, n: number, concurrency: number): Promise<{ rps: number; p50: number; p99: number }> {
-  const agent = new Agent({ connections: concurrency });
-  const body = JSON.stringify({ id: 'x'.repeat(64), type: 'order.created', apiVersion: 'v2', createdAt: new Date().toISOString(), data: { orderId: 'o', merchantReference: 'r', amountMinor: 1, currency: 'USD', status: 'open' } });
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next++ < n) {
-        const t0 = performance.now();
-        const r = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'service-event-id': 'floor' }, dispatcher: agent });
-        await r.body.dump();
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  await agent.close();
-  return { rps: Math.round(n / seconds), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-}
-
-const receipts = new Map<string, Receipt>();
-let floorPhase = true;
-const receiver = await startReceiver((id, body) => {
-  if (floorPhase || receipts.has(id)) return;
-  const createdAt = Date.parse((JSON.parse(body) as { createdAt: string }).createdAt);
-  receipts.set(id, { at: Date.now(), createdAt });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, server }));
 });
 
-const db = store === 'postgres' ? await (await import('../../server/store/postgres/testing.ts')).createTestDatabase() : null;
-const env = {
-  NODE_ENV: 'test',
-  WEBHOOK_ALLOW_INSECURE_URLS: 'true',
-  RATE_LIMIT_RPS: '0',
-  VALIDATE_RESPONSES: 'false',
-  ...(db ? { DATABASE_URL: db.url, SECRETS_KEY: Buffer.alloc(32, 7).toString('base64url') } : {}),
-};
-const servers: RunningServer[] = [];
-try {
-  const floor = await rawFloor(receiver.url, EVENTS, 4 * INSTANCES);
-  floorPhase = false;
-
-  for (let i = 0; i < INSTANCES; i++) servers.push(await startServer({ env }));
-  // The first instance's demo tenant (SQLite); with PostgreSQL only a fresh data folder prints one.
-  const first = servers[0]!;
-  let tenant = first.tenant;
-  if (!tenant) {
-    const { createTenantViaAdmin } = await import('./admin.ts');
-    tenant = await createTenantViaAdmin(env);
+async function waitFor(w: Window, timeoutMs = 600_000): Promise<void> {
+  const t0 = Date.now();
+  while (w.seen.size < w.expected) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`only ${w.seen.size} of ${w.expected} received`);
+    await sleep(20);
   }
-  const management = createManagementClient({ baseUrl: first.url, memberToken: tenant.memberToken });
-  const endpoint = await management.POST('/v2/webhooks/endpoints', { body: { url: receiver.url } });
-  if (endpoint.response.status !== 201) throw new Error(`endpoint: ${endpoint.response.status}`);
-
-  const clients = servers.map((s) => createOrdersClient({ baseUrl: s.url, apiKey: tenant.apiKey, apiHash: tenant.apiHash }));
-  let next = 0;
-  const started = Date.now();
-  await Promise.all(
-    Array.from({ length: Number(values.producers) }, async (_, p) => {
-      while (next < EVENTS) {
-        const i = next++;
-        const r = await clients[(i + p) % clients.length]!.POST('/v2/orders', { body: { merchantReference: `bench-${i}`, amountMinor: 100 } });
-        if (r.response.status !== 201) throw new Error(`order ${i}: ${r.response.status}`);
-      }
-    }),
-  );
-  const produced = Date.now();
-  while (receipts.size < EVENTS) {
-    if (Date.now() - produced > 300_000) throw new Error(`only ${receipts.size} of ${EVENTS} delivered`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const last = Math.max(...[...receipts.values()].map((r) => r.at));
-  const latencies = [...receipts.values()].map((r) => r.at - r.createdAt);
-  const seconds = (last - started) / 1000;
-  console.log(`\nbench:delivery on ${machine()}; ${EVENTS} events, store ${store}, ${INSTANCES} instance(s)\n`);
-  console.log('| run | deliveries/s | p50 ms | p99 ms |\n|---|---:|---:|---:|');
-  console.log(`| server (${store}, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}): event created → received | ${Math.round(EVENTS / seconds)} | ${percentile(latencies, 50)} | ${percentile(latencies, 99)} |`);
-  console.log(`| raw floor: undici POST straight to the receiver (${4 * INSTANCES} connections) | ${floor.rps} | ${floor.p50.toFixed(2)} | ${floor.p99.toFixed(2)} |`);
-  console.log(`\nproduction of ${EVENTS} orders took ${((produced - started) / 1000).toFixed(2)} s`);
-} finally {
-  await Promise.all(servers.map((s) => s.stop()));
-  receiver.server.close();
-  await db?.drop();
 }
+
+// ---- floor ------------------------------------------------------------------------------------
+
+async function floor(n: number, inFlight: number): Promise<number> {
+  const agent = new Agent({ connections: inFlight, keepAliveTimeout: 60_000 });
+  const payload = JSON.stringify({ id: 'x'.repeat(64), type: 'order.created', apiVersion: 'v2', createdAt: new Date().toISOString(), data: { orderId: 'c0ffee00-1234-4abc-8def-0123456789ab', merchantReference: 'INV-1', amountMinor: 100, currency: 'USD', status: 'open' } });
+  const run = async (count: number): Promise<number> => {
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next++ < count) {
+          const t = Math.floor(Date.now() / 1000);
+          const r = await request(receiver.url, {
+            method: 'POST',
+            dispatcher: agent,
+            body: Buffer.from(payload, 'utf8'),
+            headers: { 'Content-Type': 'application/json', 'Service-Event-Id': 'floor', 'Service-Signature': signatureHeader(SECRET, t, payload), 'User-Agent': 'bench' },
+          });
+          await r.body.text();
+        }
+      }),
+    );
+    return count / ((performance.now() - t0) / 1000);
+  };
+  await run(Math.min(2000, n)); // warm-up
+  const rps = await run(n);
+  await agent.close();
+  return Math.round(rps);
+}
+
+// ---- seeding through the Store ------------------------------------------------------------------
+
+interface Db {
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  open(): Promise<Store>;
+  drop(): Promise<void>;
+}
+
+async function freshDb(): Promise<Db> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-delivery-'));
+  const base = { WEBHOOK_ALLOW_INSECURE_URLS: 'true', RATE_LIMIT_RPS: '0', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRETS_KEY: KEY.toString('base64url') };
+  if (STORE === 'postgres') {
+    const { createTestDatabase } = await import('../../server/store/postgres/testing.ts');
+    const { openPostgresStore } = await import('../../server/store/postgres/store.ts');
+    const db = await createTestDatabase();
+    return { env: { ...base, DATABASE_URL: db.url }, dataDir, open: async () => { const s = await openPostgresStore({ connectionString: db.url }); await s.migrate(); return s; }, drop: () => db.drop() };
+  }
+  const { openSqliteStore } = await import('../../server/store/sqlite/store.ts');
+  return { env: base, dataDir, open: async () => { const s = await openSqliteStore({ file: path.join(dataDir, 'payments.db') }); await s.migrate(); return s; }, drop: async () => undefined };
+}
+
+async function seedEndpoints(store: Store, count: number): Promise<EndpointRecord[]> {
+  const now = Date.now();
+  const eps: EndpointRecord[] = [];
+  await store.transaction(async (tx) => {
+    for (let i = 0; i < count; i++) {
+      const tenant = { id: newTenantId(), name: `Bench ${i}`, createdAt: now };
+      const env: EnvironmentRecord = { id: newEnvironmentId(), tenantId: tenant.id, name: 'test', walletBalance: '0', callbackSecretEnc: box.seal(SECRET), createdAt: now };
+      const ep: EndpointRecord = { id: newEndpointId(), environmentId: env.id, url: `${receiver.url}/${i}`, secretEnc: box.seal(SECRET), active: true, version: 1, lastTestDeliveryId: null, createdAt: now, updatedAt: now, disabledAt: null };
+      await tx.tenants.insertTenant(tenant);
+      await tx.tenants.insertEnvironment(env);
+      await tx.endpoints.insert(ep);
+      eps.push(ep);
+    }
+  });
+  return eps;
+}
+
+/** Queues n pending deliveries round-robin over the endpoints; returns their event ids. */
+async function seedDeliveries(store: Store, eps: EndpointRecord[], n: number): Promise<void> {
+  const CHUNK = 2000;
+  for (let from = 0; from < n; from += CHUNK) {
+    const now = Date.now();
+    await store.transaction(async (tx) => {
+      for (let i = from; i < Math.min(n, from + CHUNK); i++) {
+        const ep = eps[i % eps.length]!;
+        const id = newEventId();
+        const payload = JSON.stringify({ id, type: 'order.created', apiVersion: 'v2', createdAt: new Date(now).toISOString(), data: { orderId: 'c0ffee00-1234-4abc-8def-0123456789ab', merchantReference: `INV-${i}`, amountMinor: 100, currency: 'USD', status: 'open' } });
+        const event: EventRecord = { id, environmentId: ep.environmentId, type: 'order.created', payload, orderId: null, merchantReference: `INV-${i}`, transactionId: null, createdAt: now };
+        const d: DeliveryRecord = {
+          id: newDeliveryId(now), environmentId: ep.environmentId, eventId: id, kind: 'order_event', endpointId: ep.id, endpointVersion: 1, url: ep.url,
+          state: 'pending', attemptCount: 0, cycle: 1, nextAttemptAt: now, leaseOwner: null, leaseExpiresAt: null, orderId: null,
+          merchantReference: `INV-${i}`, transactionId: null, createdAt: now, updatedAt: now, deliveredAt: null,
+        };
+        await tx.events.insert(event);
+        await tx.deliveries.insert(d);
+      }
+    });
+  }
+}
+
+async function rss(server: RunningServer): Promise<number> {
+  const status = await readFile(`/proc/${server.child.pid}/status`, 'utf8').catch(() => '');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** Warnings and errors the servers logged (LOG_LEVEL=warn), first few kept to show. */
+const serverLog = { lines: 0, first: [] as string[] };
+function watchLogs(server: RunningServer): RunningServer {
+  let rest = '';
+  server.child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString()).split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!/"level":(40|50|60)/.test(line)) continue;
+      serverLog.lines++;
+      if (serverLog.first.length < 5) serverLog.first.push(line.slice(0, 300));
+    }
+  });
+  return server;
+}
+
+let profileCount = 0;
+function serverOpts(db: Db, dataDir?: string): { env: NodeJS.ProcessEnv; dataDir?: string; nodeArgs?: string[] } {
+  return {
+    env: db.env,
+    ...(dataDir ? { dataDir } : {}),
+    ...(values.profile ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${values.profile}/${STORE}-${++profileCount}`] } : {}),
+  };
+}
+
+/** Queues n deliveries over `endpoints` with no server running, then starts `instances` servers and times the drain. */
+async function drain(n: number, endpoints: number, instances: number): Promise<{ rps: number; maxRssMb: number; duplicates: number }> {
+  const db = await freshDb();
+  const servers: RunningServer[] = [];
+  try {
+    const store = await db.open();
+    const eps = await seedEndpoints(store, endpoints);
+    await seedDeliveries(store, eps, n);
+    await store.close();
+    const w: Window = { expected: n, seen: new Set(), first: 0, last: 0, latencies: null, duplicates: 0 };
+    window = w;
+    for (let i = 0; i < instances; i++) servers.push(watchLogs(await startServer(serverOpts(db, db.dataDir))));
+    let maxRssMb = 0;
+    const sampler = setInterval(() => void Promise.all(servers.map(rss)).then((r) => (maxRssMb = Math.max(maxRssMb, ...r))), 250);
+    await waitFor(w);
+    clearInterval(sampler);
+    window = null;
+    return { rps: Math.round((n - 1) / ((w.last - w.first) / 1000)), maxRssMb: Math.round(maxRssMb), duplicates: w.duplicates };
+  } finally {
+    window = null;
+    await Promise.all(servers.map((s) => s.stop()));
+    await db.drop();
+  }
+}
+
+/** Orders through the API at a steady rate; event createdAt → receipt. */
+async function latency(rate: number, seconds: number): Promise<{ p50: number; p95: number; p99: number; achieved: number; sent: number }> {
+  const db = await freshDb();
+  let server: RunningServer | null = null;
+  try {
+    server = await startServer(serverOpts(db, db.dataDir));
+    watchLogs(server);
+    let tenant = server.tenant;
+    if (!tenant) {
+      const { createTenantViaAdmin } = await import('./admin.ts');
+      tenant = await createTenantViaAdmin({ ...db.env, DATA_DIR: db.dataDir });
+    }
+    const management = createManagementClient({ baseUrl: server.url, memberToken: tenant.memberToken });
+    const ep = await management.POST('/v2/webhooks/endpoints', { body: { url: receiver.url } });
+    if (ep.response.status !== 201) throw new Error(`endpoint: ${ep.response.status}`);
+    const agent = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
+    const total = rate * seconds;
+    const w: Window = { expected: total, seen: new Set(), first: 0, last: 0, latencies: [], duplicates: 0 };
+    window = w;
+    const t0 = performance.now();
+    const pending: Promise<void>[] = [];
+    let failures = 0;
+    // Paced: order i leaves at t0 + i/rate, but never more than 64 unanswered at once (past
+    // that the API is the bottleneck, and the latency would measure its queue, not delivery).
+    let outstanding = 0;
+    for (let i = 0; i < total; i++) {
+      const due = t0 + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
+      while (outstanding >= 64) await sleep(1);
+      outstanding++;
+      pending.push(
+        request(`${server.url}/v2/orders`, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { 'content-type': 'application/json', 'x-api-key': tenant.apiKey, 'x-api-hash': tenant.apiHash },
+          body: JSON.stringify({ merchantReference: `lat-${i}`, amountMinor: 100 }),
+        }).then(async (r) => {
+          await r.body.dump();
+          outstanding--;
+          if (r.statusCode !== 201) failures++;
+        }),
+      );
+    }
+    const sendSeconds = (performance.now() - t0) / 1000;
+    await Promise.all(pending);
+    const producedSeconds = (performance.now() - t0) / 1000;
+    if (failures > 0) throw new Error(`${failures} orders failed`);
+    await waitFor(w, 120_000);
+    await agent.close();
+    const l = w.latencies!;
+    void sendSeconds;
+    return { p50: Math.round(percentile(l, 50)), p95: Math.round(percentile(l, 95)), p99: Math.round(percentile(l, 99)), achieved: Math.round(total / producedSeconds), sent: total };
+  } finally {
+    window = null;
+    await server?.stop();
+    await db.drop();
+  }
+}
+
+/** Median claim time (limit 100, per-destination 4) on the store directly, with `pending` due deliveries over 32 endpoints. */
+async function claimCost(pending: number): Promise<number> {
+  const db = await freshDb();
+  try {
+    const store = await db.open();
+    const eps = await seedEndpoints(store, 32);
+    await seedDeliveries(store, eps, pending);
+    const times: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const t = performance.now();
+      const got = await store.queue.claim({ owner: 'bench', now: Date.now(), leaseMs: 30_000, limit: 100, perEndpointLimit: 4 });
+      times.push(performance.now() - t);
+      await store.queue.release('bench', got.map((c) => c.delivery.id));
+    }
+    await store.close();
+    return Number(percentile(times.slice(5), 50).toFixed(2));
+  } finally {
+    await db.drop();
+  }
+}
+
+// ---- the run ------------------------------------------------------------------------------------
+
+const out: string[] = [];
+const log = (line: string): void => {
+  out.push(line);
+  console.error(line);
+};
+try {
+  let best = 0;
+  if (ONLY.has('floor') || ONLY.has('drain1') || ONLY.has('drain32') || ONLY.has('scale')) {
+    const f4 = await floor(N, 4);
+    const f64 = await floor(N, 64);
+    best = Math.max(f4, f64);
+    log(`| floor: sign + undici POST, 4 in flight | ${f4} | | |`);
+    log(`| floor: sign + undici POST, 64 in flight | ${f64} | | |`);
+  }
+  const ratio = (x: number): string => (best > 0 ? (x / best).toFixed(3) : '–');
+  if (ONLY.has('drain1')) {
+    const r = await drain(N, 1, 1);
+    log(`| drain of ${N} queued, 1 endpoint | ${r.rps} | ${ratio(r.rps)} | max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
+  }
+  let one32 = 0;
+  if (ONLY.has('drain32') || ONLY.has('scale')) {
+    const r = await drain(N, 32, 1);
+    one32 = r.rps;
+    log(`| drain of ${N} queued, 32 endpoints | ${r.rps} | ${ratio(r.rps)} | max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
+  }
+  if (ONLY.has('scale') && STORE === 'postgres') {
+    const r = await drain(N, 32, 2);
+    log(`| drain of ${N} queued, 32 endpoints, 2 instances | ${r.rps} | ${ratio(r.rps)} | two ÷ one ${(r.rps / one32).toFixed(2)}, duplicates ${r.duplicates} |`);
+  }
+  if (ONLY.has('latency')) {
+    const rate = RATE;
+    const r = await latency(rate, SECONDS);
+    log(`| latency at ${rate} orders/s (achieved ${r.achieved}/s, ${r.sent} events): createdAt → receipt | | | p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms |`);
+  }
+  if (ONLY.has('backlog') || ONLY.has('claim')) {
+    const small = await claimCost(1000);
+    const big = await claimCost(BACKLOG);
+    log(`| claim of 100 (store only), 1 000 pending vs ${values.backlog} pending | | | ${small} ms vs ${big} ms |`);
+  }
+  if (ONLY.has('backlog') || ONLY.has('rss')) {
+    const r10 = await drain(10_000, 32, 1);
+    const rBig = await drain(BACKLOG, 32, 1);
+    log(`| drain of 10 000 vs ${values.backlog} queued, 32 endpoints | ${r10.rps} vs ${rBig.rps} | | max RSS ${r10.maxRssMb} MB vs ${rBig.maxRssMb} MB |`);
+  }
+} finally {
+  receiver.server.close();
+}
+console.log(`\nbench:delivery on ${machine()}; store ${STORE}; server warnings/errors logged: ${serverLog.lines}`);
+for (const line of serverLog.first) console.log(`  ${line}`);
+console.log('');
+console.log('| run | deliveries/s | ÷ floor | notes |\n|---|---:|---:|---|');
+for (const line of out) console.log(line);
+process.exit(0);

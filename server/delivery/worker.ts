@@ -1,24 +1,41 @@
 // The delivery worker: leases due deliveries from the store's queue, sends each one, and
 // records the attempt with the next state (delivered, pending with a due time, or failed).
 //
+// The pipeline (the store is never on the path of a send):
+//   claim (a batch, one store transaction) → per-destination ready queues → send (at most
+//   `concurrency` in flight, `perEndpointLimit` per destination) → the batch completer, which
+//   records every attempt finished meanwhile in one store transaction (`completeMany`; one
+//   commit, one fsync or WAL flush for all) → a slot and the leases are free → claim again.
+//
 // Guarantees:
 // - A lease always outlives an attempt: leaseMs must exceed the attempt deadline by more than
-//   5 s (checked at creation), so a delivery in flight is never handed to a second worker.
+//   5 s (checked at creation), and a prefetched delivery is only sent while at least the
+//   attempt deadline plus SEND_MARGIN_MS of its lease remain and it waited at most
+//   PREFETCH_MAX_WAIT_MS (otherwise its lease is given back and it is claimed again afresh),
+//   so a delivery in flight is never handed to a second worker, and a delivery disabled by an
+//   endpoint edit is not sent from a stale prefetch.
+// - Per-destination limit across workers: claims are exclusive per destination (a destination
+//   on which another owner holds a live lease is skipped), so one worker serves a destination
+//   at a time and sends at most `perEndpointLimit` to it at once; it may hold up to
+//   `prefetchPerEndpoint` leases on it so that the next send starts as soon as one ends.
+// - At-least-once: an attempt is recorded durably (completeMany resolves after the commit)
+//   before it is logged as done; a crash loses at most the attempts in flight or waiting for
+//   the completer, whose leases expire and which are then sent again.
 // - No polling delay on the fast path: `store.onDeliveriesReady` wakes the loop at once; the
 //   loop otherwise sleeps until `store.queue.nextDueAt()` (at most 30 s, as a safety net).
-// - A slow endpoint blocks nobody: attempts run concurrently (at most `concurrency` in flight,
-//   at most `perEndpointLimit` per destination, enforced by the claim across all workers), and
-//   the loop claims again as soon as a slot frees up, not when a whole batch is done.
-// - Every attempt is recorded through `complete`, guarded by the lease; a lost lease is logged
-//   and nothing is written. Shutdown drains: no new claims, in-flight attempts get a grace
-//   period, and whatever is still in flight after it is aborted and released unrecorded.
-// - Secrets are opened only in memory to sign; neither they nor signatures are logged.
+// - A slow endpoint blocks nobody: its sends wait in its own queue, other destinations go on.
+// - Every attempt is recorded guarded by its lease (owner and lease end); a lost lease is
+//   logged and nothing is written. Shutdown drains: no new claims, prefetched deliveries are
+//   released, in-flight attempts get a grace period, what is still in flight after it is
+//   aborted and released unrecorded, and the completer is flushed.
+// - Secrets are opened once per sealed value and kept only in this process's memory to sign;
+//   neither they nor signatures are logged.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secrets.ts';
-import type { AttemptResult, ClaimedDelivery, Store } from '../store/types.ts';
+import type { AttemptResult, ClaimedDelivery, Completion, Store } from '../store/types.ts';
 import type { AttemptRecord } from '../domain/model.ts';
 import { nextAttemptAt, type RetryPolicy } from './schedule.ts';
 import type { SendOutcome, Sender } from './sender.ts';
@@ -28,12 +45,24 @@ import { buildDeliveryRequest, type DeliveryRequest } from './sign.ts';
 export const MIN_LEASE_MARGIN_MS = 5_000;
 /** Default lease margin over the attempt deadline. */
 export const DEFAULT_LEASE_MARGIN_MS = 20_000;
+/** A prefetched delivery is sent only while its lease has the attempt deadline plus this left. */
+export const SEND_MARGIN_MS = 2_000;
+/**
+ * A prefetched delivery that waited this long for its destination (a slow endpoint) is given
+ * back instead of sent, and claimed again afresh: so what it sends is never older than this
+ * (an endpoint edited or disabled meanwhile has disabled it in the store, and it is not claimed again).
+ */
+export const PREFETCH_MAX_WAIT_MS = 2_000;
 /** Longest sleep between two looks at the queue (safety net; wake-ups normally come first). */
 export const MAX_IDLE_MS = 30_000;
 /** Sleep when due deliveries exist but none can be claimed (destination at its limit, leased elsewhere). */
 export const BLOCKED_RECHECK_MS = 1_000;
 /** First back-off after a store error; doubles up to MAX_IDLE_MS. */
 const ERROR_BACKOFF_MS = 1_000;
+/** Most attempts recorded in one completeMany. */
+const COMPLETE_BATCH = 256;
+/** Opened secrets kept (by sealed value); the cache is emptied when it would grow past this. */
+const SECRET_CACHE_SIZE = 1_024;
 
 export interface Timers {
   setTimeout(fn: () => void, ms: number): unknown;
@@ -61,6 +90,12 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
   /** Most attempts in flight per destination, across all workers; default 4. */
   perEndpointLimit?: number;
+  /**
+   * Most leases this worker holds per destination (in flight, waiting to be sent, or waiting
+   * to be recorded); default 16 × perEndpointLimit. Only this worker sends to a destination
+   * while it holds leases on it.
+   */
+  prefetchPerEndpoint?: number;
   /** Lease length; default timeoutMs + 20 s; must exceed timeoutMs + 5 s. */
   leaseMs?: number;
   /** Attempt deadline the lease must cover; default (and at least) the sender's. */
@@ -102,19 +137,33 @@ interface InFlight {
   done: Promise<void>;
 }
 
+interface Pending {
+  completion: Completion;
+  /** What the log line of the outcome says. */
+  summary: Record<string, unknown>;
+  resolve(): void;
+}
+
 function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, not ${value}`);
   return value;
 }
+
+/** Where a delivery goes: its endpoint, or its url (payout callbacks). */
+const destinationOf = (c: ClaimedDelivery): string => (c.delivery.endpointId !== null ? `e:${c.delivery.endpointId}` : `u:${c.delivery.url}`);
 
 export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker {
   const { store, secrets, sender, clock, retry } = opts;
   const schedule = opts.schedule ?? nextAttemptAt;
   const timers = opts.timers ?? realTimers;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const batchSize = positiveInt('batchSize', opts.batchSize ?? 50);
+  const batchSize = positiveInt('batchSize', opts.batchSize ?? 100);
   const concurrency = positiveInt('concurrency', opts.concurrency ?? 64);
   const perEndpointLimit = positiveInt('perEndpointLimit', opts.perEndpointLimit ?? 4);
+  const prefetchPerEndpoint = positiveInt('prefetchPerEndpoint', opts.prefetchPerEndpoint ?? perEndpointLimit * 16);
+  if (prefetchPerEndpoint < perEndpointLimit) throw new RangeError(`prefetchPerEndpoint (${prefetchPerEndpoint}) must be at least perEndpointLimit (${perEndpointLimit})`);
+  /** Most leases held at once by this worker (sending, ready, or waiting to be recorded). */
+  const maxHeld = concurrency + Math.max(batchSize, concurrency) * 2;
   const senderTimeout = sender.timeoutMs;
   const timeoutMs = positiveInt('timeoutMs', opts.timeoutMs ?? senderTimeout);
   if (timeoutMs < senderTimeout) {
@@ -128,8 +177,16 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     );
   }
   const log = opts.log.child({ component: 'webhook-delivery', owner });
+  const logInfo = (): boolean => log.isLevelEnabled('info');
 
+  /** Attempts being sent. */
   const inFlight = new Map<string, InFlight>();
+  /** Claimed deliveries waiting for a free slot of their destination, per destination. */
+  const ready = new Map<string, ClaimedDelivery[]>();
+  /** Sends in flight per destination. */
+  const sending = new Map<string, number>();
+  /** Leases held: ready + in flight + waiting for the completer. */
+  let held = 0;
   let started = false;
   let running = false;
   let stopping: Promise<void> | null = null;
@@ -138,6 +195,107 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
   let errorBackoff = ERROR_BACKOFF_MS;
+  const openedSecrets = new Map<string, string>();
+
+  function openSecret(sealed: string): string {
+    let secret = openedSecrets.get(sealed);
+    if (secret === undefined) {
+      secret = secrets.open(sealed);
+      if (openedSecrets.size >= SECRET_CACHE_SIZE) openedSecrets.clear();
+      openedSecrets.set(sealed, secret);
+    }
+    return secret;
+  }
+
+  // ---- the batch completer ------------------------------------------------------------------
+  // Attempts finished while a completeMany is running wait for the next one: under load every
+  // commit records many attempts, and an idle worker records one at once (no timer to wait for).
+
+  let completions: Pending[] = [];
+  let flushing: Promise<void> | null = null;
+  let flushScheduled = false;
+  let completerBackoff = ERROR_BACKOFF_MS;
+  let completerTimer: unknown = null;
+
+  function record(p: Pending): Promise<void> {
+    completions.push(p);
+    scheduleFlush();
+    return new Promise<void>((resolve) => {
+      p.resolve = resolve;
+    });
+  }
+
+  function scheduleFlush(): void {
+    if (flushing !== null || flushScheduled || completerTimer !== null || completions.length === 0) return;
+    flushScheduled = true;
+    // One turn of the event loop: attempts finishing in the same turn join this batch.
+    setImmediate(() => {
+      flushScheduled = false;
+      flushing = flush().finally(() => {
+        flushing = null;
+        scheduleFlush();
+      });
+    });
+  }
+
+  async function flush(): Promise<void> {
+    const batch = completions.slice(0, COMPLETE_BATCH);
+    completions = completions.slice(batch.length);
+    let applied: boolean[];
+    try {
+      const recorded = store.queue.completeMany(
+        owner,
+        batch.map((p) => p.completion),
+      );
+      // Claim right behind it: on SQLite the claim joins the same group commit (and sees the
+      // leases this batch frees), so one sync serves both.
+      requestPump();
+      applied = await recorded;
+      completerBackoff = ERROR_BACKOFF_MS;
+    } catch (err) {
+      // Nothing of the batch was written. Keep what can still be recorded under its lease and
+      // try again after a pause; an attempt whose lease has ended is dropped (the delivery is
+      // sent again by whoever claims it next: at-least-once).
+      const now = clock.now();
+      const keep = batch.filter((p) => p.completion.leaseExpiresAt > now);
+      for (const p of batch) if (!keep.includes(p)) settle(p, false, 'lease expired before the attempt could be recorded; the delivery will be sent again');
+      log.error({ err: err instanceof Error ? err.message : String(err), attempts: batch.length, retryInMs: completerBackoff }, 'attempts could not be recorded; retrying');
+      completions = [...keep, ...completions];
+      completerTimer = timers.setTimeout(() => {
+        completerTimer = null;
+        scheduleFlush();
+      }, completerBackoff);
+      completerBackoff = Math.min(completerBackoff * 2, MAX_IDLE_MS);
+      return;
+    }
+    batch.forEach((p, i) => settle(p, applied[i] === true));
+    requestPump(); // leases are free: claim more
+  }
+
+  function settle(p: Pending, ok: boolean, lostMessage = 'lease lost before the attempt was recorded; another worker owns the delivery now'): void {
+    held -= 1;
+    const { summary } = p;
+    const state = p.completion.result.state;
+    if (!ok) log.warn(summary, lostMessage);
+    else if (p.completion.result.attempt.success) {
+      if (logInfo()) log.info(summary, 'delivery delivered');
+    } else if (state === 'failed') log.warn(summary, 'delivery failed: last attempt of the cycle');
+    else if (logInfo()) log.info(summary, 'attempt failed; retry scheduled');
+    p.resolve();
+  }
+
+  async function completerIdle(): Promise<void> {
+    while (completions.length > 0 || flushing !== null || flushScheduled) {
+      if (completerTimer !== null) {
+        // Stopping: try the failed batch again now rather than after the back-off.
+        timers.clearTimeout(completerTimer);
+        completerTimer = null;
+        scheduleFlush();
+      }
+      if (flushing !== null) await flushing;
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
 
   // ---- one attempt -------------------------------------------------------------------------
 
@@ -150,9 +308,8 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     let sent: SendOutcome;
     let req: DeliveryRequest | null = null;
     try {
-      // Signed with the attempt's own time: a fresh t for every attempt. The opened secret
-      // lives only inside this call.
-      req = buildDeliveryRequest(event, secrets.open(claimed.secretEnc), startedAt);
+      // Signed with the attempt's own time: a fresh t for every attempt.
+      req = buildDeliveryRequest(event, openSecret(claimed.secretEnc), startedAt);
     } catch (err) {
       // Nothing can be signed (wrong SECRETS_KEY, damaged secret): record a failed attempt
       // without sending, so the schedule moves on and ends instead of retrying forever on
@@ -167,10 +324,12 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     }
     if (entry.released) {
       log.info(fields, 'attempt abandoned at shutdown; the delivery was released for another worker');
+      held -= 1;
+      release(entry, destinationOf(claimed));
       return;
     }
     const finishedAt = clock.now();
-    const record: AttemptRecord = {
+    const attemptRecord: AttemptRecord = {
       deliveryId: delivery.id,
       cycle: delivery.cycle,
       number,
@@ -185,12 +344,11 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     };
     let result: AttemptResult;
     if (sent.success) {
-      result = { attempt: record, state: 'delivered', nextAttemptAt: null, deliveredAt: finishedAt };
+      result = { attempt: attemptRecord, state: 'delivered', nextAttemptAt: null, deliveredAt: finishedAt };
     } else {
       const next = schedule(number, finishedAt, retry);
-      result = { attempt: record, state: next === null ? 'failed' : 'pending', nextAttemptAt: next, deliveredAt: null };
+      result = { attempt: attemptRecord, state: next === null ? 'failed' : 'pending', nextAttemptAt: next, deliveredAt: null };
     }
-    const ok = await store.queue.complete(owner, delivery.id, result);
     const summary = {
       ...fields,
       statusCode: sent.statusCode,
@@ -199,35 +357,82 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       state: result.state,
       nextAttemptAt: result.nextAttemptAt,
     };
-    if (!ok) log.warn(summary, 'lease lost before the attempt was recorded; another worker owns the delivery now');
-    else if (sent.success) log.info(summary, 'delivery delivered');
-    else if (result.state === 'failed') log.warn(summary, 'delivery failed: last attempt of the cycle');
-    else log.info(summary, 'attempt failed; retry scheduled');
+    // The slot is free now; the completer records the attempt with others.
+    release(entry, destinationOf(claimed));
+    await record({ completion: { deliveryId: delivery.id, leaseExpiresAt: delivery.leaseExpiresAt ?? 0, result }, summary, resolve: () => undefined });
   }
 
-  function launch(claimed: ClaimedDelivery): InFlight {
+  /** Frees the send slot of a finished attempt and starts what waits for it. */
+  function release(entry: InFlight, dest: string): void {
+    if (!inFlight.has(entry.id)) return;
+    inFlight.delete(entry.id);
+    const n = (sending.get(dest) ?? 1) - 1;
+    if (n <= 0) sending.delete(dest);
+    else sending.set(dest, n);
+    dispatch();
+  }
+
+  function launch(claimed: ClaimedDelivery, dest: string): InFlight {
     const entry: InFlight = { id: claimed.delivery.id, abort: new AbortController(), released: false, done: Promise.resolve() };
     inFlight.set(entry.id, entry);
-    entry.done = attempt(claimed, entry)
-      .catch((err: unknown) => {
-        // The store refused the result (or something unexpected broke): the lease expires and
-        // the delivery is attempted again; nothing is lost.
-        log.error({ deliveryId: entry.id, err: err instanceof Error ? err.message : String(err) }, 'attempt could not be completed');
-      })
-      .finally(() => {
-        inFlight.delete(entry.id);
-        requestPump(); // a slot is free
-      });
+    sending.set(dest, (sending.get(dest) ?? 0) + 1);
+    entry.done = attempt(claimed, entry).catch((err: unknown) => {
+      // Something unexpected broke: the lease expires and the delivery is attempted again;
+      // nothing is lost.
+      log.error({ deliveryId: entry.id, err: err instanceof Error ? err.message : String(err) }, 'attempt could not be completed');
+      if (inFlight.has(entry.id)) held -= 1;
+      release(entry, dest);
+    });
     return entry;
   }
 
+  /** Deliveries whose lease is too short to be sent now; given back in one call. */
+  let expiring: string[] = [];
+
+  /** Starts every ready delivery that has a free slot (overall and at its destination). */
+  function dispatch(): void {
+    if (stopping !== null) return; // stopping: nothing new is sent
+    for (const [dest, queue] of ready) {
+      while (queue.length > 0 && inFlight.size < concurrency && (sending.get(dest) ?? 0) < perEndpointLimit) {
+        const claimed = queue.shift()!;
+        const left = (claimed.delivery.leaseExpiresAt ?? 0) - clock.now();
+        if (left < timeoutMs + SEND_MARGIN_MS || leaseMs - left > PREFETCH_MAX_WAIT_MS) {
+          expiring.push(claimed.delivery.id);
+          held -= 1;
+          continue;
+        }
+        launch(claimed, dest);
+      }
+      if (queue.length === 0) ready.delete(dest);
+      if (inFlight.size >= concurrency) break;
+    }
+    if (expiring.length > 0) {
+      const ids = expiring;
+      expiring = [];
+      if (logInfo()) log.info({ released: ids.length }, 'prefetched deliveries waited too long for their destination; leases given back');
+      store.queue.release(owner, ids).catch((err: unknown) => {
+        log.error({ err: err instanceof Error ? err.message : String(err) }, 'could not release leases; they expire on their own');
+      });
+    }
+  }
+
+  function take(batch: ClaimedDelivery[]): void {
+    held += batch.length;
+    for (const claimed of batch) {
+      const dest = destinationOf(claimed);
+      let queue = ready.get(dest);
+      if (queue === undefined) ready.set(dest, (queue = []));
+      queue.push(claimed);
+    }
+    dispatch();
+  }
+
   async function claimBatch(): Promise<{ claimed: number; limit: number; at: number }> {
-    const free = concurrency - inFlight.size;
-    const limit = Math.min(batchSize, free);
+    const limit = Math.min(batchSize, maxHeld - held);
     const at = clock.now();
     if (limit < 1) return { claimed: 0, limit: 0, at };
-    const batch = await store.queue.claim({ owner, now: at, leaseMs, limit, perEndpointLimit });
-    for (const claimed of batch) launch(claimed);
+    const batch = await store.queue.claim({ owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true });
+    take(batch);
     return { claimed: batch.length, limit, at };
   }
 
@@ -276,15 +481,21 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     } while (pumpAgain && running);
   }
 
-  /** Claims while there are free slots and due deliveries, then sleeps until the next is due. */
+  /**
+   * Claims while there is room and due deliveries. While this worker holds leases, the
+   * completer pumps again after each batch it records (which frees leases), so nothing else
+   * needs to be watched; once it holds none, sleeps until the next delivery is due.
+   */
   async function fill(): Promise<void> {
     for (;;) {
       if (!running) return;
       const { claimed, limit, at } = await claimBatch();
-      if (limit === 0) return; // every slot busy: a finishing attempt pumps again
+      if (limit === 0) return; // full: the completer pumps again
       if (claimed === limit) continue; // maybe more are due
+      if (held > 0) return; // the completer pumps again when leases free up
       const due = await store.queue.nextDueAt();
       if (!running) return;
+      if (held > 0) return;
       const now = clock.now();
       if (due === null) return sleep(MAX_IDLE_MS);
       if (due > now) return sleep(due - now);
@@ -297,13 +508,27 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
 
   // ---- lifecycle -----------------------------------------------------------------------------
 
+  async function releaseReady(): Promise<void> {
+    const ids = [...ready.values()].flatMap((q) => q.map((c) => c.delivery.id));
+    ready.clear();
+    if (ids.length === 0) return;
+    held -= ids.length;
+    try {
+      await store.queue.release(owner, ids);
+    } catch (err) {
+      log.error({ err: err instanceof Error ? err.message : String(err) }, 'could not release leases; they expire on their own');
+    }
+  }
+
   async function drain(graceMs: number): Promise<void> {
     running = false;
     unsubscribe?.();
     unsubscribe = null;
     clearSleep();
-    // A claim in progress registers its attempts before the loop ends.
+    // A claim in progress registers its deliveries before the loop ends.
     while (pumping !== null) await pumping;
+    // Prefetched deliveries that were not sent go back at once.
+    await releaseReady();
     if (inFlight.size > 0) {
       log.info({ inFlight: inFlight.size, graceMs }, 'draining in-flight deliveries');
       let graceTimer: unknown = null;
@@ -327,6 +552,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       }
       await Promise.allSettled(left.map((e) => e.done));
     }
+    await completerIdle();
   }
 
   return {
@@ -336,7 +562,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       started = true;
       running = true;
       unsubscribe = store.onDeliveriesReady(() => requestPump());
-      log.info({ concurrency, perEndpointLimit, batchSize, leaseMs, timeoutMs }, 'delivery worker started');
+      log.info({ concurrency, perEndpointLimit, prefetchPerEndpoint, batchSize, leaseMs, timeoutMs }, 'delivery worker started');
       requestPump();
     },
     stop(stopOpts = {}) {
@@ -350,13 +576,16 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       requestPump();
     },
     async runOnce() {
-      const batch: InFlight[] = [];
-      const free = concurrency - inFlight.size;
-      const limit = Math.min(batchSize, free);
+      const limit = Math.min(batchSize, maxHeld - held);
       if (limit < 1) return 0;
-      const claimed = await store.queue.claim({ owner, now: clock.now(), leaseMs, limit, perEndpointLimit });
-      for (const c of claimed) batch.push(launch(c));
-      await Promise.all(batch.map((e) => e.done));
+      const claimed = await store.queue.claim({ owner, now: clock.now(), leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true });
+      take(claimed);
+      // Everything claimed is sent (each destination's queue in turn) and recorded.
+      while (ready.size > 0 || inFlight.size > 0) {
+        await Promise.allSettled([...inFlight.values()].map((e) => e.done));
+        dispatch();
+      }
+      await completerIdle();
       return claimed.length;
     },
     inFlight: () => inFlight.size,

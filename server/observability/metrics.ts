@@ -185,6 +185,13 @@ export function observeStore(store: Store, metrics: Metrics): Store {
         if (stored) metrics.attempt(result);
         return stored;
       },
+      async completeMany(owner, completions) {
+        const stored = await store.queue.completeMany(owner, completions);
+        completions.forEach((c, i) => {
+          if (stored[i]) metrics.attempt(c.result);
+        });
+        return stored;
+      },
       release: (owner, ids) => store.queue.release(owner, ids),
       nextDueAt: () => store.queue.nextDueAt(),
       stats: (now) => store.queue.stats(now),

@@ -149,19 +149,50 @@ export interface AttemptResult {
   deliveredAt: Millis | null;
 }
 
+export interface ClaimOptions {
+  owner: string;
+  now: Millis;
+  leaseMs: number;
+  limit: number;
+  /** Most live leases per destination (endpoint, or url for callbacks). */
+  perEndpointLimit: number;
+  /**
+   * Skip every destination on which another owner holds a live lease: one owner serves a
+   * destination at a time, so it may hold more leases on it than it sends at once (prefetch)
+   * while the destination never sees more than that owner's own send limit. Default false:
+   * perEndpointLimit counts every owner's leases.
+   */
+  exclusive?: boolean;
+}
+
+/** One attempt to record, for the lease the claim returned (`delivery.leaseExpiresAt`). */
+export interface Completion {
+  deliveryId: string;
+  /** The claim's lease end: a completion for an older lease of the same delivery is refused. */
+  leaseExpiresAt: Millis;
+  result: AttemptResult;
+}
+
 export interface DeliveryQueue {
   /**
    * Leases up to `limit` due pending deliveries (nextAttemptAt <= now, no live lease) to
    * `owner` until now + leaseMs, oldest due first, with at most `perEndpointLimit` leased at
    * once per destination (endpoint, or url for callbacks). Never hands one delivery to two owners.
    */
-  claim(opts: { owner: string; now: Millis; leaseMs: number; limit: number; perEndpointLimit: number }): Promise<ClaimedDelivery[]>;
+  claim(opts: ClaimOptions): Promise<ClaimedDelivery[]>;
   /**
    * Stores the attempt and moves the delivery on, only if `owner` still holds the lease.
    * A delivery that became disabled meanwhile keeps its state; the attempt is stored.
    * Returns false when the lease was lost (nothing written).
    */
   complete(owner: string, deliveryId: string, result: AttemptResult): Promise<boolean>;
+  /**
+   * `complete` for many attempts in one store transaction (one commit, one fsync or WAL
+   * flush for all). Each is applied only if `owner` still holds that very lease (owner and
+   * lease end); the answer says, in order, which were applied. Nothing is acknowledged before
+   * the whole batch is durable.
+   */
+  completeMany(owner: string, completions: readonly Completion[]): Promise<boolean[]>;
   /** Gives leased deliveries back (drain on shutdown) without counting an attempt. */
   release(owner: string, deliveryIds: readonly string[]): Promise<void>;
   /** When the next pending delivery is due (including expiring leases), or null. */

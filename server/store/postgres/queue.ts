@@ -2,17 +2,9 @@
 // database transaction on the pool; every update that moves a leased delivery on is guarded
 // by the lease holder, and row locks settle races between instances.
 import type pg from 'pg';
-import type { AttemptResult, ClaimedDelivery } from '../types.ts';
+import type { AttemptResult, ClaimOptions, ClaimedDelivery, Completion } from '../types.ts';
 import { Conn, mapError } from './db.ts';
 import { deliveryFromRow, eventFromRow, textSafe, type DeliveryRow } from './rows.ts';
-
-export interface ClaimOptions {
-  owner: string;
-  now: number;
-  leaseMs: number;
-  limit: number;
-  perEndpointLimit: number;
-}
 
 /**
  * Claims take this transaction-scoped advisory lock (per database) one at a time. SKIP LOCKED
@@ -23,22 +15,23 @@ export interface ClaimOptions {
 const CLAIM_LOCK = 7_270_002;
 
 // Due, unleased (or lease expired) pending deliveries, oldest due first, at most
-// perEndpointLimit minus the live leases per destination ($2). The candidates are read in due
+// perEndpointLimit minus the live leases per destination ($2); with $7 (exclusive),
+// destinations on which another owner than $5 holds a live lease are skipped. The candidates are read in due
 // order from the partial index and bounded ($3), skipping destinations already at their
-// limit, so a claim costs the same with a backlog of a million as with ten. Only the picked
+// limit; when that does not fill the claim, CLAIM_BY_DESTINATION below takes over. Only the picked
 // rows are locked (SKIP LOCKED: a row a `complete` or a domain transaction is writing right
 // now waits for the next claim instead of stalling this one), and the lock re-checks the
 // conditions on the row's latest version.
 const CLAIM = `
   WITH live AS (
-    SELECT destination, count(*) AS n FROM deliveries
+    SELECT destination, count(*) AS n, bool_or(lease_owner <> $5) AS foreign_owner FROM deliveries
      WHERE lease_owner IS NOT NULL AND lease_expires_at > $1
      GROUP BY destination
   ), candidates AS (
     SELECT seq, next_attempt_at, destination FROM deliveries
      WHERE state = 'pending' AND next_attempt_at <= $1
        AND (lease_owner IS NULL OR lease_expires_at <= $1)
-       AND destination NOT IN (SELECT destination FROM live WHERE n >= $2)
+       AND destination NOT IN (SELECT destination FROM live WHERE n >= $2 OR ($7::boolean AND foreign_owner))
      ORDER BY next_attempt_at, seq
      LIMIT $3
   ), ranked AS (
@@ -72,7 +65,59 @@ const CLAIM = `
     LEFT JOIN webhook_endpoints w ON w.id = leased.endpoint_id
    ORDER BY leased.next_attempt_at, leased.seq`;
 
+
+// The second step, when the window did not fill the claim: a loose scan of
+// deliveries_destination_due, one index step per destination with pending deliveries and at
+// most the room left of each, so a destination at its limit costs one step whatever its backlog.
+const CLAIM_BY_DESTINATION = `
+  WITH RECURSIVE dests AS (
+    (SELECT destination FROM deliveries WHERE state = 'pending' ORDER BY destination LIMIT 1)
+    UNION ALL
+    SELECT (SELECT d.destination FROM deliveries d WHERE d.state = 'pending' AND d.destination > dests.destination
+             ORDER BY d.destination LIMIT 1)
+      FROM dests WHERE dests.destination IS NOT NULL
+  ), live AS (
+    SELECT destination, count(*) AS n, bool_or(lease_owner <> $5) AS foreign_owner FROM deliveries
+     WHERE lease_owner IS NOT NULL AND lease_expires_at > $1
+     GROUP BY destination
+  ), open AS (
+    SELECT dests.destination, $2 - COALESCE(live.n, 0) AS room
+      FROM dests LEFT JOIN live ON live.destination = dests.destination
+     WHERE dests.destination IS NOT NULL AND COALESCE(live.n, 0) < $2
+       AND NOT ($7::boolean AND COALESCE(live.foreign_owner, false))
+  ), picked AS (
+    SELECT c.seq FROM open CROSS JOIN LATERAL (
+      SELECT seq, next_attempt_at FROM deliveries
+       WHERE state = 'pending' AND destination = open.destination AND next_attempt_at <= $1
+         AND (lease_owner IS NULL OR lease_expires_at <= $1)
+       ORDER BY next_attempt_at, seq
+       LIMIT LEAST(open.room, $3)) c
+     ORDER BY c.next_attempt_at, c.seq
+     LIMIT $4
+  ), locked AS (
+    SELECT d.seq FROM deliveries d
+     WHERE d.seq IN (SELECT seq FROM picked)
+       AND d.state = 'pending' AND d.next_attempt_at <= $1
+       AND (d.lease_owner IS NULL OR d.lease_expires_at <= $1)
+       FOR UPDATE OF d SKIP LOCKED
+  ), leased AS (
+    UPDATE deliveries d SET lease_owner = $5, lease_expires_at = $6
+      FROM locked WHERE d.seq = locked.seq
+    RETURNING d.*
+  )
+  SELECT leased.*,
+         CASE WHEN leased.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
+         e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
+         e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
+         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at
+    FROM leased
+    JOIN events e ON e.id = leased.event_id
+    JOIN environments env ON env.id = leased.environment_id
+    LEFT JOIN webhook_endpoints w ON w.id = leased.endpoint_id
+   ORDER BY leased.next_attempt_at, leased.seq`;
+
 type ClaimedRow = DeliveryRow & {
+  seq: number;
   secret_enc: string;
   e_id: string;
   e_environment_id: string;
@@ -87,12 +132,46 @@ type ClaimedRow = DeliveryRow & {
 export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const scan = Math.max(200, o.limit * o.perEndpointLimit * 4);
-  const rows = await inTransaction(pool, async (db) => {
-    // Its own statement: the claim's snapshot must be taken after the lock, so it sees the
-    // leases the previous claimer committed.
-    await db.run('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
-    return db.rows<ClaimedRow>(CLAIM, [o.now, o.perEndpointLimit, scan, o.limit, o.owner, o.now + o.leaseMs]);
-  });
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  let rows: ClaimedRow[];
+  try {
+    // BEGIN and the lock in one round trip (a simple query of two statements); the claim is
+    // its own statement: its snapshot must be taken after the lock, so it sees the leases the
+    // previous claimer committed. Then COMMIT: three round trips per claimed batch.
+    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
+    try {
+      rows = (
+        await client.query<ClaimedRow>({
+          name: 'queue_claim',
+          text: CLAIM,
+          values: [o.now, o.perEndpointLimit, scan, o.limit, o.owner, o.now + o.leaseMs, o.exclusive === true],
+        })
+      ).rows;
+      if (rows.length < o.limit) {
+        // Sees this transaction's leases: counts them, and never picks them again.
+        const more = await client.query<ClaimedRow>({
+          name: 'queue_claim_by_destination',
+          text: CLAIM_BY_DESTINATION,
+          values: [o.now, o.perEndpointLimit, o.perEndpointLimit, o.limit - rows.length, o.owner, o.now + o.leaseMs, o.exclusive === true],
+        });
+        if (more.rows.length > 0) {
+          rows = [...rows, ...more.rows].sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
+        }
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+      throw mapError(err);
+    }
+  } catch (err) {
+    broken ??= err instanceof Error ? err : new Error(String(err));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
   return rows.map((r) => ({
     delivery: deliveryFromRow(r),
     event: eventFromRow({
@@ -152,6 +231,62 @@ export async function complete(pool: pg.Pool, owner: string, deliveryId: string,
     a.startedAt + a.durationMs,
   ]);
   return changed > 0;
+}
+
+// completeMany: the whole batch in one statement (one round trip, one WAL flush). The input
+// arrives as parallel arrays; rows are locked in seq order (as every other multi-row writer of
+// deliveries does) and only those still leased by $1 with the very lease the claim gave.
+const COMPLETE_MANY = `
+  WITH input AS (
+    SELECT * FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::integer[], $6::bigint[], $7::integer[], $8::bigint[],
+                         $9::text[], $10::integer[], $11::text[], $12::text[], $13::boolean[], $14::text[], $15::bigint[], $16::bigint[])
+      AS t(id, lease_expires_at, cycle, number, started_at, duration_ms, signature_timestamp,
+           outcome, status_code, error_class, response_body, success, state, next_attempt_at, delivered_at)
+  ), owned AS (
+    SELECT d.id, d.state, d.lease_expires_at FROM deliveries d
+     WHERE d.id = ANY($2::text[]) AND d.lease_owner = $1
+     ORDER BY d.seq
+       FOR UPDATE
+  ), matched AS (
+    SELECT i.*, owned.state AS current_state FROM input i
+      JOIN owned ON owned.id = i.id AND owned.lease_expires_at = i.lease_expires_at
+  ), attempt AS (
+    INSERT INTO delivery_attempts (delivery_id, cycle, number, started_at, duration_ms, signature_timestamp,
+                                   outcome, status_code, error_class, response_body, success)
+    SELECT id, cycle, number, started_at, duration_ms, signature_timestamp, outcome, status_code, error_class, response_body, success
+      FROM matched
+  )
+  UPDATE deliveries d
+     SET attempt_count = m.number,
+         state = CASE WHEN m.current_state = 'disabled' THEN d.state ELSE m.state END,
+         next_attempt_at = CASE WHEN m.current_state = 'disabled' THEN d.next_attempt_at ELSE m.next_attempt_at END,
+         delivered_at = CASE WHEN m.current_state = 'disabled' THEN d.delivered_at ELSE m.delivered_at END,
+         lease_owner = NULL, lease_expires_at = NULL, updated_at = m.started_at + m.duration_ms
+    FROM matched m
+   WHERE d.id = m.id
+  RETURNING d.id`;
+
+export async function completeMany(pool: pg.Pool, owner: string, completions: readonly Completion[]): Promise<boolean[]> {
+  if (completions.length === 0) return [];
+  const cols: unknown[][] = Array.from({ length: 15 }, () => []);
+  for (const c of completions) {
+    const a = c.result.attempt;
+    if (a.deliveryId !== c.deliveryId) throw new Error(`attempt belongs to ${a.deliveryId}, not ${c.deliveryId}`);
+    const values = [
+      c.deliveryId, c.leaseExpiresAt, a.cycle, a.number, a.startedAt, a.durationMs, a.signatureTimestamp,
+      a.outcome, a.statusCode, a.errorClass, textSafe(a.responseBody), a.success,
+      c.result.state, c.result.nextAttemptAt, c.result.deliveredAt,
+    ];
+    values.forEach((v, i) => cols[i]!.push(v));
+  }
+  let rows: { id: string }[];
+  try {
+    rows = (await pool.query<{ id: string }>({ name: 'queue_complete_many', text: COMPLETE_MANY, values: [owner, ...cols] })).rows;
+  } catch (err) {
+    throw mapError(err);
+  }
+  const applied = new Set(rows.map((r) => r.id));
+  return completions.map((c) => applied.has(c.deliveryId));
 }
 
 /** Returns how many leases were given back. */

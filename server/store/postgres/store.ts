@@ -100,6 +100,12 @@ export class PostgresStore implements Store {
     connectionString: string,
     private readonly log: Logger,
     private readonly sequencePool: pg.Pool,
+    /**
+     * The delivery queue's own connections: claims and completion batches never wait in the
+     * pool's queue behind the API's transactions (under load that wait was most of an
+     * event's time to delivery), and the API never waits behind the queue.
+     */
+    private readonly queuePool: pg.Pool,
   ) {
     this.sequences = new Conn(sequencePool);
     this.orderNumbers = new OrderNumbers(this.sequences);
@@ -112,9 +118,11 @@ export class PostgresStore implements Store {
       endpoints: endpointRepo(onPool),
       deliveries: deliveryRepo(onPool, () => undefined),
     };
-    sequencePool.on('error', (err) => {
-      if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
-    });
+    for (const p of [sequencePool, queuePool]) {
+      p.on('error', (err) => {
+        if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
+      });
+    }
     // An idle pooled connection that dies (database restart, network) must not crash the
     // process; the pool drops it and opens a new one when needed. After close() the pool's
     // connections may still be going away: nothing to report then.
@@ -133,16 +141,17 @@ export class PostgresStore implements Store {
     }
     this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.wakeListeners(), log);
     this.queue = {
-      claim: (o) => this.track(() => queue.claim(this.pool, o)),
-      complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.pool, owner, id, result)),
+      claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
+      complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.queuePool, owner, id, result)),
+      completeMany: (owner, completions) => this.track(() => queue.completeMany(this.queuePool, owner, completions)),
       release: (owner, ids) =>
         this.track(async () => {
-          if ((await queue.release(this.pool, owner, ids)) === 0) return;
+          if ((await queue.release(this.queuePool, owner, ids)) === 0) return;
           this.wakeListeners();
           // Other instances' workers may be waiting on these destinations too.
-          await new Conn(this.pool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
+          await new Conn(this.queuePool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
-      nextDueAt: () => this.track(() => queue.nextDueAt(this.pool)),
+      nextDueAt: () => this.track(() => queue.nextDueAt(this.queuePool)),
       stats: (now) => this.track(() => queueStats(this.pool, now)),
     };
   }
@@ -195,7 +204,7 @@ export class PostgresStore implements Store {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     this.listeners.clear();
     await this.notifications.stop();
-    await Promise.all([this.pool.end(), this.sequencePool.end()]);
+    await Promise.all([this.pool.end(), this.sequencePool.end(), this.queuePool.end()]);
   }
 
   private async runOnce<T>(fn: (tx: Tx) => Promise<T>, scope: TxScope): Promise<T> {
@@ -419,7 +428,9 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     keepAlive: true,
   });
   const sequencePool = new pg.Pool({ connectionString: opts.connectionString, max: 2, types: typeParsers, application_name: APPLICATION_NAME, connectionTimeoutMillis: 15_000 });
-  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool);
+  // Claim, completion batch and a release or look-ahead at once; more would only queue in the database.
+  const queuePool = new pg.Pool({ connectionString: opts.connectionString, max: 3, types: typeParsers, application_name: `${APPLICATION_NAME}:queue`, connectionTimeoutMillis: 15_000, keepAlive: true });
+  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool);
   try {
     await store.start();
     return store;

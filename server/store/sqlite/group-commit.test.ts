@@ -41,6 +41,41 @@ describe('GroupCommitter', () => {
     expect(committedWhenAnswered).toBe(true);
   });
 
+  it('answers nobody before the sync after the commit, and starts the next batch only after it', async () => {
+    const raw = new Database(':memory:');
+    raw.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+    const events: string[] = [];
+    let finishSync: () => void = () => undefined;
+    const gc = new GroupCommitter(raw, 128, () => {
+      events.push(`sync (in transaction: ${raw.inTransaction})`);
+      return new Promise<void>((resolve) => {
+        finishSync = resolve;
+      });
+    });
+    const first = gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('a')").run()).then(() => events.push('a answered'));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(events).toEqual(['sync (in transaction: false)']);
+    const second = gc.submit(() => {
+      events.push('b runs');
+      raw.prepare("INSERT INTO t (k) VALUES ('b')").run();
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    expect(events).toEqual(['sync (in transaction: false)']); // b waits for a's sync
+    finishSync();
+    await first;
+    await new Promise((r) => setTimeout(r, 5));
+    finishSync();
+    await second;
+    expect(events).toEqual(['sync (in transaction: false)', 'a answered', 'b runs', 'sync (in transaction: false)']);
+  });
+
+  it('fails the batch when the sync fails: nobody is told the write is durable', async () => {
+    const raw = new Database(':memory:');
+    raw.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+    const gc = new GroupCommitter(raw, 128, () => Promise.reject(new Error('EIO')));
+    await expect(gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('a')").run())).rejects.toThrow('EIO');
+  });
+
   it('keeps serving after an idle period and runs non-transactional work alone', async () => {
     const { raw, gc } = setup();
     await gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('1')").run());

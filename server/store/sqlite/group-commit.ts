@@ -1,9 +1,15 @@
-// Group commit. Every acknowledged write is synced to disk (synchronous = FULL), and an fsync
-// costs milliseconds; one per transaction would cap the service at a few hundred writes a
-// second. So the work queued while a commit is in progress runs as one SQLite transaction:
-// each unit of work inside its own SAVEPOINT (a failing unit rolls back alone), then one
-// COMMIT, and only then is every unit's caller answered. Nobody is told "done" before the
-// fsync, so durability is unchanged; throughput scales with the load.
+// Group commit. Every acknowledged write is synced to disk, and an fsync costs milliseconds;
+// one per transaction would cap the service at a few hundred writes a second. So the work
+// queued while a commit is in progress runs as one SQLite transaction: each unit of work
+// inside its own SAVEPOINT (a failing unit rolls back alone), then one COMMIT, then one sync
+// of the log, and only then is every unit's caller answered. Nobody is told "done" before the
+// sync, so durability is unchanged; throughput scales with the load.
+//
+// The sync runs off the event loop: the connection commits with synchronous = NORMAL (the WAL
+// frames reach the OS, no fsync) and `sync` (store.ts: fdatasync of the -wal file on libuv's
+// thread pool) makes them durable, which is what synchronous = FULL does inside COMMIT, only
+// without blocking every request and every webhook send for the fsync. The next batch starts
+// after the sync, so no unit ever reads what is not yet durable.
 import type Database from 'better-sqlite3';
 
 interface Job {
@@ -25,10 +31,14 @@ export class GroupCommitter {
   /** Batches committed and units of work run, for diagnostics and benchmarks. */
   readonly stats = { batches: 0, units: 0 };
   private draining: Promise<void> | null = null;
+  /** The sync of the last commit while it runs: what a reader saw may not be durable before it ends. */
+  private syncing: Promise<void> | null = null;
 
   constructor(
     private readonly raw: Database.Database,
     private readonly maxBatch = 128,
+    /** Makes the last commit durable; default nothing (the connection syncs in COMMIT). */
+    private readonly sync: () => Promise<void> = async () => undefined,
   ) {}
 
   /** Queues work; resolves with its value after the batch that ran it has committed. */
@@ -37,6 +47,15 @@ export class GroupCommitter {
       this.queue.push({ run: async () => run(), transactional, resolve: resolve as (v: unknown) => void, reject });
       this.draining ??= this.drain();
     });
+  }
+
+  /**
+   * Resolves once every commit made so far is durable. A read on another connection sees a
+   * commit as soon as it is made, before its sync; the store answers such a read only after
+   * this, so nobody is shown what a crash could still take back.
+   */
+  durable(): Promise<void> {
+    return this.syncing ?? Promise.resolve();
   }
 
   /** Resolves once everything queued so far has settled. */
@@ -104,6 +123,19 @@ export class GroupCommitter {
       } catch (err) {
         fatal = err;
         if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+      }
+    }
+    if (fatal === null && done.some((d) => d.ok)) {
+      try {
+        // Set in the same tick as COMMIT: no reader can run in between.
+        this.syncing = this.sync();
+        await this.syncing;
+      } catch (err) {
+        // Committed but perhaps not durable: nobody may be told it is. The data stays visible,
+        // so this process must not go on as if nothing happened.
+        fatal = err;
+      } finally {
+        this.syncing = null;
       }
     }
     for (const d of done) {

@@ -1,38 +1,37 @@
-// The delivery queue on SQLite. Each operation is synchronous and runs in one IMMEDIATE
-// transaction (the store serialises them with its domain transactions); every update that
-// moves a leased delivery on is guarded by the lease holder.
-import type { AttemptResult, ClaimedDelivery } from '../types.ts';
+// The delivery queue on SQLite. Each operation is synchronous and runs as one unit of the
+// store's group commit (group-commit.ts): claims and batches of completions share commits
+// (and fsyncs) with each other and with the domain's transactions. Every update that moves a
+// leased delivery on is guarded by the lease holder.
+import type { AttemptResult, ClaimOptions, ClaimedDelivery, Completion } from '../types.ts';
 import type { Db } from './db.ts';
-import { attemptToRow, deliveryFromRow, eventFromRow, insertSql, type DeliveryRow, type EventRow } from './rows.ts';
-
-export interface ClaimOptions {
-  owner: string;
-  now: number;
-  leaseMs: number;
-  limit: number;
-  perEndpointLimit: number;
-}
+import { attemptToRow, deliveryFromRow, eventFromRow, insertSql, type DeliveryRow } from './rows.ts';
 
 // Destination of a delivery: its endpoint, or its url for payout callbacks.
 const DEST = "CASE WHEN endpoint_id IS NOT NULL THEN 'e:' || endpoint_id ELSE 'u:' || url END";
 
 // Due, unleased (or lease expired) pending deliveries, oldest due first, at most
-// perEndpointLimit minus the live leases per destination. The candidates are read in due
-// order from the partial index and bounded (@scan), skipping destinations already at their
-// limit, so a claim costs the same with a backlog of a million as with ten.
+// perEndpointLimit minus the live leases per destination; with @exclusive, destinations on
+// which another owner holds a live lease are skipped. Two steps, each bounded whatever the
+// backlog: PICK reads a window of @scan rows in due order (the common case: the oldest due
+// deliveries can be taken); when that does not fill the claim, PICK_BY_DESTINATION steps
+// through the destinations that have pending deliveries (a loose scan of
+// deliveries_destination_due) and takes at most the room left of each, so a destination at
+// its limit with a backlog of a million costs one index step, not a million rows.
 const PICK = `
   WITH live AS (
-    SELECT ${DEST} AS dest, COUNT(*) AS n FROM deliveries
+    SELECT ${DEST} AS dest, COUNT(*) AS n, MAX(lease_owner <> @owner) AS foreign_owner FROM deliveries
      WHERE lease_owner IS NOT NULL AND lease_expires_at > @now
      GROUP BY dest
-  ), candidates AS (
+  ), head AS (
     SELECT seq, next_attempt_at, ${DEST} AS dest
       FROM deliveries
      WHERE state = 'pending' AND next_attempt_at <= @now
        AND (lease_owner IS NULL OR lease_expires_at <= @now)
-       AND ${DEST} NOT IN (SELECT dest FROM live WHERE n >= @perEndpointLimit)
      ORDER BY next_attempt_at
      LIMIT @scan
+  ), candidates AS (
+    SELECT * FROM head
+     WHERE dest NOT IN (SELECT dest FROM live WHERE n >= @perEndpointLimit OR (@exclusive AND foreign_owner))
   ), due AS (
     SELECT seq, next_attempt_at, dest,
            ROW_NUMBER() OVER (PARTITION BY dest ORDER BY next_attempt_at, seq) AS rank
@@ -43,58 +42,127 @@ const PICK = `
    ORDER BY due.next_attempt_at, due.seq
    LIMIT @limit`;
 
+const PICK_BY_DESTINATION = `
+  WITH RECURSIVE dests(dest) AS (
+    SELECT (SELECT ${DEST} FROM deliveries WHERE state = 'pending' ORDER BY ${DEST} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT ${DEST} FROM deliveries WHERE state = 'pending' AND ${DEST} > dests.dest ORDER BY ${DEST} LIMIT 1)
+      FROM dests WHERE dests.dest IS NOT NULL
+  ), live AS (
+    SELECT ${DEST} AS dest, COUNT(*) AS n, MAX(lease_owner <> @owner) AS foreign_owner FROM deliveries
+     WHERE lease_owner IS NOT NULL AND lease_expires_at > @now
+     GROUP BY dest
+  ), open AS (
+    SELECT dests.dest, @perEndpointLimit - COALESCE(live.n, 0) AS room
+      FROM dests LEFT JOIN live ON live.dest = dests.dest
+     WHERE dests.dest IS NOT NULL AND COALESCE(live.n, 0) < @perEndpointLimit
+       AND NOT (@exclusive AND COALESCE(live.foreign_owner, 0))
+  ), due AS (
+    SELECT d.seq, d.next_attempt_at, open.room,
+           ROW_NUMBER() OVER (PARTITION BY open.dest ORDER BY d.next_attempt_at, d.seq) AS rank
+      FROM open JOIN deliveries d ON d.seq IN (
+        SELECT seq FROM deliveries
+         WHERE state = 'pending' AND ${DEST} = open.dest AND next_attempt_at <= @now
+           AND (lease_owner IS NULL OR lease_expires_at <= @now)
+         ORDER BY next_attempt_at LIMIT @perEndpointLimit)
+  )
+  SELECT seq FROM due WHERE rank <= room ORDER BY next_attempt_at, seq LIMIT @limit`;
+
+const LEASE = 'UPDATE deliveries SET lease_owner = ?, lease_expires_at = ? WHERE seq IN (SELECT value FROM json_each(?))';
+
+// Everything an attempt needs, for the whole batch in one read: the delivery, its event and
+// the sealed secret to sign with.
 const CLAIMED = `
-  SELECT d.*, CASE WHEN d.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc
+  SELECT d.*, CASE WHEN d.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
+         e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
+         e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
+         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at
     FROM deliveries d
+    JOIN events e ON e.id = d.event_id
     JOIN environments env ON env.id = d.environment_id
     LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
-   WHERE d.seq = ?`;
+   WHERE d.seq IN (SELECT value FROM json_each(?))
+   ORDER BY d.next_attempt_at, d.seq`;
+
+type ClaimedRow = DeliveryRow & {
+  secret_enc: string;
+  e_id: string;
+  e_environment_id: string;
+  e_type: ClaimedDelivery['event']['type'];
+  e_payload: string;
+  e_order_id: string | null;
+  e_merchant_reference: string | null;
+  e_transaction_id: string | null;
+  e_created_at: number;
+};
 
 export function claim(db: Db, o: ClaimOptions): ClaimedDelivery[] {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const scan = Math.max(64, o.limit * 2);
-  const seqs = db.all<{ seq: number }>(PICK, { now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit, scan }).map((r) => r.seq);
-  const lease = db.statement('UPDATE deliveries SET lease_owner = ?, lease_expires_at = ? WHERE seq = ?');
-  return seqs.map((seq) => {
-    lease.run(o.owner, o.now + o.leaseMs, seq);
-    const d = db.get<DeliveryRow & { secret_enc: string }>(CLAIMED, seq);
-    const e = d && db.get<EventRow>('SELECT * FROM events WHERE id = ?', d.event_id);
-    if (!d || !e) throw new Error(`claimed delivery ${seq} vanished`);
-    return { delivery: deliveryFromRow(d), event: eventFromRow(e), secretEnc: d.secret_enc };
-  });
+  const params = { owner: o.owner, exclusive: o.exclusive ? 1 : 0, now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit, scan };
+  let seqs = db.all<{ seq: number }>(PICK, params).map((r) => r.seq);
+  if (seqs.length < o.limit) {
+    // The window did not fill the claim: maybe because destinations at their limit fill it.
+    seqs = db.all<{ seq: number }>(PICK_BY_DESTINATION, params).map((r) => r.seq);
+  }
+  if (seqs.length === 0) return [];
+  const list = JSON.stringify(seqs);
+  db.run(LEASE, o.owner, o.now + o.leaseMs, list);
+  const rows = db.all<ClaimedRow>(CLAIMED, list);
+  if (rows.length !== seqs.length) throw new Error(`claimed ${seqs.length} deliveries but read ${rows.length} back`);
+  return rows.map((r) => ({
+    delivery: deliveryFromRow(r),
+    event: eventFromRow({
+      id: r.e_id,
+      environment_id: r.e_environment_id,
+      type: r.e_type,
+      payload: r.e_payload,
+      order_id: r.e_order_id,
+      merchant_reference: r.e_merchant_reference,
+      transaction_id: r.e_transaction_id,
+      created_at: r.e_created_at,
+    }),
+    secretEnc: r.secret_enc,
+  }));
+}
+
+// Moves a delivery on only while `owner` holds the lease (and, for completeMany, that very
+// lease). A delivery disabled while in flight (endpoint edited or disabled) keeps its state;
+// the attempt is stored all the same.
+const MOVE_ON = `
+  UPDATE deliveries
+     SET attempt_count = @number,
+         state = CASE WHEN state = 'disabled' THEN state ELSE @state END,
+         next_attempt_at = CASE WHEN state = 'disabled' THEN next_attempt_at ELSE @nextAttemptAt END,
+         delivered_at = CASE WHEN state = 'disabled' THEN delivered_at ELSE @deliveredAt END,
+         lease_owner = NULL, lease_expires_at = NULL, updated_at = @updatedAt
+   WHERE id = @id AND lease_owner = @owner AND (@leaseExpiresAt IS NULL OR lease_expires_at = @leaseExpiresAt)`;
+
+function completeOne(db: Db, owner: string, deliveryId: string, leaseExpiresAt: number | null, result: AttemptResult): boolean {
+  if (result.attempt.deliveryId !== deliveryId) throw new Error(`attempt belongs to ${result.attempt.deliveryId}, not ${deliveryId}`);
+  const a = result.attempt;
+  const changed = db.run(MOVE_ON, {
+    id: deliveryId,
+    owner,
+    leaseExpiresAt,
+    number: a.number,
+    state: result.state,
+    nextAttemptAt: result.nextAttemptAt,
+    deliveredAt: result.deliveredAt,
+    updatedAt: a.startedAt + a.durationMs,
+  }).changes;
+  if (changed === 0) return false;
+  const attemptRow = attemptToRow(a);
+  db.run(insertSql('delivery_attempts', attemptRow), attemptRow);
+  return true;
 }
 
 export function complete(db: Db, owner: string, deliveryId: string, result: AttemptResult): boolean {
-  if (result.attempt.deliveryId !== deliveryId) throw new Error(`attempt belongs to ${result.attempt.deliveryId}, not ${deliveryId}`);
-  const row = db.get<{ state: string }>('SELECT state FROM deliveries WHERE id = ? AND lease_owner = ?', deliveryId, owner);
-  if (!row) return false;
-  const a = result.attempt;
-  const attemptRow = attemptToRow(a);
-  db.run(insertSql('delivery_attempts', attemptRow), attemptRow);
-  const finishedAt = a.startedAt + a.durationMs;
-  if (row.state === 'disabled') {
-    // Disabled while in flight (endpoint edited or disabled): keep it disabled, keep the attempt.
-    db.run(
-      'UPDATE deliveries SET attempt_count = ?, lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE id = ?',
-      a.number,
-      finishedAt,
-      deliveryId,
-    );
-  } else {
-    db.run(
-      `UPDATE deliveries
-          SET attempt_count = ?, state = ?, next_attempt_at = ?, delivered_at = ?,
-              lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
-        WHERE id = ?`,
-      a.number,
-      result.state,
-      result.nextAttemptAt,
-      result.deliveredAt,
-      finishedAt,
-      deliveryId,
-    );
-  }
-  return true;
+  return completeOne(db, owner, deliveryId, null, result);
+}
+
+export function completeMany(db: Db, owner: string, completions: readonly Completion[]): boolean[] {
+  return completions.map((c) => completeOne(db, owner, c.deliveryId, c.leaseExpiresAt, c.result));
 }
 
 /** Returns how many leases were given back. */

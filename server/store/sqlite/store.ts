@@ -5,7 +5,7 @@
 // (no network I/O inside): while one is open every other store call waits. One SqliteStore
 // per database file per process.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdirSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
@@ -50,16 +50,24 @@ export class SqliteStore implements Store {
   private readonly scope = new AsyncLocalStorage<TxScope>();
   private readonly listeners = new Set<() => void>();
   private closed = false;
+  private readonly wal: WalSync | null;
 
-  /** `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch. */
-  constructor(raw: Database.Database, reader: Database.Database | null = null) {
+  /**
+   * `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch.
+   * `sync`: the log sync after each commit (see openSqliteStore); absent in memory.
+   */
+  constructor(raw: Database.Database, reader: Database.Database | null = null, sync?: WalSync) {
     this.db = new Db(raw);
     this.reader = reader;
     this.reads = reader ? readView(new Db(reader)) : null;
-    this.committer = new GroupCommitter(raw);
+    this.wal = sync ?? null;
+    this.committer = new GroupCommitter(raw, 128, sync ? () => sync.sync() : undefined);
     this.queue = {
       claim: (o) => this.exclusive(() => queue.claim(this.db, o)),
       complete: (owner: string, id: string, result: AttemptResult) => this.exclusive(() => queue.complete(this.db, owner, id, result)),
+      // One unit of the group commit for the whole batch: its attempts share one fsync.
+      completeMany: (owner, completions) =>
+        completions.length === 0 ? Promise.resolve([]) : this.exclusive(() => queue.completeMany(this.db, owner, completions)),
       release: async (owner, ids) => {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
         if (released > 0) this.notifyDeliveriesReady();
@@ -98,7 +106,12 @@ export class SqliteStore implements Store {
     this.assertUsable();
     // Each statement on the reader sees the last commit; the writer's open batch is invisible
     // to it, so nothing uncommitted is ever answered.
-    if (this.reads !== null) return fn(this.reads);
+    if (this.reads !== null) {
+      const value = await fn(this.reads);
+      // The reader sees a commit before its log sync ends: answer only once it is durable.
+      await this.committer.durable();
+      return value;
+    }
     // In memory there is one connection: read between batches, never inside one.
     return this.committer.submit(() => fn(readView(this.db)), false);
   }
@@ -115,6 +128,7 @@ export class SqliteStore implements Store {
     this.listeners.clear();
     this.reader?.close();
     this.db.raw.close();
+    this.wal?.close();
   }
 
   private createTx(scope: TxScope): Tx {
@@ -198,17 +212,55 @@ function guard<T extends object>(repo: T, scope: TxScope): T {
   return wrapped as T;
 }
 
+/**
+ * fdatasync of the -wal file, off the event loop. With synchronous = NORMAL a WAL commit writes
+ * its frames without syncing them; syncing the -wal file afterwards is exactly the sync that
+ * synchronous = FULL does at the end of COMMIT. The file is reopened if SQLite ever replaced it.
+ */
+class WalSync {
+  private fd: number | null = null;
+
+  constructor(private readonly path: string) {}
+
+  sync(): Promise<void> {
+    const fd = this.current();
+    if (fd === null) return Promise.resolve(); // no log yet: nothing was written
+    return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+  }
+
+  private current(): number | null {
+    let ino: number;
+    try {
+      ino = statSync(this.path).ino;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    if (this.fd !== null && fstatSync(this.fd).ino === ino) return this.fd;
+    this.close();
+    this.fd = openSync(this.path, 'r+');
+    return this.fd;
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
 export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
   if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
   const raw = new Database(opts.file);
   try {
     // WAL: readers never block the writer and commits append to the log.
     raw.pragma('journal_mode = WAL');
-    // FULL, not NORMAL: in WAL mode NORMAL skips the fsync of the log at each commit, so a
-    // power loss or OS crash can drop the last acknowledged transactions (a payout we
-    // answered 201 for, a debited wallet). FULL syncs the log on every commit: an
-    // acknowledged write survives kill -9 and power loss.
-    raw.pragma('synchronous = FULL');
+    // In WAL mode NORMAL skips the fsync of the log at each commit, so on its own a power
+    // loss or OS crash could drop the last acknowledged transactions (a payout we answered
+    // 201 for, a debited wallet). The group committer syncs the log itself after every
+    // commit, before anyone is answered (WalSync): the durability of FULL, with the fsync on
+    // the thread pool instead of the event loop. In memory there is nothing to sync.
+    const file = opts.file === ':memory:' ? null : raw.name;
+    raw.pragma(file === null ? 'synchronous = FULL' : 'synchronous = NORMAL');
     raw.pragma('foreign_keys = ON');
     raw.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
     assertKnownSchema(raw);
@@ -218,7 +270,14 @@ export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteS
   }
   if (opts.file === ':memory:') return new SqliteStore(raw);
   // WAL lets this connection read the last committed state while the writer's batch is open.
-  const reader = new Database(opts.file, { readonly: true, fileMustExist: true });
-  reader.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
-  return new SqliteStore(raw, reader);
+  let reader: Database.Database | null = null;
+  try {
+    reader = new Database(opts.file, { readonly: true, fileMustExist: true });
+    reader.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
+    return new SqliteStore(raw, reader, new WalSync(`${raw.name}-wal`));
+  } catch (err) {
+    reader?.close();
+    raw.close();
+    throw err;
+  }
 }

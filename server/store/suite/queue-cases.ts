@@ -27,12 +27,13 @@ async function insert(store: Store, ...deliveries: DeliveryRecord[]): Promise<vo
   });
 }
 
-const opts = (owner: string, now: number, o: { leaseMs?: number; limit?: number; perEndpointLimit?: number } = {}) => ({
+const opts = (owner: string, now: number, o: { leaseMs?: number; limit?: number; perEndpointLimit?: number; exclusive?: boolean } = {}) => ({
   owner,
   now,
   leaseMs: o.leaseMs ?? 30_000,
   limit: o.limit ?? 100,
   perEndpointLimit: o.perEndpointLimit ?? 100,
+  ...(o.exclusive !== undefined ? { exclusive: o.exclusive } : {}),
 });
 
 export function queueCases(s: () => Store): void {
@@ -207,5 +208,82 @@ export function queueCases(s: () => Store): void {
     expect(await s().queue.nextDueAt()).toBe(T0 + 5000);
     expect(await s().queue.claim(opts('worker-a', T0 + 5000, { leaseMs: 60_000 }))).toHaveLength(1);
     expect(await s().queue.nextDueAt()).toBe(T0 + 61_000);
+  });
+  it('completeMany records a batch in one call, each only under its own lease', async () => {
+    const w = await world(s());
+    const ds = [0, 1, 2, 3].map((i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 10 + i }));
+    await insert(s(), ...ds);
+    const claimed = await s().queue.claim(opts('worker-a', T0));
+    expect(claimed.map((c) => c.delivery.leaseExpiresAt)).toEqual([T0 + 30_000, T0 + 30_000, T0 + 30_000, T0 + 30_000]);
+    // ds[3]'s lease was taken over by worker-b (released, then claimed by b).
+    await s().queue.release('worker-a', [ds[3]!.id]);
+    expect(await s().queue.claim(opts('worker-b', T0))).toHaveLength(1);
+    const done = (d: DeliveryRecord, o: { leaseExpiresAt?: number; success?: boolean } = {}) => ({
+      deliveryId: d.id,
+      leaseExpiresAt: o.leaseExpiresAt ?? T0 + 30_000,
+      result:
+        o.success === false
+          ? { attempt: attempt(d.id, { statusCode: 500, success: false, responseBody: 'no' }), state: 'pending' as const, nextAttemptAt: T0 + 5_000, deliveredAt: null }
+          : { attempt: attempt(d.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 },
+    });
+    const applied = await s().queue.completeMany('worker-a', [
+      done(ds[0]!),
+      done(ds[1]!, { success: false }),
+      done(ds[2]!, { leaseExpiresAt: T0 + 29_999 }), // not the lease the claim gave: refused
+      done(ds[3]!), // taken over: refused
+    ]);
+    expect(applied).toEqual([true, true, false, false]);
+    expect(await get(w, ds[0]!.id)).toMatchObject({ state: 'delivered', attemptCount: 1, leaseOwner: null, deliveredAt: T0 + 183 });
+    expect(await get(w, ds[1]!.id)).toMatchObject({ state: 'pending', attemptCount: 1, nextAttemptAt: T0 + 5_000, leaseOwner: null });
+    expect(await get(w, ds[2]!.id)).toMatchObject({ state: 'pending', attemptCount: 0, leaseOwner: 'worker-a' });
+    expect(await get(w, ds[3]!.id)).toMatchObject({ state: 'pending', attemptCount: 0, leaseOwner: 'worker-b' });
+    expect(await attempts(ds[0]!.id)).toHaveLength(1);
+    expect(await attempts(ds[1]!.id)).toHaveLength(1);
+    expect(await attempts(ds[2]!.id)).toEqual([]);
+    expect(await attempts(ds[3]!.id)).toEqual([]);
+    expect(await s().queue.completeMany('worker-a', [])).toEqual([]);
+  });
+
+  it('completeMany keeps a delivery disabled while in flight disabled, and stores the attempt', async () => {
+    const w = await world(s());
+    const d = deliveryRecord(w.event, w.ep);
+    await insert(s(), d);
+    const [c] = await s().queue.claim(opts('worker-a', T0));
+    await s().transaction((tx) => tx.deliveries.disableOlderVersions(w.ep.id, 2, T0 + 50));
+    const a = attempt(d.id, { statusCode: 500, success: false });
+    expect(await s().queue.completeMany('worker-a', [{ deliveryId: d.id, leaseExpiresAt: c!.delivery.leaseExpiresAt!, result: { attempt: a, state: 'pending', nextAttemptAt: T0 + 5000, deliveredAt: null } }])).toEqual([true]);
+    expect(await get(w, d.id)).toMatchObject({ state: 'disabled', attemptCount: 1, nextAttemptAt: null, leaseOwner: null });
+    expect(await attempts(d.id)).toEqual([a]);
+  });
+
+  it('an exclusive claim skips destinations another owner holds a live lease on, and may hold more than the send limit', async () => {
+    const w = await world(s());
+    const toEndpoint = Array.from({ length: 6 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 100 + i }));
+    const toUrl = Array.from({ length: 2 }, (_, i) => deliveryRecord(w.event, null, { nextAttemptAt: T0 - 50 + i }));
+    await insert(s(), ...toEndpoint, ...toUrl);
+    const a = await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 3, limit: 3, exclusive: true }));
+    expect(a.map((c) => c.delivery.id)).toEqual([toEndpoint[0]!.id, toEndpoint[1]!.id, toEndpoint[2]!.id]);
+    // worker-b may not touch the endpoint worker-a serves; the callback url is free.
+    const b = await s().queue.claim(opts('worker-b', T0, { perEndpointLimit: 3, exclusive: true }));
+    expect(b.map((c) => c.delivery.id)).toEqual([toUrl[0]!.id, toUrl[1]!.id]);
+    // worker-a tops up to its own cap on its endpoint.
+    const more = await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 5, exclusive: true }));
+    expect(more.map((c) => c.delivery.id)).toEqual([toEndpoint[3]!.id, toEndpoint[4]!.id]);
+    // Once worker-a's leases are gone (expired), worker-b may serve the endpoint.
+    const after = await s().queue.claim(opts('worker-b', T0 + 30_000, { perEndpointLimit: 10, exclusive: true, leaseMs: 60_000 }));
+    expect(after.filter((c) => c.delivery.endpointId === w.ep.id).map((c) => c.delivery.id)).toEqual(toEndpoint.map((d) => d.id));
+  });
+
+  it('a destination at its limit with a long backlog does not hide due deliveries of other destinations', async () => {
+    const w = await world(s());
+    const other = endpointRecord(w.env, { url: 'https://other.northwind.example/hooks', active: false });
+    await s().transaction((tx) => tx.endpoints.insert(other));
+    // 300 due deliveries to the busy endpoint come first in due order; one to another endpoint after them.
+    const busy = Array.from({ length: 300 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 1000 + i }));
+    const late = deliveryRecord(w.event, other, { nextAttemptAt: T0 });
+    await insert(s(), ...busy, late);
+    expect(await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 2, limit: 2 }))).toHaveLength(2);
+    // The busy endpoint is at its limit: the claim still finds the other endpoint's delivery.
+    expect((await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 2, limit: 10 }))).map((c) => c.delivery.id)).toEqual([late.id]);
   });
 }
