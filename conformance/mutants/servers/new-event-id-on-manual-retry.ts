@@ -13,7 +13,7 @@ export function build(services: Services, config: Config): BuiltApp {
   const sends = new Map<string, number>();
   return withSender(services, config, (real, secret) => async (req) => {
     const id = eventIdOf(req);
-    const key = secret();
+    const key = secret(req);
     if (id === undefined || key === null) return real(req);
     const n = (sends.get(id) ?? 0) + 1;
     sends.set(id, n);

@@ -10,7 +10,7 @@ export function build(services: Services, config: Config): BuiltApp {
   const seen = new Set<string>();
   return withSender(services, config, (real, secret) => async (req) => {
     const id = eventIdOf(req);
-    const key = secret();
+    const key = secret(req);
     if (id === undefined || key === null || !seen.has(id)) {
       if (id !== undefined) seen.add(id);
       return real(req);

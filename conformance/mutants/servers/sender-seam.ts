@@ -1,7 +1,7 @@
 // The seam of the delivery mutants: the real app with an injected Sender that wraps the real
-// one, and the signing secret of the request at hand. The delivery worker opens the endpoint's
-// sealed secret and sends in the same synchronous step (server/delivery/worker.ts), so
-// a SecretBox that remembers the last secret it opened gives exactly that secret.
+// one, and the signing secret of the request at hand. The delivery worker opens each sealed
+// secret once and keeps it, so the seam remembers every secret its SecretBox opened and picks
+// the one whose signature the request carries.
 import { createHmac } from 'node:crypto';
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
@@ -13,17 +13,31 @@ import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../../signing/signature.ts
 
 export type Send = (req: SendRequest) => Promise<SendOutcome>;
 
-export function withSender(services: Services, config: Config, wrap: (real: Send, secret: () => string | null) => Send): BuiltApp {
-  let lastOpened: string | null = null;
+export function withSender(services: Services, config: Config, wrap: (real: Send, secret: (req: SendRequest) => string | null) => Send): BuiltApp {
+  const opened = new Set<string>();
   const secrets: SecretBox = {
     seal: (plain) => services.secrets.seal(plain),
-    open: (sealed) => (lastOpened = services.secrets.open(sealed)),
+    open: (sealed) => {
+      const plain = services.secrets.open(sealed);
+      opened.add(plain);
+      return plain;
+    },
+  };
+  const secretOf = (req: SendRequest): string | null => {
+    const name = headerName(req, SIGNATURE_HEADER);
+    const m = name === undefined ? null : /^t=(\d+),v1=([0-9a-f]{64})$/.exec(req.headers[name] ?? '');
+    if (!m) return null;
+    for (const secret of opened) {
+      const v1 = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${m[1]}.${req.body}`, 'utf8').digest('hex');
+      if (v1 === m[2]) return secret;
+    }
+    return null;
   };
   return buildApp({ ...services, secrets }, config, {
     delivery: {
       sender: (opts) => {
         const real = createSender(opts);
-        const send = wrap((req) => real.send(req), () => lastOpened);
+        const send = wrap((req) => real.send(req), secretOf);
         return { timeoutMs: real.timeoutMs, close: () => real.close(), send: (req) => send(req) };
       },
     },
