@@ -132,7 +132,7 @@ export class PostgresStore implements Store {
     // A checked-out connection that dies between two queries (database restarted in the middle
     // of a transaction) emits 'error' on the client, which would crash the process without a
     // listener; its next query fails and the caller gets the error (503 store-unavailable).
-    for (const p of [pool, sequencePool]) {
+    for (const p of [pool, sequencePool, queuePool]) {
       p.on('connect', (client) => {
         client.on('error', (err) => {
           if (!this.closed) log.warn({ err: brief(err) }, 'PostgreSQL connection in use failed');
