@@ -86,6 +86,3 @@ export class Mutex {
     return this.tail.then(() => undefined);
   }
 }
-
-export const bool = (v: boolean): 0 | 1 => (v ? 1 : 0);
-export const boolOrNull = (v: boolean | null): 0 | 1 | null => (v === null ? null : v ? 1 : 0);

@@ -8,35 +8,20 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { readView, transactionView, TxScope } from '../repos/index.ts';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Db } from './db.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { stats as queueStats } from './queue-stats.ts';
-import { deliveryRepo } from './repos/deliveries.ts';
-import { endpointRepo } from './repos/endpoints.ts';
-import { eventRepo } from './repos/events.ts';
-import { orderRepo } from './repos/orders.ts';
-import { tenantRepo } from './repos/tenants.ts';
-import { transactionRepo } from './repos/transactions.ts';
+import { sqliteHooks, sqliteSql } from './sql.ts';
 
 export interface SqliteStoreOptions {
   /** Path of the database file; ':memory:' for a private in-memory database (tests). */
   file: string;
   /** Milliseconds to wait for another process's write lock before failing (default 5000). */
   busyTimeoutMs?: number;
-}
-
-/** State of one open transaction. */
-class TxScope {
-  open = true;
-  readonly callbacks: (() => void)[] = [];
-  deliveriesReady = false;
-
-  check(): void {
-    if (!this.open) throw new Error('transaction already finished: do not keep the Tx beyond its callback');
-  }
 }
 
 export class SqliteStore implements Store {
@@ -59,7 +44,7 @@ export class SqliteStore implements Store {
   constructor(raw: Database.Database, reader: Database.Database | null = null, sync?: WalSync) {
     this.db = new Db(raw);
     this.reader = reader;
-    this.reads = reader ? readView(new Db(reader)) : null;
+    this.reads = reader ? view(new Db(reader)) : null;
     this.wal = sync ?? null;
     this.committer = new GroupCommitter(raw, 128, sync ? () => sync.sync() : undefined);
     this.queue = {
@@ -113,7 +98,7 @@ export class SqliteStore implements Store {
       return value;
     }
     // In memory there is one connection: read between batches, never inside one.
-    return this.committer.submit(() => fn(readView(this.db)), false);
+    return this.committer.submit(() => fn(view(this.db)), false);
   }
 
   onDeliveriesReady(listener: () => void): () => void {
@@ -132,24 +117,7 @@ export class SqliteStore implements Store {
   }
 
   private createTx(scope: TxScope): Tx {
-    const db = this.db;
-    return {
-      tenants: guard(tenantRepo(db), scope),
-      transactions: guard(transactionRepo(db), scope),
-      orders: guard(orderRepo(db), scope),
-      events: guard(eventRepo(db), scope),
-      endpoints: guard(endpointRepo(db), scope),
-      deliveries: guard(
-        deliveryRepo(db, () => {
-          scope.deliveriesReady = true;
-        }),
-        scope,
-      ),
-      afterCommit(fn) {
-        scope.check();
-        scope.callbacks.push(fn);
-      },
-    };
+    return transactionView(sqliteSql(this.db), sqliteHooks(this.db), scope);
   }
 
   /** Runs a synchronous operation alone on the connection, in one IMMEDIATE transaction by default. */
@@ -173,15 +141,8 @@ export class SqliteStore implements Store {
   }
 }
 
-function readView(db: Db): ReadTx {
-  return {
-    tenants: tenantRepo(db),
-    transactions: transactionRepo(db),
-    orders: orderRepo(db),
-    events: eventRepo(db),
-    endpoints: endpointRepo(db),
-    deliveries: deliveryRepo(db, () => undefined),
-  };
+function view(db: Db): ReadTx {
+  return readView(sqliteSql(db), sqliteHooks(db));
 }
 
 function runSafely(fn: () => void, what: string): void {
@@ -191,25 +152,6 @@ function runSafely(fn: () => void, what: string): void {
     // The data is committed; a failing callback must not turn that into an error for the caller.
     console.error(`${what} failed`, err);
   }
-}
-
-/** Wraps each repository method so a Tx used after its transaction ended fails loudly. */
-function guard<T extends object>(repo: T, scope: TxScope): T {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(repo)) {
-    wrapped[name] =
-      typeof value === 'function'
-        ? (...args: unknown[]) => {
-            try {
-              scope.check();
-            } catch (err) {
-              return Promise.reject(err); // repository methods are async: fail the same way
-            }
-            return (value as (...a: unknown[]) => unknown)(...args);
-          }
-        : value;
-  }
-  return wrapped as T;
 }
 
 /**

@@ -1,0 +1,42 @@
+// The few shapes every repository repeats: one record or none, a list of records, a newest-first
+// page by seq, and a parameter bound in turn.
+import { assertLimit, decodeCursor, pageOf } from '../cursor.ts';
+import type { Sql } from '../sql.ts';
+import type { Page } from '../types.ts';
+
+type Queries = Pick<Sql<unknown, unknown>, 'one' | 'rows'>;
+
+/** Appends v to params and returns its placeholder. */
+export function bind(params: unknown[], v: unknown): string {
+  params.push(v);
+  return `$${params.length}`;
+}
+
+/** The record of the query's first row, or null. */
+export async function first<R, T>(sql: Queries, from: (r: R) => T, text: string, params: readonly unknown[]): Promise<T | null> {
+  const r = await sql.one<R>(text, params);
+  return r === undefined ? null : from(r);
+}
+
+export async function all<R, T>(sql: Queries, from: (r: R) => T, text: string, params: readonly unknown[]): Promise<T[]> {
+  return (await sql.rows<R>(text, params)).map(from);
+}
+
+/**
+ * A newest-first page of `table` (events, deliveries: their seq is the cursor). `where` are
+ * conditions on `params` so far; the page adds the cursor and the limit.
+ */
+export async function seqPage<R, T>(
+  sql: Queries,
+  table: string,
+  from: (r: R) => T,
+  where: string[],
+  params: unknown[],
+  { limit, cursor }: { limit: number; cursor: string | null },
+): Promise<Page<T>> {
+  assertLimit(limit);
+  const before = cursor === null ? null : decodeCursor(cursor);
+  if (before !== null) where.push(`seq < ${bind(params, before)}`);
+  const rows = await sql.rows<R & { seq: number }>(`SELECT * FROM ${table} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${bind(params, limit + 1)}`, params);
+  return pageOf(rows, limit, (r) => r.seq, from);
+}
