@@ -14,7 +14,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
-import { readView, transactionView, TxScope } from '../repos/index.ts';
+import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Conn, isRetryable, mapError, typeParsers } from './db.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
@@ -62,7 +62,7 @@ export class PostgresStore implements Store {
   /** Tags this instance's notifications so its own listener can skip the echo. */
   private readonly instanceId = randomUUID();
   private readonly scope = new AsyncLocalStorage<SerialTxScope>();
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners: DeliveryListeners;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly notifications: NotificationListener;
   /**
@@ -90,6 +90,7 @@ export class PostgresStore implements Store {
      */
     private readonly queuePool: pg.Pool,
   ) {
+    this.listeners = new DeliveryListeners((err, what) => log.error({ err }, what));
     this.sequences = new Conn(sequencePool);
     this.orderNumbers = new OrderNumbers(this.sequences);
     const onPool = new Conn(pool);
@@ -115,7 +116,7 @@ export class PostgresStore implements Store {
         });
       });
     }
-    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.wakeListeners(), log);
+    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.listeners.wake(), log);
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
       complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.queuePool, owner, id, result)),
@@ -123,7 +124,7 @@ export class PostgresStore implements Store {
       release: (owner, ids) =>
         this.track(async () => {
           if ((await queue.release(this.queuePool, owner, ids)) === 0) return;
-          this.wakeListeners();
+          this.listeners.wake();
           // Other instances' workers may be waiting on these destinations too.
           await new Conn(this.queuePool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
@@ -148,8 +149,7 @@ export class PostgresStore implements Store {
         const scope = new SerialTxScope();
         try {
           const value = await this.runOnce(fn, scope);
-          if (scope.deliveriesReady) scope.callbacks.push(() => this.wakeListeners());
-          for (const cb of scope.callbacks) runSafely(cb, 'afterCommit callback', this.log);
+          scope.committed(this.listeners);
           return value;
         } catch (err) {
           if (run >= MAX_TRANSACTION_RUNS || !isRetryable(err)) throw err;
@@ -169,8 +169,7 @@ export class PostgresStore implements Store {
   }
 
   onDeliveriesReady(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   async close(): Promise<void> {
@@ -236,10 +235,6 @@ export class PostgresStore implements Store {
     };
     p.then(forget, forget);
     return p;
-  }
-
-  private wakeListeners(): void {
-    for (const listener of this.listeners) runSafely(listener, 'onDeliveriesReady listener', this.log);
   }
 }
 
@@ -355,15 +350,6 @@ function brief(err: unknown): { message: string; code?: string } | null {
   if (!(err instanceof Error)) return { message: String(err) };
   const code = (err as { code?: unknown }).code;
   return typeof code === 'string' ? { message: err.message, code } : { message: err.message };
-}
-
-function runSafely(fn: () => void, what: string, log: Logger): void {
-  try {
-    fn();
-  } catch (err) {
-    // The data is committed; a failing callback must not turn that into an error for the caller.
-    log.error({ err }, `${what} failed`);
-  }
 }
 
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {

@@ -1,6 +1,6 @@
 import type { Sql } from '../sql.ts';
 import type { DeliveryRepo } from '../types.ts';
-import { all, bind, first, seqPage } from './query.ts';
+import { all, bind, getter, seqPage } from './query.ts';
 
 /** `ready` is called when a write may have made deliveries due; the store turns it into one wake-up on commit. */
 export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryRepo {
@@ -10,9 +10,7 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
       await sql.insert('deliveries', m.deliveryToRow(d));
       if (d.state === 'pending') ready();
     },
-    async get(environmentId, id) {
-      return first(sql, m.deliveryFromRow, 'SELECT * FROM deliveries WHERE environment_id = $1 AND id = $2', [environmentId, id]);
-    },
+    get: getter(sql, 'deliveries', m.deliveryFromRow),
     async list(environmentId, { q, limit, cursor }) {
       const where = ['environment_id = $1'];
       const params: unknown[] = [environmentId];

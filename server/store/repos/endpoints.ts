@@ -1,16 +1,12 @@
 import type { Sql } from '../sql.ts';
 import type { EndpointRepo } from '../types.ts';
-import { all, first } from './query.ts';
+import { all, first, getter, inserter } from './query.ts';
 
 export function endpointRepo<B, J>(sql: Sql<B, J>): EndpointRepo {
   const m = sql.map;
   return {
-    async insert(e) {
-      await sql.insert('webhook_endpoints', m.endpointToRow(e));
-    },
-    async get(environmentId, id) {
-      return first(sql, m.endpointFromRow, 'SELECT * FROM webhook_endpoints WHERE environment_id = $1 AND id = $2', [environmentId, id]);
-    },
+    insert: inserter(sql, 'webhook_endpoints', m.endpointToRow),
+    get: getter(sql, 'webhook_endpoints', m.endpointFromRow),
     async getActive(environmentId) {
       return first(sql, m.endpointFromRow, `SELECT * FROM webhook_endpoints WHERE environment_id = $1 AND active = ${sql.true}`, [environmentId]);
     },

@@ -1,16 +1,12 @@
 import type { Sql } from '../sql.ts';
 import type { EventRepo } from '../types.ts';
-import { first, seqPage } from './query.ts';
+import { getter, inserter, seqPage } from './query.ts';
 
 export function eventRepo<B, J>(sql: Sql<B, J>): EventRepo {
   const m = sql.map;
   return {
-    async insert(e) {
-      await sql.insert('events', m.eventToRow(e));
-    },
-    async get(environmentId, id) {
-      return first(sql, m.eventFromRow, 'SELECT * FROM events WHERE environment_id = $1 AND id = $2', [environmentId, id]);
-    },
+    insert: inserter(sql, 'events', m.eventToRow),
+    get: getter(sql, 'events', m.eventFromRow),
     async list(environmentId, { types, limit, cursor }) {
       const where = ['environment_id = $1'];
       const params: unknown[] = [environmentId];

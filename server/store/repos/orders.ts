@@ -1,6 +1,6 @@
 import type { Sql } from '../sql.ts';
 import type { OrderRepo } from '../types.ts';
-import { first } from './query.ts';
+import { getter, inserter } from './query.ts';
 
 export function formatOrderNumber(n: number): string {
   return `ORD-${String(n).padStart(6, '0')}`;
@@ -16,12 +16,8 @@ export function orderRepo<B, J>(sql: Sql<B, J>, nextNumber: (environmentId: stri
     async nextOrderNumber(environmentId) {
       return formatOrderNumber(await nextNumber(environmentId));
     },
-    async insert(o) {
-      await sql.insert('orders', m.orderToRow(o));
-    },
-    async get(environmentId, id) {
-      return first(sql, m.orderFromRow, 'SELECT * FROM orders WHERE environment_id = $1 AND id = $2', [environmentId, id]);
-    },
+    insert: inserter(sql, 'orders', m.orderToRow),
+    get: getter(sql, 'orders', m.orderFromRow),
     async update(o) {
       // Identity, environment, number and creation time never change.
       const r = m.orderToRow(o);

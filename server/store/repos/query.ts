@@ -1,10 +1,22 @@
-// The few shapes every repository repeats: one record or none, a list of records, a newest-first
-// page by seq, and a parameter bound in turn.
+// The few shapes every repository repeats: insert a record, get one by environment and id, one
+// record or none, a list of records, a newest-first page by seq, and a parameter bound in turn.
 import { assertLimit, decodeCursor, pageOf } from '../cursor.ts';
 import type { Sql } from '../sql.ts';
 import type { Page } from '../types.ts';
 
 type Queries = Pick<Sql<unknown, unknown>, 'one' | 'rows'>;
+
+/** `insert(record)` of a table: one row, as the dialect maps it. */
+export function inserter<T>(sql: Pick<Sql<unknown, unknown>, 'insert'>, table: string, toRow: (record: T) => object): (record: T) => Promise<void> {
+  return async (record) => {
+    await sql.insert(table, toRow(record));
+  };
+}
+
+/** `get(environmentId, id)` of a table whose rows belong to an environment. */
+export function getter<R, T>(sql: Queries, table: string, from: (r: R) => T): (environmentId: string, id: string) => Promise<T | null> {
+  return (environmentId, id) => first(sql, from, `SELECT * FROM ${table} WHERE environment_id = $1 AND id = $2`, [environmentId, id]);
+}
 
 /** Appends v to params and returns its placeholder. */
 export function bind(params: unknown[], v: unknown): string {

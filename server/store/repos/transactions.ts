@@ -1,18 +1,14 @@
 import type { Sql } from '../sql.ts';
 import type { TransactionRepo } from '../types.ts';
-import { all, bind, first } from './query.ts';
+import { all, bind, first, getter, inserter } from './query.ts';
 
 export function transactionRepo<B, J>(sql: Sql<B, J>): TransactionRepo {
   const m = sql.map;
   // Newest first; insertion order (PostgreSQL's seq, SQLite's rowid) breaks ties within a millisecond.
   const newest = `ORDER BY created_at DESC, ${sql.insertionOrder} DESC`;
   return {
-    async insert(t) {
-      await sql.insert('transactions', m.transactionToRow(t));
-    },
-    async get(environmentId, id) {
-      return first(sql, m.transactionFromRow, 'SELECT * FROM transactions WHERE environment_id = $1 AND id = $2', [environmentId, id]);
-    },
+    insert: inserter(sql, 'transactions', m.transactionToRow),
+    get: getter(sql, 'transactions', m.transactionFromRow),
     async findByThirdPartyId(environmentId, type, thirdPartyId) {
       return first(sql, m.transactionFromRow, 'SELECT * FROM transactions WHERE environment_id = $1 AND type = $2 AND third_party_id = $3', [
         environmentId,

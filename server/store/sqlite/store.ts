@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { readView, transactionView, TxScope } from '../repos/index.ts';
+import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Db } from './db.ts';
 import { GroupCommitter } from './group-commit.ts';
@@ -33,7 +33,7 @@ export class SqliteStore implements Store {
   private readonly reader: Database.Database | null;
   readonly committer: GroupCommitter;
   private readonly scope = new AsyncLocalStorage<TxScope>();
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new DeliveryListeners((err, what) => console.error(what, err));
   private closed = false;
   private readonly wal: WalSync | null;
 
@@ -55,7 +55,7 @@ export class SqliteStore implements Store {
         completions.length === 0 ? Promise.resolve([]) : this.exclusive(() => queue.completeMany(this.db, owner, completions)),
       release: async (owner, ids) => {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
-        if (released > 0) this.notifyDeliveriesReady();
+        if (released > 0) this.listeners.wake();
       },
       nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), false),
       stats: (now) => this.exclusive(() => queueStats(this.db, now), false),
@@ -82,8 +82,7 @@ export class SqliteStore implements Store {
         scope.open = false;
       }
     });
-    if (scope.deliveriesReady) scope.callbacks.push(() => this.notifyDeliveriesReady());
-    for (const cb of scope.callbacks) runSafely(cb, 'afterCommit callback');
+    scope.committed(this.listeners);
     return result;
   }
 
@@ -102,8 +101,7 @@ export class SqliteStore implements Store {
   }
 
   onDeliveriesReady(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   async close(): Promise<void> {
@@ -135,23 +133,10 @@ export class SqliteStore implements Store {
     // Waiting for the mutex from inside a transaction would wait for ourselves forever.
     if (this.scope.getStore()?.open) throw new Error('nested store transaction: use the Tx you were given');
   }
-
-  private notifyDeliveriesReady(): void {
-    for (const listener of this.listeners) runSafely(listener, 'onDeliveriesReady listener');
-  }
 }
 
 function view(db: Db): ReadTx {
   return readView(sqliteSql(db), sqliteHooks(db));
-}
-
-function runSafely(fn: () => void, what: string): void {
-  try {
-    fn();
-  } catch (err) {
-    // The data is committed; a failing callback must not turn that into an error for the caller.
-    console.error(`${what} failed`, err);
-  }
 }
 
 /**
