@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-const { createOrder, keyWith } = orderTesting(() => server, WITH_TOKEN);
+const { createOrder } = orderTesting(() => server, WITH_TOKEN);
 
 describe('errors', () => {
   it('answers 401 without valid credentials, and writes nothing', async () => {
@@ -38,9 +38,9 @@ describe('errors', () => {
   it('answers 403 permission-denied per operation for keys without orders_read or orders_write', async () => {
     const t = await server.newTenant();
     const order = await createOrder(t);
-    const readOnly = await keyWith(t, ['orders_read']);
-    const writeOnly = await keyWith(t, ['orders_write']);
-    const neither = await keyWith(t, ['payouts', 'staking', 'transactions_read', 'refunds', 'webhooks_manage']);
+    const readOnly = await server.keyWith(t, ['orders_read']);
+    const writeOnly = await server.keyWith(t, ['orders_write']);
+    const neither = await server.keyWith(t, ['payouts', 'staking', 'transactions_read', 'refunds', 'webhooks_manage']);
 
     for (const c of [readOnly, neither]) {
       const r = await c.orders.POST('/v2/orders', { body: USD_ONLY });
@@ -174,7 +174,7 @@ describe('isolation', () => {
 
   it('keeps the test and live environments of one tenant apart', async () => {
     const t = await server.newTenant();
-    const live = await keyWith(t, ['orders_read', 'orders_write'], 'live');
+    const live = await server.keyWith(t, ['orders_read', 'orders_write'], 'live');
     const testOrder = await createOrder(t);
     const liveOrder = await createOrder(live, USD_ONLY);
 

@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-const { createOrder, environmentId, deliveries, insertActiveEndpoint } = orderTesting(() => server, WITH_TOKEN);
+const { createOrder, deliveries, insertActiveEndpoint } = orderTesting(() => server, WITH_TOKEN);
 
 describe('GET /v2/events', () => {
   it('pages newest first with limit and cursor, without duplicates or gaps', async () => {
@@ -59,7 +59,7 @@ describe('GET /v2/events', () => {
     await t.sandbox.POST('/sandbox/orders/{orderId}/review', { params: { path: { orderId: reviewed.orderId } }, body: { reason: 'deposit_revoked' } });
 
     // A webhook.test event and a payout callback are events of the environment, never of the feed.
-    const env = await environmentId(t.tenantId);
+    const env = await server.environmentId(t.tenantId);
     const rx = await receiver();
     try {
       const endpoint = await insertActiveEndpoint(env, rx.url);
@@ -117,7 +117,7 @@ describe('GET /v2/events', () => {
 describe('the outbox', () => {
   it('prepares exactly one delivery per event, in the same transaction, only while an endpoint is active', async () => {
     const t = await server.newTenant();
-    const env = await environmentId(t.tenantId);
+    const env = await server.environmentId(t.tenantId);
     const before = await createOrder(t);
     expect(await deliveries(env)).toEqual([]);
 
@@ -154,7 +154,7 @@ describe('the outbox', () => {
 
   it('writes no event and no delivery when the change is refused', async () => {
     const t = await server.newTenant();
-    const env = await environmentId(t.tenantId);
+    const env = await server.environmentId(t.tenantId);
     const rx = await receiver();
     try {
       await insertActiveEndpoint(env, rx.url);

@@ -11,7 +11,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-const { createOrder, keyWith, environmentId, deliveries } = orderTesting(() => server, WITH_TOKEN);
+const { createOrder, deliveries } = orderTesting(() => server, WITH_TOKEN);
 
 describe('POST /v2/orders', () => {
   it('creates an open, unpaid order with nothing received, no payments and a Location header', async () => {
@@ -78,7 +78,7 @@ describe('POST /v2/orders', () => {
 
     // Another tenant, and the live environment of the same tenant, count on their own.
     expect((await createOrder(b, USD_ONLY)).orderNumber).toBe('ORD-000001');
-    const live = await keyWith(a, ['orders_write'], 'live');
+    const live = await server.keyWith(a, ['orders_write'], 'live');
     expect((await createOrder(live, USD_ONLY)).orderNumber).toBe('ORD-000001');
     expect(numbersA[0]).toBe('ORD-000001');
   });
@@ -108,7 +108,7 @@ describe('POST /v2/orders', () => {
       },
     });
     expect(second!.data).toEqual({ orderId: usdOnly.orderId, merchantReference: 'cart-7790', amountMinor: 12500, currency: 'USD', status: 'open', receivedBaseUnits: '0' });
-    expect(await deliveries(await environmentId(t.tenantId))).toEqual([]);
+    expect(await deliveries(await server.environmentId(t.tenantId))).toEqual([]);
   });
 });
 

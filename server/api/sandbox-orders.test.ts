@@ -53,7 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-const { createOrder, keyWith } = orderTesting(() => server, ORDER);
+const { createOrder } = orderTesting(() => server, ORDER);
 
 describe('the payment state walk', () => {
   it('partial → unverified → covering → surplus → review → cancel, with exactly the documented events', async () => {
@@ -314,8 +314,8 @@ describe('errors', () => {
   it('answers 401, 403 permission-denied and 403 live-key-not-allowed, and changes nothing', async () => {
     const t = await server.newTenant();
     const order = await createOrder(t);
-    const readOnly = await keyWith(t, ['orders_read', 'payouts', 'refunds']);
-    const live = await keyWith(t, ['orders_read', 'orders_write'], 'live');
+    const readOnly = await server.keyWith(t, ['orders_read', 'payouts', 'refunds']);
+    const live = await server.keyWith(t, ['orders_read', 'orders_write'], 'live');
     const liveOrder = await createOrder(live);
     const calls = (orderId: string): Array<[string, string | undefined]> => [
       [`/sandbox/orders/${orderId}/deposits`, JSON.stringify({ amountBaseUnits: '120000000', verified: true, txHash: txHash() })],

@@ -4,10 +4,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import type { components } from '../../generated/types/orders.ts';
-import { createApiKey } from '../domain/admin.ts';
 import { createEndpoint } from '../domain/endpoints/endpoints.ts';
-import type { DeliveryRecord, EndpointRecord, EnvironmentName, Permission } from '../domain/model.ts';
-import type { TestServer, TestTenant } from './harness.ts';
+import type { DeliveryRecord, EndpointRecord } from '../domain/model.ts';
+import type { TestServer } from './harness.ts';
 
 export type Order = components['schemas']['Order'];
 export type OrderPayment = components['schemas']['OrderPayment'];
@@ -80,18 +79,6 @@ export function orderTesting(server: () => TestServer, order: CreateOrderRequest
       expect(r.error, JSON.stringify(r.error)).toBeUndefined();
       expect(r.response.status).toBe(201);
       return r.data!;
-    },
-
-    /** Clients for a key of the tenant with exactly these permissions, and the key. */
-    async keyWith(t: TestTenant, permissions: Permission[], environment: EnvironmentName = 'test'): Promise<Clients & { apiKey: string; apiHash: string }> {
-      const k = await createApiKey(server().services, { tenantId: t.tenantId, environment, permissions });
-      return { ...server().clientsFor({ apiKey: k.apiKey, apiHash: k.apiHash, tenantId: t.tenantId }), apiKey: k.apiKey, apiHash: k.apiHash };
-    },
-
-    async environmentId(tenantId: string, name: EnvironmentName = 'test'): Promise<string> {
-      const env = await server().services.store.transaction((tx) => tx.tenants.findEnvironment(tenantId, name));
-      if (!env) throw new Error(`no ${name} environment for ${tenantId}`);
-      return env.id;
     },
 
     async deliveries(envId: string, q: string | null = null): Promise<DeliveryRecord[]> {
