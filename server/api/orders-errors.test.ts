@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { allEvents, deposit, orderTesting, USD_ONLY, WITH_TOKEN } from '../testing/orders.ts';
+import { allEvents, deposit, orderTesting, USD_ONLY, WITH_TOKEN } from './testing/orders.ts';
 import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 
 let server: TestServer;

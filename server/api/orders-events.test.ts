@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordPayoutCallback, recordTestEvent } from '../domain/events.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { allEvents, deposit, HEX64, ISO, type Order, type OrderEvent, orderTesting, receiver, txHash, USD_ONLY, WITH_TOKEN } from '../testing/orders.ts';
+import { allEvents, deposit, HEX64, ISO, type Order, type OrderEvent, orderTesting, receiver, txHash, USD_ONLY, WITH_TOKEN } from './testing/orders.ts';
 import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 
 let server: TestServer;

@@ -1,7 +1,7 @@
 // The v2 order API over HTTP: creating orders, reading one and its payment history.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { allEvents, deposit, HEX64, ISO, orderTesting, txHash, USD_ONLY, UUID, WITH_TOKEN } from '../testing/orders.ts';
+import { allEvents, deposit, HEX64, ISO, orderTesting, txHash, USD_ONLY, UUID, WITH_TOKEN } from './testing/orders.ts';
 import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 
 let server: TestServer;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
 import type { components } from '../../generated/types/orders.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { type Clients, type CreateOrderRequest, deposit, HEX64, ISO, type Order, type OrderEvent, orderTesting, txHash } from '../testing/orders.ts';
+import { type Clients, type CreateOrderRequest, deposit, HEX64, ISO, type Order, type OrderEvent, orderTesting, txHash } from './testing/orders.ts';
 import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 
 type ReviewReason = components['schemas']['ReviewReason'];

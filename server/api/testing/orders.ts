@@ -1,12 +1,13 @@
-// What the order API tests share: orders and deposits through the typed clients, keys with
-// chosen permissions, the events feed, and the store rows behind them, on one test server.
+// Shared by the order API tests (server/api/orders*.test.ts, sandbox-orders.test.ts): orders
+// and deposits through the typed clients, the events feed, a receiver, and the store rows
+// behind them. Keys and scopes come from the harness (server.keyWith, server.environmentId).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import type { components } from '../../generated/types/orders.ts';
-import { createEndpoint } from '../domain/endpoints/endpoints.ts';
-import type { DeliveryRecord, EndpointRecord } from '../domain/model.ts';
-import type { TestServer } from './harness.ts';
+import type { components } from '../../../generated/types/orders.ts';
+import { createEndpoint } from '../../domain/endpoints/endpoints.ts';
+import type { DeliveryRecord, EndpointRecord } from '../../domain/model.ts';
+import type { TestServer } from '../../testing/harness.ts';
 
 export type Order = components['schemas']['Order'];
 export type OrderPayment = components['schemas']['OrderPayment'];
