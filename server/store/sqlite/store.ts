@@ -1,9 +1,10 @@
 // The embedded Store: one SQLite file through better-sqlite3. better-sqlite3 is synchronous
-// and has one connection, while our transactions are async functions; so transactions (and
-// queue operations) run one at a time, each in its own SAVEPOINT inside a group-committed
-// batch (group-commit.ts), and nothing else touches the connection meanwhile. Keep transaction bodies short
-// (no network I/O inside): while one is open every other store call waits. One SqliteStore
-// per database file per process.
+// and writes through one connection, while our transactions are async functions; so
+// transactions (and queue operations) run one at a time, each in its own SAVEPOINT inside a
+// group-committed batch (group-commit.ts), and nothing else touches that connection
+// meanwhile. Keep transaction bodies short (no network I/O inside): while one is open every
+// other write waits. Store.read uses a second, read-only connection (WAL). The repositories
+// are the shared ones (../repos/) over sql.ts. One SqliteStore per database file per process.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -130,7 +131,7 @@ export class SqliteStore implements Store {
 
   private assertUsable(): void {
     if (this.closed) throw new Error('store is closed');
-    // Waiting for the mutex from inside a transaction would wait for ourselves forever.
+    // Waiting for the group committer from inside a transaction would wait for ourselves forever.
     if (this.scope.getStore()?.open) throw new Error('nested store transaction: use the Tx you were given');
   }
 }
