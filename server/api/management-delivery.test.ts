@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
 import type { components } from '../../generated/types/management.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
+import { failCycle } from './testing/management.ts';
 
 type DeliveryDetail = components['schemas']['DeliveryDetail'];
 
@@ -17,8 +18,6 @@ interface Received {
   headers: IncomingHttpHeaders;
   body: Buffer;
 }
-
-const DAY = 24 * 60 * 60 * 1000;
 
 let server: TestServer;
 let receiver: Server;
@@ -123,7 +122,8 @@ describe('webhook delivery through the management API', () => {
     // would, a day apart, so the test does not wait 16 hours.
     const first = await waitForAttempts(t, deliveryId, 1);
     expect(first.lastResponse).toMatchObject({ statusCode: 503, success: false, responseBody: '{"error":"maintenance"}' });
-    await finishCycleAsFailed(deliveryId);
+    // The remaining attempts of the cycle, through the queue's lease, the last one failing it.
+    await failCycle(server.services, 'management-delivery-test', deliveryId);
     const failed = await detail(t, deliveryId);
     expect(failed).toMatchObject({ state: 'failed', attemptCount: 10 });
 
@@ -156,41 +156,3 @@ async function waitForAttempts(t: TestTenant, deliveryId: string, count: number)
   }
 }
 
-/** Writes the remaining attempts of the cycle through the queue's lease, the last one failing it. */
-async function finishCycleAsFailed(deliveryId: string): Promise<void> {
-  const queue = server.services.store.queue;
-  const owner = 'management-delivery-test';
-  for (let tries = 0; tries < 200; tries++) {
-    const claimed = await queue.claim({ owner, now: Date.now() + 2 * DAY, leaseMs: 60_000, limit: 100, perEndpointLimit: 100 });
-    const mine = claimed.find((c) => c.delivery.id === deliveryId);
-    const others = claimed.filter((c) => c !== mine).map((c) => c.delivery.id);
-    if (others.length > 0) await queue.release(owner, others);
-    if (!mine) {
-      await sleep(20);
-      continue;
-    }
-    const number = mine.delivery.attemptCount + 1;
-    const last = number >= 10;
-    const startedAt = Date.now();
-    await queue.complete(owner, deliveryId, {
-      attempt: {
-        deliveryId,
-        cycle: mine.delivery.cycle,
-        number,
-        startedAt,
-        durationMs: 9,
-        signatureTimestamp: Math.floor(startedAt / 1000),
-        outcome: 'response',
-        statusCode: 503,
-        errorClass: null,
-        responseBody: '{"error":"maintenance"}',
-        success: false,
-      },
-      state: last ? 'failed' : 'pending',
-      nextAttemptAt: last ? null : Date.now() + DAY,
-      deliveredAt: null,
-    });
-    if (last) return;
-  }
-  throw new Error(`could not fail delivery ${deliveryId}`);
-}

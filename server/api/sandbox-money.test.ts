@@ -3,13 +3,12 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../domain/admin.ts';
 import { ManualClock } from '../domain/clock.ts';
-import type { EnvironmentName, Permission, TransactionRecord } from '../domain/model.ts';
+import type { TransactionRecord } from '../domain/model.ts';
 import { ALL_PERMISSIONS } from '../domain/model.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
-import { expectProblem, sendRaw, type RawAnswer, type RawCreds } from '../testing/raw-http.ts';
+import { expectProblem, keyOf, sendRaw, type RawAnswer } from '../testing/raw-http.ts';
 
 const START = Date.UTC(2026, 10, 20, 14, 2, 11, 480);
 
@@ -45,25 +44,10 @@ afterAll(async () => {
 
 // ---- helpers ---------------------------------------------------------------------------
 
-type Creds = RawCreds;
-
 const send = (...args: Parameters<typeof sendRaw> extends [string, ...infer R] ? R : never): Promise<RawAnswer> => sendRaw(server.url, ...args);
 
-const credsOf = (t: TestTenant): Creds => ({ apiKey: t.apiKey, apiHash: t.apiHash });
-
-async function keyFor(t: TestTenant, permissions: readonly Permission[], environment: EnvironmentName = 'test') {
-  const key = await createApiKey(server.services, { tenantId: t.tenantId, environment, permissions });
-  return { creds: { apiKey: key.apiKey, apiHash: key.apiHash }, ...server.clientsFor({ apiKey: key.apiKey, apiHash: key.apiHash, tenantId: t.tenantId }) };
-}
-
-async function envId(tenantId: string): Promise<string> {
-  const e = await server.services.store.transaction((tx) => tx.tenants.findEnvironment(tenantId, 'test'));
-  if (!e) throw new Error('no environment');
-  return e.id;
-}
-
 async function stored(tenantId: string, id: string): Promise<TransactionRecord | null> {
-  const environmentId = await envId(tenantId);
+  const environmentId = await server.environmentId(tenantId);
   return server.services.store.transaction((tx) => tx.transactions.get(environmentId, id));
 }
 
@@ -91,7 +75,7 @@ async function newPayout(t: TestTenant, amount: number, notifyUrl?: string, user
 }
 
 async function callbacksOf(tenantId: string) {
-  const environmentId = await envId(tenantId);
+  const environmentId = await server.environmentId(tenantId);
   return server.services.store.transaction(async (tx) => {
     const deliveries = (await tx.deliveries.list(environmentId, { q: null, limit: 100, cursor: null })).items.filter((d) => d.kind === 'payout_callback');
     const events = (await tx.events.list(environmentId, { types: ['payout.completed'], limit: 100, cursor: null })).items;
@@ -123,12 +107,12 @@ describe('sandbox money: credentials', () => {
   it('answers 401 to missing or wrong credentials and 403 live-key-not-allowed to a live key, changing nothing', async () => {
     const t = await server.newTenant();
     const payoutId = await newPayout(t, 10);
-    const live = await keyFor(t, ALL_PERMISSIONS, 'live');
+    const live = await server.keyWith(t, ALL_PERMISSIONS, 'live');
     for (const o of sandboxOps(payoutId)) {
       const init = 'json' in o ? { json: o.json } : {};
       expectProblem(await send(null, o.method, o.path, init), 401, 'unauthenticated');
       expectProblem(await send({ apiKey: t.apiKey, apiHash: 'sk_test_wrong' }, o.method, o.path, init), 401, 'unauthenticated');
-      expectProblem(await send(live.creds, o.method, o.path, init), 403, 'live-key-not-allowed');
+      expectProblem(await send(keyOf(live), o.method, o.path, init), 403, 'live-key-not-allowed');
     }
     expect(await balance(t)).toBe('999990');
     expect((await stored(t.tenantId, payoutId))?.status).toBe('pending');
@@ -140,18 +124,18 @@ describe('sandbox money: credentials', () => {
     const payoutId = await newPayout(t, 10);
     for (const o of sandboxOps(payoutId)) {
       if (o.permission === null) continue;
-      const k = await keyFor(
+      const k = await server.keyWith(
         t,
         ALL_PERMISSIONS.filter((p) => p !== o.permission),
       );
-      const a = await send(k.creds, o.method, o.path, 'json' in o ? { json: o.json } : {});
+      const a = await send(keyOf(k), o.method, o.path, 'json' in o ? { json: o.json } : {});
       expectProblem(a, 403, 'permission-denied');
       expect(a.body.detail).toContain(o.permission);
     }
-    const readOnly = await keyFor(t, ['orders_read']);
+    const readOnly = await server.keyWith(t, ['orders_read']);
     const wallet = await readOnly.sandbox.GET('/sandbox/wallet');
     expect(wallet.data).toEqual({ environment: 'test', balance: '999990' });
-    const noPerms = await keyFor(t, []);
+    const noPerms = await server.keyWith(t, []);
     expect((await noPerms.sandbox.GET('/sandbox/wallet')).data).toEqual({ environment: 'test', balance: '999990' });
     expect((await stored(t.tenantId, payoutId))?.status).toBe('pending');
   });
@@ -198,14 +182,14 @@ describe('the test wallet', () => {
       { amount: 5, constructor: 'x' },
       [{ amount: 5 }],
     ]) {
-      const a = await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { json: body });
+      const a = await send(keyOf(t), 'POST', '/sandbox/wallet/fund', { json: body });
       cases.push([JSON.stringify(body), a.status, a.body.type ?? '']);
     }
     for (const [body, status, type] of cases) expect({ body, status, type }).toEqual({ body, status: 400, type: `${PROBLEM_TYPE_BASE}validation-failed` });
-    expectProblem(await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":5,"__proto__":{"amount":1}}' }), 400, 'validation-failed');
-    expectProblem(await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":' }), 400, 'malformed-json');
-    expectProblem(await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":5}', contentType: 'text/plain' }), 415, 'unsupported-media-type');
-    expectProblem(await send(credsOf(t), 'POST', '/sandbox/wallet/fund', { json: { amount: 5, pad: 'x'.repeat(70 * 1024) } }), 413, 'payload-too-large');
+    expectProblem(await send(keyOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":5,"__proto__":{"amount":1}}' }), 400, 'validation-failed');
+    expectProblem(await send(keyOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":' }), 400, 'malformed-json');
+    expectProblem(await send(keyOf(t), 'POST', '/sandbox/wallet/fund', { text: '{"amount":5}', contentType: 'text/plain' }), 415, 'unsupported-media-type');
+    expectProblem(await send(keyOf(t), 'POST', '/sandbox/wallet/fund', { json: { amount: 5, pad: 'x'.repeat(70 * 1024) } }), 413, 'payload-too-large');
     expect(await balance(t)).toBe('1000000');
   });
 });
@@ -241,7 +225,7 @@ describe('POST /sandbox/payments', () => {
 
   it('keeps 9999999.99999999 exact', async () => {
     const t = await server.newTenant();
-    const res = await send(credsOf(t), 'POST', '/sandbox/payments', { text: '{"userId":"u-big","amount":9999999.99999999,"txHash":"0xbig"}' });
+    const res = await send(keyOf(t), 'POST', '/sandbox/payments', { text: '{"userId":"u-big","amount":9999999.99999999,"txHash":"0xbig"}' });
     expect(res.status).toBe(201);
     expect(res.body.amount).toBe(9999999.99999999);
     expect((await stored(t.tenantId, String(res.body.id)))?.amount).toBe('9999999.99999999');
@@ -264,9 +248,9 @@ describe('POST /sandbox/payments', () => {
       { userId: 'u-hostile', amount: 1 },
       [ok],
     ]) {
-      expectProblem(await send(credsOf(t), 'POST', '/sandbox/payments', { json: body }), 400, 'validation-failed');
+      expectProblem(await send(keyOf(t), 'POST', '/sandbox/payments', { json: body }), 400, 'validation-failed');
     }
-    expectProblem(await send(credsOf(t), 'POST', '/sandbox/payments', { text: '{"userId":"u-hostile","amount":1,"txHash":"0xabc","__proto__":{}}' }), 400, 'validation-failed');
+    expectProblem(await send(keyOf(t), 'POST', '/sandbox/payments', { text: '{"userId":"u-hostile","amount":1,"txHash":"0xabc","__proto__":{}}' }), 400, 'validation-failed');
     expect(await listOf(t, 'u-hostile')).toEqual([]);
   });
 });
@@ -300,7 +284,7 @@ describe('POST /sandbox/payouts/{transactionId}/settle', () => {
     expect(cb.events).toEqual([]);
     expect(cb.deliveries).toEqual([]);
 
-    const twice = await send(credsOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { json: { status: 'cancelled' } });
+    const twice = await send(keyOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { json: { status: 'cancelled' } });
     expectProblem(twice, 409, 'not-settleable');
     expect(twice.body.detail).toContain('completed');
     expect(await balance(t)).toBe('999849.75');
@@ -315,7 +299,7 @@ describe('POST /sandbox/payouts/{transactionId}/settle', () => {
     const { data } = await t.sandbox.POST('/sandbox/payouts/{transactionId}/settle', { params: { path: { transactionId: id } }, body: { status: 'cancelled' } });
     expect(data).toMatchObject({ id, status: 'cancelled', amount: 0.00125, completedDate: expect.any(String) });
     expect(await balance(t)).toBe('999999.9');
-    expectProblem(await send(credsOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { json: { status: 'cancelled' } }), 409, 'not-settleable');
+    expectProblem(await send(keyOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { json: { status: 'cancelled' } }), 409, 'not-settleable');
     expect(await balance(t)).toBe('999999.9');
   });
 
@@ -367,7 +351,7 @@ describe('POST /sandbox/payouts/{transactionId}/settle', () => {
     const t = await server.newTenant();
     const id = await newPayout(t, 3, receiverUrl);
     await t.sandbox.POST('/sandbox/payouts/{transactionId}/settle', { params: { path: { transactionId: id } }, body: { status: 'success' } });
-    expectProblem(await send(credsOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { json: { status: 'success' } }), 409, 'not-settleable');
+    expectProblem(await send(keyOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { json: { status: 'success' } }), 409, 'not-settleable');
     const { deliveries, events } = await callbacksOf(t.tenantId);
     expect(events).toHaveLength(1);
     expect(deliveries).toHaveLength(1);
@@ -375,22 +359,22 @@ describe('POST /sandbox/payouts/{transactionId}/settle', () => {
 
   it('answers 404 to an unknown id, 409 to another type, 400 to a bad status or id', async () => {
     const t = await server.newTenant();
-    expectProblem(await send(credsOf(t), 'POST', '/sandbox/payouts/txn_01JD4W9Q6S2V5K8X3M7N0PBRT5/settle', { json: { status: 'success' } }), 404, 'not-found');
+    expectProblem(await send(keyOf(t), 'POST', '/sandbox/payouts/txn_01JD4W9Q6S2V5K8X3M7N0PBRT5/settle', { json: { status: 'success' } }), 404, 'not-found');
     const stake = await t.transactions.POST('/transactions/staking/payout', { body: { thirdPartyId: 'st-1', userId: 'u1', usdAmount: 10, asset: 'KRU' } });
-    const notPayout = await send(credsOf(t), 'POST', `/sandbox/payouts/${stake.data!.transactionId}/settle`, { json: { status: 'success' } });
+    const notPayout = await send(keyOf(t), 'POST', `/sandbox/payouts/${stake.data!.transactionId}/settle`, { json: { status: 'success' } });
     expectProblem(notPayout, 409, 'not-settleable');
     expect(notPayout.body.detail).toContain('a staking payout');
     const payment = await t.sandbox.POST('/sandbox/payments', { body: { userId: 'u1', amount: 1, txHash: '0x1' } });
-    expectProblem(await send(credsOf(t), 'POST', `/sandbox/payouts/${payment.data!.id}/settle`, { json: { status: 'cancelled' } }), 409, 'not-settleable');
+    expectProblem(await send(keyOf(t), 'POST', `/sandbox/payouts/${payment.data!.id}/settle`, { json: { status: 'cancelled' } }), 409, 'not-settleable');
 
     const id = await newPayout(t, 2);
     for (const body of [{ status: 'completed' }, { status: 'SUCCESS' }, {}, { status: 'success', amount: 1 }, ['success']]) {
-      expectProblem(await send(credsOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { json: body }), 400, 'validation-failed');
+      expectProblem(await send(keyOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { json: body }), 400, 'validation-failed');
     }
-    expectProblem(await send(credsOf(t), 'POST', `/sandbox/payouts/${'x'.repeat(65)}/settle`, { json: { status: 'success' } }), 400, 'validation-failed');
-    expectProblem(await send(credsOf(t), 'POST', `/sandbox/payouts/txn%20bad/settle`, { json: { status: 'success' } }), 400, 'validation-failed');
-    expectProblem(await send(credsOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { text: '{"status":' }), 400, 'malformed-json');
-    expectProblem(await send(credsOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { text: 'status=success', contentType: 'application/x-www-form-urlencoded' }), 415, 'unsupported-media-type');
+    expectProblem(await send(keyOf(t), 'POST', `/sandbox/payouts/${'x'.repeat(65)}/settle`, { json: { status: 'success' } }), 400, 'validation-failed');
+    expectProblem(await send(keyOf(t), 'POST', `/sandbox/payouts/txn%20bad/settle`, { json: { status: 'success' } }), 400, 'validation-failed');
+    expectProblem(await send(keyOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { text: '{"status":' }), 400, 'malformed-json');
+    expectProblem(await send(keyOf(t), 'POST', `/sandbox/payouts/${id}/settle`, { text: 'status=success', contentType: 'application/x-www-form-urlencoded' }), 415, 'unsupported-media-type');
     expect((await stored(t.tenantId, id))?.status).toBe('pending');
     expect((await stored(t.tenantId, stake.data!.transactionId))?.status).toBe('active');
   });
@@ -414,7 +398,7 @@ describe('POST /sandbox/payouts/{transactionId}/settle', () => {
     const a = await server.newTenant('A');
     const b = await server.newTenant('B');
     const id = await newPayout(a, 40, receiverUrl);
-    expectProblem(await send(credsOf(b), 'POST', `/sandbox/payouts/${id}/settle`, { json: { status: 'cancelled' } }), 404, 'not-found');
+    expectProblem(await send(keyOf(b), 'POST', `/sandbox/payouts/${id}/settle`, { json: { status: 'cancelled' } }), 404, 'not-found');
     expect((await stored(a.tenantId, id))?.status).toBe('pending');
     expect(await balance(a)).toBe('999960');
     expect(await balance(b)).toBe('1000000');

@@ -2,21 +2,14 @@
 // cancellations, the payment state they move, the events they emit, the payment
 // transactions they leave, their errors, and tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
 import type { components } from '../../generated/types/orders.ts';
-import { createApiKey } from '../domain/admin.ts';
-import type { EnvironmentName, Permission } from '../domain/model.ts';
-import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
+import { startTestServer, type TestServer } from '../testing/harness.ts';
+import { type Clients, type CreateOrderRequest, deposit, HEX64, ISO, type Order, type OrderEvent, orderTesting, txHash } from './testing/orders.ts';
+import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 
-type Order = components['schemas']['Order'];
-type OrderPayment = components['schemas']['OrderPayment'];
-type OrderEvent = components['schemas']['OrderEvent'];
-type CreateOrderRequest = components['schemas']['CreateOrderRequest'];
-type Clients = ReturnType<TestServer['clientsFor']>;
 type ReviewReason = components['schemas']['ReviewReason'];
 
-const PROBLEM = 'https://errors.payments.example/';
-const HEX64 = /^[0-9a-f]{64}$/;
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UNKNOWN_ORDER = '5c8e1f3a-2b7d-4e96-8a0c-1d4f6b9e3a72';
 
 const ORDER: CreateOrderRequest = {
@@ -26,36 +19,6 @@ const ORDER: CreateOrderRequest = {
   networkId: 'ethereum',
   amountBaseUnits: '120000000',
 };
-
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-let hashCounter = 0;
-const txHash = (): string => `0x${(++hashCounter).toString(16).padStart(8, '0')}1a7d58cf134efaf696e3b1ad145eb458910e86a06d3e13c13bb544843b9a`;
-
-async function createOrder(c: Pick<Clients, 'orders'>, body: CreateOrderRequest = ORDER): Promise<Order> {
-  const r = await c.orders.POST('/v2/orders', { body });
-  expect(r.error, JSON.stringify(r.error)).toBeUndefined();
-  return r.data!;
-}
-
-async function deposit(
-  c: Pick<Clients, 'sandbox'>,
-  orderId: string,
-  amountBaseUnits: string,
-  verified = true,
-  hash = txHash(),
-): Promise<{ order: Order; payment: OrderPayment }> {
-  const r = await c.sandbox.POST('/sandbox/orders/{orderId}/deposits', { params: { path: { orderId } }, body: { amountBaseUnits, verified, txHash: hash } });
-  expect(r.error, JSON.stringify(r.error)).toBeUndefined();
-  expect(r.response.status).toBe(201);
-  return r.data!;
-}
 
 async function review(c: Pick<Clients, 'sandbox'>, orderId: string, reason: ReviewReason): Promise<Order> {
   const r = await c.sandbox.POST('/sandbox/orders/{orderId}/review', { params: { path: { orderId } }, body: { reason } });
@@ -83,35 +46,14 @@ async function events(c: Pick<Clients, 'orders'>): Promise<OrderEvent[]> {
   return r.data!.data;
 }
 
-async function keyWith(t: TestTenant, permissions: Permission[], environment: EnvironmentName = 'test'): Promise<Clients & { apiKey: string; apiHash: string }> {
-  const k = await createApiKey(server.services, { tenantId: t.tenantId, environment, permissions });
-  return { ...server.clientsFor({ apiKey: k.apiKey, apiHash: k.apiHash, tenantId: t.tenantId }), apiKey: k.apiKey, apiHash: k.apiHash };
-}
-
-async function raw(
-  t: { apiKey: string; apiHash: string },
-  method: string,
-  path: string,
-  init: { body?: string; contentType?: string } = {},
-): Promise<{ status: number; contentType: string | null; body: Record<string, unknown> }> {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      'x-api-key': t.apiKey,
-      'x-api-hash': t.apiHash,
-      ...(init.body !== undefined ? { 'content-type': init.contentType ?? 'application/json' } : {}),
-    },
-    ...(init.body !== undefined ? { body: init.body } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type'), body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
-
-function expectProblem(r: { status: number; contentType: string | null; body: Record<string, unknown> }, status: number, slug: string): void {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  expect(r.contentType).toMatch(/^application\/problem\+json/);
-  expect(r.body).toMatchObject({ type: `${PROBLEM}${slug}`, status, title: expect.any(String), detail: expect.any(String) });
-}
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+const { createOrder } = orderTesting(() => server, ORDER);
 
 describe('the payment state walk', () => {
   it('partial → unverified → covering → surplus → review → cancel, with exactly the documented events', async () => {
@@ -217,7 +159,7 @@ describe('the payment state walk', () => {
 
     const lookup = await t.orders.GET('/v2/orders/{orderId}', { params: { path: { orderId: order.orderId } } });
     expect(lookup.response.status).toBe(404);
-    expect(lookup.error).toMatchObject({ type: `${PROBLEM}not-found` });
+    expect(lookup.error).toMatchObject({ type: `${PROBLEM_TYPE_BASE}not-found` });
     const history = await t.orders.GET('/v2/orders/{orderId}/payments', { params: { path: { orderId: order.orderId } } });
     expect(history.data).toEqual({
       orderId: order.orderId,
@@ -244,7 +186,7 @@ describe('the payment state walk', () => {
     ];
     for (const r of refusals) {
       expect(r.response.status).toBe(409);
-      expect(r.error).toMatchObject({ type: `${PROBLEM}order-not-open`, status: 409 });
+      expect(r.error).toMatchObject({ type: `${PROBLEM_TYPE_BASE}order-not-open`, status: 409 });
     }
     expect((await events(t)).length).toBe(4);
     const finalHistory = await t.orders.GET('/v2/orders/{orderId}/payments', { params: { path: { orderId: order.orderId } } });
@@ -357,12 +299,12 @@ describe('errors', () => {
     const t = await server.newTenant();
     for (const path of [`/sandbox/orders/${UNKNOWN_ORDER}/deposits`, `/sandbox/orders/${UNKNOWN_ORDER}/review`, `/sandbox/orders/${UNKNOWN_ORDER}/cancel`]) {
       const body = path.endsWith('deposits') ? { amountBaseUnits: '1', verified: true, txHash: txHash() } : path.endsWith('review') ? { reason: 'deposit_revoked' } : undefined;
-      const r = await raw(t, 'POST', path, body ? { body: JSON.stringify(body) } : {});
+      const r = await sendRaw(server.url, keyOf(t), 'POST', path, body ? { text: JSON.stringify(body) } : {});
       expectProblem(r, 404, 'not-found');
       expect(r.body.detail).toContain(UNKNOWN_ORDER);
-      const notUuid = await raw(t, 'POST', path.replace(UNKNOWN_ORDER, 'ORD-000001'), body ? { body: JSON.stringify(body) } : {});
+      const notUuid = await sendRaw(server.url, keyOf(t), 'POST', path.replace(UNKNOWN_ORDER, 'ORD-000001'), body ? { text: JSON.stringify(body) } : {});
       expectProblem(notUuid, 404, 'not-found');
-      const tooLong = await raw(t, 'POST', path.replace(UNKNOWN_ORDER, 'x'.repeat(65)), body ? { body: JSON.stringify(body) } : {});
+      const tooLong = await sendRaw(server.url, keyOf(t), 'POST', path.replace(UNKNOWN_ORDER, 'x'.repeat(65)), body ? { text: JSON.stringify(body) } : {});
       expectProblem(tooLong, 400, 'validation-failed');
       expect(tooLong.body.errors).toEqual([{ pointer: '/path/orderId', detail: expect.any(String) }]);
     }
@@ -372,8 +314,8 @@ describe('errors', () => {
   it('answers 401, 403 permission-denied and 403 live-key-not-allowed, and changes nothing', async () => {
     const t = await server.newTenant();
     const order = await createOrder(t);
-    const readOnly = await keyWith(t, ['orders_read', 'payouts', 'refunds']);
-    const live = await keyWith(t, ['orders_read', 'orders_write'], 'live');
+    const readOnly = await server.keyWith(t, ['orders_read', 'payouts', 'refunds']);
+    const live = await server.keyWith(t, ['orders_read', 'orders_write'], 'live');
     const liveOrder = await createOrder(live);
     const calls = (orderId: string): Array<[string, string | undefined]> => [
       [`/sandbox/orders/${orderId}/deposits`, JSON.stringify({ amountBaseUnits: '120000000', verified: true, txHash: txHash() })],
@@ -381,15 +323,15 @@ describe('errors', () => {
       [`/sandbox/orders/${orderId}/cancel`, undefined],
     ];
     for (const [path, body] of calls(order.orderId)) {
-      const init = body !== undefined ? { body } : {};
-      expectProblem(await raw({ apiKey: t.apiKey, apiHash: 'sk_test_wrong' }, 'POST', path, init), 401, 'unauthenticated');
-      const denied = await raw(readOnly, 'POST', path, init);
+      const init = body !== undefined ? { text: body } : {};
+      expectProblem(await sendRaw(server.url, keyOf({ apiKey: t.apiKey, apiHash: 'sk_test_wrong' }), 'POST', path, init), 401, 'unauthenticated');
+      const denied = await sendRaw(server.url, keyOf(readOnly), 'POST', path, init);
       expectProblem(denied, 403, 'permission-denied');
       expect(denied.body.detail).toContain('orders_write');
-      expectProblem(await raw(live, 'POST', path, init), 403, 'live-key-not-allowed');
+      expectProblem(await sendRaw(server.url, keyOf(live), 'POST', path, init), 403, 'live-key-not-allowed');
     }
     // A live key is refused before anything else, even on its own live order.
-    for (const [path, body] of calls(liveOrder.orderId)) expectProblem(await raw(live, 'POST', path, body !== undefined ? { body } : {}), 403, 'live-key-not-allowed');
+    for (const [path, body] of calls(liveOrder.orderId)) expectProblem(await sendRaw(server.url, keyOf(live), 'POST', path, body !== undefined ? { text: body } : {}), 403, 'live-key-not-allowed');
 
     expect(await getOrder(t, order.orderId)).toEqual(order);
     expect(await getOrder(live, liveOrder.orderId)).toEqual(liveOrder);
@@ -420,13 +362,13 @@ describe('errors', () => {
       [[valid], ['/body']],
     ];
     for (const [body, pointers] of depositCases) {
-      const r = await raw(t, 'POST', `/sandbox/orders/${order.orderId}/deposits`, { body: JSON.stringify(body) });
+      const r = await sendRaw(server.url, keyOf(t), 'POST', `/sandbox/orders/${order.orderId}/deposits`, { text: JSON.stringify(body) });
       expectProblem(r, 400, 'validation-failed');
       const got = (r.body.errors as Array<{ pointer: string }>).map((e) => e.pointer);
       for (const p of pointers) expect(got, JSON.stringify(body)).toContain(p);
     }
-    const pollution = await raw(t, 'POST', `/sandbox/orders/${order.orderId}/deposits`, {
-      body: `{"amountBaseUnits":"1","verified":true,"txHash":"0xab","__proto__":{"verified":false}}`,
+    const pollution = await sendRaw(server.url, keyOf(t), 'POST', `/sandbox/orders/${order.orderId}/deposits`, {
+      text: `{"amountBaseUnits":"1","verified":true,"txHash":"0xab","__proto__":{"verified":false}}`,
     });
     expectProblem(pollution, 400, 'validation-failed');
     expect(pollution.body.errors).toEqual([{ pointer: '/body/__proto__', detail: expect.any(String) }]);
@@ -437,15 +379,15 @@ describe('errors', () => {
       [{ reason: null }, '/body/reason'],
       [{ reason: 'deposit_revoked', note: 'x' }, '/body/note'],
     ] as const) {
-      const r = await raw(t, 'POST', `/sandbox/orders/${order.orderId}/review`, { body: JSON.stringify(body) });
+      const r = await sendRaw(server.url, keyOf(t), 'POST', `/sandbox/orders/${order.orderId}/review`, { text: JSON.stringify(body) });
       expectProblem(r, 400, 'validation-failed');
       expect((r.body.errors as Array<{ pointer: string }>).map((e) => e.pointer)).toContain(pointer);
     }
     for (const path of [`/sandbox/orders/${order.orderId}/deposits`, `/sandbox/orders/${order.orderId}/review`]) {
-      expectProblem(await raw(t, 'POST', path), 400, 'validation-failed');
-      expectProblem(await raw(t, 'POST', path, { body: '{"amountBaseUnits":' }), 400, 'malformed-json');
-      expectProblem(await raw(t, 'POST', path, { body: '{}', contentType: 'text/plain' }), 415, 'unsupported-media-type');
-      expectProblem(await raw(t, 'POST', path, { body: JSON.stringify({ reason: 'x'.repeat(70 * 1024) }) }), 413, 'payload-too-large');
+      expectProblem(await sendRaw(server.url, keyOf(t), 'POST', path), 400, 'validation-failed');
+      expectProblem(await sendRaw(server.url, keyOf(t), 'POST', path, { text: '{"amountBaseUnits":' }), 400, 'malformed-json');
+      expectProblem(await sendRaw(server.url, keyOf(t), 'POST', path, { text: '{}', contentType: 'text/plain' }), 415, 'unsupported-media-type');
+      expectProblem(await sendRaw(server.url, keyOf(t), 'POST', path, { text: JSON.stringify({ reason: 'x'.repeat(70 * 1024) }) }), 413, 'payload-too-large');
     }
 
     expect(await getOrder(t, order.orderId)).toEqual(order);
@@ -465,7 +407,7 @@ describe('isolation', () => {
     ];
     for (const r of answers) {
       expect(r.response.status).toBe(404);
-      expect(r.error).toMatchObject({ type: `${PROBLEM}not-found` });
+      expect(r.error).toMatchObject({ type: `${PROBLEM_TYPE_BASE}not-found` });
     }
     expect(await getOrder(a, order.orderId)).toEqual(order);
     expect((await events(a)).map((e) => e.type)).toEqual(['order.created']);

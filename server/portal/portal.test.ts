@@ -26,12 +26,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function scopeOf(tenantId: string, environment: EnvironmentName = 'test'): Promise<Scope> {
-  const env = await server.services.store.transaction((tx) => tx.tenants.findEnvironment(tenantId, environment));
-  if (!env) throw new Error(`no ${environment} environment for ${tenantId}`);
-  return { tenantId, environmentId: env.id, environment };
-}
-
 async function signedIn(token: string, environment: EnvironmentName = 'test'): Promise<PortalClient> {
   const client = new PortalClient(server.portalUrl);
   const { res } = await client.signIn(token, environment);
@@ -155,7 +149,7 @@ describe('portal forms and roles', () => {
       expect(res.status).toBe(403);
       expect(html).toContain('security token');
     }
-    expect(await listEndpoints(server.services, await scopeOf(t.tenantId))).toEqual([]);
+    expect(await listEndpoints(server.services, await server.scopeOf(t.tenantId))).toEqual([]);
     expect((await client.post('/portal/environment', { environment: 'live' })).res.status).toBe(403);
     expect((await client.post('/portal/sign-out', {})).res.status).toBe(403);
     // Still signed in, still in test.
@@ -167,7 +161,7 @@ describe('portal forms and roles', () => {
     const admin = await signedIn(t.memberToken);
     const { endpointId } = await addEndpoint(admin);
     await admin.post(`/portal/webhooks/endpoints/${endpointId}/test`, { _csrf: await csrf(admin) });
-    const scope = await scopeOf(t.tenantId);
+    const scope = await server.scopeOf(t.tenantId);
     const [endpoint] = await listEndpoints(server.services, scope);
     const deliveryId = endpoint!.lastTest!.deliveryId;
 
@@ -230,7 +224,7 @@ describe('portal isolation', () => {
     const clientA = await signedIn(a.memberToken);
     const { endpointId } = await addEndpoint(clientA, '/tenant-a');
     await clientA.post(`/portal/webhooks/endpoints/${endpointId}/test`, { _csrf: await csrf(clientA) });
-    const [endpoint] = await listEndpoints(server.services, await scopeOf(a.tenantId));
+    const [endpoint] = await listEndpoints(server.services, await server.scopeOf(a.tenantId));
     const { deliveryId, eventId } = endpoint!.lastTest!;
     expect((await clientA.get(`/portal/webhooks/deliveries/${deliveryId}`)).res.status).toBe(200);
 
@@ -292,7 +286,7 @@ describe('portal secrets', () => {
     const client = await signedIn(t.memberToken);
     const { endpointId, html } = await addEndpoint(client, '/rotate');
     const first = secretIn(html);
-    const scope = await scopeOf(t.tenantId);
+    const scope = await server.scopeOf(t.tenantId);
     const version = async () => (await listEndpoints(server.services, scope))[0]!.endpoint.version;
 
     clock.advance(5 * 60 * 1000 + 1000);
@@ -349,7 +343,7 @@ describe('portal secrets', () => {
     expect(review.res.status).toBe(200);
     expect(review.html).toContain('data-testid="confirm-edit"');
     expect(review.html).toContain('Pending deliveries of version 1 become disabled');
-    const scope = await scopeOf(t.tenantId);
+    const scope = await server.scopeOf(t.tenantId);
     expect((await listEndpoints(server.services, scope))[0]!.endpoint.url).toBe(`${receiver.url}/before`);
     const refused = await client.post(`/portal/webhooks/endpoints/${endpointId}/edit`, { _csrf: token, version: '1', url: 'https://10.0.0.8/after' });
     expect(refused.res.status).toBe(400);
@@ -387,7 +381,7 @@ describe('portal pages', () => {
       const client = await signedIn(t.memberToken);
       const created = await client.post('/portal/webhooks/endpoints', { _csrf: await csrf(client), url: `${own.url}/hostile` });
       expect(created.res.status).toBe(200);
-      const scope = await scopeOf(t.tenantId);
+      const scope = await server.scopeOf(t.tenantId);
       const id = (await listEndpoints(server.services, scope))[0]!.endpoint.id;
       await client.post(`/portal/webhooks/endpoints/${id}/test`, { _csrf: await csrf(client) });
       const deliveryId = (await listEndpoints(server.services, scope))[0]!.lastTest!.deliveryId;

@@ -18,6 +18,7 @@ import type {
   TenantRecord,
   TransactionRecord,
 } from '../domain/model.ts';
+import type { ClaimedDelivery } from './types.ts';
 
 /** How one driver represents booleans (B), the JSON column (J) and exact decimals. */
 export interface Dialect<B, J> {
@@ -176,9 +177,25 @@ export interface AttemptRow<B> {
   success: B;
 }
 
+/** What the queue's claim reads: the delivery's columns, its event's as e_*, and the secret to sign with. */
+export type ClaimedRow = DeliveryRow & {
+  seq: number;
+  secret_enc: string;
+  e_id: string;
+  e_environment_id: string;
+  e_type: EventRecord['type'];
+  e_payload: string;
+  e_order_id: string | null;
+  e_merchant_reference: string | null;
+  e_transaction_id: string | null;
+  e_created_at: number;
+};
+
 /** The row mappers of one dialect; build once per store module. */
 export function rowMapping<B, J>(d: Dialect<B, J>) {
-  return {
+  const m = {
+    /** A boolean as the dialect binds it. */
+    bool: (v: boolean): B => d.toBool(v),
     tenantFromRow: (r: TenantRow): TenantRecord => ({ id: r.id, name: r.name, createdAt: r.created_at }),
     tenantToRow: (t: TenantRecord): TenantRow => ({ id: t.id, name: t.name, created_at: t.createdAt }),
     environmentFromRow: (r: EnvironmentRow): EnvironmentRecord => ({
@@ -438,4 +455,25 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       success: d.toBool(a.success),
     }),
   };
+  return {
+    ...m,
+    /** A delivery the queue claimed, read back with its event and the secret to sign with. */
+    claimedFromRow: (r: ClaimedRow): ClaimedDelivery => ({
+      delivery: m.deliveryFromRow(r),
+      event: m.eventFromRow({
+        id: r.e_id,
+        environment_id: r.e_environment_id,
+        type: r.e_type,
+        payload: r.e_payload,
+        order_id: r.e_order_id,
+        merchant_reference: r.e_merchant_reference,
+        transaction_id: r.e_transaction_id,
+        created_at: r.e_created_at,
+      }),
+      secretEnc: r.secret_enc,
+    }),
+  };
 }
+
+/** The row mappers of one dialect, as rowMapping builds them. */
+export type RowMapping<B, J> = ReturnType<typeof rowMapping<B, J>>;

@@ -9,9 +9,10 @@ import { serve, type ServerType } from '@hono/node-server';
 import { pino, type Logger } from 'pino';
 import { createManagementClient, createOrdersClient, createSandboxClient, createTransactionsClient } from '../../client/api.ts';
 import { loadConfig, type Config } from '../config.ts';
-import { createTenant, type CreatedTenant } from '../domain/admin.ts';
+import { createApiKey, createTenant, type CreatedTenant } from '../domain/admin.ts';
+import type { EnvironmentName, Permission } from '../domain/model.ts';
 import type { Clock } from '../domain/clock.ts';
-import type { Services } from '../domain/context.ts';
+import type { Scope, Services } from '../domain/context.ts';
 import { buildApp, type BuiltApp } from '../api/index.ts';
 import { openServices } from '../services.ts';
 import { SERVER_LIMITS } from '../http/server-limits.ts';
@@ -49,6 +50,16 @@ export interface TestServer {
   newTenant(name?: string): Promise<TestTenant>;
   /** Clients for given credentials. */
   clientsFor(creds: { apiKey: string; apiHash: string; tenantId?: string; memberToken?: string }): Omit<TestTenant, keyof CreatedTenant>;
+  /** Clients for a new key of the tenant with exactly these permissions, and the key. */
+  keyWith(
+    t: { tenantId: string },
+    permissions: readonly Permission[],
+    environment?: EnvironmentName,
+  ): Promise<Omit<TestTenant, keyof CreatedTenant> & { apiKey: string; apiHash: string }>;
+  /** The scope (tenant and environment) the domain functions take. */
+  scopeOf(tenantId: string, environment?: EnvironmentName): Promise<Scope>;
+  /** The id of one of the tenant's environments. */
+  environmentId(tenantId: string, environment?: EnvironmentName): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -91,6 +102,12 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     management: createManagementClient(creds.memberToken ? { baseUrl: url, memberToken: creds.memberToken } : { baseUrl: url, ...creds }),
   });
 
+  const scopeOf: TestServer['scopeOf'] = async (tenantId, environment = 'test') => {
+    const env = await services.store.read((tx) => tx.tenants.findEnvironment(tenantId, environment));
+    if (!env) throw new Error(`no ${environment} environment for ${tenantId}`);
+    return { tenantId, environmentId: env.id, environment };
+  };
+
   return {
     url,
     config,
@@ -101,6 +118,14 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       return { ...t, ...clientsFor({ apiKey: t.apiKey, apiHash: t.apiHash, tenantId: t.tenantId, memberToken: t.memberToken }) };
     },
     clientsFor,
+    async keyWith(t, permissions, environment = 'test') {
+      const k = await createApiKey(services, { tenantId: t.tenantId, environment, permissions });
+      return { ...clientsFor({ apiKey: k.apiKey, apiHash: k.apiHash, tenantId: t.tenantId }), apiKey: k.apiKey, apiHash: k.apiHash };
+    },
+    scopeOf,
+    async environmentId(tenantId, environment) {
+      return (await scopeOf(tenantId, environment)).environmentId;
+    },
     async close() {
       await stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -15,6 +15,9 @@ export interface RawAnswer {
   body: Record<string, unknown> & { type?: string; errors?: Array<{ pointer: string; detail: string }> };
 }
 
+/** Only the key and its hash of some credentials (no x-tenant-id header). */
+export const keyOf = (c: { apiKey: string; apiHash: string }): RawCreds => ({ apiKey: c.apiKey, apiHash: c.apiHash });
+
 export async function sendRaw(
   baseUrl: string,
   creds: Partial<RawCreds> | null,

@@ -125,23 +125,30 @@ export async function endpointRecord(tenantId: string, endpointId: string) {
  * engine leaves it alone meanwhile; an attempt the engine made already is kept and counted.
  */
 export async function failDelivery(m: Management, deliveryId: string): Promise<void> {
-  const queue = server.services.store.queue;
+  await failCycle(server.services, FIXTURE_OWNER, deliveryId, async () => {
+    // Leased by the engine for a moment, or not pending at all (then this is a test bug).
+    const { state } = await getDelivery(m, deliveryId);
+    if (state !== 'pending') throw new Error(`delivery ${deliveryId} is ${state}, not pending`);
+  });
+}
+
+/** failDelivery on any test server, as `owner`; `notClaimed` runs while another holds the lease. */
+export async function failCycle(services: TestServer['services'], owner: string, deliveryId: string, notClaimed: () => Promise<void> = async () => undefined): Promise<void> {
+  const queue = services.store.queue;
   for (let tries = 0; tries < 400; tries++) {
-    const claimed = await queue.claim({ owner: FIXTURE_OWNER, now: Date.now() + 2 * DAY, leaseMs: 60_000, limit: 1000, perEndpointLimit: 1000 });
+    const claimed = await queue.claim({ owner, now: Date.now() + 2 * DAY, leaseMs: 60_000, limit: 1000, perEndpointLimit: 1000 });
     const mine = claimed.find((c) => c.delivery.id === deliveryId);
     const others = claimed.filter((c) => c !== mine).map((c) => c.delivery.id);
-    if (others.length > 0) await queue.release(FIXTURE_OWNER, others);
+    if (others.length > 0) await queue.release(owner, others);
     if (!mine) {
-      // Leased by the engine for a moment, or not pending at all (then this is a test bug).
-      const { state } = await getDelivery(m, deliveryId);
-      if (state !== 'pending') throw new Error(`delivery ${deliveryId} is ${state}, not pending`);
+      await notClaimed();
       await sleep(20);
       continue;
     }
     const number = mine.delivery.attemptCount + 1;
     const last = number >= 10;
     const startedAt = Date.now();
-    const stored = await queue.complete(FIXTURE_OWNER, deliveryId, {
+    const stored = await queue.complete(owner, deliveryId, {
       attempt: {
         deliveryId,
         cycle: mine.delivery.cycle,

@@ -1,7 +1,6 @@
 // Shared by the Transactions API tests (server/api/transactions-*.test.ts): one real server on
 // loopback HTTP per test file (setupServer), a manual clock, and the request helpers.
 import { afterAll, beforeAll } from 'vitest';
-import { createApiKey } from '../../domain/admin.ts';
 import { ManualClock } from '../../domain/clock.ts';
 import type { EnvironmentName, Permission, TransactionRecord } from '../../domain/model.ts';
 import { ALL_PERMISSIONS } from '../../domain/model.ts';
@@ -33,18 +32,14 @@ export type Creds = RawCreds;
 export const send = (...args: Parameters<typeof sendRaw> extends [string, ...infer R] ? R : never): Promise<RawAnswer> => sendRaw(server.url, ...args);
 
 export async function keyFor(t: TestTenant, permissions: readonly Permission[], environment: EnvironmentName = 'test') {
-  const key = await createApiKey(server.services, { tenantId: t.tenantId, environment, permissions });
-  return { creds: { apiKey: key.apiKey, apiHash: key.apiHash, tenantId: t.tenantId }, ...server.clientsFor({ apiKey: key.apiKey, apiHash: key.apiHash, tenantId: t.tenantId }) };
+  const key = await server.keyWith(t, permissions, environment);
+  return { ...key, creds: { apiKey: key.apiKey, apiHash: key.apiHash, tenantId: t.tenantId } };
 }
 
 export const allBut = (p: Permission): Permission[] => ALL_PERMISSIONS.filter((x) => x !== p);
 export const credsOf = (t: TestTenant): Creds => ({ apiKey: t.apiKey, apiHash: t.apiHash, tenantId: t.tenantId });
 
-export async function envId(tenantId: string, env: EnvironmentName = 'test'): Promise<string> {
-  const e = await server.services.store.transaction((tx) => tx.tenants.findEnvironment(tenantId, env));
-  if (!e) throw new Error('no environment');
-  return e.id;
-}
+export const envId = (tenantId: string, env: EnvironmentName = 'test'): Promise<string> => server.environmentId(tenantId, env);
 
 export async function stored(tenantId: string, id: string, env: EnvironmentName = 'test'): Promise<TransactionRecord | null> {
   const environmentId = await envId(tenantId, env);

@@ -3,7 +3,6 @@
 // loser gets the same 409 naming the winner, with everything it wrote rolled back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../testing/harness.ts';
-import type { Scope } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { createUnique } from './duplicates.ts';
 import { createPayout } from './payouts.ts';
@@ -17,16 +16,10 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function scopeOf(tenantId: string): Promise<Scope> {
-  const env = await server.services.store.transaction((tx) => tx.tenants.findEnvironment(tenantId, 'test'));
-  if (!env) throw new Error('no environment');
-  return { tenantId, environmentId: env.id, environment: 'test' };
-}
-
 describe('createUnique', () => {
   it('maps a unique violation on thirdPartyId to 409 with the winner, and rolls the loser back', async () => {
     const t = await server.newTenant();
-    const scope = await scopeOf(t.tenantId);
+    const scope = await server.scopeOf(t.tenantId);
     const winner = await createPayout(server.services, scope, { thirdPartyId: 'race-1', userId: 'u1', amount: '10' });
 
     // A loser that skipped the check (as if it ran concurrently) and already debited the wallet.
@@ -49,7 +42,7 @@ describe('createUnique', () => {
 
   it('lets other errors through unchanged', async () => {
     const t = await server.newTenant();
-    const scope = await scopeOf(t.tenantId);
+    const scope = await server.scopeOf(t.tenantId);
     const boom = new Error('boom');
     await expect(
       createUnique(server.services, scope, { type: 'payout', thirdPartyId: 'x' }, async () => {

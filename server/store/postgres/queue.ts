@@ -4,7 +4,8 @@
 import type pg from 'pg';
 import type { AttemptResult, ClaimOptions, ClaimedDelivery, Completion } from '../types.ts';
 import { Conn, mapError } from './db.ts';
-import { deliveryFromRow, eventFromRow, textSafe, type DeliveryRow } from './rows.ts';
+import type { ClaimedRow } from '../rows.ts';
+import { mapping, textSafe } from './rows.ts';
 
 /**
  * Claims take this transaction-scoped advisory lock (per database) one at a time. SKIP LOCKED
@@ -116,19 +117,6 @@ const CLAIM_BY_DESTINATION = `
     LEFT JOIN webhook_endpoints w ON w.id = leased.endpoint_id
    ORDER BY leased.next_attempt_at, leased.seq`;
 
-type ClaimedRow = DeliveryRow & {
-  seq: number;
-  secret_enc: string;
-  e_id: string;
-  e_environment_id: string;
-  e_type: ClaimedDelivery['event']['type'];
-  e_payload: string;
-  e_order_id: string | null;
-  e_merchant_reference: string | null;
-  e_transaction_id: string | null;
-  e_created_at: number;
-};
-
 export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const scan = Math.max(200, o.limit * o.perEndpointLimit * 4);
@@ -172,20 +160,7 @@ export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDeli
   } finally {
     client.release(broken);
   }
-  return rows.map((r) => ({
-    delivery: deliveryFromRow(r),
-    event: eventFromRow({
-      id: r.e_id,
-      environment_id: r.e_environment_id,
-      type: r.e_type,
-      payload: r.e_payload,
-      order_id: r.e_order_id,
-      merchant_reference: r.e_merchant_reference,
-      transaction_id: r.e_transaction_id,
-      created_at: r.e_created_at,
-    }),
-    secretEnc: r.secret_enc,
-  }));
+  return rows.map(mapping.claimedFromRow);
 }
 
 // One statement: lock the delivery if `owner` holds its lease, store the attempt, move the

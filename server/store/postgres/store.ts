@@ -14,18 +14,14 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
+import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Conn, isRetryable, mapError, typeParsers } from './db.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { stats as queueStats } from './queue-stats.ts';
-import { deliveryRepo } from './repos/deliveries.ts';
-import { endpointRepo } from './repos/endpoints.ts';
-import { eventRepo } from './repos/events.ts';
 import { OrderNumbers } from './order-numbers.ts';
-import { orderRepo } from './repos/orders.ts';
-import { tenantRepo } from './repos/tenants.ts';
-import { transactionRepo } from './repos/transactions.ts';
+import { postgresHooks, postgresSql } from './sql.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/database (any libpq-style URL node-postgres accepts). */
@@ -41,24 +37,11 @@ const MAX_TRANSACTION_RUNS = 4;
 const APPLICATION_NAME = 'payments-service';
 
 
-/** State of one open transaction. */
-class TxScope {
-  open = true;
-  readonly callbacks: (() => void)[] = [];
-  deliveriesReady = false;
-  /** Repository calls run one after another on the transaction's one connection. */
+/** A transaction's calls run one after another on its one connection. */
+class SerialTxScope extends TxScope {
   private tail: Promise<unknown> = Promise.resolve();
 
-  check(): void {
-    if (!this.open) throw new Error('transaction already finished: do not keep the Tx beyond its callback');
-  }
-
-  exec<T>(op: () => Promise<T>): Promise<T> {
-    try {
-      this.check();
-    } catch (err) {
-      return Promise.reject(err); // repository methods are async: fail the same way
-    }
+  protected override run<T>(op: () => Promise<T>): Promise<T> {
     const result = this.tail.then(op);
     this.tail = result.catch(() => undefined);
     return result;
@@ -78,8 +61,8 @@ export class PostgresStore implements Store {
   readonly queue: DeliveryQueue;
   /** Tags this instance's notifications so its own listener can skip the echo. */
   private readonly instanceId = randomUUID();
-  private readonly scope = new AsyncLocalStorage<TxScope>();
-  private readonly listeners = new Set<() => void>();
+  private readonly scope = new AsyncLocalStorage<SerialTxScope>();
+  private readonly listeners: DeliveryListeners;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly notifications: NotificationListener;
   /**
@@ -107,17 +90,11 @@ export class PostgresStore implements Store {
      */
     private readonly queuePool: pg.Pool,
   ) {
+    this.listeners = new DeliveryListeners((err, what) => log.error({ err }, what));
     this.sequences = new Conn(sequencePool);
     this.orderNumbers = new OrderNumbers(this.sequences);
     const onPool = new Conn(pool);
-    this.reads = {
-      tenants: tenantRepo(onPool),
-      transactions: transactionRepo(onPool),
-      orders: orderRepo(onPool, this.orderNumbers),
-      events: eventRepo(onPool),
-      endpoints: endpointRepo(onPool),
-      deliveries: deliveryRepo(onPool, () => undefined),
-    };
+    this.reads = readView(postgresSql(onPool), postgresHooks(onPool, this.orderNumbers));
     for (const p of [sequencePool, queuePool]) {
       p.on('error', (err) => {
         if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
@@ -139,7 +116,7 @@ export class PostgresStore implements Store {
         });
       });
     }
-    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.wakeListeners(), log);
+    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.listeners.wake(), log);
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
       complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.queuePool, owner, id, result)),
@@ -147,7 +124,7 @@ export class PostgresStore implements Store {
       release: (owner, ids) =>
         this.track(async () => {
           if ((await queue.release(this.queuePool, owner, ids)) === 0) return;
-          this.wakeListeners();
+          this.listeners.wake();
           // Other instances' workers may be waiting on these destinations too.
           await new Conn(this.queuePool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
@@ -169,11 +146,10 @@ export class PostgresStore implements Store {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.track(async () => {
       for (let run = 1; ; run++) {
-        const scope = new TxScope();
+        const scope = new SerialTxScope();
         try {
           const value = await this.runOnce(fn, scope);
-          if (scope.deliveriesReady) scope.callbacks.push(() => this.wakeListeners());
-          for (const cb of scope.callbacks) runSafely(cb, 'afterCommit callback', this.log);
+          scope.committed(this.listeners);
           return value;
         } catch (err) {
           if (run >= MAX_TRANSACTION_RUNS || !isRetryable(err)) throw err;
@@ -193,8 +169,7 @@ export class PostgresStore implements Store {
   }
 
   onDeliveriesReady(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   async close(): Promise<void> {
@@ -207,7 +182,7 @@ export class PostgresStore implements Store {
     await Promise.all([this.pool.end(), this.sequencePool.end(), this.queuePool.end()]);
   }
 
-  private async runOnce<T>(fn: (tx: Tx) => Promise<T>, scope: TxScope): Promise<T> {
+  private async runOnce<T>(fn: (tx: Tx) => Promise<T>, scope: SerialTxScope): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
@@ -240,23 +215,7 @@ export class PostgresStore implements Store {
   }
 
   private createTx(db: Conn, scope: TxScope): Tx {
-    return {
-      tenants: guard(tenantRepo(db), scope),
-      transactions: guard(transactionRepo(db), scope),
-      orders: guard(orderRepo(db, this.orderNumbers), scope),
-      events: guard(eventRepo(db), scope),
-      endpoints: guard(endpointRepo(db), scope),
-      deliveries: guard(
-        deliveryRepo(db, () => {
-          scope.deliveriesReady = true;
-        }),
-        scope,
-      ),
-      afterCommit(fn) {
-        scope.check();
-        scope.callbacks.push(fn);
-      },
-    };
+    return transactionView(postgresSql(db), postgresHooks(db, this.orderNumbers), scope);
   }
 
   /** Runs a store operation unless the store is closed or we are inside a transaction; close() waits for it. */
@@ -276,10 +235,6 @@ export class PostgresStore implements Store {
     };
     p.then(forget, forget);
     return p;
-  }
-
-  private wakeListeners(): void {
-    for (const listener of this.listeners) runSafely(listener, 'onDeliveriesReady listener', this.log);
   }
 }
 
@@ -395,25 +350,6 @@ function brief(err: unknown): { message: string; code?: string } | null {
   if (!(err instanceof Error)) return { message: String(err) };
   const code = (err as { code?: unknown }).code;
   return typeof code === 'string' ? { message: err.message, code } : { message: err.message };
-}
-
-function runSafely(fn: () => void, what: string, log: Logger): void {
-  try {
-    fn();
-  } catch (err) {
-    // The data is committed; a failing callback must not turn that into an error for the caller.
-    log.error({ err }, `${what} failed`);
-  }
-}
-
-/** Wraps each repository method: one call at a time on the connection, and a Tx used after its transaction ended fails loudly. */
-function guard<T extends object>(repo: T, scope: TxScope): T {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(repo)) {
-    wrapped[name] =
-      typeof value === 'function' ? (...args: unknown[]) => scope.exec(() => (value as (...a: unknown[]) => Promise<unknown>)(...args)) : value;
-  }
-  return wrapped as T;
 }
 
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {

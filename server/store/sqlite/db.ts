@@ -70,22 +70,3 @@ export class Db {
     }
   }
 }
-
-/** Serialises async critical sections: each runs after the previous one settled. */
-export class Mutex {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(fn: () => Promise<T> | T): Promise<T> {
-    const result = this.tail.then(fn);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
-
-  /** Resolves once everything queued so far has settled. */
-  idle(): Promise<void> {
-    return this.tail.then(() => undefined);
-  }
-}
-
-export const bool = (v: boolean): 0 | 1 => (v ? 1 : 0);
-export const boolOrNull = (v: boolean | null): 0 | 1 | null => (v === null ? null : v ? 1 : 0);

@@ -4,7 +4,8 @@
 // leased delivery on is guarded by the lease holder.
 import type { AttemptResult, ClaimOptions, ClaimedDelivery, Completion } from '../types.ts';
 import type { Db } from './db.ts';
-import { attemptToRow, deliveryFromRow, eventFromRow, insertSql, type DeliveryRow } from './rows.ts';
+import type { ClaimedRow } from '../rows.ts';
+import { insertSql, mapping } from './rows.ts';
 
 // Destination of a delivery: its endpoint, or its url for payout callbacks.
 const DEST = "CASE WHEN endpoint_id IS NOT NULL THEN 'e:' || endpoint_id ELSE 'u:' || url END";
@@ -84,18 +85,6 @@ const CLAIMED = `
    WHERE d.seq IN (SELECT value FROM json_each(?))
    ORDER BY d.next_attempt_at, d.seq`;
 
-type ClaimedRow = DeliveryRow & {
-  secret_enc: string;
-  e_id: string;
-  e_environment_id: string;
-  e_type: ClaimedDelivery['event']['type'];
-  e_payload: string;
-  e_order_id: string | null;
-  e_merchant_reference: string | null;
-  e_transaction_id: string | null;
-  e_created_at: number;
-};
-
 export function claim(db: Db, o: ClaimOptions): ClaimedDelivery[] {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const scan = Math.max(64, o.limit * 2);
@@ -110,20 +99,7 @@ export function claim(db: Db, o: ClaimOptions): ClaimedDelivery[] {
   db.run(LEASE, o.owner, o.now + o.leaseMs, list);
   const rows = db.all<ClaimedRow>(CLAIMED, list);
   if (rows.length !== seqs.length) throw new Error(`claimed ${seqs.length} deliveries but read ${rows.length} back`);
-  return rows.map((r) => ({
-    delivery: deliveryFromRow(r),
-    event: eventFromRow({
-      id: r.e_id,
-      environment_id: r.e_environment_id,
-      type: r.e_type,
-      payload: r.e_payload,
-      order_id: r.e_order_id,
-      merchant_reference: r.e_merchant_reference,
-      transaction_id: r.e_transaction_id,
-      created_at: r.e_created_at,
-    }),
-    secretEnc: r.secret_enc,
-  }));
+  return rows.map(mapping.claimedFromRow);
 }
 
 // Moves a delivery on only while `owner` holds the lease (and, for completeMany, that very
@@ -152,7 +128,7 @@ function completeOne(db: Db, owner: string, deliveryId: string, leaseExpiresAt: 
     updatedAt: a.startedAt + a.durationMs,
   }).changes;
   if (changed === 0) return false;
-  const attemptRow = attemptToRow(a);
+  const attemptRow = mapping.attemptToRow(a);
   db.run(insertSql('delivery_attempts', attemptRow), attemptRow);
   return true;
 }

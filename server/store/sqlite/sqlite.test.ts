@@ -5,7 +5,6 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
 import { T0, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
-import type { Tx } from '../types.ts';
 import { loadMigrations } from './migrate.ts';
 import { openSqliteStore, type SqliteStore } from './store.ts';
 
@@ -89,37 +88,5 @@ describe('SQLite store', () => {
     await store.migrate();
     const { env } = await seedEnvironment(store);
     expect(await store.transaction((tx) => tx.orders.nextOrderNumber(env.id))).toBe('ORD-000001');
-  });
-
-  it('treats a nested transaction, a leaked Tx and a closed store as programming errors', async () => {
-    const store = await open();
-    await store.migrate();
-    const { env } = await seedEnvironment(store);
-    await expect(store.transaction(() => store.transaction(async () => 1))).rejects.toThrow(/nested/);
-    await expect(store.transaction(() => store.queue.nextDueAt())).rejects.toThrow(/nested/);
-    let leaked: Tx | undefined;
-    await store.transaction(async (tx) => {
-      leaked = tx;
-    });
-    await expect(leaked!.transactions.insert(payoutRecord(env))).rejects.toThrow(/already finished/);
-    expect(() => leaked!.afterCommit(() => undefined)).toThrow(/already finished/);
-    // After all that the store still works.
-    expect(await store.transaction((tx) => tx.tenants.getEnvironment(env.id))).toEqual(env);
-    await store.close();
-    await expect(store.transaction(async () => 1)).rejects.toThrow(/closed/);
-    await expect(store.queue.nextDueAt()).rejects.toThrow(/closed/);
-  });
-
-  it('keeps work submitted before close and finishes it before closing', async () => {
-    const store = await open();
-    await store.migrate();
-    const { env } = await seedEnvironment(store);
-    const pending = store.transaction(async (tx) => {
-      await new Promise((r) => setTimeout(r, 20));
-      await tx.transactions.insert(payoutRecord(env));
-      return 'done';
-    });
-    await store.close();
-    expect(await pending).toBe('done');
   });
 });

@@ -1,42 +1,28 @@
 // The embedded Store: one SQLite file through better-sqlite3. better-sqlite3 is synchronous
-// and has one connection, while our transactions are async functions; so transactions (and
-// queue operations) run one at a time, each in its own SAVEPOINT inside a group-committed
-// batch (group-commit.ts), and nothing else touches the connection meanwhile. Keep transaction bodies short
-// (no network I/O inside): while one is open every other store call waits. One SqliteStore
-// per database file per process.
+// and writes through one connection, while our transactions are async functions; so
+// transactions (and queue operations) run one at a time, each in its own SAVEPOINT inside a
+// group-committed batch (group-commit.ts), and nothing else touches that connection
+// meanwhile. Keep transaction bodies short (no network I/O inside): while one is open every
+// other write waits. Store.read uses a second, read-only connection (WAL). The repositories
+// are the shared ones (../repos/) over sql.ts. One SqliteStore per database file per process.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Db } from './db.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { stats as queueStats } from './queue-stats.ts';
-import { deliveryRepo } from './repos/deliveries.ts';
-import { endpointRepo } from './repos/endpoints.ts';
-import { eventRepo } from './repos/events.ts';
-import { orderRepo } from './repos/orders.ts';
-import { tenantRepo } from './repos/tenants.ts';
-import { transactionRepo } from './repos/transactions.ts';
+import { sqliteHooks, sqliteSql } from './sql.ts';
 
 export interface SqliteStoreOptions {
   /** Path of the database file; ':memory:' for a private in-memory database (tests). */
   file: string;
   /** Milliseconds to wait for another process's write lock before failing (default 5000). */
   busyTimeoutMs?: number;
-}
-
-/** State of one open transaction. */
-class TxScope {
-  open = true;
-  readonly callbacks: (() => void)[] = [];
-  deliveriesReady = false;
-
-  check(): void {
-    if (!this.open) throw new Error('transaction already finished: do not keep the Tx beyond its callback');
-  }
 }
 
 export class SqliteStore implements Store {
@@ -48,7 +34,7 @@ export class SqliteStore implements Store {
   private readonly reader: Database.Database | null;
   readonly committer: GroupCommitter;
   private readonly scope = new AsyncLocalStorage<TxScope>();
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new DeliveryListeners((err, what) => console.error(what, err));
   private closed = false;
   private readonly wal: WalSync | null;
 
@@ -59,7 +45,7 @@ export class SqliteStore implements Store {
   constructor(raw: Database.Database, reader: Database.Database | null = null, sync?: WalSync) {
     this.db = new Db(raw);
     this.reader = reader;
-    this.reads = reader ? readView(new Db(reader)) : null;
+    this.reads = reader ? view(new Db(reader)) : null;
     this.wal = sync ?? null;
     this.committer = new GroupCommitter(raw, 128, sync ? () => sync.sync() : undefined);
     this.queue = {
@@ -70,7 +56,7 @@ export class SqliteStore implements Store {
         completions.length === 0 ? Promise.resolve([]) : this.exclusive(() => queue.completeMany(this.db, owner, completions)),
       release: async (owner, ids) => {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
-        if (released > 0) this.notifyDeliveriesReady();
+        if (released > 0) this.listeners.wake();
       },
       nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), false),
       stats: (now) => this.exclusive(() => queueStats(this.db, now), false),
@@ -97,8 +83,7 @@ export class SqliteStore implements Store {
         scope.open = false;
       }
     });
-    if (scope.deliveriesReady) scope.callbacks.push(() => this.notifyDeliveriesReady());
-    for (const cb of scope.callbacks) runSafely(cb, 'afterCommit callback');
+    scope.committed(this.listeners);
     return result;
   }
 
@@ -113,12 +98,11 @@ export class SqliteStore implements Store {
       return value;
     }
     // In memory there is one connection: read between batches, never inside one.
-    return this.committer.submit(() => fn(readView(this.db)), false);
+    return this.committer.submit(() => fn(view(this.db)), false);
   }
 
   onDeliveriesReady(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   async close(): Promise<void> {
@@ -132,24 +116,7 @@ export class SqliteStore implements Store {
   }
 
   private createTx(scope: TxScope): Tx {
-    const db = this.db;
-    return {
-      tenants: guard(tenantRepo(db), scope),
-      transactions: guard(transactionRepo(db), scope),
-      orders: guard(orderRepo(db), scope),
-      events: guard(eventRepo(db), scope),
-      endpoints: guard(endpointRepo(db), scope),
-      deliveries: guard(
-        deliveryRepo(db, () => {
-          scope.deliveriesReady = true;
-        }),
-        scope,
-      ),
-      afterCommit(fn) {
-        scope.check();
-        scope.callbacks.push(fn);
-      },
-    };
+    return transactionView(sqliteSql(this.db), sqliteHooks(this.db), scope);
   }
 
   /** Runs a synchronous operation alone on the connection, in one IMMEDIATE transaction by default. */
@@ -164,52 +131,13 @@ export class SqliteStore implements Store {
 
   private assertUsable(): void {
     if (this.closed) throw new Error('store is closed');
-    // Waiting for the mutex from inside a transaction would wait for ourselves forever.
+    // Waiting for the group committer from inside a transaction would wait for ourselves forever.
     if (this.scope.getStore()?.open) throw new Error('nested store transaction: use the Tx you were given');
   }
-
-  private notifyDeliveriesReady(): void {
-    for (const listener of this.listeners) runSafely(listener, 'onDeliveriesReady listener');
-  }
 }
 
-function readView(db: Db): ReadTx {
-  return {
-    tenants: tenantRepo(db),
-    transactions: transactionRepo(db),
-    orders: orderRepo(db),
-    events: eventRepo(db),
-    endpoints: endpointRepo(db),
-    deliveries: deliveryRepo(db, () => undefined),
-  };
-}
-
-function runSafely(fn: () => void, what: string): void {
-  try {
-    fn();
-  } catch (err) {
-    // The data is committed; a failing callback must not turn that into an error for the caller.
-    console.error(`${what} failed`, err);
-  }
-}
-
-/** Wraps each repository method so a Tx used after its transaction ended fails loudly. */
-function guard<T extends object>(repo: T, scope: TxScope): T {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(repo)) {
-    wrapped[name] =
-      typeof value === 'function'
-        ? (...args: unknown[]) => {
-            try {
-              scope.check();
-            } catch (err) {
-              return Promise.reject(err); // repository methods are async: fail the same way
-            }
-            return (value as (...a: unknown[]) => unknown)(...args);
-          }
-        : value;
-  }
-  return wrapped as T;
+function view(db: Db): ReadTx {
+  return readView(sqliteSql(db), sqliteHooks(db));
 }
 
 /**

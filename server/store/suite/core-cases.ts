@@ -20,7 +20,7 @@ export function coreCases(s: () => Store): void {
       id: unique('pk_test'),
       tenantId: tenant.id,
       environmentId: env.id,
-      secretHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA',
+      secretHash: '5f3a806b5c62594e9f5139a2b5588458796c2a9e3ae8e1cd8c07081036b2a4c2', // SHA-256 hex, as hashToken stores it
       permissions: ['payouts', 'transactions_read', 'webhooks_manage'],
       label: 'Payout worker',
       createdAt: T0,

@@ -151,6 +151,17 @@ export function endpointRecord(env: EnvironmentRecord, o: Partial<EndpointRecord
   };
 }
 
+/** An active endpoint and an event of env, both stored in one transaction. */
+export async function seedEndpointAndEvent(store: Store, env: EnvironmentRecord, event: Partial<EventRecord> = {}): Promise<{ ep: EndpointRecord; event: EventRecord }> {
+  const ep = endpointRecord(env);
+  const e = eventRecord(env, event);
+  await store.transaction(async (tx) => {
+    await tx.endpoints.insert(ep);
+    await tx.events.insert(e);
+  });
+  return { ep, event: e };
+}
+
 /** A delivery of `event` to `endpoint`, or a payout callback to `url` when endpoint is null. */
 export function deliveryRecord(event: EventRecord, endpoint: EndpointRecord | null, o: Partial<DeliveryRecord> = {}): DeliveryRecord {
   return {

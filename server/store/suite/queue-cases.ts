@@ -2,7 +2,7 @@
 import { expect, it } from 'vitest';
 import type { Store } from '../types.ts';
 import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../domain/model.ts';
-import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, seedEnvironment, waitFor } from './fixtures.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, seedEndpointAndEvent, seedEnvironment, waitFor } from './fixtures.ts';
 
 interface World {
   env: EnvironmentRecord;
@@ -12,12 +12,7 @@ interface World {
 
 async function world(store: Store): Promise<World> {
   const { env } = await seedEnvironment(store);
-  const ep = endpointRecord(env);
-  const event = eventRecord(env, { orderId: 'c0ffee00-1234-4abc-8def-0123456789ab', merchantReference: 'INV-2026-0420' });
-  await store.transaction(async (tx) => {
-    await tx.endpoints.insert(ep);
-    await tx.events.insert(event);
-  });
+  const { ep, event } = await seedEndpointAndEvent(store, env, { orderId: 'c0ffee00-1234-4abc-8def-0123456789ab', merchantReference: 'INV-2026-0420' });
   return { env, ep, event };
 }
 

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../types.ts';
 import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
+import { lifecycleCases } from './lifecycle-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
@@ -34,5 +35,6 @@ export function describeStoreSuite(name: string, open: () => Promise<Store>): vo
     describe('delivery queue', () => queueCases(s));
     describe('delivery queue depth', () => queueStatsCases(s));
     describe('tenant isolation', () => isolationCases(s));
+    describe('misuse and closing', () => lifecycleCases(s));
   });
 }

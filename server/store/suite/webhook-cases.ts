@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { InvalidCursorError } from '../errors.ts';
 import type { Store } from '../types.ts';
 import type { EventRecord, EventType } from '../../domain/model.ts';
-import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, seedEnvironment, sleep, waitFor } from './fixtures.ts';
+import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from './fixtures.ts';
 
 const MALFORMED_CURSORS = ['', 'not a cursor', '%%%', '...', Buffer.from('abc').toString('base64url'), Buffer.from('-5').toString('base64url')];
 
@@ -197,12 +197,7 @@ export function webhookCases(s: () => Store): void {
 
   it('onDeliveriesReady fires after a commit that added or restarted deliveries, never for a rollback', async () => {
     const { env } = await seedEnvironment(s());
-    const ep = endpointRecord(env);
-    const event = eventRecord(env);
-    await s().transaction(async (tx) => {
-      await tx.endpoints.insert(ep);
-      await tx.events.insert(event);
-    });
+    const { ep, event } = await seedEndpointAndEvent(s(), env);
     let calls = 0;
     const stop = s().onDeliveriesReady(() => calls++);
 

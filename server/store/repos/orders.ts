@@ -1,29 +1,27 @@
-import type { OrderRepo } from '../../types.ts';
-import type { Conn } from '../db.ts';
-import type { OrderNumbers } from '../order-numbers.ts';
-import { orderFromRow, orderToRow, type OrderRow } from '../rows.ts';
+import type { Sql } from '../sql.ts';
+import type { OrderRepo } from '../types.ts';
+import { getter, inserter } from './query.ts';
 
 export function formatOrderNumber(n: number): string {
   return `ORD-${String(n).padStart(6, '0')}`;
 }
 
-/** Numbers come from `numbers`, outside the transaction (autocommit, in blocks): see order-numbers.ts. */
-export function orderRepo(db: Conn, numbers: OrderNumbers): OrderRepo {
+/**
+ * `nextNumber` is the dialect's own: SQLite counts in the transaction, PostgreSQL in blocks
+ * outside it (postgres/order-numbers.ts).
+ */
+export function orderRepo<B, J>(sql: Sql<B, J>, nextNumber: (environmentId: string) => Promise<number>): OrderRepo {
+  const m = sql.map;
   return {
     async nextOrderNumber(environmentId) {
-      return formatOrderNumber(await numbers.next(environmentId));
+      return formatOrderNumber(await nextNumber(environmentId));
     },
-    async insert(o) {
-      await db.insert('orders', orderToRow(o));
-    },
-    async get(environmentId, id) {
-      const r = await db.one<OrderRow>('SELECT * FROM orders WHERE environment_id = $1 AND id = $2', [environmentId, id]);
-      return r ? orderFromRow(r) : null;
-    },
+    insert: inserter(sql, 'orders', m.orderToRow),
+    get: getter(sql, 'orders', m.orderFromRow),
     async update(o) {
       // Identity, environment, number and creation time never change.
-      const r = orderToRow(o);
-      await db.run(
+      const r = m.orderToRow(o);
+      await sql.run(
         `UPDATE orders SET merchant_reference = $3, amount_minor = $4, asset_id = $5, network_id = $6, amount_base_units = $7,
                 received_base_units = $8, overpayment_base_units = $9, status = $10, payment_status = $11, review_reason = $12,
                 updated_at = $13

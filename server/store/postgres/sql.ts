@@ -1,0 +1,46 @@
+// The repositories' view of a PostgreSQL connection (../sql.ts): Conn already speaks $n.
+import type { DialectHooks } from '../repos/index.ts';
+import type { Sql } from '../sql.ts';
+import { assertDecimal8, shortDecimal, type Conn } from './db.ts';
+import type { OrderNumbers } from './order-numbers.ts';
+import { mapping } from './rows.ts';
+
+export function postgresSql(db: Conn): Sql<boolean, unknown> {
+  return {
+    map: mapping,
+    one: <R>(text: string, params: readonly unknown[]) => db.one(text, params) as Promise<R | undefined>,
+    rows: <R>(text: string, params: readonly unknown[]) => db.rows(text, params) as Promise<R[]>,
+    run: (text, params) => db.run(text, params),
+    insert: (table, row) => db.insert(table, row),
+    // PostgreSQL aborts the whole transaction on an error: a savepoint keeps it usable.
+    guarded: (op) => db.guarded(op),
+    insertionOrder: 'seq',
+    true: 'TRUE',
+    anyOf(column, values, params) {
+      params.push([...values]);
+      return `${column} = ANY($${params.length}::text[])`;
+    },
+  };
+}
+
+/**
+ * What PostgreSQL does its own way: order numbers from `numbers`, outside the transaction
+ * (autocommit, in blocks: see order-numbers.ts); the wallet in one guarded UPDATE.
+ */
+export function postgresHooks(db: Conn, numbers: OrderNumbers): DialectHooks {
+  return {
+    nextOrderNumber: (environmentId) => numbers.next(environmentId),
+    async adjustWallet(environmentId, delta) {
+      // One guarded UPDATE: the row lock orders concurrent debits (from any instance) and the
+      // guard is evaluated on the latest balance, so the wallet never goes below zero. NUMERIC
+      // arithmetic is exact; delta is checked to have at most the column's 8 places.
+      const r = await db.one<{ balance: string }>(
+        `UPDATE environments SET wallet_balance = wallet_balance + $2::numeric
+          WHERE id = $1 AND wallet_balance + $2::numeric >= 0
+        RETURNING wallet_balance::text AS balance`,
+        [environmentId, assertDecimal8(delta)],
+      );
+      return r ? shortDecimal(r.balance) : null;
+    },
+  };
+}

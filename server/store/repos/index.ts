@@ -1,0 +1,30 @@
+// The repositories of one connection, for both dialects. What the dialects do differently in
+// a whole method comes in as a hook; everything else is the shared SQL of this folder.
+import type { Sql } from '../sql.ts';
+import type { TenantRepo, Tx } from '../types.ts';
+import { deliveryRepo } from './deliveries.ts';
+import { endpointRepo } from './endpoints.ts';
+import { eventRepo } from './events.ts';
+import { orderRepo } from './orders.ts';
+import { tenantRepo } from './tenants.ts';
+import { transactionRepo } from './transactions.ts';
+
+export interface DialectHooks {
+  /** The environment's next order number. */
+  nextOrderNumber(environmentId: string): Promise<number>;
+  adjustWallet: TenantRepo['adjustWallet'];
+}
+
+export type Repositories = Omit<Tx, 'afterCommit'>;
+
+/** Every repository over one connection; `ready` hears of writes that may have made deliveries due. */
+export function repositories<B, J>(sql: Sql<B, J>, hooks: DialectHooks, ready: () => void = () => undefined): Repositories {
+  return {
+    tenants: tenantRepo(sql, hooks.adjustWallet),
+    transactions: transactionRepo(sql),
+    orders: orderRepo(sql, hooks.nextOrderNumber),
+    events: eventRepo(sql),
+    endpoints: endpointRepo(sql),
+    deliveries: deliveryRepo(sql, ready),
+  };
+}

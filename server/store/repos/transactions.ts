@@ -1,0 +1,53 @@
+import type { Sql } from '../sql.ts';
+import type { TransactionRepo } from '../types.ts';
+import { all, bind, first, getter, inserter } from './query.ts';
+
+export function transactionRepo<B, J>(sql: Sql<B, J>): TransactionRepo {
+  const m = sql.map;
+  // Newest first; insertion order (PostgreSQL's seq, SQLite's rowid) breaks ties within a millisecond.
+  const newest = `ORDER BY created_at DESC, ${sql.insertionOrder} DESC`;
+  return {
+    insert: inserter(sql, 'transactions', m.transactionToRow),
+    get: getter(sql, 'transactions', m.transactionFromRow),
+    async findByThirdPartyId(environmentId, type, thirdPartyId) {
+      return first(sql, m.transactionFromRow, 'SELECT * FROM transactions WHERE environment_id = $1 AND type = $2 AND third_party_id = $3', [
+        environmentId,
+        type,
+        thirdPartyId,
+      ]);
+    },
+    async updateStatus(environmentId, id, from, to, completedAt, extra) {
+      // A null completedAt keeps the recorded one; a refund email is only ever added.
+      const changed = await sql.run(
+        `UPDATE transactions
+            SET status = $4, completed_at = COALESCE(CAST($5 AS BIGINT), completed_at), refund_email = COALESCE(CAST($6 AS TEXT), refund_email)
+          WHERE environment_id = $1 AND id = $2 AND status = $3`,
+        [environmentId, id, from, to, completedAt, extra?.refundEmail ?? null],
+      );
+      return changed > 0;
+    },
+    async listByUser(environmentId, userId, opts) {
+      const where = ['environment_id = $1', 'user_id = $2'];
+      const params: unknown[] = [environmentId, userId];
+      if (opts.transactionId !== undefined) where.push(`id = ${bind(params, opts.transactionId)}`);
+      return all(sql, m.transactionFromRow, `SELECT * FROM transactions WHERE ${where.join(' AND ')} ${newest} LIMIT ${bind(params, opts.limit)}`, params);
+    },
+    async search(environmentId, q) {
+      const where = ['environment_id = $1'];
+      const params: unknown[] = [environmentId];
+      if (q.orderNumber !== undefined) where.push(`order_number = ${bind(params, q.orderNumber)}`);
+      if (q.txHash !== undefined) where.push(`tx_hash = ${bind(params, q.txHash)}`);
+      if (params.length === 1) return null;
+      return first(sql, m.transactionFromRow, `SELECT * FROM transactions WHERE ${where.join(' AND ')} ${newest} LIMIT 1`, params);
+    },
+    async listByOrder(environmentId, orderId) {
+      // Oldest first: the order's payments in the sequence they happened.
+      return all(
+        sql,
+        m.transactionFromRow,
+        `SELECT * FROM transactions WHERE environment_id = $1 AND order_id = $2 ORDER BY created_at, ${sql.insertionOrder}`,
+        [environmentId, orderId],
+      );
+    },
+  };
+}

@@ -1,0 +1,25 @@
+// What the repositories (repos/) ask of a database, so that each query is written once for
+// both stores. Queries use PostgreSQL's numbered placeholders ($1 … $n); SQLite's layer turns
+// them into its own. The few places where the two dialects' SQL differs are named here;
+// what differs in a whole method (order numbers, the wallet) is a hook of repos/index.ts.
+import type { RowMapping } from './rows.ts';
+
+export interface Sql<B, J> {
+  /** The dialect's row mappers (rows.ts). */
+  readonly map: RowMapping<B, J>;
+  /** The first row, or undefined. */
+  one<R>(text: string, params: readonly unknown[]): Promise<R | undefined>;
+  rows<R>(text: string, params: readonly unknown[]): Promise<R[]>;
+  /** Runs a write; returns how many rows it touched. */
+  run(text: string, params: readonly unknown[]): Promise<number>;
+  /** INSERT of one row (keys are column names); a broken uniqueness rule throws UniqueViolation. */
+  insert(table: string, row: object): Promise<void>;
+  /** Runs a write that may break a uniqueness rule so that the transaction stays usable when the caller catches it. */
+  guarded<T>(op: () => Promise<T>): Promise<T>;
+  /** What orders the rows of transactions and webhook_endpoints by insertion: PostgreSQL's seq column, SQLite's rowid. */
+  readonly insertionOrder: 'seq' | 'rowid';
+  /** The literal a boolean column is compared with (as the partial indexes are written). */
+  readonly true: string;
+  /** The condition "column is one of values"; appends what it binds to params. */
+  anyOf(column: string, values: readonly string[], params: unknown[]): string;
+}

@@ -1,0 +1,37 @@
+// How a store treats its own misuse and its end: a nested transaction, a Tx kept beyond its
+// callback and a closed store are programming errors; work submitted before close finishes.
+import { expect, it } from 'vitest';
+import type { Store, Tx } from '../types.ts';
+import { payoutRecord, seedEnvironment, sleep } from './fixtures.ts';
+
+export function lifecycleCases(s: () => Store): void {
+  it('treats a nested transaction, a leaked Tx and a closed store as programming errors', async () => {
+    const store = s();
+    const { env } = await seedEnvironment(store);
+    await expect(store.transaction(() => store.transaction(async () => 1))).rejects.toThrow(/nested/);
+    await expect(store.transaction(() => store.queue.nextDueAt())).rejects.toThrow(/nested/);
+    let leaked: Tx | undefined;
+    await store.transaction(async (tx) => {
+      leaked = tx;
+    });
+    await expect(leaked!.transactions.insert(payoutRecord(env))).rejects.toThrow(/already finished/);
+    expect(() => leaked!.afterCommit(() => undefined)).toThrow(/already finished/);
+    // After all that the store still works.
+    expect(await store.transaction((tx) => tx.tenants.getEnvironment(env.id))).toEqual(env);
+    await store.close();
+    await expect(store.transaction(async () => 1)).rejects.toThrow(/closed/);
+    await expect(store.queue.nextDueAt()).rejects.toThrow(/closed/);
+  });
+
+  it('finishes work submitted before close, then closes', async () => {
+    const store = s();
+    const { env } = await seedEnvironment(store);
+    const pending = store.transaction(async (tx) => {
+      await sleep(20);
+      await tx.transactions.insert(payoutRecord(env));
+      return 'done';
+    });
+    await store.close();
+    expect(await pending).toBe('done');
+  });
+}
