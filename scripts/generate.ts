@@ -153,6 +153,8 @@ async function vocabulary(): Promise<string> {
     `\n/** The OpenAPI documents, by name (spec/<name>.openapi.yaml). */\n` +
     `export const API_NAMES = ${list(OPENAPI_DOCS.map((d) => d.name))} as const;\n` +
     `export type ApiName = (typeof API_NAMES)[number];\n` +
+    `/** The spec file of each document (report pointers are relative to spec/). */\n` +
+    `export const SPEC_FILES: Readonly<Record<ApiName, string>> = { ${OPENAPI_DOCS.map((d) => `${d.name}: ${JSON.stringify(path.relative(SPEC_DIR, d.file))}`).join(', ')} };\n` +
     `\n/** Every \`x-permission\` an operation names. */\n` +
     `export const PERMISSIONS = ${list(permissions)} as const;\n` +
     `export type Permission = (typeof PERMISSIONS)[number];\n` +
