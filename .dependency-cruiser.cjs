@@ -108,7 +108,7 @@ module.exports = {
         'in conformance/ (its unit tests included) imports server/, client/ or scripts/. What it shares with the ' +
         'server comes from generated/, contract/ and signing/. The tests that start the bundled server live in ' +
         'conformance-tests/.',
-      from: { path: '^conformance/', pathNot: `${TEST}|^conformance/mutants/` },
+      from: { path: '^conformance/' },
       to: { path: '^(server|client|scripts|conformance-tests)/' },
     },
   ],
