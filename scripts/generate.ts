@@ -89,7 +89,7 @@ function absoluteRefs(node: unknown, base: string): unknown {
 
 /** Event payload and header types: the AsyncAPI components run through openapi-typescript. */
 async function eventTypes(): Promise<string> {
-  const raw = parseYaml(await readFile(ASYNCAPI_DOC, 'utf8')) as { components?: { schemas?: Record<string, unknown> } };
+  const raw = parseYaml(await readFile(ASYNCAPI_DOC, 'utf8')) as { components?: { schemas?: Record<string, unknown>; messages?: Record<string, { payload?: { $ref?: string } }> } };
   const schemas = raw.components?.schemas ?? {};
   const synthetic = {
     openapi: '3.1.0',
@@ -99,7 +99,14 @@ async function eventTypes(): Promise<string> {
   };
   // Relative $refs in the AsyncAPI document point into spec/; make them absolute for the bundler.
   const ast = await openapiTS(absoluteRefs(synthetic, SPEC_DIR) as never, { enumValues: true });
-  return tsHeader(rel(ASYNCAPI_DOC)) + astToString(ast);
+  // The body of every message, as one union: what a verified webhook or callback carries.
+  const payloads = Object.entries(raw.components?.messages ?? {}).map(([name, m]) => {
+    const ref = /^#\/components\/schemas\/([A-Za-z0-9_]+)$/.exec(m.payload?.$ref ?? '');
+    if (!ref) throw new Error(`${rel(ASYNCAPI_DOC)}: message ${name} has no payload $ref to a component schema`);
+    return `components["schemas"][${JSON.stringify(ref[1])}]`;
+  });
+  const union = `\n/** The body of every message of the AsyncAPI document (order webhooks, webhook.test, the payout-completed callback). */\nexport type WebhookEvent = ${payloads.join(' | ')};\n`;
+  return tsHeader(rel(ASYNCAPI_DOC)) + astToString(ast) + union;
 }
 
 type Yaml = Record<string, unknown>;
