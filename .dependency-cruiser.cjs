@@ -111,6 +111,15 @@ module.exports = {
       from: { path: '^conformance/' },
       to: { path: '^(server|client|scripts|conformance-tests)/' },
     },
+    {
+      name: 'packages-without-server-dependencies',
+      severity: 'error',
+      comment:
+        'The payments-conformance and payments-webhooks packages install none of the server\'s dependencies: ' +
+        'no web framework, no database driver, no logger or metrics.',
+      from: { path: '^(conformance/|client/webhooks/|client/api\\.ts$)', pathNot: TEST },
+      to: { dependencyTypes: ['npm', 'npm-dev'], path: '(^|/)node_modules/(hono|@hono|pg|better-sqlite3|pino|prom-client)/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
