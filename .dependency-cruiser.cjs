@@ -3,7 +3,7 @@
 //   spec/ → generated/ → server/domain (model.ts owns the vocabulary) → server/store
 //
 // A layer imports only from layers before it: generated/ from nothing of ours, the domain
-// from generated/ and the small shared modules below (signing/, server/money/,
+// from generated/ and the small shared modules below (signing/, contract/, server/money/,
 // server/destination/), the store from the domain's model and the store's own interface
 // (server/store/types.ts, which the domain uses to persist). HTTP, the portal, the delivery
 // engine and the admin tool sit on top and may use everything below. client/ and the
@@ -26,6 +26,13 @@ module.exports = {
       severity: 'error',
       comment: 'generated/ comes from spec/ only and imports nothing of ours.',
       from: { path: '^generated/' },
+      to: { path: '^(server|client|conformance|contract|scripts|signing)/' },
+    },
+    {
+      name: 'contract-reader-stands-alone',
+      severity: 'error',
+      comment: 'contract/ reads the documents for the server and the conformance suite alike: it imports generated/ only.',
+      from: { path: '^contract/', pathNot: TEST },
       to: { path: '^(server|client|conformance|scripts|signing)/' },
     },
     {
@@ -97,11 +104,21 @@ module.exports = {
       name: 'conformance-not-from-server',
       severity: 'error',
       comment:
-        'The conformance suite checks any implementation from the documents, so it imports nothing from server/. ' +
-        'Its own tests, test helpers and mutants start the bundled server and are exempt. Known exceptions, to be ' +
-        'removed by issue 11: the contract loader and the Ajv setup (server/contract/operations.ts, ajv.ts).',
-      from: { path: '^conformance/', pathNot: `${TEST}|^conformance/mutants/` },
-      to: { path: '^server/', pathNot: '^server/contract/(operations|ajv)\\.ts$' },
+        'The conformance suite checks any implementation from the documents and ships as its own package, so nothing ' +
+        'in conformance/ (its unit tests included) imports server/, client/ or scripts/. What it shares with the ' +
+        'server comes from generated/, contract/ and signing/. The tests that start the bundled server live in ' +
+        'conformance-tests/.',
+      from: { path: '^conformance/' },
+      to: { path: '^(server|client|scripts|conformance-tests)/' },
+    },
+    {
+      name: 'packages-without-server-dependencies',
+      severity: 'error',
+      comment:
+        'The payments-conformance and payments-webhooks packages install none of the server\'s dependencies: ' +
+        'no web framework, no database driver, no logger or metrics.',
+      from: { path: '^(conformance/|client/webhooks/|client/api\\.ts$)', pathNot: TEST },
+      to: { dependencyTypes: ['npm', 'npm-dev'], path: '(^|/)node_modules/(hono|@hono|pg|better-sqlite3|pino|prom-client)/' },
     },
   ],
   options: {

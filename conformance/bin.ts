@@ -1,5 +1,6 @@
-#!/usr/bin/env tsx
-// payments-conformance <target> [options]: the conformance suite's command line.
+#!/usr/bin/env node
+// payments-conformance <target> [options]: the conformance suite's command line (compiled to
+// dist/bin.js for the package; from source: `npm run conformance -- ...`, which runs it with tsx).
 // `npm run conformance -- receiver --url http://127.0.0.1:3000/webhooks/payments --secret whsec_...`
 import { runCli } from './core/cli.ts';
 import { createTargetRegistry } from './targets.ts';

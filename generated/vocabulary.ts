@@ -3,6 +3,8 @@
 /** The OpenAPI documents, by name (spec/<name>.openapi.yaml). */
 export const API_NAMES = ["transactions", "orders", "management", "sandbox"] as const;
 export type ApiName = (typeof API_NAMES)[number];
+/** The spec file of each document (report pointers are relative to spec/). */
+export const SPEC_FILES: Readonly<Record<ApiName, string>> = { transactions: "transactions.openapi.yaml", orders: "orders.openapi.yaml", management: "management.openapi.yaml", sandbox: "sandbox.openapi.yaml" };
 
 /** Every `x-permission` an operation names. */
 export const PERMISSIONS = ["payouts", "staking", "transactions_read", "refunds", "orders_write", "orders_read", "webhooks_manage"] as const;

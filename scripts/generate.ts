@@ -89,7 +89,7 @@ function absoluteRefs(node: unknown, base: string): unknown {
 
 /** Event payload and header types: the AsyncAPI components run through openapi-typescript. */
 async function eventTypes(): Promise<string> {
-  const raw = parseYaml(await readFile(ASYNCAPI_DOC, 'utf8')) as { components?: { schemas?: Record<string, unknown> } };
+  const raw = parseYaml(await readFile(ASYNCAPI_DOC, 'utf8')) as { components?: { schemas?: Record<string, unknown>; messages?: Record<string, { payload?: { $ref?: string } }> } };
   const schemas = raw.components?.schemas ?? {};
   const synthetic = {
     openapi: '3.1.0',
@@ -99,7 +99,14 @@ async function eventTypes(): Promise<string> {
   };
   // Relative $refs in the AsyncAPI document point into spec/; make them absolute for the bundler.
   const ast = await openapiTS(absoluteRefs(synthetic, SPEC_DIR) as never, { enumValues: true });
-  return tsHeader(rel(ASYNCAPI_DOC)) + astToString(ast);
+  // The body of every message, as one union: what a verified webhook or callback carries.
+  const payloads = Object.entries(raw.components?.messages ?? {}).map(([name, m]) => {
+    const ref = /^#\/components\/schemas\/([A-Za-z0-9_]+)$/.exec(m.payload?.$ref ?? '');
+    if (!ref) throw new Error(`${rel(ASYNCAPI_DOC)}: message ${name} has no payload $ref to a component schema`);
+    return `components["schemas"][${JSON.stringify(ref[1])}]`;
+  });
+  const union = `\n/** The body of every message of the AsyncAPI document (order webhooks, webhook.test, the payout-completed callback). */\nexport type WebhookEvent = ${payloads.join(' | ')};\n`;
+  return tsHeader(rel(ASYNCAPI_DOC)) + astToString(ast) + union;
 }
 
 type Yaml = Record<string, unknown>;
@@ -153,6 +160,8 @@ async function vocabulary(): Promise<string> {
     `\n/** The OpenAPI documents, by name (spec/<name>.openapi.yaml). */\n` +
     `export const API_NAMES = ${list(OPENAPI_DOCS.map((d) => d.name))} as const;\n` +
     `export type ApiName = (typeof API_NAMES)[number];\n` +
+    `/** The spec file of each document (report pointers are relative to spec/). */\n` +
+    `export const SPEC_FILES: Readonly<Record<ApiName, string>> = { ${OPENAPI_DOCS.map((d) => `${d.name}: ${JSON.stringify(path.relative(SPEC_DIR, d.file))}`).join(', ')} };\n` +
     `\n/** Every \`x-permission\` an operation names. */\n` +
     `export const PERMISSIONS = ${list(permissions)} as const;\n` +
     `export type Permission = (typeof PERMISSIONS)[number];\n` +

@@ -19,6 +19,7 @@ export type { ParsedSignatureHeader, RawBody } from '../../signing/signature.ts'
 
 export { verifyWebhook } from './verify.ts';
 export type { VerifiedWebhook, VerifyWebhookInput, WebhookHeaders } from './verify.ts';
+export type { WebhookEvent } from '../../generated/types/events.ts';
 
 export {
   WEBHOOK_VERIFICATION_ERROR_CODES,

@@ -21,6 +21,7 @@
  */
 
 import { timingSafeEqual } from 'node:crypto';
+import type { WebhookEvent } from '../../generated/types/events.ts';
 import { WebhookVerificationError } from '../../signing/errors.ts';
 import {
   DEFAULT_TOLERANCE_SECONDS,
@@ -60,7 +61,7 @@ export interface VerifyWebhookInput {
 }
 
 export interface VerifiedWebhook<T> {
-  /** The parsed JSON body. Its shape is not validated here. */
+  /** The parsed JSON body, typed as one of the documented events by default. Its shape is not validated here. */
   event: T;
   /** The `Service-Event-Id` header: the key for de-duplicating deliveries. */
   eventId: string;
@@ -70,7 +71,7 @@ export interface VerifiedWebhook<T> {
   secretIndex: number;
 }
 
-export function verifyWebhook<T = unknown>(input: VerifyWebhookInput): VerifiedWebhook<T> {
+export function verifyWebhook<T = WebhookEvent>(input: VerifyWebhookInput): VerifiedWebhook<T> {
   const { rawBody, headers } = input;
   assertRawBody(rawBody);
   const toleranceSeconds = input.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;

@@ -1,22 +1,19 @@
 // The HTTP contract at run time: every operation of the four bundled OpenAPI documents
-// (generated/openapi/*.json, through server/contract/operations.ts) with its documented
+// (read by the shared contract/operations.ts, compiled with the suite's own Ajv) with its documented
 // examples, its statuses and a spec pointer for reports. The api target derives its checks
 // from this walk, so an operation, a field or a bound added to the spec is checked without
 // hand edits.
-import { API_NAMES, compileOperation, loadDocument, loadOperations } from '../../server/contract/operations.ts';
-import type { ApiName, CompiledOperation, JsonSchema, OperationSpec, ParameterSpec } from '../../server/contract/operations.ts';
+import { operationsOf, type JsonSchema, type OperationSpec, type ParameterSpec } from '../../contract/operations.ts';
+import { compileOperation, type CompiledOperation } from '../../contract/validate.ts';
+import { API_NAMES, SPEC_FILES, type ApiName } from '../../generated/vocabulary.ts';
 import { PROBLEM_TYPE_BASE, problemTypes } from '../../generated/problem-types.ts';
+import { createSuiteAjv } from '../core/ajv.ts';
 import type { SpecRule } from '../core/check.ts';
+import { loadOpenApi } from '../core/documents.ts';
 
 export type { ApiName, JsonSchema, OperationSpec, ParameterSpec };
 
-/** The spec file of each document (pointers in reports are relative to spec/). */
-export const SPEC_FILES: Readonly<Record<ApiName, string>> = {
-  transactions: 'transactions.openapi.yaml',
-  orders: 'orders.openapi.yaml',
-  management: 'management.openapi.yaml',
-  sandbox: 'sandbox.openapi.yaml',
-};
+export { SPEC_FILES };
 
 export interface NamedExample {
   name: string;
@@ -45,13 +42,15 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const obj = (v: unknown): Obj => (isObj(v) ? v : {});
 
+const ajvs = { params: createSuiteAjv({ coerce: true }), body: createSuiteAjv({ defaults: true }), response: createSuiteAjv() };
+
 /** Every operation of the given documents, in document order. */
 export function walkOperations(apis: readonly ApiName[] = API_NAMES): ApiOperation[] {
   const out: ApiOperation[] = [];
   for (const api of apis) {
-    const doc = loadDocument(api);
+    const doc = loadOpenApi(api);
     const paths = obj(doc.paths);
-    for (const spec of loadOperations(api)) {
+    for (const spec of operationsOf(api, doc)) {
       const item = obj(paths[spec.path]);
       const raw = obj(item[spec.method]);
       const content = obj(obj(obj(raw.requestBody).content)['application/json']);
@@ -70,7 +69,7 @@ export function walkOperations(apis: readonly ApiName[] = API_NAMES): ApiOperati
       out.push({
         api,
         spec,
-        compiled: compileOperation(spec),
+        compiled: compileOperation(spec, ajvs),
         pointer: `${SPEC_FILES[api]}#/paths/${escapePointer(spec.path)}/${spec.method}`,
         bodyExamples,
         paramExamples,

@@ -1,8 +1,8 @@
 // Reading the constraints of a (dereferenced) JSON Schema the way the invalid-request
 // generator needs them: `allOf` merged into one set of constraints, the contract's `x-decimal`
-// rule, and a cached validator per schema (the contract's Ajv setup, x-decimal included).
+// rule, and a cached validator per schema (the suite's own Ajv setup, x-decimal included).
 import type { ValidateFunction } from 'ajv';
-import { createAjv } from '../../server/contract/ajv.ts';
+import { createSuiteAjv } from '../core/ajv.ts';
 import type { JsonSchema } from './contract.ts';
 
 type Obj = Record<string, unknown>;
@@ -88,10 +88,10 @@ export function isType(c: Constraints, type: string): boolean {
 
 // ---- validation ---------------------------------------------------------------------------
 
-const ajv = createAjv({ defaults: false });
+const ajv = createSuiteAjv();
 const validators = new Map<string, ValidateFunction>();
 
-/** Whether `value` is valid under `schema` (the contract's Ajv setup; no defaults filled in). */
+/** Whether `value` is valid under `schema` (the suite's Ajv setup; no defaults filled in). */
 export function validAgainst(schema: JsonSchema, value: unknown): boolean {
   const key = JSON.stringify(schema);
   let validate = validators.get(key);

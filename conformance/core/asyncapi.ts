@@ -3,8 +3,7 @@
 // a spec pointer for reports. Checks are derived from this walk, so a message added to the
 // spec is replayed without hand edits.
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ASYNCAPI_DOCUMENT } from './documents.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -50,14 +49,13 @@ export interface ChannelSpec {
   messages: MessageSpec[];
 }
 
-const DEFAULT_DOCUMENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated', 'asyncapi', 'webhooks.json');
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const obj = (v: unknown): Obj => (isObj(v) ? v : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-export function loadAsyncApiDocument(file = DEFAULT_DOCUMENT): Obj {
+export function loadAsyncApiDocument(file = ASYNCAPI_DOCUMENT): Obj {
   return JSON.parse(readFileSync(file, 'utf8')) as Obj;
 }
 

@@ -9,7 +9,7 @@
 // example's value when a draw does not fit, so a variation is always as valid as the example.
 import fc from 'fast-check';
 import type { ValidateFunction } from 'ajv';
-import { createAjv } from '../../server/contract/ajv.ts';
+import { createSuiteAjv } from './ajv.ts';
 import type { JsonSchema } from './asyncapi.ts';
 
 type Obj = Record<string, unknown>;
@@ -20,11 +20,11 @@ const DATE_MIN = new Date('2026-01-01T00:00:00.000Z');
 const DATE_MAX = new Date('2026-12-31T23:59:59.999Z');
 
 export class Variator {
-  readonly #ajv = createAjv({ defaults: false });
+  readonly #ajv = createSuiteAjv();
   readonly #byText = new Map<string, ValidateFunction>();
   readonly #byObject = new WeakMap<JsonSchema, ValidateFunction>();
 
-  /** Whether `value` is valid under `schema` (the contract's Ajv setup, x-decimal included). */
+  /** Whether `value` is valid under `schema` (the suite's Ajv setup, x-decimal included). */
   valid(schema: JsonSchema, value: unknown): boolean {
     return this.#validator(schema)(value) === true;
   }

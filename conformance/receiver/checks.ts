@@ -5,10 +5,11 @@ import { createHmac } from 'node:crypto';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
 import type { Check, CheckOutcome, Exchange, Failure, SpecRule } from '../core/check.ts';
 import { describeStatus, exchange, is2xx } from '../core/http.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../signing/signature.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
+import { signedHeader } from '../core/signature.ts';
 import { EventFactory, subSeed, tamper } from './events.ts';
 import { exactChecks } from './exact.ts';
-import { MALFORMED_SIGNATURES, acceptedOrFailure, answered, article, hmacHex, rejectedOutcome, type ChannelEndpoints, type Endpoint } from './verdicts.ts';
+import { MALFORMED_SIGNATURES, acceptedOrFailure, answered, article, rejectedOutcome, type ChannelEndpoints, type Endpoint } from './verdicts.ts';
 import type { EventSample } from './events.ts';
 import {
   ANSWER_2XX_AFTER_ACCEPTING,
@@ -67,7 +68,7 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
     const headers: Record<string, string> = { 'Content-Type': contentType };
     const eventId = o.eventId === undefined ? sample.eventId : o.eventId;
     if (eventId !== null) headers[EVENT_ID_HEADER] = eventId;
-    const signature = o.signature === undefined ? signatureHeader(o.secret ?? endpoint.secret, t, sample.body) : o.signature;
+    const signature = o.signature === undefined ? signedHeader(o.secret ?? endpoint.secret, t, sample.body) : o.signature;
     if (signature !== null) headers[SIGNATURE_HEADER] = signature;
     headers['User-Agent'] = userAgent;
     return exchange({

@@ -13,7 +13,8 @@ import type { EventSample } from './events.ts';
 import { BODY_FORMS, applies, spell } from './forms.ts';
 import type { BodyForm } from './forms.ts';
 import { REJECT_BEFORE_HANDLING, REJECT_WITH_NON_2XX, VERIFICATION_RULES } from './rules.ts';
-import { acceptedOrFailure, article, hmacHex, rejectedOutcome } from './verdicts.ts';
+import { hmacHex } from '../core/signature.ts';
+import { acceptedOrFailure, article, rejectedOutcome } from './verdicts.ts';
 import type { ChannelEndpoints, Endpoint } from './verdicts.ts';
 
 const TARGET = 'receiver';

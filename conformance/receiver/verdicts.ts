@@ -1,6 +1,7 @@
 // What the receiver checks share: the endpoints they send to, the malformed signature values,
 // and the verdicts on an answer (accepted, or rejected before any handling).
 import { createHmac } from 'node:crypto';
+import { hmacHex } from '../core/signature.ts';
 import type { CheckOutcome, Exchange, Failure, SpecRule } from '../core/check.ts';
 import { is2xx } from '../core/http.ts';
 import type { EventSample } from './events.ts';
@@ -21,11 +22,6 @@ interface MalformedForm {
   slug: string;
   title: string;
   build(secret: string, t: number, body: Buffer): string;
-}
-
-/** HMAC over `<raw t>.<body>` for any `t` text (signatureHeader only takes well-formed ones). */
-export function hmacHex(secret: string, rawT: string, body: Buffer): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${rawT}.`, 'utf8').update(body).digest('hex');
 }
 
 export const MALFORMED_SIGNATURES: readonly MalformedForm[] = [

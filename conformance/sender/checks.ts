@@ -14,6 +14,7 @@
 //
 // Scenarios run lazily, once, on the first check that needs them; the checks are ordered so
 // that each scenario runs after the previous one finished.
+import { MAX_DELIVERY_ATTEMPTS } from '../../generated/vocabulary.ts';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
 import { fail, pass, skip } from '../api/verdict.ts';
@@ -45,7 +46,6 @@ const TARGET = 'sender';
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 const CUT_EARLIEST_MS = 9_000;
 const CUT_LATEST_MS = 12_500;
-const MAX_ATTEMPTS = 10;
 
 export interface SenderChecksOptions {
   session: SenderSession;
@@ -409,21 +409,21 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
 
   // ---- at most ten attempts ---------------------------------------------------------------------
   const tenAttempts = scenario('always-500', answer(500), async (path, signal) => {
-    const done = await receiver.until(() => attemptsOf(path).length >= MAX_ATTEMPTS, o.attemptsWindowMs, signal);
+    const done = await receiver.until(() => attemptsOf(path).length >= MAX_DELIVERY_ATTEMPTS, o.attemptsWindowMs, signal);
     if (!done) return;
     // After the tenth: watch at least twice the longest gap so far for an eleventh.
     const times = attemptsOf(path).map((r) => r.receivedMono);
     const gaps = times.slice(1).map((t, i) => t - (times[i] ?? t));
     const grace = Math.max(5_000, 2 * Math.max(0, ...gaps));
-    await receiver.until(() => attemptsOf(path).length > MAX_ATTEMPTS, grace, signal);
+    await receiver.until(() => attemptsOf(path).length > MAX_DELIVERY_ATTEMPTS, grace, signal);
   });
   add('attempts.at-most-ten', 'delivery rules', 'a delivery answered 500 every time gets at most ten attempts', [TEN_ATTEMPTS_RULE], async () => {
     const { path, evidence } = await tenAttempts();
     const attempts = attemptsOf(path);
     const shown = [...evidence, ...attempts.map((r, i) => asExchange(r, `attempt ${i + 1}`))];
-    if (attempts.length > MAX_ATTEMPTS) return fail(`${attempts.length} attempts of one event arrived; the contract allows ten per cycle`, TEN_ATTEMPTS_RULE, shown);
+    if (attempts.length > MAX_DELIVERY_ATTEMPTS) return fail(`${attempts.length} attempts of one event arrived; the contract allows ten per cycle`, TEN_ATTEMPTS_RULE, shown);
     if (attempts.length === 0) return fail(`no delivery arrived within ${o.waitMs / 1000} s of creating an order`, TEN_ATTEMPTS_RULE, shown);
-    if (attempts.length < MAX_ATTEMPTS) {
+    if (attempts.length < MAX_DELIVERY_ATTEMPTS) {
       return skip(
         `only ${attempts.length} attempts arrived within the ${o.attemptsWindowMs / 1000} s window: the implementation's retry schedule (about 16 h on the real one) did not reach ten; give a longer --attempts-window-ms or run the implementation with a scaled schedule`,
       );
@@ -438,7 +438,7 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
   add('retry.manual-same-event', 'delivery rules', 'Retry webhook of the failed delivery sends the original event id and payload to the current endpoint', [MANUAL_RETRY_RULE], async () => {
     const { path } = await tenAttempts();
     const attempts = attemptsOf(path);
-    if (attempts.length < MAX_ATTEMPTS) {
+    if (attempts.length < MAX_DELIVERY_ATTEMPTS) {
       return skip(`needs a failed delivery (ten unsuccessful attempts); only ${attempts.length} arrived within --attempts-window-ms (see ${TARGET}.attempts.at-most-ten)`);
     }
     const first = attempts[0]!;

@@ -6,7 +6,8 @@
 import { createHmac } from 'node:crypto';
 import type { MessageSpec } from '../core/asyncapi.ts';
 import type { Exchange } from '../core/check.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, computeSignature, parseSignatureHeader } from '../../signing/signature.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
+import { hmacHex, readSignature } from '../core/signature.ts';
 import { Variator } from '../core/vary.ts';
 import { header } from './receiver.ts';
 import type { Received } from './receiver.ts';
@@ -64,13 +65,10 @@ export function headerProblems(r: Received, message: MessageSpec): string[] {
 export function signatureProblems(r: Received, secret: string): string[] {
   const value = header(r, SIGNATURE_HEADER);
   if (value === undefined) return [`no ${SIGNATURE_HEADER} header`];
-  let parsed;
-  try {
-    parsed = parseSignatureHeader(value);
-  } catch (err) {
-    return [`${SIGNATURE_HEADER} is malformed: ${err instanceof Error ? err.message : String(err)}`];
-  }
-  const expected = computeSignature(secret, parsed.timestamp, r.body);
+  const read = readSignature(value);
+  if ('malformed' in read) return [`${SIGNATURE_HEADER} is malformed: ${read.malformed}`];
+  const parsed = { timestamp: read.t, signatures: read.v1 };
+  const expected = hmacHex(secret, String(parsed.timestamp), r.body);
   if (parsed.signatures.includes(expected)) {
     const skew = Math.abs(r.receivedAt / 1000 - parsed.timestamp);
     return skew > 300 ? [`t=${parsed.timestamp} is ${Math.round(skew)} s away from the arrival time; a receiver rejects it (300 s)`] : [];
@@ -92,11 +90,8 @@ export function signatureProblems(r: Received, secret: string): string[] {
 export function signatureTimestamp(r: Received): number | null {
   const value = header(r, SIGNATURE_HEADER);
   if (value === undefined) return null;
-  try {
-    return parseSignatureHeader(value).timestamp;
-  } catch {
-    return null;
-  }
+  const read = readSignature(value);
+  return 'malformed' in read ? null : read.t;
 }
 
 /** Problems with the body of one delivery of `message` (empty when valid against its payload schema). */

@@ -251,3 +251,6 @@ export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>
 export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];
 export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];
 export type operations = Record<string, never>;
+
+/** The body of every message of the AsyncAPI document (order webhooks, webhook.test, the payout-completed callback). */
+export type WebhookEvent = components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["PayoutCompletedNotification"];

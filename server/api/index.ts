@@ -33,7 +33,7 @@ export interface BuiltApp {
 }
 
 /**
- * Seams for the conformance suite's mutants (conformance/mutants/servers/): deliberately broken
+ * Seams for the conformance suite's mutants (conformance-tests/mutants/servers/): deliberately broken
  * variants of this server built through the real buildApp. Never set in production.
  */
 export interface BuildAppOptions {

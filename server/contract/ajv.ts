@@ -1,6 +1,7 @@
-// One Ajv setup for everything that checks values against the contract (server request and
-// response validation, the conformance suite): JSON Schema 2020-12, formats, and the
-// contract's own `x-decimal` keyword for exact amounts.
+// The server's Ajv setup for checking values against the contract (request and response
+// validation, the fuzzer): JSON Schema 2020-12, formats, and the contract's own `x-decimal`
+// keyword for exact amounts, judged by the domain's money code. The conformance suite has its
+// own (conformance/core/ajv.ts), so a bug here cannot hide from it.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { decimalFromNumber, type DecimalRule } from '../money/decimal.ts';
@@ -47,35 +48,4 @@ export function createAjv(opts: AjvOptions = {}): Ajv2020 {
   return ajv;
 }
 
-export interface FieldIssue {
-  pointer: string;
-  detail: string;
-}
-
-/** Ajv errors as field issues with pointers under `location` (/body, /query, ...). */
-export function toFieldIssues(errors: readonly ErrorObject[] | null | undefined, location: string): FieldIssue[] {
-  const issues: FieldIssue[] = [];
-  const seen = new Set<string>();
-  for (const e of errors ?? []) {
-    let pointer = `${location}${e.instancePath}`;
-    let detail = e.message ?? 'is invalid';
-    if (e.keyword === 'required') {
-      pointer = `${pointer}/${String((e.params as { missingProperty: string }).missingProperty)}`;
-      detail = 'is required';
-    } else if (e.keyword === 'additionalProperties') {
-      pointer = `${pointer}/${String((e.params as { additionalProperty: string }).additionalProperty)}`;
-      detail = 'is not an allowed property';
-    } else if (e.keyword === 'enum') {
-      detail = `must be one of: ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).map(String).join(', ')}`;
-    } else if (e.keyword === 'const') {
-      detail = `must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
-    }
-    // oneOf/anyOf summaries repeat what their branches said.
-    if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
-    const key = `${pointer} ${detail}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    issues.push({ pointer, detail });
-  }
-  return issues;
-}
+export { toFieldIssues, type FieldIssue } from '../../contract/validate.ts';

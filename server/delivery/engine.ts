@@ -24,7 +24,7 @@ export interface DeliveryEngineOptions {
   timers?: Timers;
   /**
    * Builds the sender instead of `createSender` (given the options the engine would use).
-   * A seam for the conformance suite's mutants (conformance/mutants/servers/); never set in
+   * A seam for the conformance suite's mutants (conformance-tests/mutants/servers/); never set in
    * production.
    */
   sender?: (opts: SenderOptions) => Sender;

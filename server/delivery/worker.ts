@@ -104,7 +104,7 @@ export interface DeliveryWorkerOptions {
   /**
    * When the next attempt is due after a failed one (null: the cycle is over); default
    * `nextAttemptAt` of schedule.ts, the contract's schedule. A seam for the conformance suite's
-   * mutants (conformance/mutants/servers/), never set in production.
+   * mutants (conformance-tests/mutants/servers/), never set in production.
    */
   schedule?: RetrySchedule;
 }

@@ -29,7 +29,7 @@ export interface TestServerOptions {
   log?: Logger;
   /**
    * Builds the app instead of `buildApp(services, config)`: the conformance suite's mutants
-   * (conformance/mutants/servers/) build the real app with one defect and wrap it.
+   * (conformance-tests/mutants/servers/) build the real app with one defect and wrap it.
    */
   build?: (services: Services, config: Config) => BuiltApp;
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../server/testing/harness.ts';
 import type { TestServer, TestServerOptions } from '../../server/testing/harness.ts';
 import { startMocks } from '../../scripts/mock.ts';
-import type { CheckResult } from '../core/check.ts';
+import type { CheckResult } from '../../conformance/core/check.ts';
 import { apiArgs, counts, idsWith, runTarget, senderArgs, startSink } from '../testing/run.ts';
 import type { TargetRun } from '../testing/run.ts';
 import { SERVER_MUTANTS } from './servers/index.ts';

@@ -1,10 +1,10 @@
 // The sender target against the bundled server, the 10 s slow-answer check included (it runs
 // only here): every check passes, and the run's counts are printed for the record.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer } from '../../server/testing/harness.ts';
-import type { TestServer } from '../../server/testing/harness.ts';
-import { counts, idsWith, runTarget, senderArgs } from '../testing/run.ts';
-import type { TargetRun } from '../testing/run.ts';
+import { startTestServer } from '../server/testing/harness.ts';
+import type { TestServer } from '../server/testing/harness.ts';
+import { counts, idsWith, runTarget, senderArgs } from './testing/run.ts';
+import type { TargetRun } from './testing/run.ts';
 
 let server: TestServer;
 let run: TargetRun;

@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { createApiKey, createServiceAccount } from '../../server/domain/admin.ts';
 import type { TestServer, TestTenant } from '../../server/testing/harness.ts';
-import type { CheckResult, CheckStatus } from '../core/check.ts';
-import { runCli } from '../core/cli.ts';
-import type { JsonReport } from '../core/json.ts';
-import { createTargetRegistry } from '../targets.ts';
+import type { CheckResult, CheckStatus } from '../../conformance/core/check.ts';
+import { runCli } from '../../conformance/core/cli.ts';
+import type { JsonReport } from '../../conformance/core/json.ts';
+import { createTargetRegistry } from '../../conformance/targets.ts';
 
 export interface TargetRun {
   exitCode: number;

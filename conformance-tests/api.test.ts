@@ -1,12 +1,12 @@
 // The api target against the bundled server: every check passes (or is skipped for a stated
 // reason), and the run's counts are printed for the record.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer } from '../../server/testing/harness.ts';
-import type { TestServer } from '../../server/testing/harness.ts';
-import { apiArgs, counts, idsWith, runTarget, startSink } from '../testing/run.ts';
-import { walkOperations } from './contract.ts';
-import { invalidCases } from './invalid.ts';
-import type { TargetRun } from '../testing/run.ts';
+import { startTestServer } from '../server/testing/harness.ts';
+import type { TestServer } from '../server/testing/harness.ts';
+import { apiArgs, counts, idsWith, runTarget, startSink } from './testing/run.ts';
+import { walkOperations } from '../conformance/api/contract.ts';
+import { invalidCases } from '../conformance/api/invalid.ts';
+import type { TargetRun } from './testing/run.ts';
 
 let server: TestServer;
 let sink: Awaited<ReturnType<typeof startSink>>;

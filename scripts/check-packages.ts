@@ -1,0 +1,206 @@
+// npm run check:packages: the two packages proven the way a partner or a merchant gets them.
+// Builds and packs payments-conformance and payments-webhooks, installs each tarball into its
+// own empty folder outside the repository (dependencies from the npm registry, never the
+// repository's node_modules), starts the bundled reference server, and there runs
+//   npx payments-conformance api | sender --skip-slow   against the reference server,
+//   npx payments-conformance receiver                    against a receiver of a few lines of
+//                                                        JavaScript on the installed helpers,
+// and loads the helpers from CommonJS too. Exits 1 unless every step exits 0. Prints the
+// installed size of each package (with its dependencies) and the suite's run time per target.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const PACKAGES = [
+  { workspace: 'conformance', name: 'payments-conformance', goalBytes: 15 * 1024 * 1024 },
+  { workspace: 'client', name: 'payments-webhooks', goalBytes: 1024 * 1024 },
+] as const;
+const RUN_GOAL_MS = 60_000;
+
+// The children see neither the repository's npm settings (npm run sets npm_* variables) nor
+// its module paths.
+const cleanEnv: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'NODE_PATH' && k !== 'INIT_CWD'),
+);
+
+interface Exit {
+  code: number | null;
+  /** stdout alone. */
+  stdout: string;
+  /** stdout and stderr as they came. */
+  output: string;
+}
+
+function run(cmd: string, args: string[], cwd: string, quiet = false): Promise<Exit> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    let stdout = '';
+    const keep = (chunk: Buffer): void => {
+      output += chunk.toString('utf8');
+      if (!quiet) process.stdout.write(chunk);
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      keep(chunk);
+    });
+    child.stderr.on('data', keep);
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, output }));
+  });
+}
+
+async function must(cmd: string, args: string[], cwd: string, quiet = true): Promise<string> {
+  const r = await run(cmd, args, cwd, quiet);
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${r.code}\n${r.output}`);
+  return r.stdout;
+}
+
+/** Bytes of every file under `dir` (what the install put on disk). */
+async function sizeOf(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await stat(path.join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
+
+/** The first line a child prints on stdout. */
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', (line) => resolve(line));
+    child.once('exit', (code) => reject(new Error(`exited ${code} before it was ready`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  if (child.stdin) child.stdin.end();
+  else child.kill('SIGTERM');
+  return exited;
+}
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(2)} MB`;
+const secret = (): string => `whsec_${randomBytes(32).toString('base64url')}`;
+
+// A merchant's receiver on the installed helpers: verify, de-duplicate by event id, answer.
+const RECEIVER = `import { createServer } from 'node:http';
+import { isWebhookVerificationError, verifyWebhook } from 'payments-webhooks';
+
+const seen = new Set();
+const server = createServer(async (req, res) => {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  // [current, previous]: during a rotation a request signed with the previous secret still verifies.
+  const secrets = JSON.parse(req.url === '/callbacks' ? process.env.CALLBACK_SECRETS : process.env.WEBHOOK_SECRETS);
+  try {
+    const { eventId } = verifyWebhook({ rawBody: Buffer.concat(chunks), headers: req.headers, secrets });
+    const duplicate = seen.has(eventId);
+    seen.add(eventId);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ received: true, duplicate }));
+  } catch (err) {
+    res.writeHead(isWebhookVerificationError(err) ? 400 : 500).end();
+  }
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+`;
+
+// The helpers from CommonJS: sign test headers and verify them, build a typed client.
+const FROM_COMMONJS = `const { generateTestHeaders, verifyWebhook } = require('payments-webhooks');
+const { createOrdersClient } = require('payments-webhooks/api');
+const secret = 'whsec_' + 'x'.repeat(43);
+const payload = JSON.stringify({ id: 'a'.repeat(64), type: 'webhook.test' });
+const { eventId } = verifyWebhook({ rawBody: payload, headers: generateTestHeaders({ payload, secret }), secrets: secret });
+if (eventId !== 'a'.repeat(64)) throw new Error('verifyWebhook returned ' + eventId);
+if (typeof createOrdersClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', apiHash: 'h' }).GET !== 'function') throw new Error('no client');
+console.log('payments-webhooks loads from CommonJS');
+`;
+
+async function main(): Promise<number> {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'payments-packages-'));
+  const children: ChildProcess[] = [];
+  try {
+    console.log('check:packages: build and pack');
+    await must('npm', ['run', 'build', '--workspaces'], ROOT);
+    const packed = JSON.parse(
+      await must('npm', ['pack', '--json', '--pack-destination', work, ...PACKAGES.flatMap((p) => ['--workspace', p.workspace])], ROOT),
+    ) as Array<{ name: string; filename: string; size: number; unpackedSize: number }>;
+
+    const dirs = new Map<string, string>();
+    const sizes: string[] = [];
+    let ok = true;
+    for (const pkg of PACKAGES) {
+      const tarball = packed.find((p) => p.name === pkg.name);
+      if (!tarball) throw new Error(`npm pack made no tarball of ${pkg.name}`);
+      const dir = path.join(work, pkg.name);
+      await mkdir(dir);
+      await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: `try-${pkg.name}`, private: true, type: 'module' }));
+      await must('npm', ['install', '--no-audit', '--no-fund', path.join(work, tarball.filename)], dir);
+      const installed = await sizeOf(path.join(dir, 'node_modules'));
+      const within = installed < pkg.goalBytes;
+      ok &&= within;
+      sizes.push(`${pkg.name}: tarball ${mb(tarball.size)}, installed with dependencies ${mb(installed)} (goal < ${mb(pkg.goalBytes)}${within ? '' : ', NOT MET'})`);
+      dirs.set(pkg.name, dir);
+    }
+    const suiteDir = dirs.get('payments-conformance')!;
+    const helpersDir = dirs.get('payments-webhooks')!;
+
+    await writeFile(path.join(helpersDir, 'from-commonjs.cjs'), FROM_COMMONJS);
+    await must('node', ['from-commonjs.cjs'], helpersDir, false);
+
+    console.log('check:packages: the reference server and the receiver on payments-webhooks');
+    const reference = spawn(process.execPath, ['--import', 'tsx', 'scripts/check-packages/reference.ts'], { cwd: ROOT, env: cleanEnv, stdio: ['pipe', 'pipe', 'inherit'] });
+    children.push(reference);
+    const server = JSON.parse(await firstLine(reference)) as { url: string; api: string[]; sender: string[] };
+    await writeFile(path.join(helpersDir, 'receiver.js'), RECEIVER);
+    const [webhook, previousWebhook, callback, previousCallback] = [secret(), secret(), secret(), secret()];
+    const receiverEnv = { ...cleanEnv, WEBHOOK_SECRETS: JSON.stringify([webhook, previousWebhook]), CALLBACK_SECRETS: JSON.stringify([callback, previousCallback]) };
+    const receiver = spawn('node', ['receiver.js'], { cwd: helpersDir, env: receiverEnv, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(receiver);
+    const receiverUrl = `http://127.0.0.1:${await firstLine(receiver)}`;
+
+    const targets: Array<[string, string[]]> = [
+      ['api', server.api],
+      ['sender', [...server.sender, '--skip-slow']],
+      ['receiver', [
+        'receiver',
+        ...['--url', `${receiverUrl}/webhooks`, '--secret', webhook, '--previous-secret', previousWebhook],
+        ...['--callback-url', `${receiverUrl}/callbacks`, '--callback-secret', callback, '--previous-callback-secret', previousCallback],
+        '--quiet',
+      ]],
+    ];
+    const times: string[] = [];
+    let total = 0;
+    for (const [name, args] of targets) {
+      console.log(`check:packages: npx payments-conformance ${name}`);
+      const started = performance.now();
+      const r = await run('npx', ['--no-install', 'payments-conformance', ...args, '--report', `json=${path.join(work, `${name}.json`)}`], suiteDir);
+      const ms = performance.now() - started;
+      total += ms;
+      times.push(`${name}: ${(ms / 1000).toFixed(1)} s, exit ${r.code}`);
+      ok &&= r.code === 0;
+    }
+
+    console.log('\ncheck:packages: installed size');
+    for (const line of sizes) console.log(`  ${line}`);
+    console.log('check:packages: suite run time against the bundled server');
+    for (const line of times) console.log(`  ${line}`);
+    // Reported, not enforced: the time depends on the machine; the exit codes and sizes do not.
+    console.log(`  all three: ${(total / 1000).toFixed(1)} s (goal < ${RUN_GOAL_MS / 1000} s${total < RUN_GOAL_MS ? '' : ', not met'})`);
+    console.log(ok ? 'check:packages: ok' : 'check:packages: FAILED');
+    return ok ? 0 : 1;
+  } finally {
+    // The reference server closes (and removes its temporary store) when its stdin ends.
+    await Promise.all(children.map((child) => stop(child)));
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();
