@@ -4,6 +4,7 @@
 // measured, never asserted.
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
 import { HEADERS_TIMEOUT_MS } from '../http/server-limits.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { LONG_FAULTS, report, tally } from './report.ts';
@@ -80,14 +81,16 @@ describe.skipIf(!LONG_FAULTS)('misbehaving clients', () => {
     }
   }, 60_000);
 
-  it('huge headers are refused with 431 before reaching the application', async () => {
+  it('huge headers are refused with 431 problem+json before reaching the application', async () => {
     const s = await open();
     const ex = rawExchange(s);
     s.write(`GET /transactions/users?userId=u HTTP/1.1\r\nHost: x\r\nx-api-key: ${a.apiKey}\r\nx-junk: ${'j'.repeat(64 * 1024)}\r\n\r\n`);
     const { data } = await ex;
     const status = data.split('\r\n')[0] ?? '';
-    report({ fault: 'huge headers (64 KiB)', measured: 'one request', lost: 0, callerSaw: { answer: status || 'connection closed' } });
+    const body = JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4)) as { type?: string };
+    report({ fault: 'huge headers (64 KiB)', measured: 'one request', lost: 0, callerSaw: { answer: status || 'connection closed', type: body.type ?? '' } });
     expect(status).toMatch(/^HTTP\/1\.1 431/);
+    expect(body.type).toBe(`${PROBLEM_TYPE_BASE}headers-too-large`);
     expect((await timedGet(b)).status).toBe(200);
   });
 

@@ -14,6 +14,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Services } from '../domain/context.ts';
 import { buildApp, type BuiltApp } from '../api/index.ts';
 import { openServices } from '../services.ts';
+import { answerClientErrors } from '../http/client-error.ts';
 import { SERVER_LIMITS } from '../http/server-limits.ts';
 import type { Resolver } from '../destination/policy.ts';
 
@@ -80,6 +81,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const { app, start, stop } = (opts.build ?? buildApp)(services, config);
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0, serverOptions: SERVER_LIMITS }, () => resolve(s));
+    answerClientErrors(s);
   });
   await start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
