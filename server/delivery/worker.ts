@@ -108,7 +108,7 @@ export interface DeliveryWorkerOptions {
    * to suspect destinations (one each); default 1 024. Each is a socket and a lease, no more.
    */
   slowConcurrency?: number;
-  /** When an open attempt moves from the shared budget to the second one; default 250 ms. */
+  /** When an open attempt moves from the shared budget to the second one; default 100 ms. */
   slowAfterMs?: number;
   /** Most attempts in flight per destination, across all workers; default 4. */
   perEndpointLimit?: number;
