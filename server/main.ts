@@ -9,6 +9,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { ConfigError, loadConfig } from './config.ts';
 import { systemClock } from './domain/clock.ts';
 import { createTenant } from './domain/admin.ts';
+import { answerClientErrors } from './http/client-error.ts';
 import { SERVER_LIMITS } from './http/server-limits.ts';
 import { createLogger } from './logger.ts';
 import { buildApp, type BuiltApp } from './api/index.ts';
@@ -31,6 +32,7 @@ function listen(fetch: FetchHandler, port: number, hostname: string): Promise<Se
       server.off('error', reject);
       resolve(server);
     });
+    answerClientErrors(server);
     server.once('error', reject);
   });
 }

@@ -16,6 +16,8 @@ export interface DeliveryEngineOptions {
   /** Default timeoutMs + 20 s; must exceed timeoutMs + 5 s. */
   leaseMs?: number;
   concurrency?: number;
+  slowConcurrency?: number;
+  slowAfterMs?: number;
   perEndpointLimit?: number;
   batchSize?: number;
   owner?: string;
@@ -60,6 +62,8 @@ export function createDeliveryEngine(services: Services, opts: DeliveryEngineOpt
       timeoutMs,
       ...(opts.leaseMs !== undefined ? { leaseMs: opts.leaseMs } : {}),
       ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      ...(opts.slowConcurrency !== undefined ? { slowConcurrency: opts.slowConcurrency } : {}),
+      ...(opts.slowAfterMs !== undefined ? { slowAfterMs: opts.slowAfterMs } : {}),
       ...(opts.perEndpointLimit !== undefined ? { perEndpointLimit: opts.perEndpointLimit } : {}),
       ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
       ...(opts.owner !== undefined ? { owner: opts.owner } : {}),

@@ -352,6 +352,73 @@ describe('delivery worker', () => {
     for (const id of slowDeliveries) expect((await delivery(slowTenant.scope.environmentId, id)).d.attemptCount).toBe(0);
   });
 
+  it('an attempt left open gives its shared slot up: one slot, a hanging destination, a healthy one still delivered', async () => {
+    const hang = await receiver({ handler: neverAnswer });
+    const fast = await receiver();
+    const hangTenant = await seedEndpoint(services, `${hang.url}/hang`);
+    const fastTenant = await seedEndpoint(services, `${fast.url}/fast`);
+    // One shared slot and a deadline far away: without the slow budget the healthy delivery
+    // would wait for the hanging attempt's 30 s deadline.
+    const w = worker({ timeoutMs: 30_000, concurrency: 1, slowAfterMs: 20 });
+    w.start();
+    const hanging = await recordEvent(services, hangTenant.scope);
+    await hang.waitFor(1);
+    const { deliveryId } = await recordEvent(services, fastTenant.scope);
+    await eventually(async () => (await delivery(fastTenant.scope.environmentId, deliveryId)).d.state === 'delivered', 20_000);
+    // Delivered while the hanging attempt is still open and unrecorded.
+    expect(w.inFlight()).toBe(1);
+    expect((await delivery(hangTenant.scope.environmentId, hanging.deliveryId)).attempts).toHaveLength(0);
+  });
+
+  it('a destination whose last attempt failed is sent one attempt at a time until it answers', async () => {
+    let open = 0;
+    let most = 0;
+    let counting = false;
+    const rx = await receiver({ handler: answer(500, 'down') });
+    const { scope } = await seedEndpoint(services, rx.url);
+    // Sends in flight as the worker sees them (the receiver's view lags behind closed sockets).
+    const inner = createSender({ policy: services.destinations, timeoutMs: 300 });
+    const sender: Sender = {
+      timeoutMs: inner.timeoutMs,
+      close: () => inner.close(),
+      async send(req) {
+        open += 1;
+        if (counting) most = Math.max(most, open);
+        try {
+          return await inner.send(req);
+        } finally {
+          open -= 1;
+        }
+      },
+    };
+    const w = worker({ sender, perEndpointLimit: 4 });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await recordEvent(services, scope)).deliveryId);
+    w.start();
+    await eventually(async () => {
+      const all = await Promise.all(ids.map((id) => delivery(scope.environmentId, id)));
+      return all.every((x) => x.attempts.length === 1);
+    });
+    // Now it hangs; every retry is due: they go one at a time (each to its deadline).
+    rx.handle(neverAnswer);
+    counting = true;
+    clock.advance(24 * 60 * 60 * 1000);
+    w.wake();
+    await eventually(async () => {
+      const all = await Promise.all(ids.map((id) => delivery(scope.environmentId, id)));
+      return all.every((x) => x.attempts.length === 2);
+    }, 20_000);
+    expect(most).toBe(1);
+    // It answers again: one success clears the suspicion (the rest go up to perEndpointLimit at once).
+    rx.handle(answer(200, 'ok'));
+    clock.advance(24 * 60 * 60 * 1000);
+    w.wake();
+    await eventually(async () => {
+      const all = await Promise.all(ids.map((id) => delivery(scope.environmentId, id)));
+      return all.every((x) => x.d.state === 'delivered');
+    }, 20_000);
+  });
+
   it('retries a delivery leased by a crashed worker only after the lease expires', async () => {
     const rx = await receiver();
     const { scope } = await seedEndpoint(services, rx.url);

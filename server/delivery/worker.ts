@@ -24,6 +24,15 @@
 // - No polling delay on the fast path: `store.onDeliveriesReady` wakes the loop at once; the
 //   loop otherwise sleeps until `store.queue.nextDueAt()` (at most 30 s, as a safety net).
 // - A slow endpoint blocks nobody: its sends wait in its own queue, other destinations go on.
+// - Hanging destinations do not starve healthy ones. A waiting socket is cheap; a slot of the
+//   shared budget (`concurrency`) is not. So an attempt still open after `slowAfterMs` moves
+//   out of the shared budget into a second, larger one (`slowConcurrency`), and a suspect
+//   destination (its last attempt here failed, or the delivery is a retry and the destination
+//   has not succeeded here since) is sent to one attempt at a time from that second budget
+//   only. Neither counts against the leases the claims are sized by (up to `slowConcurrency`
+//   of them), so healthy deliveries keep being claimed behind a mass of hanging ones, and
+//   destinations known to answer are dispatched first. Per-destination limits are unchanged:
+//   a moved attempt still counts at its destination.
 // - Every attempt is recorded guarded by its lease (owner and lease end); a lost lease is
 //   logged and nothing is written. Shutdown drains: no new claims, prefetched deliveries are
 //   released, in-flight attempts get a grace period, what is still in flight after it is
@@ -63,6 +72,12 @@ const ERROR_BACKOFF_MS = 1_000;
 const COMPLETE_BATCH = 256;
 /** Opened secrets kept (by sealed value); the cache is emptied when it would grow past this. */
 const SECRET_CACHE_SIZE = 1_024;
+/** An attempt still open after this long leaves the shared budget (default of `slowAfterMs`). */
+export const SLOW_AFTER_MS = 100;
+/** Attempts in the budget of slow attempts and suspect destinations (default of `slowConcurrency`). */
+export const SLOW_CONCURRENCY = 1_024;
+/** Destinations whose last outcome is remembered; the memory is emptied when it would grow past this. */
+const OUTCOME_MEMORY_SIZE = 10_000;
 
 export interface Timers {
   setTimeout(fn: () => void, ms: number): unknown;
@@ -86,8 +101,15 @@ export interface DeliveryWorkerOptions {
   owner?: string;
   /** Most deliveries claimed at once; default 50. */
   batchSize?: number;
-  /** Most attempts in flight in this worker; default 64. */
+  /** Most attempts in flight in this worker's shared budget; default 64. */
   concurrency?: number;
+  /**
+   * Most attempts in the second budget: attempts open longer than `slowAfterMs` and attempts
+   * to suspect destinations (one each); default 1 024. Each is a socket and a lease, no more.
+   */
+  slowConcurrency?: number;
+  /** When an open attempt moves from the shared budget to the second one; default 100 ms. */
+  slowAfterMs?: number;
   /** Most attempts in flight per destination, across all workers; default 4. */
   perEndpointLimit?: number;
   /**
@@ -131,6 +153,10 @@ export interface DeliveryWorker {
 
 interface InFlight {
   id: string;
+  /** Which budget the attempt counts against. */
+  pool: 'shared' | 'slow';
+  /** Launch order: the sweep moves attempts launched before it was armed. */
+  seq: number;
   abort: AbortController;
   /** Set when shutdown released the lease: the attempt must not be recorded. */
   released: boolean;
@@ -160,6 +186,8 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   const batchSize = positiveInt('batchSize', opts.batchSize ?? 100);
   const concurrency = positiveInt('concurrency', opts.concurrency ?? 64);
   const perEndpointLimit = positiveInt('perEndpointLimit', opts.perEndpointLimit ?? 4);
+  const slowConcurrency = positiveInt('slowConcurrency', opts.slowConcurrency ?? SLOW_CONCURRENCY);
+  const slowAfterMs = positiveInt('slowAfterMs', opts.slowAfterMs ?? SLOW_AFTER_MS);
   const prefetchPerEndpoint = positiveInt('prefetchPerEndpoint', opts.prefetchPerEndpoint ?? perEndpointLimit * 16);
   if (prefetchPerEndpoint < perEndpointLimit) throw new RangeError(`prefetchPerEndpoint (${prefetchPerEndpoint}) must be at least perEndpointLimit (${perEndpointLimit})`);
   /** Most leases held at once by this worker (sending, ready, or waiting to be recorded). */
@@ -185,6 +213,13 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   const ready = new Map<string, ClaimedDelivery[]>();
   /** Sends in flight per destination. */
   const sending = new Map<string, number>();
+  /** Attempts in flight per budget. */
+  let sharedInFlight = 0;
+  let slowInFlight = 0;
+  let launchSeq = 0;
+  let sweepHandle: unknown = null;
+  /** Last outcome per destination here: true answered 2xx, false failed. */
+  const outcomes = new Map<string, boolean>();
   /** Leases held: ready + in flight + waiting for the completer. */
   let held = 0;
   let started = false;
@@ -329,6 +364,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       return;
     }
     const finishedAt = clock.now();
+    remember(destinationOf(claimed), sent.success);
     const attemptRecord: AttemptRecord = {
       deliveryId: delivery.id,
       cycle: delivery.cycle,
@@ -362,19 +398,34 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     await record({ completion: { deliveryId: delivery.id, leaseExpiresAt: delivery.leaseExpiresAt ?? 0, result }, summary, resolve: () => undefined });
   }
 
+  function remember(dest: string, success: boolean): void {
+    if (outcomes.size >= OUTCOME_MEMORY_SIZE && !outcomes.has(dest)) outcomes.clear();
+    outcomes.set(dest, success);
+  }
+
+  /** A destination that failed here last, or (never answered here since) whose delivery is a retry. */
+  function suspect(dest: string, next: ClaimedDelivery): boolean {
+    const last = outcomes.get(dest);
+    return last === undefined ? next.delivery.attemptCount > 0 : !last;
+  }
+
   /** Frees the send slot of a finished attempt and starts what waits for it. */
   function release(entry: InFlight, dest: string): void {
     if (!inFlight.has(entry.id)) return;
     inFlight.delete(entry.id);
+    if (entry.pool === 'shared') sharedInFlight -= 1;
+    else slowInFlight -= 1;
     const n = (sending.get(dest) ?? 1) - 1;
     if (n <= 0) sending.delete(dest);
     else sending.set(dest, n);
     dispatch();
   }
 
-  function launch(claimed: ClaimedDelivery, dest: string): InFlight {
-    const entry: InFlight = { id: claimed.delivery.id, abort: new AbortController(), released: false, done: Promise.resolve() };
+  function launch(claimed: ClaimedDelivery, dest: string, pool: InFlight['pool']): InFlight {
+    const entry: InFlight = { id: claimed.delivery.id, pool, seq: ++launchSeq, abort: new AbortController(), released: false, done: Promise.resolve() };
     inFlight.set(entry.id, entry);
+    if (pool === 'shared') sharedInFlight += 1;
+    else slowInFlight += 1;
     sending.set(dest, (sending.get(dest) ?? 0) + 1);
     entry.done = attempt(claimed, entry).catch((err: unknown) => {
       // Something unexpected broke: the lease expires and the delivery is attempted again;
@@ -389,23 +440,37 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   /** Deliveries whose lease is too short to be sent now; given back in one call. */
   let expiring: string[] = [];
 
-  /** Starts every ready delivery that has a free slot (overall and at its destination). */
+  /**
+   * Starts every ready delivery that has a free slot (in its budget and at its destination):
+   * destinations that answered here last first, then the others.
+   */
   function dispatch(): void {
     if (stopping !== null) return; // stopping: nothing new is sent
-    for (const [dest, queue] of ready) {
-      while (queue.length > 0 && inFlight.size < concurrency && (sending.get(dest) ?? 0) < perEndpointLimit) {
-        const claimed = queue.shift()!;
-        const left = (claimed.delivery.leaseExpiresAt ?? 0) - clock.now();
-        if (left < timeoutMs + SEND_MARGIN_MS || leaseMs - left > PREFETCH_MAX_WAIT_MS) {
-          expiring.push(claimed.delivery.id);
-          held -= 1;
-          continue;
+    let waitingForShared = false;
+    for (const knownGood of [true, false]) {
+      for (const [dest, queue] of ready) {
+        if (knownGood && outcomes.get(dest) !== true) continue;
+        while (queue.length > 0) {
+          const isSuspect = suspect(dest, queue[0]!);
+          const pool = isSuspect ? 'slow' : 'shared';
+          const room = isSuspect ? slowInFlight < slowConcurrency && !sending.has(dest) : sharedInFlight < concurrency && (sending.get(dest) ?? 0) < perEndpointLimit;
+          if (!room) {
+            if (!isSuspect && sharedInFlight >= concurrency) waitingForShared = true;
+            break;
+          }
+          const claimed = queue.shift()!;
+          const left = (claimed.delivery.leaseExpiresAt ?? 0) - clock.now();
+          if (left < timeoutMs + SEND_MARGIN_MS || leaseMs - left > PREFETCH_MAX_WAIT_MS) {
+            expiring.push(claimed.delivery.id);
+            held -= 1;
+            continue;
+          }
+          launch(claimed, dest, pool);
         }
-        launch(claimed, dest);
+        if (queue.length === 0) ready.delete(dest);
       }
-      if (queue.length === 0) ready.delete(dest);
-      if (inFlight.size >= concurrency) break;
     }
+    if (waitingForShared) armSweep();
     if (expiring.length > 0) {
       const ids = expiring;
       expiring = [];
@@ -414,6 +479,39 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'could not release leases; they expire on their own');
       });
     }
+  }
+
+  /**
+   * Once `slowAfterMs` has passed, moves the shared-budget attempts launched before now that
+   * are still open to the slow budget (as far as it has room), and dispatches what waited.
+   */
+  function armSweep(): void {
+    if (sweepHandle !== null || slowInFlight >= slowConcurrency) return;
+    const upTo = launchSeq;
+    sweepHandle = timers.setTimeout(() => {
+      sweepHandle = null;
+      if (stopping !== null) return;
+      for (const entry of inFlight.values()) {
+        if (slowInFlight >= slowConcurrency) break;
+        if (entry.pool !== 'shared' || entry.seq > upTo) continue;
+        entry.pool = 'slow';
+        sharedInFlight -= 1;
+        slowInFlight += 1;
+      }
+      dispatch();
+      requestPump(); // the moved attempts' leases no longer count against claims
+    }, slowAfterMs);
+  }
+
+  /**
+   * Leases that count against the claims: all held, less those of the slow budget (its
+   * attempts in flight and the deliveries of suspect destinations waiting for it), up to
+   * `slowConcurrency` of them.
+   */
+  function countedHeld(): number {
+    let slow = slowInFlight;
+    for (const [dest, queue] of ready) if (queue.length > 0 && suspect(dest, queue[0]!)) slow += queue.length;
+    return held - Math.min(slow, slowConcurrency);
   }
 
   function take(batch: ClaimedDelivery[]): void {
@@ -428,7 +526,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   }
 
   async function claimBatch(): Promise<{ claimed: number; limit: number; at: number }> {
-    const limit = Math.min(batchSize, maxHeld - held);
+    const limit = Math.min(batchSize, maxHeld - countedHeld());
     const at = clock.now();
     if (limit < 1) return { claimed: 0, limit: 0, at };
     const batch = await store.queue.claim({ owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true });
@@ -525,6 +623,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     unsubscribe?.();
     unsubscribe = null;
     clearSleep();
+    if (sweepHandle !== null) {
+      timers.clearTimeout(sweepHandle);
+      sweepHandle = null;
+    }
     // A claim in progress registers its deliveries before the loop ends.
     while (pumping !== null) await pumping;
     // Prefetched deliveries that were not sent go back at once.
@@ -562,7 +664,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       started = true;
       running = true;
       unsubscribe = store.onDeliveriesReady(() => requestPump());
-      log.info({ concurrency, perEndpointLimit, prefetchPerEndpoint, batchSize, leaseMs, timeoutMs }, 'delivery worker started');
+      log.info({ concurrency, slowConcurrency, slowAfterMs, perEndpointLimit, prefetchPerEndpoint, batchSize, leaseMs, timeoutMs }, 'delivery worker started');
       requestPump();
     },
     stop(stopOpts = {}) {
@@ -576,7 +678,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       requestPump();
     },
     async runOnce() {
-      const limit = Math.min(batchSize, maxHeld - held);
+      const limit = Math.min(batchSize, maxHeld - countedHeld());
       if (limit < 1) return 0;
       const claimed = await store.queue.claim({ owner, now: clock.now(), leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true });
       take(claimed);

@@ -1,6 +1,7 @@
 // The real server as a child process (server/main.ts) on a free port: for the crash test,
 // the multi-instance test and the benchmarks.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { sinkText } from './secret-sink.ts';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -60,6 +61,11 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   let exited = false;
   child.on('exit', () => (exited = true));
+  child.on('close', () => {
+    // Its output goes to the run's secrets sink, all but the demo tenant's credentials, which
+    // a first start prints once on purpose (the operator's only way to learn them).
+    sinkText(`child server ${child.pid}`, out.replace(/Demo tenant created[^\n]*\n\{[\s\S]*?\n\}/g, '[demo tenant credentials]'));
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (exited) throw new Error(`server exited before listening\n${out}`);

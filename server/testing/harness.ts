@@ -15,7 +15,9 @@ import type { Clock } from '../domain/clock.ts';
 import type { Scope, Services } from '../domain/context.ts';
 import { buildApp, type BuiltApp } from '../api/index.ts';
 import { openServices } from '../services.ts';
+import { answerClientErrors } from '../http/client-error.ts';
 import { SERVER_LIMITS } from '../http/server-limits.ts';
+import { sinkFile, sinkLogger, sinkText } from './secret-sink.ts';
 import type { Resolver } from '../destination/policy.ts';
 
 export interface TestServerOptions {
@@ -74,6 +76,15 @@ async function storeEnv(): Promise<{ env: NodeJS.ProcessEnv; drop(): Promise<voi
   return { env: { DATABASE_URL: db.url, SECRETS_KEY: randomBytes(32).toString('base64url') }, drop: () => db.drop() };
 }
 
+/** The app's fetch, appending every error body (status 400 and above) to the secrets sink. */
+function sinkErrorBodies<Rest extends unknown[]>(fetch: (req: Request, ...rest: Rest) => Response | Promise<Response>): (req: Request, ...rest: Rest) => Promise<Response> {
+  return async (req, ...rest) => {
+    const res = await fetch(req, ...rest);
+    if (res.status >= 400) sinkText(`${res.status} ${req.method} ${new URL(req.url).pathname}`, await res.clone().text());
+    return res;
+  };
+}
+
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-test-'));
   const storage = await storeEnv();
@@ -86,11 +97,14 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     LOG_LEVEL: opts.logLevel ?? 'silent',
     ...opts.env,
   });
-  const log = opts.log ?? pino({ level: config.logLevel });
+  // With the run's secrets sink, the production logger (redaction included) writes there.
+  const log = opts.log ?? (opts.logLevel === undefined ? sinkLogger() : null) ?? pino({ level: config.logLevel });
   const { services } = await openServices(config, log, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.resolve ? { resolve: opts.resolve } : {}) });
-  const { app, start, stop } = (opts.build ?? buildApp)(services, config);
+  const { app, start, stop, metrics } = (opts.build ?? buildApp)(services, config);
+  const fetch = sinkFile() === null ? app.fetch : sinkErrorBodies(app.fetch);
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0, serverOptions: SERVER_LIMITS }, () => resolve(s));
+    const s = serve({ fetch, hostname: '127.0.0.1', port: 0, serverOptions: SERVER_LIMITS }, () => resolve(s));
+    answerClientErrors(s);
   });
   await start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -128,6 +142,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
     async close() {
       await stop();
+      if (sinkFile() !== null) sinkText('metrics', await metrics.render());
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await services.store.close();
       await storage.drop();
