@@ -156,3 +156,9 @@ export const STAKING_ASSET_RULE: SpecRule = {
   covers: ['interface#tx-4'],
   quote: 'Staking asset supported: KRU. asset must be KRU (400 otherwise).',
 };
+
+export const PAYMENT_AMOUNT_RULE: SpecRule = {
+  source: 'common/transactions.yaml#/Transaction; common/orders.yaml#/AssetId (x-asset-decimals)',
+  quote:
+    '`amount` has one meaning everywhere: the amount in the asset\'s units, never base units. A payment of an order carries `amount` when the order\'s asset has known decimals and amountBaseUnits / 10^decimals fits Amount; otherwise `amount` is absent and amountBaseUnits is the only amount: it is never rounded.',
+};

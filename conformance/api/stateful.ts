@@ -7,7 +7,9 @@
 // - only a payment in pending_confirmation can be refunded, once;
 // - a cancelled order is a 404 on lookup while its payments still answer;
 // - GET /transactions without orderNumber and txHash is a 400 search-parameter-required;
+// - a payment of an order gives amount in the asset's units when exact, else only amountBaseUnits;
 // - with another tenant's credentials, nothing of this tenant can be read by id.
+import { AMOUNT_RULE, ASSET_DECIMALS } from '../../generated/vocabulary.ts';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
 import { subSeed } from '../receiver/events.ts';
 import type { ApiClient, ApiResponse, Auth, KeyCredentials } from './client.ts';
@@ -19,6 +21,7 @@ import {
   CANCELLED_ORDER_RULE,
   DUPLICATE_THIRD_PARTY_RULE,
   ISOLATION_RULE,
+  PAYMENT_AMOUNT_RULE,
   PAYOUT_SETTLES_RULE,
   REFUND_RULE,
   SEARCH_PARAMETER_RULE,
@@ -234,6 +237,47 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
     });
   }
 
+  // ---- a payment's amount is in the asset's units ---------------------------------------------
+  if (s.hasOp('createOrder') && s.hasOp('createSandboxDeposit') && s.hasOp('searchTransaction')) {
+    check('payment-amount-units', "a payment of an order: amount in the asset's units when exact, else absent; amountBaseUnits exact", [PAYMENT_AMOUNT_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      const assets = Object.entries(ASSET_DECIMALS);
+      const fine = assets.find(([, d]) => d <= AMOUNT_RULE.maxScale);
+      const fineGrained = assets.find(([, d]) => d > AMOUNT_RULE.maxScale);
+      const cases: Array<[string | undefined, string]> = [
+        ...(fine ? [[fine[0], '49990000'] as [string, string]] : []),
+        // More places than an Amount keeps: amount must be absent, not rounded.
+        ...(fineGrained ? [[fineGrained[0], `1${'0'.repeat(fineGrained[1] - 1)}1`] as [string, string]] : []),
+        // No asset: no decimals to convert with.
+        [undefined, '1000000'],
+      ];
+      for (const [assetId, baseUnits] of cases) {
+        const order = await call(evidence, 'createOrder', { auth: key, body: { merchantReference: `amount-units-${assetId ?? 'none'}`, amountMinor: 100, ...(assetId ? { assetId } : {}) }, label: `create an order in ${assetId ?? 'no asset'}` }, ctx);
+        const badOrder = expectOk(s.op('createOrder'), order, evidence, 'creating an order failed');
+        if (badOrder) return badOrder;
+        const orderId = String((order.json as Json).orderId);
+        const txHash = `0x${subSeed(ctx.seed, `amount-units/${baseUnits}`).toString(16).padStart(8, '0')}${'5e'.repeat(28)}`;
+        const dep = await call(evidence, 'createSandboxDeposit', { auth: key, path: { orderId }, body: { amountBaseUnits: baseUnits, verified: true, txHash }, label: `deposit ${baseUnits} base units` }, ctx);
+        const badDep = expectOk(s.op('createSandboxDeposit'), dep, evidence, 'the deposit failed');
+        if (badDep) return badDep;
+        const found = await call(evidence, 'searchTransaction', { auth: key, query: { txHash }, headers: { 'x-tenant-id': o.creds.tenantId }, label: 'find the payment by txHash' }, ctx);
+        const badFound = expectOk(s.op('searchTransaction'), found, evidence, 'GET /transactions did not find the payment');
+        if (badFound) return badFound;
+        const record = found.json as Json;
+        if (record.amountBaseUnits !== baseUnits) return fail(`amountBaseUnits is ${JSON.stringify(record.amountBaseUnits)}, not the deposited "${baseUnits}"`, PAYMENT_AMOUNT_RULE, evidence);
+        const decimals = assetId === undefined ? undefined : ASSET_DECIMALS[assetId];
+        const expected = decimals === undefined ? undefined : inAssetUnits(baseUnits, decimals);
+        if (expected === undefined && 'amount' in record) {
+          return fail(`amount is ${JSON.stringify(record.amount)} for ${baseUnits} base units of ${assetId ?? 'no asset'}, which have no exact Amount: it must be absent`, PAYMENT_AMOUNT_RULE, evidence);
+        }
+        if (expected !== undefined && record.amount !== expected) {
+          return fail(`amount is ${JSON.stringify(record.amount)} for ${baseUnits} base units of ${assetId}, not ${expected} in the asset's units`, PAYMENT_AMOUNT_RULE, evidence);
+        }
+      }
+      return pass();
+    });
+  }
+
   // ---- search parameter -----------------------------------------------------------------------
   if (s.hasOp('searchTransaction')) {
     check('search-parameter-required', 'GET /transactions without orderNumber and txHash gets 400 search-parameter-required', [SEARCH_PARAMETER_RULE], async (ctx, evidence) => {
@@ -313,4 +357,14 @@ function mismatches(record: Json, expected: Record<string, unknown>): string[] {
   return Object.entries(expected)
     .filter(([k, v]) => record[k] !== v)
     .map(([k, v]) => `${k} ${JSON.stringify(record[k])} (expected ${JSON.stringify(v)})`);
+}
+
+/** base / 10^decimals as a number when it fits the Amount rule exactly, else undefined. */
+function inAssetUnits(baseUnits: string, decimals: number): number | undefined {
+  const padded = baseUnits.padStart(decimals + 1, '0');
+  const int = padded.slice(0, padded.length - decimals);
+  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
+  if (frac.length > AMOUNT_RULE.maxScale || (int + frac).replace(/^0+/, '').length > AMOUNT_RULE.maxSignificantDigits) return undefined;
+  const value = Number(frac ? `${int}.${frac}` : int);
+  return value > AMOUNT_RULE.maximum ? undefined : value;
 }

@@ -240,7 +240,10 @@ export interface components {
          */
         OrderStatus: "open" | "cancelled";
         /**
-         * @description Asset identifier (the token the customer pays with).
+         * @description Asset identifier (the token the customer pays with). Any identifier is accepted. The
+         *     assets whose decimals the service knows are listed in `x-asset-decimals` (token base
+         *     units per asset unit = 10^decimals); for them a payment of the order also carries its
+         *     `amount` in the asset's units (see `Transaction.amount`).
          * @example USDC
          */
         AssetId: string;

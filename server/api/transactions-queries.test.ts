@@ -50,7 +50,7 @@ describe('GET /transactions/users', () => {
 });
 
 describe('GET /transactions', () => {
-  async function orderPayment(t: TestTenant, fields: { orderNumber: string; txHash: string; at: number; amount: string }): Promise<string> {
+  async function orderPayment(t: TestTenant, fields: { orderNumber: string; txHash: string; at: number; amount: string; baseUnits: string }): Promise<string> {
     // An order deposit as the orders module records it (type payment with orderId, orderNumber, txHash).
     const environmentId = await envId(t.tenantId);
     const id = `txn_${fields.at.toString(36).toUpperCase()}${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
@@ -64,7 +64,7 @@ describe('GET /transactions', () => {
         status: 'completed',
         userId: null,
         amount: fields.amount,
-        amountBaseUnits: fields.amount,
+        amountBaseUnits: fields.baseUnits,
         thirdPartyId: null,
         notifyUrl: null,
         asset: null,
@@ -99,8 +99,8 @@ describe('GET /transactions', () => {
       createdDate: '2026-11-20T14:02:11.480Z',
     });
 
-    const older = await orderPayment(t, { orderNumber: 'ORD-000042', txHash: '0xaaa1', at: START + 1000, amount: '50000000' });
-    const newer = await orderPayment(t, { orderNumber: 'ORD-000042', txHash: '0xaaa2', at: START + 2000, amount: '49990000' });
+    const older = await orderPayment(t, { orderNumber: 'ORD-000042', txHash: '0xaaa1', at: START + 1000, amount: '50', baseUnits: '50000000' });
+    const newer = await orderPayment(t, { orderNumber: 'ORD-000042', txHash: '0xaaa2', at: START + 2000, amount: '49.99', baseUnits: '49990000' });
     const search = (query: { orderNumber?: string; txHash?: string }) => t.transactions.GET('/transactions', { params: { query, header: { 'x-tenant-id': t.tenantId } } });
 
     const byOrder = await search({ orderNumber: 'ORD-000042' });
@@ -112,7 +112,7 @@ describe('GET /transactions', () => {
       type: 'payment',
       orderId: '3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90',
       orderNumber: 'ORD-000042',
-      amount: 49990000,
+      amount: 49.99,
       amountBaseUnits: '49990000',
       txHash: '0xaaa2',
       createdDate: '2026-11-20T14:02:13.480Z',

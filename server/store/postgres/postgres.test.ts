@@ -2,7 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
-import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, payoutRecord, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
 import { UniqueViolation, type Store, type Tx } from '../types.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
@@ -100,6 +100,28 @@ describe('PostgreSQL store', () => {
     const all = loadMigrations().map((m) => m.version);
     expect(results.filter((r) => r.length > 0)).toEqual([all]);
     expect(results.filter((r) => r.length === 0)).toHaveLength(2);
+  });
+
+  it('0003 makes amount optional and clears the base units older payments of orders kept in it', async () => {
+    const { url } = await database();
+    await migrate(rawPool(url), loadMigrations().filter((m) => m.version < 3));
+    const store = await open(url);
+    const { env } = await seedEnvironment(store);
+    const payout = payoutRecord(env, { amount: '1234567.12345678' });
+    const old = paymentRecord(env, { amount: '49990000', amountBaseUnits: '49990000' });
+    const unlinked = paymentRecord(env, { orderId: null, orderNumber: null, userId: 'user-7', amount: '75.5', amountBaseUnits: null });
+    await store.transaction(async (tx) => {
+      for (const t of [payout, old, unlinked]) await tx.transactions.insert(t);
+    });
+    await store.migrate();
+    await store.transaction(async (tx) => {
+      expect(await tx.transactions.get(env.id, payout.id)).toEqual(payout);
+      expect(await tx.transactions.get(env.id, unlinked.id)).toEqual(unlinked);
+      expect(await tx.transactions.get(env.id, old.id)).toEqual({ ...old, amount: null });
+      const wei = paymentRecord(env, { amount: null, amountBaseUnits: '1234567890123456789' });
+      await tx.transactions.insert(wei);
+      expect(await tx.transactions.get(env.id, wei.id)).toEqual(wei);
+    });
   });
 
   it('refuses a database that has a migration this code does not know', async () => {

@@ -128,13 +128,15 @@ export function coreCases(s: () => Store): void {
     const { env } = await seedEnvironment(s());
     const payout = payoutRecord(env, { amount: '1234567.12345678', completedAt: null });
     const staking = payoutRecord(env, { type: 'staking', status: 'active', durationInMonths: 12, amount: '250', asset: 'ETH' });
-    const payment = paymentRecord(env, { amountBaseUnits: '123456789012345678901234567890', verified: true });
+    const payment = paymentRecord(env, { amount: '0.00000001', amountBaseUnits: '10000000000', verified: true });
+    // A payment of an order whose base units do not fit an Amount: no amount, exact base units.
+    const wei = paymentRecord(env, { amount: null, amountBaseUnits: '123456789012345678901234567890', verified: true });
     const refund = paymentRecord(env, { type: 'refund', side: 'debit', status: 'completed', verified: null, refundEmail: 'buyer@example.com', completedAt: T0 + 5 });
     await s().transaction(async (tx) => {
-      for (const t of [payout, staking, payment, refund]) await tx.transactions.insert(t);
+      for (const t of [payout, staking, payment, wei, refund]) await tx.transactions.insert(t);
     });
     await s().transaction(async (tx) => {
-      for (const t of [payout, staking, payment, refund]) expect(await tx.transactions.get(env.id, t.id)).toEqual(t);
+      for (const t of [payout, staking, payment, wei, refund]) expect(await tx.transactions.get(env.id, t.id)).toEqual(t);
       expect(await tx.transactions.get(env.id, 'txn_unknown')).toBeNull();
       expect(await tx.transactions.findByThirdPartyId(env.id, 'payout', payout.thirdPartyId!)).toEqual(payout);
       expect(await tx.transactions.findByThirdPartyId(env.id, 'staking', payout.thirdPartyId!)).toBeNull();
