@@ -112,6 +112,12 @@ export interface paths {
          *     `createdDate`), at most `limit` of them. Requires the `transactions_read` permission;
          *     a key without it gets `403` (permission denied).
          *
+         *     - Paging: the body stays an array of records; when older records remain, the answer
+         *       carries a `Next-Cursor` header. Pass its value as `cursor` (with the same `userId`,
+         *       `transactionId` and any `limit`) for the next, older page; the last page has no
+         *       `Next-Cursor`. A cursor that was not issued for this user's list is a `400`
+         *       `validation-failed`. Records created after the first page do not shift the pages.
+         *
          *     - `userId` is required. A user without transactions (or unknown to the tenant
          *       environment) gives an empty array, not a `404`.
          *     - `transactionId` narrows the answer to that one transaction: an array of one record,
@@ -190,6 +196,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description Opaque page cursor; pass it back unchanged.
+         * @example ZGx2XzAxSkQ0WEMyRTRHNko4TDBOMlE0UzZVOFcw
+         */
+        Cursor: string;
         /**
          * @description An error, as `application/problem+json` (RFC 9457). `type` is a stable URI that
          *     clients may switch on; `title` is its fixed summary; `detail` says what went wrong
@@ -890,6 +901,11 @@ export interface operations {
                  * @example 100
                  */
                 limit?: number;
+                /**
+                 * @description The `Next-Cursor` header of the previous page; omit it for the newest transactions.
+                 * @example MTIzNDU
+                 */
+                cursor?: components["schemas"]["Cursor"];
             };
             header?: {
                 /**
@@ -906,6 +922,8 @@ export interface operations {
             /** @description The user's transactions, newest first; an empty array when the user has none. */
             200: {
                 headers: {
+                    /** @description Cursor of the next (older) page, to pass as `cursor`; absent on the last page. */
+                    "Next-Cursor"?: components["schemas"]["Cursor"];
                     [name: string]: unknown;
                 };
                 content: {

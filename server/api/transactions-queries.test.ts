@@ -34,6 +34,41 @@ describe('GET /transactions/users', () => {
     expect(await listOf(t, 'nobody-at-all')).toEqual([]);
   });
 
+  it('pages past any limit with the Next-Cursor header, and refuses a cursor of another list', async () => {
+    const t = await server.newTenant();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      // Two payouts per millisecond: the cursor breaks ties like the order does.
+      clock.set(START + Math.floor(i / 2) * 1000);
+      ids.push((await payout(t, { userId: 'u-pages', amount: i + 1 })).data!.transactionId);
+    }
+    const page = (cursor?: string) => t.transactions.GET('/transactions/users', { params: { query: { userId: 'u-pages', limit: 2, ...(cursor ? { cursor } : {}) } } });
+    const seen: string[] = [];
+    const cursors: string[] = [];
+    let next: string | null = null;
+    do {
+      const r = await page(next ?? undefined);
+      expect(r.response.status).toBe(200);
+      seen.push(...r.data!.map((x) => x.id));
+      next = r.response.headers.get('next-cursor');
+      if (next !== null) cursors.push(next);
+    } while (next !== null);
+    expect(seen).toEqual([...ids].reverse());
+    expect(cursors).toHaveLength(2);
+    for (const c of cursors) expect(c).toMatch(/^[A-Za-z0-9_-]+$/);
+
+    // Another user's list, and a cursor this service did not issue: 400 on /query/cursor.
+    for (const [userId, cursor] of [
+      ['u-someone-else', cursors[0]!],
+      ['u-pages', 'bm90LWEtY3Vyc29y'],
+      ['u-pages', 'not a cursor'],
+    ] as const) {
+      const r = await send(credsOf(t), 'GET', `/transactions/users?userId=${userId}&cursor=${encodeURIComponent(cursor)}`);
+      expectProblem(r, 400, 'validation-failed');
+      expect((r.body.errors as Array<{ pointer: string }>).map((e) => e.pointer)).toEqual(['/query/cursor']);
+    }
+  });
+
   it('presents optional fields as absent, never null', async () => {
     const t = await server.newTenant();
     await payout(t, { userId: 'u-shape', amount: 1 });

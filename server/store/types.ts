@@ -64,8 +64,11 @@ export interface TransactionRepo {
     completedAt: Millis | null,
     extra?: { refundEmail?: string },
   ): Promise<boolean>;
-  /** Newest first. */
-  listByUser(environmentId: string, userId: string, opts: { transactionId?: string; limit: number }): Promise<TransactionRecord[]>;
+  /**
+   * Newest first, a page of at most `limit`. `cursor` is the nextCursor of the page before, for
+   * this user only (InvalidCursorError otherwise): keyset paging, so new rows never shift pages.
+   */
+  listByUser(environmentId: string, userId: string, opts: { transactionId?: string; limit: number; cursor: string | null }): Promise<Page<TransactionRecord>>;
   /** The most recent matching transaction; both filters apply when both are given. */
   search(environmentId: string, q: { orderNumber?: string; txHash?: string }): Promise<TransactionRecord | null>;
   listByOrder(environmentId: string, orderId: string): Promise<TransactionRecord[]>;

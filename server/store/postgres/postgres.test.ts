@@ -379,7 +379,7 @@ describe('PostgreSQL store', () => {
       const results = await Promise.allSettled([tx.transactions.insert(first), tx.transactions.insert(clash), tx.transactions.insert(last)]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     });
-    const ids = (await store.transaction((tx) => tx.transactions.listByUser(env.id, first.userId!, { limit: 10 }))).map((t) => t.id);
+    const ids = (await store.transaction((tx) => tx.transactions.listByUser(env.id, first.userId!, { limit: 10, cursor: null }))).items.map((t) => t.id);
     expect(ids.sort()).toEqual([first.id, last.id].sort());
   });
 });

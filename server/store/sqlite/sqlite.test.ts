@@ -77,7 +77,7 @@ describe('SQLite store', () => {
     });
     await store.migrate();
     await store.transaction(async (tx) => {
-      expect(await tx.transactions.listByUser(env.id, 'user-1', { limit: 10 })).toEqual([second, first]);
+      expect((await tx.transactions.listByUser(env.id, 'user-1', { limit: 10, cursor: null })).items).toEqual([second, first]);
       expect(await tx.transactions.get(env.id, old.id)).toEqual({ ...old, amount: null });
       const wei = paymentRecord(env, { amount: null, amountBaseUnits: '1234567890123456789' });
       await tx.transactions.insert(wei);

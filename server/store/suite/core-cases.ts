@@ -1,8 +1,9 @@
 // Tenants, keys, members, wallets, transactions, orders, and the transaction semantics.
 import { expect, it } from 'vitest';
 import { newServiceAccountId } from '../../domain/ids.ts';
-import type { Store } from '../types.ts';
-import type { ApiKeyRecord } from '../../domain/model.ts';
+import { InvalidCursorError } from '../errors.ts';
+import type { Page, Store } from '../types.ts';
+import type { ApiKeyRecord, TransactionRecord } from '../../domain/model.ts';
 import { T0, expectUnique, memberRecord, orderRecord, paymentRecord, payoutRecord, seedEnvironment, eventRecord, unique } from './fixtures.ts';
 
 export function coreCases(s: () => Store): void {
@@ -260,13 +261,48 @@ export function coreCases(s: () => Store): void {
       for (const t of [mine[2]!, mine[0]!, theirs, mine[3]!, mine[1]!]) await tx.transactions.insert(t);
     });
     await s().transaction(async (tx) => {
-      const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
-      expect(ids(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10 }))).toEqual([3, 2, 1, 0].map((i) => mine[i]!.id));
-      expect(ids(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 2 }))).toEqual([mine[3]!.id, mine[2]!.id]);
-      expect(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10, transactionId: mine[1]!.id })).toEqual([mine[1]]);
-      expect(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10, transactionId: theirs.id })).toEqual([]);
-      expect(await tx.transactions.listByUser(env.id, 'user-9999', { limit: 10 })).toEqual([]);
+      const ids = (page: { items: { id: string }[] }) => page.items.map((r) => r.id);
+      const list = (opts: { limit: number; transactionId?: string; cursor?: string | null }, userId = 'user-1001') =>
+        tx.transactions.listByUser(env.id, userId, { cursor: null, ...opts });
+      expect(ids(await list({ limit: 10 }))).toEqual([3, 2, 1, 0].map((i) => mine[i]!.id));
+      expect(ids(await list({ limit: 2 }))).toEqual([mine[3]!.id, mine[2]!.id]);
+      expect(await list({ limit: 10, transactionId: mine[1]!.id })).toEqual({ items: [mine[1]], nextCursor: null });
+      expect(await list({ limit: 10, transactionId: theirs.id })).toEqual({ items: [], nextCursor: null });
+      expect(await list({ limit: 10 }, 'user-9999')).toEqual({ items: [], nextCursor: null });
     });
+  });
+
+  it('listByUser pages with an opaque cursor: every row once, newest first, unshifted by later rows', async () => {
+    const { env } = await seedEnvironment(s());
+    // Two rows per millisecond, inserted out of order: the cursor must break ties like the order does.
+    const mine = [0, 1, 2, 3, 4, 5, 6].map((i) => payoutRecord(env, { userId: 'user-3003', createdAt: T0 + Math.floor(i / 2) * 1000 }));
+    await s().transaction(async (tx) => {
+      for (const i of [4, 0, 6, 2, 1, 5, 3]) await tx.transactions.insert(mine[i]!);
+    });
+    const all = await s().transaction((tx) => tx.transactions.listByUser(env.id, 'user-3003', { limit: 100, cursor: null }));
+    expect(all.nextCursor).toBeNull();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Page<TransactionRecord> = await s().transaction((tx) => tx.transactions.listByUser(env.id, 'user-3003', { limit: 3, cursor }));
+      seen.push(...page.items.map((t) => t.id));
+      cursor = page.nextCursor;
+      if (++pages === 1) {
+        // A newer row after the first page does not shift the next pages.
+        await s().transaction((tx) => tx.transactions.insert(payoutRecord(env, { userId: 'user-3003', createdAt: T0 + 60_000 })));
+      }
+    } while (cursor !== null);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(all.items.map((t) => t.id));
+    expect(new Set(seen).size).toBe(7);
+
+    // A cursor for another user's list, a tampered one and garbage are refused.
+    const first = await s().transaction((tx) => tx.transactions.listByUser(env.id, 'user-3003', { limit: 1, cursor: null }));
+    for (const bad of [first.nextCursor!, 'not-a-cursor', `${first.nextCursor!}A`, 'MA']) {
+      const user = bad === first.nextCursor ? 'user-4004' : 'user-3003';
+      await expect(s().transaction((tx) => tx.transactions.listByUser(env.id, user, { limit: 3, cursor: bad }))).rejects.toBeInstanceOf(InvalidCursorError);
+    }
   });
 
   it('search finds the most recent match by orderNumber, txHash, or both; listByOrder is oldest first', async () => {

@@ -1,3 +1,5 @@
+import { assertLimit, decodeCursor, pageOf } from '../../cursor.ts';
+import { InvalidCursorError } from '../../errors.ts';
 import type { TransactionRepo } from '../../types.ts';
 import type { Conn } from '../db.ts';
 import { transactionFromRow, transactionToRow, type TransactionRow } from '../rows.ts';
@@ -32,21 +34,25 @@ export function transactionRepo(db: Conn): TransactionRepo {
       );
       return changed > 0;
     },
-    async listByUser(environmentId, userId, opts) {
-      const rows =
-        opts.transactionId === undefined
-          ? await db.rows<TransactionRow>(`SELECT * FROM transactions WHERE environment_id = $1 AND user_id = $2 ${NEWEST} LIMIT $3`, [
-              environmentId,
-              userId,
-              opts.limit,
-            ])
-          : await db.rows<TransactionRow>(`SELECT * FROM transactions WHERE environment_id = $1 AND user_id = $2 AND id = $3 ${NEWEST} LIMIT $4`, [
-              environmentId,
-              userId,
-              opts.transactionId,
-              opts.limit,
-            ]);
-      return rows.map(transactionFromRow);
+    async listByUser(environmentId, userId, { transactionId, limit, cursor }) {
+      assertLimit(limit);
+      const where = ['environment_id = $1', 'user_id = $2'];
+      const params: unknown[] = [environmentId, userId];
+      if (transactionId !== undefined) {
+        params.push(transactionId);
+        where.push(`id = $${params.length}`);
+      }
+      if (cursor !== null) {
+        // The cursor is the seq of the last row shown; it must be a row of this user's list.
+        const seq = decodeCursor(cursor);
+        const last = await db.one<{ created_at: number }>('SELECT created_at FROM transactions WHERE seq = $1 AND environment_id = $2 AND user_id = $3', [seq, environmentId, userId]);
+        if (!last) throw new InvalidCursorError(cursor);
+        params.push(last.created_at, seq);
+        where.push(`(created_at, seq) < ($${params.length - 1}, $${params.length})`);
+      }
+      params.push(limit + 1);
+      const rows = await db.rows<TransactionRow & { seq: number }>(`SELECT * FROM transactions WHERE ${where.join(' AND ')} ${NEWEST} LIMIT $${params.length}`, params);
+      return pageOf(rows, limit, (r) => Number(r.seq), transactionFromRow);
     },
     async search(environmentId, q) {
       const where: string[] = ['environment_id = $1'];

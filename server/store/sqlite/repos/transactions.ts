@@ -1,3 +1,5 @@
+import { assertLimit, decodeCursor, pageOf } from '../../cursor.ts';
+import { InvalidCursorError } from '../../errors.ts';
 import type { TransactionRepo } from '../../types.ts';
 import type { Db } from '../db.ts';
 import { insertSql, transactionFromRow, transactionToRow, type TransactionRow } from '../rows.ts';
@@ -40,18 +42,24 @@ export function transactionRepo(db: Db): TransactionRepo {
       );
       return result.changes > 0;
     },
-    async listByUser(environmentId, userId, opts) {
-      const rows =
-        opts.transactionId === undefined
-          ? db.all<TransactionRow>(`SELECT * FROM transactions WHERE environment_id = ? AND user_id = ? ${NEWEST} LIMIT ?`, environmentId, userId, opts.limit)
-          : db.all<TransactionRow>(
-              `SELECT * FROM transactions WHERE environment_id = ? AND user_id = ? AND id = ? ${NEWEST} LIMIT ?`,
-              environmentId,
-              userId,
-              opts.transactionId,
-              opts.limit,
-            );
-      return rows.map(transactionFromRow);
+    async listByUser(environmentId, userId, { transactionId, limit, cursor }) {
+      assertLimit(limit);
+      const where = ['environment_id = ?', 'user_id = ?'];
+      const params: unknown[] = [environmentId, userId];
+      if (transactionId !== undefined) {
+        where.push('id = ?');
+        params.push(transactionId);
+      }
+      if (cursor !== null) {
+        // The cursor is the rowid of the last row shown; it must be a row of this user's list.
+        const seq = decodeCursor(cursor);
+        const last = db.get<{ created_at: number }>('SELECT created_at FROM transactions WHERE rowid = ? AND environment_id = ? AND user_id = ?', seq, environmentId, userId);
+        if (!last) throw new InvalidCursorError(cursor);
+        where.push('(created_at < ? OR (created_at = ? AND rowid < ?))');
+        params.push(last.created_at, last.created_at, seq);
+      }
+      const rows = db.all<TransactionRow & { seq: number }>(`SELECT rowid AS seq, * FROM transactions WHERE ${where.join(' AND ')} ${NEWEST} LIMIT ?`, ...params, limit + 1);
+      return pageOf(rows, limit, (r) => r.seq, transactionFromRow);
     },
     async search(environmentId, q) {
       const where: string[] = ['environment_id = ?'];
