@@ -2,7 +2,7 @@
 import { expect, it } from 'vitest';
 import { newServiceAccountId } from '../../domain/ids.ts';
 import { InvalidCursorError } from '../errors.ts';
-import type { Page, Store } from '../types.ts';
+import type { Page, Store, UniqueViolation } from '../types.ts';
 import type { ApiKeyRecord, TransactionRecord } from '../../domain/model.ts';
 import { T0, expectUnique, memberRecord, orderRecord, paymentRecord, payoutRecord, seedEnvironment, eventRecord, unique } from './fixtures.ts';
 
@@ -358,5 +358,44 @@ export function coreCases(s: () => Store): void {
     expect(await s().transaction((tx) => tx.orders.get(env.id, order.id))).toEqual(paid);
     await expectUnique(s().transaction((tx) => tx.orders.insert(orderRecord(env, 'ORD-000001'))), 'order_number');
     await s().transaction((tx) => tx.orders.insert(orderRecord(other, 'ORD-000001')));
+  });
+
+  it('idempotency keys: recorded once per environment, found again, a second insert is a UniqueViolation', async () => {
+    const { env } = await seedEnvironment(s());
+    const other = (await seedEnvironment(s())).env;
+    const order = orderRecord(env, 'ORD-000001');
+    const theirs = orderRecord(other, 'ORD-000001');
+    const record = { orderId: order.id, requestHash: 'a'.repeat(64), createdAt: T0 };
+    await s().transaction(async (tx) => {
+      await tx.orders.insert(order);
+      await tx.orders.insertIdempotencyKey(env.id, 'key-1', record);
+    });
+    expect(await s().read((tx) => tx.orders.findIdempotencyKey(env.id, 'key-1'))).toEqual(record);
+    expect(await s().read((tx) => tx.orders.findIdempotencyKey(env.id, 'KEY-1'))).toBeNull();
+    expect(await s().read((tx) => tx.orders.findIdempotencyKey(other.id, 'key-1'))).toBeNull();
+    await expectUnique(s().transaction((tx) => tx.orders.insertIdempotencyKey(env.id, 'key-1', { ...record, requestHash: 'b'.repeat(64) })), 'idempotency_key');
+    // Another environment has its own keys.
+    await s().transaction(async (tx) => {
+      await tx.orders.insert(theirs);
+      await tx.orders.insertIdempotencyKey(other.id, 'key-1', { ...record, orderId: theirs.id });
+    });
+    expect(await s().read((tx) => tx.orders.findIdempotencyKey(env.id, 'key-1'))).toEqual(record);
+  });
+
+  it('concurrent inserts of one idempotency key: exactly one succeeds', async () => {
+    const { env } = await seedEnvironment(s());
+    const orders = [1, 2, 3, 4].map((i) => orderRecord(env, `ORD-00000${i}`));
+    const results = await Promise.allSettled(
+      orders.map((o) =>
+        s().transaction(async (tx) => {
+          await tx.orders.insert(o);
+          await tx.orders.insertIdempotencyKey(env.id, 'race', { orderId: o.id, requestHash: 'c'.repeat(64), createdAt: T0 });
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as UniqueViolation).constraint).toBe('idempotency_key');
+    const winner = await s().read((tx) => tx.orders.findIdempotencyKey(env.id, 'race'));
+    expect(orders.map((o) => o.id)).toContain(winner?.orderId);
   });
 }

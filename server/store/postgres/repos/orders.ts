@@ -45,5 +45,21 @@ export function orderRepo(db: Conn, numbers: OrderNumbers): OrderRepo {
         ],
       );
     },
+    async findIdempotencyKey(environmentId, key) {
+      const r = await db.one<{ order_id: string; request_hash: string; created_at: number }>(
+        'SELECT order_id, request_hash, created_at FROM order_idempotency_keys WHERE environment_id = $1 AND idempotency_key = $2',
+        [environmentId, key],
+      );
+      return r ? { orderId: r.order_id, requestHash: r.request_hash, createdAt: r.created_at } : null;
+    },
+    async insertIdempotencyKey(environmentId, key, record) {
+      await db.run('INSERT INTO order_idempotency_keys (environment_id, idempotency_key, request_hash, order_id, created_at) VALUES ($1, $2, $3, $4, $5)', [
+        environmentId,
+        key,
+        record.requestHash,
+        record.orderId,
+        record.createdAt,
+      ]);
+    },
   };
 }

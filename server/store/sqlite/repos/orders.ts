@@ -37,5 +37,23 @@ export function orderRepo(db: Db): OrderRepo {
         orderToRow(o),
       );
     },
+    async findIdempotencyKey(environmentId, key) {
+      const r = db.get<{ order_id: string; request_hash: string; created_at: number }>(
+        'SELECT order_id, request_hash, created_at FROM order_idempotency_keys WHERE environment_id = ? AND idempotency_key = ?',
+        environmentId,
+        key,
+      );
+      return r ? { orderId: r.order_id, requestHash: r.request_hash, createdAt: r.created_at } : null;
+    },
+    async insertIdempotencyKey(environmentId, key, record) {
+      db.run(
+        'INSERT INTO order_idempotency_keys (environment_id, idempotency_key, request_hash, order_id, created_at) VALUES (?, ?, ?, ?, ?)',
+        environmentId,
+        key,
+        record.requestHash,
+        record.orderId,
+        record.createdAt,
+      );
+    },
   };
 }
