@@ -162,3 +162,9 @@ export const PAYMENT_AMOUNT_RULE: SpecRule = {
   quote:
     '`amount` has one meaning everywhere: the amount in the asset\'s units, never base units. A payment of an order carries `amount` when the order\'s asset has known decimals and amountBaseUnits / 10^decimals fits Amount; otherwise `amount` is absent and amountBaseUnits is the only amount: it is never rounded.',
 };
+
+export const ORDER_IDEMPOTENCY_RULE: SpecRule = {
+  source: 'orders.openapi.yaml#/paths/~1v2~1orders/post (Retries)',
+  quote:
+    'A later request with the same Idempotency-Key and the same body creates nothing and answers the first answer again (201, same Location), with Idempotent-Replayed: true. The same key with another body is refused with 422 idempotency-key-reused.',
+};

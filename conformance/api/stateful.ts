@@ -8,6 +8,7 @@
 // - a cancelled order is a 404 on lookup while its payments still answer;
 // - GET /transactions without orderNumber and txHash is a 400 search-parameter-required;
 // - a payment of an order gives amount in the asset's units when exact, else only amountBaseUnits;
+// - POST /v2/orders with a repeated Idempotency-Key replays the first answer, or 422 for another body;
 // - with another tenant's credentials, nothing of this tenant can be read by id.
 import { AMOUNT_RULE, ASSET_DECIMALS } from '../../generated/vocabulary.ts';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
@@ -21,6 +22,7 @@ import {
   CANCELLED_ORDER_RULE,
   DUPLICATE_THIRD_PARTY_RULE,
   ISOLATION_RULE,
+  ORDER_IDEMPOTENCY_RULE,
   PAYMENT_AMOUNT_RULE,
   PAYOUT_SETTLES_RULE,
   REFUND_RULE,
@@ -275,6 +277,28 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
         }
       }
       return pass();
+    });
+  }
+
+  // ---- Idempotency-Key on order creation -----------------------------------------------------
+  const createOrder = s.hasOp('createOrder') ? s.op('createOrder') : null;
+  if (createOrder && createOrder.spec.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')) {
+    check('order-idempotency', 'POST /v2/orders: a repeated Idempotency-Key replays the first answer; with another body it gets 422 idempotency-key-reused', [ORDER_IDEMPOTENCY_RULE], async (ctx, evidence) => {
+      const parts = await prepareRequest(s, createOrder, 'idempotency', 'success');
+      const auth = await s.authFor(createOrder);
+      const idem = `conformance-${subSeed(ctx.seed, 'idempotency').toString(16)}-${Date.now().toString(36)}`;
+      const send = (body: unknown, label: string) => call(evidence, 'createOrder', { auth, ...parts, body, headers: { ...parts.headers, 'idempotency-key': idem }, label }, ctx);
+      const first = await send(parts.body, 'create with an Idempotency-Key');
+      const bad = expectOk(createOrder, first, evidence, 'creating an order with an Idempotency-Key failed');
+      if (bad) return bad;
+      const again = await send(parts.body, 'the same request again');
+      const badAgain = expectOk(createOrder, again, evidence, 'the repeated request failed');
+      if (badAgain) return badAgain;
+      if (JSON.stringify(again.json) !== JSON.stringify(first.json)) return fail('the repeated request did not answer the first answer again (another order?)', ORDER_IDEMPOTENCY_RULE, evidence);
+      if (again.exchange.response.headers['idempotent-replayed'] !== 'true') return fail('the replayed answer lacks Idempotent-Replayed: true', ORDER_IDEMPOTENCY_RULE, evidence);
+      const body = parts.body as Json;
+      const reused = await send({ ...body, merchantReference: `${String(body.merchantReference)}-other` }, 'the same key with another body');
+      return judgeProblem(createOrder, reused, { status: 422, slug: 'idempotency-key-reused' }, ORDER_IDEMPOTENCY_RULE, evidence);
     });
   }
 
