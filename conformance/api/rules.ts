@@ -168,3 +168,9 @@ export const ORDER_IDEMPOTENCY_RULE: SpecRule = {
   quote:
     'A later request with the same Idempotency-Key and the same body creates nothing and answers the first answer again (201, same Location), with Idempotent-Replayed: true. The same key with another body is refused with 422 idempotency-key-reused.',
 };
+
+export const USER_PAGING_RULE: SpecRule = {
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
+  quote:
+    'When older records remain, the answer carries a Next-Cursor header; pass its value as cursor for the next, older page; the last page has no Next-Cursor. A cursor that was not issued for this user\'s list is a 400 validation-failed.',
+};

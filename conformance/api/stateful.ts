@@ -9,6 +9,7 @@
 // - GET /transactions without orderNumber and txHash is a 400 search-parameter-required;
 // - a payment of an order gives amount in the asset's units when exact, else only amountBaseUnits;
 // - POST /v2/orders with a repeated Idempotency-Key replays the first answer, or 422 for another body;
+// - GET /transactions/users pages with its Next-Cursor header, and refuses another list's cursor;
 // - with another tenant's credentials, nothing of this tenant can be read by id.
 import { AMOUNT_RULE, ASSET_DECIMALS } from '../../generated/vocabulary.ts';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
@@ -26,6 +27,7 @@ import {
   PAYMENT_AMOUNT_RULE,
   PAYOUT_SETTLES_RULE,
   REFUND_RULE,
+  USER_PAGING_RULE,
   SEARCH_PARAMETER_RULE,
   STAKING_DEFAULT_RULE,
 } from './rules.ts';
@@ -299,6 +301,45 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
       const body = parts.body as Json;
       const reused = await send({ ...body, merchantReference: `${String(body.merchantReference)}-other` }, 'the same key with another body');
       return judgeProblem(createOrder, reused, { status: 422, slug: 'idempotency-key-reused' }, ORDER_IDEMPOTENCY_RULE, evidence);
+    });
+  }
+
+  // ---- paging a user's transactions ----------------------------------------------------------
+  const listUser = s.hasOp('listUserTransactions') ? s.op('listUserTransactions') : null;
+  if (listUser && s.hasOp('createPayout') && listUser.spec.parameters.some((p) => p.in === 'query' && p.name === 'cursor')) {
+    check('user-transactions-paging', 'GET /transactions/users pages with the Next-Cursor header, every record once, and refuses a cursor of another list', [USER_PAGING_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      const payoutOp = s.op('createPayout');
+      const userId = `paging-${subSeed(ctx.seed, 'paging').toString(16)}-${Date.now().toString(36)}`;
+      const created: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const parts = await prepareRequest(s, payoutOp, `paging/${i}`, 'success');
+        const res = await call(evidence, 'createPayout', { auth: await s.authFor(payoutOp), ...parts, body: { ...(parts.body as Json), userId }, label: `payout ${i + 1} of ${userId}` }, ctx);
+        const bad = expectOk(payoutOp, res, evidence, 'a payout for the paging user failed');
+        if (bad) return bad;
+        created.push(String((res.json as Json).transactionId));
+      }
+      const page = (query: Record<string, string>, label: string) =>
+        call(evidence, 'listUserTransactions', { auth: key, query, headers: { 'x-tenant-id': o.creds.tenantId }, label }, ctx);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let firstCursor: string | undefined;
+      for (let n = 0; n < 4; n++) {
+        const res = await page({ userId, limit: '1', ...(cursor ? { cursor } : {}) }, `page ${n + 1}`);
+        const bad = expectOk(listUser, res, evidence, `page ${n + 1} failed`);
+        if (bad) return bad;
+        seen.push(...(res.json as Json[]).map((r) => String(r.id)));
+        cursor = res.exchange.response.headers['next-cursor'];
+        firstCursor ??= cursor;
+        if (cursor === undefined) break;
+      }
+      if (cursor !== undefined) return fail('the pages of three transactions with limit 1 did not end after three pages', USER_PAGING_RULE, evidence);
+      if (JSON.stringify([...seen].sort()) !== JSON.stringify([...created].sort()) || seen.length !== 3) {
+        return fail(`paging listed ${JSON.stringify(seen)}, not each of ${JSON.stringify(created)} once`, USER_PAGING_RULE, evidence);
+      }
+      if (firstCursor === undefined) return fail('the first page of three transactions with limit 1 had no Next-Cursor header', USER_PAGING_RULE, evidence);
+      const foreign = await page({ userId: `${userId}-other`, cursor: firstCursor }, "another user's list with this cursor");
+      return judgeProblem(listUser, foreign, { status: 400, slug: 'validation-failed' }, USER_PAGING_RULE, evidence);
     });
   }
 
