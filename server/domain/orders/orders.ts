@@ -90,14 +90,13 @@ async function replay(tx: ReadTx, scope: Scope, key: string, hash: string): Prom
  * loser's transaction rolls back and it reads the winner afresh.
  */
 export async function createOrder(services: Services, scope: Scope, input: NewOrder, idempotencyKey?: string): Promise<CreatedOrder> {
-  const hash = idempotencyKey === undefined ? null : requestHash(input);
-  const create = (tx: Tx) => createIn(tx, services, scope, input, idempotencyKey === undefined || hash === null ? null : { key: idempotencyKey, hash });
-  if (idempotencyKey === undefined || hash === null) return services.store.transaction(create);
+  if (idempotencyKey === undefined) return services.store.transaction((tx) => createIn(tx, services, scope, input, null));
+  const idem = { key: idempotencyKey, hash: requestHash(input) };
   try {
-    return await services.store.transaction(create);
+    return await services.store.transaction((tx) => createIn(tx, services, scope, input, idem));
   } catch (err) {
     if (!(err instanceof UniqueViolation) || err.constraint !== 'idempotency_key') throw err;
-    const winner = await services.store.read((tx) => replay(tx, scope, idempotencyKey, hash));
+    const winner = await services.store.read((tx) => replay(tx, scope, idem.key, idem.hash));
     if (!winner) throw err;
     return winner;
   }
