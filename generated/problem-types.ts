@@ -26,6 +26,7 @@ export const problemTypes = {
   "payload-too-large": { status: 413, title: "Payload too large", description: "The request body exceeds the size limit." },
   "unsupported-media-type": { status: 415, title: "Unsupported media type", description: "Request bodies must be application/json." },
   "insufficient-funds": { status: 422, title: "Insufficient funds", description: "The distribution wallet cannot cover the payout." },
+  "idempotency-key-reused": { status: 422, title: "Idempotency key reused", description: "The Idempotency-Key was already used in this tenant environment with another request body; nothing was created." },
   "unknown-refund-account": { status: 422, title: "Unknown refund account", description: "No service account has this e-mail." },
   "headers-too-large": { status: 431, title: "Request headers too large", description: "The request headers exceed the size limit (the connection is closed)." },
   "rate-limited": { status: 429, title: "Too many requests", description: "Too many requests; wait for Retry-After seconds." },

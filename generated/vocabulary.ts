@@ -19,6 +19,9 @@ export const AMOUNT_RULE = { maxScale: 8, maxSignificantDigits: 15, exclusiveMin
 /** The `x-decimal` rule and bounds of `UsdAmount` (US dollars). */
 export const USD_AMOUNT_RULE = { maxScale: 2, maxSignificantDigits: 15, exclusiveMinimum: 0, maximum: 1000000000000 } as const;
 
+/** Decimals of the assets the service knows (`AssetId` `x-asset-decimals`): base units per asset unit = 10^decimals. */
+export const ASSET_DECIMALS: Readonly<Record<string, number>> = { "USDC": 6, "USDT": 6, "EURC": 6, "DAI": 18, "ETH": 18, "WETH": 18, "WBTC": 8 };
+
 /** Delivery attempts per cycle (`DeliveryBase.maxAttempts`). */
 export const MAX_DELIVERY_ATTEMPTS = 10;
 /** Longest webhook URL (`WebhookUrl.maxLength`). */

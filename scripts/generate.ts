@@ -8,7 +8,7 @@
 //                                 one-file bundles that keep their $refs (shared schemas under
 //                                 components), for SDK generators, docs and other tools
 //   generated/problem-types.ts    the stable problem types, typed
-//   generated/vocabulary.ts       the API names, permissions, member roles, amount rules and
+//   generated/vocabulary.ts       the API names, permissions, member roles, amount rules, asset decimals and
 //                                 limits the code needs as values (enum arrays of each document
 //                                 are in generated/types/<api>.ts as `...Values`)
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -147,6 +147,9 @@ async function vocabulary(): Promise<string> {
     const rule = asObject(s['x-decimal']);
     return `{ maxScale: ${numberAt(rule.maxScale, `${name}.x-decimal.maxScale`)}, maxSignificantDigits: ${numberAt(rule.maxSignificantDigits, `${name}.x-decimal.maxSignificantDigits`)}, exclusiveMinimum: ${numberAt(s.exclusiveMinimum, `${name}.exclusiveMinimum`)}, maximum: ${numberAt(s.maximum, `${name}.maximum`)} }`;
   };
+  const ordersFile = path.join(SPEC_DIR, 'common', 'orders.yaml');
+  const assetDecimals = asObject(schemaIn(parseYaml(await readFile(ordersFile, 'utf8')) as Yaml, 'AssetId', rel(ordersFile))['x-asset-decimals']);
+  const decimalsEntries = Object.entries(assetDecimals).map(([asset, d]) => `${JSON.stringify(asset)}: ${numberAt(d, `AssetId.x-asset-decimals.${asset}`)}`);
   const management = docs.find((d) => d.name === 'management');
   if (!management) throw new Error('the management document is missing');
   const deliveryBase = asObject(schemaIn(management.raw, 'DeliveryBase', rel(management.file)).properties);
@@ -172,6 +175,8 @@ async function vocabulary(): Promise<string> {
     `export const AMOUNT_RULE = ${decimalRule('Amount')} as const;\n` +
     `/** The \`x-decimal\` rule and bounds of \`UsdAmount\` (US dollars). */\n` +
     `export const USD_AMOUNT_RULE = ${decimalRule('UsdAmount')} as const;\n` +
+    `\n/** Decimals of the assets the service knows (\`AssetId\` \`x-asset-decimals\`): base units per asset unit = 10^decimals. */\n` +
+    `export const ASSET_DECIMALS: Readonly<Record<string, number>> = { ${decimalsEntries.join(', ')} };\n` +
     `\n/** Delivery attempts per cycle (\`DeliveryBase.maxAttempts\`). */\n` +
     `export const MAX_DELIVERY_ATTEMPTS = ${maxAttempts};\n` +
     `/** Longest webhook URL (\`WebhookUrl.maxLength\`). */\n` +

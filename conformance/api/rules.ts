@@ -156,3 +156,21 @@ export const STAKING_ASSET_RULE: SpecRule = {
   covers: ['interface#tx-4'],
   quote: 'Staking asset supported: KRU. asset must be KRU (400 otherwise).',
 };
+
+export const PAYMENT_AMOUNT_RULE: SpecRule = {
+  source: 'common/transactions.yaml#/Transaction; common/orders.yaml#/AssetId (x-asset-decimals)',
+  quote:
+    '`amount` has one meaning everywhere: the amount in the asset\'s units, never base units. A payment of an order carries `amount` when the order\'s asset has known decimals and amountBaseUnits / 10^decimals fits Amount; otherwise `amount` is absent and amountBaseUnits is the only amount: it is never rounded.',
+};
+
+export const ORDER_IDEMPOTENCY_RULE: SpecRule = {
+  source: 'orders.openapi.yaml#/paths/~1v2~1orders/post (Retries)',
+  quote:
+    'A later request with the same Idempotency-Key and the same body creates nothing and answers the first answer again (201, same Location), with Idempotent-Replayed: true. The same key with another body is refused with 422 idempotency-key-reused.',
+};
+
+export const USER_PAGING_RULE: SpecRule = {
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
+  quote:
+    'When older records remain, the answer carries a Next-Cursor header; pass its value as cursor for the next, older page; the last page has no Next-Cursor. A cursor that was not issued for this user\'s list is a 400 validation-failed.',
+};

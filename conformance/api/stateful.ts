@@ -7,7 +7,11 @@
 // - only a payment in pending_confirmation can be refunded, once;
 // - a cancelled order is a 404 on lookup while its payments still answer;
 // - GET /transactions without orderNumber and txHash is a 400 search-parameter-required;
+// - a payment of an order gives amount in the asset's units when exact, else only amountBaseUnits;
+// - POST /v2/orders with a repeated Idempotency-Key replays the first answer, or 422 for another body;
+// - GET /transactions/users pages with its Next-Cursor header, and refuses another list's cursor;
 // - with another tenant's credentials, nothing of this tenant can be read by id.
+import { AMOUNT_RULE, ASSET_DECIMALS } from '../../generated/vocabulary.ts';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
 import { subSeed } from '../receiver/events.ts';
 import type { ApiClient, ApiResponse, Auth, KeyCredentials } from './client.ts';
@@ -19,8 +23,11 @@ import {
   CANCELLED_ORDER_RULE,
   DUPLICATE_THIRD_PARTY_RULE,
   ISOLATION_RULE,
+  ORDER_IDEMPOTENCY_RULE,
+  PAYMENT_AMOUNT_RULE,
   PAYOUT_SETTLES_RULE,
   REFUND_RULE,
+  USER_PAGING_RULE,
   SEARCH_PARAMETER_RULE,
   STAKING_DEFAULT_RULE,
 } from './rules.ts';
@@ -234,6 +241,108 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
     });
   }
 
+  // ---- a payment's amount is in the asset's units ---------------------------------------------
+  if (s.hasOp('createOrder') && s.hasOp('createSandboxDeposit') && s.hasOp('searchTransaction')) {
+    check('payment-amount-units', "a payment of an order: amount in the asset's units when exact, else absent; amountBaseUnits exact", [PAYMENT_AMOUNT_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      const assets = Object.entries(ASSET_DECIMALS);
+      const fine = assets.find(([, d]) => d <= AMOUNT_RULE.maxScale);
+      const fineGrained = assets.find(([, d]) => d > AMOUNT_RULE.maxScale);
+      const cases: Array<[string | undefined, string]> = [
+        ...(fine ? [[fine[0], '49990000'] as [string, string]] : []),
+        // More places than an Amount keeps: amount must be absent, not rounded.
+        ...(fineGrained ? [[fineGrained[0], `1${'0'.repeat(fineGrained[1] - 1)}1`] as [string, string]] : []),
+        // No asset: no decimals to convert with.
+        [undefined, '1000000'],
+      ];
+      for (const [assetId, baseUnits] of cases) {
+        const order = await call(evidence, 'createOrder', { auth: key, body: { merchantReference: `amount-units-${assetId ?? 'none'}`, amountMinor: 100, ...(assetId ? { assetId } : {}) }, label: `create an order in ${assetId ?? 'no asset'}` }, ctx);
+        const badOrder = expectOk(s.op('createOrder'), order, evidence, 'creating an order failed');
+        if (badOrder) return badOrder;
+        const orderId = String((order.json as Json).orderId);
+        const txHash = `0x${subSeed(ctx.seed, `amount-units/${baseUnits}`).toString(16).padStart(8, '0')}${'5e'.repeat(28)}`;
+        const dep = await call(evidence, 'createSandboxDeposit', { auth: key, path: { orderId }, body: { amountBaseUnits: baseUnits, verified: true, txHash }, label: `deposit ${baseUnits} base units` }, ctx);
+        const badDep = expectOk(s.op('createSandboxDeposit'), dep, evidence, 'the deposit failed');
+        if (badDep) return badDep;
+        const found = await call(evidence, 'searchTransaction', { auth: key, query: { txHash }, headers: { 'x-tenant-id': o.creds.tenantId }, label: 'find the payment by txHash' }, ctx);
+        const badFound = expectOk(s.op('searchTransaction'), found, evidence, 'GET /transactions did not find the payment');
+        if (badFound) return badFound;
+        const record = found.json as Json;
+        if (record.amountBaseUnits !== baseUnits) return fail(`amountBaseUnits is ${JSON.stringify(record.amountBaseUnits)}, not the deposited "${baseUnits}"`, PAYMENT_AMOUNT_RULE, evidence);
+        const decimals = assetId === undefined ? undefined : ASSET_DECIMALS[assetId];
+        const expected = decimals === undefined ? undefined : inAssetUnits(baseUnits, decimals);
+        if (expected === undefined && 'amount' in record) {
+          return fail(`amount is ${JSON.stringify(record.amount)} for ${baseUnits} base units of ${assetId ?? 'no asset'}, which have no exact Amount: it must be absent`, PAYMENT_AMOUNT_RULE, evidence);
+        }
+        if (expected !== undefined && record.amount !== expected) {
+          return fail(`amount is ${JSON.stringify(record.amount)} for ${baseUnits} base units of ${assetId}, not ${expected} in the asset's units`, PAYMENT_AMOUNT_RULE, evidence);
+        }
+      }
+      return pass();
+    });
+  }
+
+  // ---- Idempotency-Key on order creation -----------------------------------------------------
+  const createOrder = s.hasOp('createOrder') ? s.op('createOrder') : null;
+  if (createOrder && createOrder.spec.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')) {
+    check('order-idempotency', 'POST /v2/orders: a repeated Idempotency-Key replays the first answer; with another body it gets 422 idempotency-key-reused', [ORDER_IDEMPOTENCY_RULE], async (ctx, evidence) => {
+      const parts = await prepareRequest(s, createOrder, 'idempotency', 'success');
+      const auth = await s.authFor(createOrder);
+      const idem = `conformance-${subSeed(ctx.seed, 'idempotency').toString(16)}-${Date.now().toString(36)}`;
+      const send = (body: unknown, label: string) => call(evidence, 'createOrder', { auth, ...parts, body, headers: { ...parts.headers, 'idempotency-key': idem }, label }, ctx);
+      const first = await send(parts.body, 'create with an Idempotency-Key');
+      const bad = expectOk(createOrder, first, evidence, 'creating an order with an Idempotency-Key failed');
+      if (bad) return bad;
+      const again = await send(parts.body, 'the same request again');
+      const badAgain = expectOk(createOrder, again, evidence, 'the repeated request failed');
+      if (badAgain) return badAgain;
+      if (JSON.stringify(again.json) !== JSON.stringify(first.json)) return fail('the repeated request did not answer the first answer again (another order?)', ORDER_IDEMPOTENCY_RULE, evidence);
+      if (again.exchange.response.headers['idempotent-replayed'] !== 'true') return fail('the replayed answer lacks Idempotent-Replayed: true', ORDER_IDEMPOTENCY_RULE, evidence);
+      const body = parts.body as Json;
+      const reused = await send({ ...body, merchantReference: `${String(body.merchantReference)}-other` }, 'the same key with another body');
+      return judgeProblem(createOrder, reused, { status: 422, slug: 'idempotency-key-reused' }, ORDER_IDEMPOTENCY_RULE, evidence);
+    });
+  }
+
+  // ---- paging a user's transactions ----------------------------------------------------------
+  const listUser = s.hasOp('listUserTransactions') ? s.op('listUserTransactions') : null;
+  if (listUser && s.hasOp('createPayout') && listUser.spec.parameters.some((p) => p.in === 'query' && p.name === 'cursor')) {
+    check('user-transactions-paging', 'GET /transactions/users pages with the Next-Cursor header, every record once, and refuses a cursor of another list', [USER_PAGING_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      const payoutOp = s.op('createPayout');
+      const userId = `paging-${subSeed(ctx.seed, 'paging').toString(16)}-${Date.now().toString(36)}`;
+      const created: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const parts = await prepareRequest(s, payoutOp, `paging/${i}`, 'success');
+        const res = await call(evidence, 'createPayout', { auth: await s.authFor(payoutOp), ...parts, body: { ...(parts.body as Json), userId }, label: `payout ${i + 1} of ${userId}` }, ctx);
+        const bad = expectOk(payoutOp, res, evidence, 'a payout for the paging user failed');
+        if (bad) return bad;
+        created.push(String((res.json as Json).transactionId));
+      }
+      const page = (query: Record<string, string>, label: string) =>
+        call(evidence, 'listUserTransactions', { auth: key, query, headers: { 'x-tenant-id': o.creds.tenantId }, label }, ctx);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let firstCursor: string | undefined;
+      for (let n = 0; n < 4; n++) {
+        const res = await page({ userId, limit: '1', ...(cursor ? { cursor } : {}) }, `page ${n + 1}`);
+        const bad = expectOk(listUser, res, evidence, `page ${n + 1} failed`);
+        if (bad) return bad;
+        seen.push(...(res.json as Json[]).map((r) => String(r.id)));
+        cursor = res.exchange.response.headers['next-cursor'];
+        firstCursor ??= cursor;
+        if (cursor === undefined) break;
+      }
+      if (cursor !== undefined) return fail('the pages of three transactions with limit 1 did not end after three pages', USER_PAGING_RULE, evidence);
+      if (JSON.stringify([...seen].sort()) !== JSON.stringify([...created].sort()) || seen.length !== 3) {
+        return fail(`paging listed ${JSON.stringify(seen)}, not each of ${JSON.stringify(created)} once`, USER_PAGING_RULE, evidence);
+      }
+      if (firstCursor === undefined) return fail('the first page of three transactions with limit 1 had no Next-Cursor header', USER_PAGING_RULE, evidence);
+      const foreign = await page({ userId: `${userId}-other`, cursor: firstCursor }, "another user's list with this cursor");
+      return judgeProblem(listUser, foreign, { status: 400, slug: 'validation-failed' }, USER_PAGING_RULE, evidence);
+    });
+  }
+
   // ---- search parameter -----------------------------------------------------------------------
   if (s.hasOp('searchTransaction')) {
     check('search-parameter-required', 'GET /transactions without orderNumber and txHash gets 400 search-parameter-required', [SEARCH_PARAMETER_RULE], async (ctx, evidence) => {
@@ -313,4 +422,14 @@ function mismatches(record: Json, expected: Record<string, unknown>): string[] {
   return Object.entries(expected)
     .filter(([k, v]) => record[k] !== v)
     .map(([k, v]) => `${k} ${JSON.stringify(record[k])} (expected ${JSON.stringify(v)})`);
+}
+
+/** base / 10^decimals as a number when it fits the Amount rule exactly, else undefined. */
+function inAssetUnits(baseUnits: string, decimals: number): number | undefined {
+  const padded = baseUnits.padStart(decimals + 1, '0');
+  const int = padded.slice(0, padded.length - decimals);
+  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
+  if (frac.length > AMOUNT_RULE.maxScale || (int + frac).replace(/^0+/, '').length > AMOUNT_RULE.maxSignificantDigits) return undefined;
+  const value = Number(frac ? `${int}.${frac}` : int);
+  return value > AMOUNT_RULE.maximum ? undefined : value;
 }

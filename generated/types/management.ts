@@ -777,7 +777,8 @@ export interface components {
          */
         ThirdPartyId: string;
         /**
-         * @description An amount in the asset's units, as a JSON number. Greater than zero, at most
+         * @description An amount in the asset's units (49.99 for 49.99 USDC), as a JSON number; never token
+         *     base units, which are decimal strings (`BaseUnits`). Greater than zero, at most
          *     8 decimal places and at most 15 significant digits, so that the value is exact in
          *     every JSON parser (no binary rounding). The service stores it as the exact decimal
          *     that was sent and never does float arithmetic on it.

@@ -27,6 +27,15 @@ export interface paths {
          *       arrived. Wait for `order.paid` and read the order before fulfilment.
          *     - `merchantReference` is not required to be unique; it is answered back as given and
          *       can be searched in the webhook activity.
+         *     - Retries: send an `Idempotency-Key` header (any visible ASCII, up to 255 characters,
+         *       unique per order you mean to create) to make a retried request safe. The first
+         *       request with a key creates the order; a later request with the same key and the
+         *       same body (compared as JSON: key order and white space do not matter) creates
+         *       nothing and answers the first answer again (`201`, the order as it was created,
+         *       same `Location`), with `Idempotent-Replayed: true`; concurrent duplicates create one
+         *       order. The same key with another body is refused with `422`
+         *       `idempotency-key-reused`. Keys are scoped to the tenant environment and kept with
+         *       the order. Without the header every request creates an order.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -240,7 +249,15 @@ export interface components {
          */
         OrderStatus: "open" | "cancelled";
         /**
-         * @description Asset identifier (the token the customer pays with).
+         * @description A client-chosen key that makes a retried create safe. Visible ASCII (no space), 1 to 255 characters.
+         * @example cart-7781-attempt-1
+         */
+        IdempotencyKey: string;
+        /**
+         * @description Asset identifier (the token the customer pays with). Any identifier is accepted. The
+         *     assets whose decimals the service knows are listed in `x-asset-decimals` (token base
+         *     units per asset unit = 10^decimals); for them a payment of the order also carries its
+         *     `amount` in the asset's units (see `Transaction.amount`).
          * @example USDC
          */
         AssetId: string;
@@ -675,6 +692,11 @@ export interface operations {
                  * @example ten_8f3k2m9q4w
                  */
                 "x-tenant-id"?: components["parameters"]["TenantIdHeader"];
+                /**
+                 * @description Makes a retry safe (see above). Visible ASCII, 1 to 255 characters.
+                 * @example cart-7781-attempt-1
+                 */
+                "idempotency-key"?: components["schemas"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -685,11 +707,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Order created (`open`, `unpaid`). `order.created` was emitted. */
+            /** @description Order created (`open`, `unpaid`). `order.created` was emitted. Also the replayed answer to a repeated `Idempotency-Key` with the same body. */
             201: {
                 headers: {
                     /** @description Path of the new order. */
                     Location?: string;
+                    /** @description `true` when this is the replayed first answer to a repeated `Idempotency-Key`; absent otherwise. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -717,6 +741,15 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description The `Idempotency-Key` was already used with another body (`idempotency-key-reused`). Nothing was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

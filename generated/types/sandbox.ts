@@ -58,9 +58,10 @@ export interface paths {
          * @description Records a deposit to an order, as if it had arrived on chain, and answers the order
          *     after the deposit together with the new payment. Requires the `orders_write`
          *     permission. Every deposit is a `payment` transaction (`side` `credit`) carrying the
-         *     order's `orderId` and `orderNumber`, the deposit's `txHash` and its `amountBaseUnits`
-         *     (its numeric `amount` is the same value, so the deposit is limited to 12 digits to
-         *     stay exact). The rules, in the order's terms:
+         *     order's `orderId` and `orderNumber`, the deposit's `txHash` and its exact
+         *     `amountBaseUnits` (any number of digits); its `amount` is the same value in the
+         *     asset's units when the order's asset has known decimals and the value fits `Amount`
+         *     exactly, and is absent otherwise (see `Transaction`). The rules, in the order's terms:
          *
          *     - **Unverified** (`verified: false`): the deposit is recorded as a `pending` payment
          *       and listed in the order's `payments`; it changes nothing else (no amount, no payment
@@ -237,7 +238,8 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description An amount in the asset's units, as a JSON number. Greater than zero, at most
+         * @description An amount in the asset's units (49.99 for 49.99 USDC), as a JSON number; never token
+         *     base units, which are decimal strings (`BaseUnits`). Greater than zero, at most
          *     8 decimal places and at most 15 significant digits, so that the value is exact in
          *     every JSON parser (no binary rounding). The service stores it as the exact decimal
          *     that was sent and never does float arithmetic on it.
@@ -289,9 +291,18 @@ export interface components {
          *     - A payment that is not linked to an order is a `credit` in `pending_confirmation` until
          *       it is confirmed or refunded (`refunded`).
          *     - Every deposit credited to an order is a `payment` carrying the order's `orderId` and
-         *       `orderNumber`, the deposit's `txHash` and its exact `amountBaseUnits`; it has no
-         *       `userId`, as an order has no service user. Its `amount` is the same token amount as a
-         *       number.
+         *       `orderNumber`, the deposit's `txHash` and its exact token amount as the decimal string
+         *       `amountBaseUnits`; it has no `userId`, as an order has no service user.
+         *
+         *     `amount` has one meaning everywhere: the amount in the asset's units (`Amount`: a JSON
+         *     number, exact, at most 8 decimal places and 15 significant digits), never base units.
+         *     Exact token base units travel only as decimal strings (`amountBaseUnits`). A payment of
+         *     an order carries `amount` when it can be written exactly that way: the order's asset has
+         *     known decimals (`AssetId` `x-asset-decimals`) and `amountBaseUnits` / 10^decimals fits
+         *     `Amount` (for example `49990000` USDC base units are `amount` 49.99). Otherwise (an
+         *     unknown asset, or an 18-decimal token amount with more than 8 decimal places) `amount` is
+         *     absent and `amountBaseUnits` is the only amount: it is never rounded. Every other
+         *     transaction always carries `amount`.
          *
          *     Optional fields are absent, never `null`, when they do not apply.
          */
@@ -308,9 +319,13 @@ export interface components {
             orderId?: components["schemas"]["OrderId"];
             /** @description Number of the order associated with the transaction; present on payments of orders. */
             orderNumber?: components["schemas"]["OrderNumber"];
-            /** @description Amount of the transaction, exactly as it was created. */
-            amount: components["schemas"]["Amount"];
-            /** @description Exact token amount in the token's smallest unit; present on payments of orders. */
+            /**
+             * @description Amount of the transaction in the asset's units, exactly as it was created (for a
+             *     staking payout the staked `usdAmount`). Always present, except on a payment of an
+             *     order whose token amount cannot be written exactly as an `Amount` (see above).
+             */
+            amount?: components["schemas"]["Amount"];
+            /** @description Exact token amount in the token's smallest unit, as a decimal string; present on payments of orders. */
             amountBaseUnits?: components["schemas"]["BaseUnits"];
             /** @description On-chain transaction hash; present on payments. */
             txHash?: components["schemas"]["TxHash"];
@@ -418,6 +433,11 @@ export interface components {
             /** @description Time the deposit was recorded. */
             createdAt: components["schemas"]["Timestamp"];
         };
+        /**
+         * @description A token amount in base units (`BaseUnits`) that is greater than zero.
+         * @example 2500000
+         */
+        PositiveBaseUnits: components["schemas"]["BaseUnits"] & string;
         /** @description The distribution wallet of the `test` environment. */
         SandboxWallet: {
             /**
@@ -437,12 +457,9 @@ export interface components {
         SandboxDepositRequest: {
             /**
              * @description Deposited token amount in the token's smallest unit, as a decimal string: digits
-             *     only, no leading zero, greater than zero, at most 12 digits (the payment
-             *     transaction's numeric `amount` carries the same value and must stay exact and
-             *     within `Amount`).
-             * @example 49990000
+             *     only, no leading zero, greater than zero (an 18-decimal token's wei included).
              */
-            amountBaseUnits: string;
+            amountBaseUnits: components["schemas"]["PositiveBaseUnits"];
             /** @description Whether the credit is verified. Only a verified credit counts towards `receivedBaseUnits` and can change the payment state. */
             verified: boolean;
             /** @description On-chain hash of the deposit. */
@@ -493,6 +510,12 @@ export interface components {
          */
         DestinationRule: "invalid-url" | "https-required" | "port-443-required" | "no-credentials" | "no-fragment" | "loopback-address" | "private-address" | "link-local-address" | "cgnat-address" | "multicast-address" | "reserved-address" | "ipv6-not-supported" | "unresolvable-host";
         /**
+         * @description A token amount as a decimal string of the token's smallest unit (for example wei),
+         *     not USD cents. Digits only, no sign, no decimal point, no leading zeros.
+         * @example 1500000
+         */
+        BaseUnits: string;
+        /**
          * @description Service-assigned, human-friendly order number.
          * @example ORD-000042
          */
@@ -522,7 +545,10 @@ export interface components {
          */
         PaymentStatus: "unpaid" | "partially_paid" | "paid" | "review_required";
         /**
-         * @description Asset identifier (the token the customer pays with).
+         * @description Asset identifier (the token the customer pays with). Any identifier is accepted. The
+         *     assets whose decimals the service knows are listed in `x-asset-decimals` (token base
+         *     units per asset unit = 10^decimals); for them a payment of the order also carries its
+         *     `amount` in the asset's units (see `Transaction.amount`).
          * @example USDC
          */
         AssetId: string;
@@ -531,17 +557,6 @@ export interface components {
          * @example ethereum
          */
         NetworkId: string;
-        /**
-         * @description A token amount as a decimal string of the token's smallest unit (for example wei),
-         *     not USD cents. Digits only, no sign, no decimal point, no leading zeros.
-         * @example 1500000
-         */
-        BaseUnits: string;
-        /**
-         * @description A token amount in base units (`BaseUnits`) that is greater than zero.
-         * @example 2500000
-         */
-        PositiveBaseUnits: components["schemas"]["BaseUnits"] & string;
         /**
          * Format: date-time
          * @description ISO 8601 UTC timestamp (RFC 3339 `date-time` in UTC): always the `Z` designator, never

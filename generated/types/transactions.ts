@@ -112,6 +112,12 @@ export interface paths {
          *     `createdDate`), at most `limit` of them. Requires the `transactions_read` permission;
          *     a key without it gets `403` (permission denied).
          *
+         *     - Paging: the body stays an array of records; when older records remain, the answer
+         *       carries a `Next-Cursor` header. Pass its value as `cursor` (with the same `userId`,
+         *       `transactionId` and any `limit`) for the next, older page; the last page has no
+         *       `Next-Cursor`. A cursor that was not issued for this user's list is a `400`
+         *       `validation-failed`. Records created after the first page do not shift the pages.
+         *
          *     - `userId` is required. A user without transactions (or unknown to the tenant
          *       environment) gives an empty array, not a `404`.
          *     - `transactionId` narrows the answer to that one transaction: an array of one record,
@@ -191,6 +197,11 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description Opaque page cursor; pass it back unchanged.
+         * @example ZGx2XzAxSkQ0WEMyRTRHNko4TDBOMlE0UzZVOFcw
+         */
+        Cursor: string;
+        /**
          * @description An error, as `application/problem+json` (RFC 9457). `type` is a stable URI that
          *     clients may switch on; `title` is its fixed summary; `detail` says what went wrong
          *     with this request. Internal errors carry a `requestId` to quote to support and
@@ -224,7 +235,8 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description An amount in the asset's units, as a JSON number. Greater than zero, at most
+         * @description An amount in the asset's units (49.99 for 49.99 USDC), as a JSON number; never token
+         *     base units, which are decimal strings (`BaseUnits`). Greater than zero, at most
          *     8 decimal places and at most 15 significant digits, so that the value is exact in
          *     every JSON parser (no binary rounding). The service stores it as the exact decimal
          *     that was sent and never does float arithmetic on it.
@@ -278,9 +290,18 @@ export interface components {
          *     - A payment that is not linked to an order is a `credit` in `pending_confirmation` until
          *       it is confirmed or refunded (`refunded`).
          *     - Every deposit credited to an order is a `payment` carrying the order's `orderId` and
-         *       `orderNumber`, the deposit's `txHash` and its exact `amountBaseUnits`; it has no
-         *       `userId`, as an order has no service user. Its `amount` is the same token amount as a
-         *       number.
+         *       `orderNumber`, the deposit's `txHash` and its exact token amount as the decimal string
+         *       `amountBaseUnits`; it has no `userId`, as an order has no service user.
+         *
+         *     `amount` has one meaning everywhere: the amount in the asset's units (`Amount`: a JSON
+         *     number, exact, at most 8 decimal places and 15 significant digits), never base units.
+         *     Exact token base units travel only as decimal strings (`amountBaseUnits`). A payment of
+         *     an order carries `amount` when it can be written exactly that way: the order's asset has
+         *     known decimals (`AssetId` `x-asset-decimals`) and `amountBaseUnits` / 10^decimals fits
+         *     `Amount` (for example `49990000` USDC base units are `amount` 49.99). Otherwise (an
+         *     unknown asset, or an 18-decimal token amount with more than 8 decimal places) `amount` is
+         *     absent and `amountBaseUnits` is the only amount: it is never rounded. Every other
+         *     transaction always carries `amount`.
          *
          *     Optional fields are absent, never `null`, when they do not apply.
          */
@@ -297,9 +318,13 @@ export interface components {
             orderId?: components["schemas"]["OrderId"];
             /** @description Number of the order associated with the transaction; present on payments of orders. */
             orderNumber?: components["schemas"]["OrderNumber"];
-            /** @description Amount of the transaction, exactly as it was created. */
-            amount: components["schemas"]["Amount"];
-            /** @description Exact token amount in the token's smallest unit; present on payments of orders. */
+            /**
+             * @description Amount of the transaction in the asset's units, exactly as it was created (for a
+             *     staking payout the staked `usdAmount`). Always present, except on a payment of an
+             *     order whose token amount cannot be written exactly as an `Amount` (see above).
+             */
+            amount?: components["schemas"]["Amount"];
+            /** @description Exact token amount in the token's smallest unit, as a decimal string; present on payments of orders. */
             amountBaseUnits?: components["schemas"]["BaseUnits"];
             /** @description On-chain transaction hash; present on payments. */
             txHash?: components["schemas"]["TxHash"];
@@ -876,6 +901,11 @@ export interface operations {
                  * @example 100
                  */
                 limit?: number;
+                /**
+                 * @description The `Next-Cursor` header of the previous page; omit it for the newest transactions.
+                 * @example MTIzNDU
+                 */
+                cursor?: components["schemas"]["Cursor"];
             };
             header?: {
                 /**
@@ -892,6 +922,8 @@ export interface operations {
             /** @description The user's transactions, newest first; an empty array when the user has none. */
             200: {
                 headers: {
+                    /** @description Cursor of the next (older) page, to pass as `cursor`; absent on the last page. */
+                    "Next-Cursor"?: components["schemas"]["Cursor"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -7,9 +7,10 @@ import type { HandlersFor } from '../http/handler-types.ts';
 import { presentOrder, presentPaymentList } from './present/orders.ts';
 
 export const ordersHandlers: HandlersFor<operations> = {
-  async createOrder({ body }, { services, scope }) {
-    const view = await createOrder(services, scope, body);
-    return { status: 201, body: presentOrder(view), headers: { Location: `/v2/orders/${view.order.id}` } };
+  async createOrder({ body, headers }, { services, scope }) {
+    const view = await createOrder(services, scope, body, headers['idempotency-key']);
+    const location = { Location: `/v2/orders/${view.order.id}` };
+    return { status: 201, body: presentOrder(view), headers: view.replayed ? { ...location, 'Idempotent-Replayed': 'true' } : location };
   },
 
   async getOrder({ path }, { services, scope }) {

@@ -269,7 +269,8 @@ describe('payment transactions', () => {
       type: 'payment',
       orderId: order.orderId,
       orderNumber: order.orderNumber,
-      amount: 50000000,
+      // USDC has 6 decimals: 50000000 base units are 50 USDC.
+      amount: 50,
       amountBaseUnits: '50000000',
       txHash: hashA,
       createdDate: a.payment.createdAt,
@@ -279,7 +280,7 @@ describe('payment transactions', () => {
     // By order number: the most recent payment of the order, here the pending one.
     const byNumber = await t.transactions.GET('/transactions', { params: { query: { orderNumber: order.orderNumber }, header: { 'x-tenant-id': t.tenantId } } });
     expect(byNumber.error, JSON.stringify(byNumber.error)).toBeUndefined();
-    expect(byNumber.data).toMatchObject({ id: b.payment.transactionId, status: 'pending', type: 'payment', orderNumber: order.orderNumber, txHash: hashB, amount: 7000 });
+    expect(byNumber.data).toMatchObject({ id: b.payment.transactionId, status: 'pending', type: 'payment', orderNumber: order.orderNumber, txHash: hashB, amount: 0.007, amountBaseUnits: '7000' });
     expect(byNumber.data).not.toHaveProperty('completedDate');
     expect(byNumber.data).not.toHaveProperty('userId');
 
@@ -291,6 +292,37 @@ describe('payment transactions', () => {
     const other = await server.newTenant();
     const hidden = await other.transactions.GET('/transactions', { params: { query: { txHash: hashA }, header: { 'x-tenant-id': other.tenantId } } });
     expect(hidden.response.status).toBe(404);
+  });
+
+  it('gives amount in the asset units when exact, else only the exact amountBaseUnits, and takes any number of digits', async () => {
+    const t = await server.newTenant();
+    const find = async (hash: string) => {
+      const r = await t.transactions.GET('/transactions', { params: { query: { txHash: hash }, header: { 'x-tenant-id': t.tenantId } } });
+      expect(r.error, JSON.stringify(r.error)).toBeUndefined();
+      return r.data!;
+    };
+    const eth = await createOrder(t, { merchantReference: 'eth-1', amountMinor: 300000, assetId: 'ETH', networkId: 'ethereum' });
+    const unknown = await createOrder(t, { merchantReference: 'kru-1', amountMinor: 100, assetId: 'KRU-X', networkId: 'ethereum' });
+    const noAsset = await createOrder(t, { merchantReference: 'none-1', amountMinor: 100 });
+    const cases: Array<[string, string, number | undefined]> = [
+      // 1.5 ETH: 19 digits of wei, beyond the old 12-digit sandbox cap.
+      [eth.orderId, '1500000000000000000', 1.5],
+      // Every wei: more than 8 decimal places, so no exact Amount: base units only, not rounded.
+      [eth.orderId, '1234567890123456789', undefined],
+      [eth.orderId, `1${'0'.repeat(77)}`, undefined],
+      [unknown.orderId, '1000000', undefined],
+      [noAsset.orderId, '1000000', undefined],
+    ];
+    for (const [orderId, baseUnits, amount] of cases) {
+      const hash = txHash();
+      const made = await deposit(t, orderId, baseUnits, true, hash);
+      expect(made.payment.amountBaseUnits).toBe(baseUnits);
+      const found = await find(hash);
+      expect(found.amountBaseUnits).toBe(baseUnits);
+      if (amount === undefined) expect(found, baseUnits).not.toHaveProperty('amount');
+      else expect(found.amount).toBe(amount);
+    }
+    expect((await getOrder(t, eth.orderId)).receivedBaseUnits).toBe((1500000000000000000n + 1234567890123456789n + 10n ** 77n).toString());
   });
 });
 
@@ -351,7 +383,7 @@ describe('errors', () => {
       [{ ...valid, amountBaseUnits: '01' }, ['/body/amountBaseUnits']],
       [{ ...valid, amountBaseUnits: '1.5' }, ['/body/amountBaseUnits']],
       [{ ...valid, amountBaseUnits: '-1' }, ['/body/amountBaseUnits']],
-      [{ ...valid, amountBaseUnits: '1000000000000' }, ['/body/amountBaseUnits']],
+      [{ ...valid, amountBaseUnits: `1${'0'.repeat(78)}` }, ['/body/amountBaseUnits']],
       [{ ...valid, amountBaseUnits: 49990000 }, ['/body/amountBaseUnits']],
       [{ ...valid, verified: 'true' }, ['/body/verified']],
       [{ ...valid, verified: 1 }, ['/body/verified']],

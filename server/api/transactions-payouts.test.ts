@@ -152,7 +152,7 @@ describe('payouts under concurrency', () => {
       expect(c.error?.existingTransactionId).toBe(winner);
     }
     const record = await stored(t.tenantId, winner);
-    expect(await balance(t)).toBe(subtractDecimal('1000000', record!.amount));
+    expect(await balance(t)).toBe(subtractDecimal('1000000', record!.amount!));
     expect(await listOf(t, 'u-race')).toHaveLength(1);
   });
 

@@ -34,6 +34,41 @@ describe('GET /transactions/users', () => {
     expect(await listOf(t, 'nobody-at-all')).toEqual([]);
   });
 
+  it('pages past any limit with the Next-Cursor header, and refuses a cursor of another list', async () => {
+    const t = await server.newTenant();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      // Two payouts per millisecond: the cursor breaks ties like the order does.
+      clock.set(START + Math.floor(i / 2) * 1000);
+      ids.push((await payout(t, { userId: 'u-pages', amount: i + 1 })).data!.transactionId);
+    }
+    const page = (cursor?: string) => t.transactions.GET('/transactions/users', { params: { query: { userId: 'u-pages', limit: 2, ...(cursor ? { cursor } : {}) } } });
+    const seen: string[] = [];
+    const cursors: string[] = [];
+    let next: string | null = null;
+    do {
+      const r = await page(next ?? undefined);
+      expect(r.response.status).toBe(200);
+      seen.push(...r.data!.map((x) => x.id));
+      next = r.response.headers.get('next-cursor');
+      if (next !== null) cursors.push(next);
+    } while (next !== null);
+    expect(seen).toEqual([...ids].reverse());
+    expect(cursors).toHaveLength(2);
+    for (const c of cursors) expect(c).toMatch(/^[A-Za-z0-9_-]+$/);
+
+    // Another user's list, and a cursor this service did not issue: 400 on /query/cursor.
+    for (const [userId, cursor] of [
+      ['u-someone-else', cursors[0]!],
+      ['u-pages', 'bm90LWEtY3Vyc29y'],
+      ['u-pages', 'not a cursor'],
+    ] as const) {
+      const r = await send(credsOf(t), 'GET', `/transactions/users?userId=${userId}&cursor=${encodeURIComponent(cursor)}`);
+      expectProblem(r, 400, 'validation-failed');
+      expect((r.body.errors as Array<{ pointer: string }>).map((e) => e.pointer)).toEqual(['/query/cursor']);
+    }
+  });
+
   it('presents optional fields as absent, never null', async () => {
     const t = await server.newTenant();
     await payout(t, { userId: 'u-shape', amount: 1 });
@@ -50,7 +85,7 @@ describe('GET /transactions/users', () => {
 });
 
 describe('GET /transactions', () => {
-  async function orderPayment(t: TestTenant, fields: { orderNumber: string; txHash: string; at: number; amount: string }): Promise<string> {
+  async function orderPayment(t: TestTenant, fields: { orderNumber: string; txHash: string; at: number; amount: string; baseUnits: string }): Promise<string> {
     // An order deposit as the orders module records it (type payment with orderId, orderNumber, txHash).
     const environmentId = await envId(t.tenantId);
     const id = `txn_${fields.at.toString(36).toUpperCase()}${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
@@ -64,7 +99,7 @@ describe('GET /transactions', () => {
         status: 'completed',
         userId: null,
         amount: fields.amount,
-        amountBaseUnits: fields.amount,
+        amountBaseUnits: fields.baseUnits,
         thirdPartyId: null,
         notifyUrl: null,
         asset: null,
@@ -99,8 +134,8 @@ describe('GET /transactions', () => {
       createdDate: '2026-11-20T14:02:11.480Z',
     });
 
-    const older = await orderPayment(t, { orderNumber: 'ORD-000042', txHash: '0xaaa1', at: START + 1000, amount: '50000000' });
-    const newer = await orderPayment(t, { orderNumber: 'ORD-000042', txHash: '0xaaa2', at: START + 2000, amount: '49990000' });
+    const older = await orderPayment(t, { orderNumber: 'ORD-000042', txHash: '0xaaa1', at: START + 1000, amount: '50', baseUnits: '50000000' });
+    const newer = await orderPayment(t, { orderNumber: 'ORD-000042', txHash: '0xaaa2', at: START + 2000, amount: '49.99', baseUnits: '49990000' });
     const search = (query: { orderNumber?: string; txHash?: string }) => t.transactions.GET('/transactions', { params: { query, header: { 'x-tenant-id': t.tenantId } } });
 
     const byOrder = await search({ orderNumber: 'ORD-000042' });
@@ -112,7 +147,7 @@ describe('GET /transactions', () => {
       type: 'payment',
       orderId: '3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90',
       orderNumber: 'ORD-000042',
-      amount: 49990000,
+      amount: 49.99,
       amountBaseUnits: '49990000',
       txHash: '0xaaa2',
       createdDate: '2026-11-20T14:02:13.480Z',

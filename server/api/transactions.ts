@@ -38,12 +38,14 @@ export const transactionsHandlers: HandlersFor<operations> = {
   },
 
   async listUserTransactions({ query }, { services, scope }) {
-    const records = await listUserTransactions(services, scope, {
+    const page = await listUserTransactions(services, scope, {
       userId: query.userId,
       ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
     });
-    return { status: 200, body: records.map(presentUserTransaction) };
+    // The body stays the interface's array; the next page's cursor travels in a header.
+    return { status: 200, body: page.items.map(presentUserTransaction), ...(page.nextCursor !== null ? { headers: { 'Next-Cursor': page.nextCursor } } : {}) };
   },
 
   async searchTransaction({ query }, { services, scope }) {

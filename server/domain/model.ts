@@ -94,8 +94,12 @@ export interface TransactionRecord {
   side: TransactionSide;
   status: TransactionStatus;
   userId: string | null;
-  /** Exact decimal string (usdAmount for staking payouts). */
-  amount: string;
+  /**
+   * Exact decimal string in the asset's units (usdAmount for staking payouts). Null only on a
+   * payment of an order whose base units cannot be written exactly as an Amount (unknown asset
+   * decimals, or too many decimal places): amountBaseUnits is then the only amount.
+   */
+  amount: string | null;
   amountBaseUnits: string | null;
   /** Set for payouts and staking payouts; unique per (environment, type, thirdPartyId). */
   thirdPartyId: string | null;

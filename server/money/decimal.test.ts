@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addDecimal, compareDecimal, decimalFromNumber, subtractDecimal, addBaseUnits, compareBaseUnits } from './decimal.ts';
+import { addDecimal, compareDecimal, decimalFromNumber, subtractDecimal, addBaseUnits, compareBaseUnits, baseUnitsToDecimal } from './decimal.ts';
 
 const AMOUNT = { maxScale: 8, maxSignificantDigits: 15 };
 
@@ -36,5 +36,24 @@ describe('decimal arithmetic', () => {
   it('handles base units of any size', () => {
     expect(addBaseUnits('999999999999999999999999', '1')).toBe('1000000000000000000000000');
     expect(compareBaseUnits('100', '99')).toBe(1);
+  });
+});
+
+describe('baseUnitsToDecimal', () => {
+  const rule = { maxScale: 8, maxSignificantDigits: 15, maximum: 1_000_000_000_000 };
+  it('gives base units in the asset units, exactly', () => {
+    expect(baseUnitsToDecimal('49990000', 6, rule)).toBe('49.99');
+    expect(baseUnitsToDecimal('1', 6, rule)).toBe('0.000001');
+    expect(baseUnitsToDecimal('1000000000000000000', 18, rule)).toBe('1');
+    expect(baseUnitsToDecimal('1500000000000000000', 18, rule)).toBe('1.5');
+    expect(baseUnitsToDecimal('12345678', 8, rule)).toBe('0.12345678');
+    expect(baseUnitsToDecimal('7', 0, rule)).toBe('7');
+  });
+  it('answers null rather than round: too many places, digits, or above the maximum', () => {
+    expect(baseUnitsToDecimal('1234567890123456789', 18, rule)).toBeNull();
+    expect(baseUnitsToDecimal('1', 18, rule)).toBeNull();
+    expect(baseUnitsToDecimal('1234567890123456', 0, rule)).toBeNull();
+    expect(baseUnitsToDecimal('1000000000001000000', 6, rule)).toBeNull();
+    expect(baseUnitsToDecimal('1000000000000000000', 6, rule)).toBe('1000000000000');
   });
 });

@@ -102,3 +102,19 @@ export function compareBaseUnits(a: string, b: string): -1 | 0 | 1 {
   const d = BigInt(a) - BigInt(b);
   return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
+
+/**
+ * A token amount in base units as the exact decimal in the asset's units (base / 10^decimals),
+ * or null when that decimal breaks the rule (more decimal places or significant digits, or
+ * above `maximum`): then base units are the only exact form, and nothing is rounded.
+ */
+export function baseUnitsToDecimal(baseUnits: string, decimals: number, rule: DecimalRule & { maximum: number }): string | null {
+  const digits = BigInt(baseUnits).toString();
+  const padded = digits.padStart(decimals + 1, '0');
+  const int = padded.slice(0, padded.length - decimals);
+  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
+  if (frac.length > rule.maxScale) return null;
+  if ((int + frac).replace(/^0+/, '').length > rule.maxSignificantDigits) return null;
+  const text = frac ? `${int}.${frac}` : int;
+  return compareDecimal(text, String(rule.maximum)) > 0 ? null : text;
+}

@@ -84,7 +84,7 @@ export interface TransactionRow<B> {
   side: TransactionRecord['side'];
   status: TransactionRecord['status'];
   user_id: string | null;
-  amount: string;
+  amount: string | null;
   amount_base_units: string | null;
   third_party_id: string | null;
   notify_url: string | null;

@@ -64,8 +64,11 @@ export interface TransactionRepo {
     completedAt: Millis | null,
     extra?: { refundEmail?: string },
   ): Promise<boolean>;
-  /** Newest first. */
-  listByUser(environmentId: string, userId: string, opts: { transactionId?: string; limit: number }): Promise<TransactionRecord[]>;
+  /**
+   * Newest first, a page of at most `limit`. `cursor` is the nextCursor of the page before, for
+   * this user only (InvalidCursorError otherwise): keyset paging, so new rows never shift pages.
+   */
+  listByUser(environmentId: string, userId: string, opts: { transactionId?: string; limit: number; cursor: string | null }): Promise<Page<TransactionRecord>>;
   /** The most recent matching transaction; both filters apply when both are given. */
   search(environmentId: string, q: { orderNumber?: string; txHash?: string }): Promise<TransactionRecord | null>;
   listByOrder(environmentId: string, orderId: string): Promise<TransactionRecord[]>;
@@ -77,6 +80,17 @@ export interface OrderRepo {
   insert(o: OrderRecord): Promise<void>;
   get(environmentId: string, id: string): Promise<OrderRecord | null>;
   update(o: OrderRecord): Promise<void>;
+  /** The order an Idempotency-Key created in the environment, with its request hash; null when unused. */
+  findIdempotencyKey(environmentId: string, key: string): Promise<IdempotencyKeyRecord | null>;
+  /** Throws UniqueViolation('idempotency_key') when the environment already recorded the key. */
+  insertIdempotencyKey(environmentId: string, key: string, record: IdempotencyKeyRecord): Promise<void>;
+}
+
+export interface IdempotencyKeyRecord {
+  orderId: string;
+  /** SHA-256 (hex) of the canonical request body the key was first used with. */
+  requestHash: string;
+  createdAt: Millis;
 }
 
 export interface EventRepo {
@@ -126,7 +140,7 @@ export interface Tx {
 export interface ReadTx {
   tenants: Pick<TenantRepo, 'getTenant' | 'getEnvironment' | 'findEnvironment' | 'getApiKey' | 'getMemberByTokenHash' | 'findServiceAccount'>;
   transactions: Pick<TransactionRepo, 'get' | 'findByThirdPartyId' | 'listByUser' | 'search' | 'listByOrder'>;
-  orders: Pick<OrderRepo, 'get'>;
+  orders: Pick<OrderRepo, 'get' | 'findIdempotencyKey'>;
   events: Pick<EventRepo, 'get' | 'list'>;
   endpoints: Pick<EndpointRepo, 'get' | 'getActive' | 'list'>;
   deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts'>;
@@ -230,7 +244,7 @@ export interface Store {
 
 /** A uniqueness rule of the store was broken; `constraint` names which. */
 export class UniqueViolation extends Error {
-  constructor(readonly constraint: 'third_party_id' | 'active_endpoint' | 'order_number' | 'primary_key' | 'service_account_email') {
+  constructor(readonly constraint: 'third_party_id' | 'active_endpoint' | 'order_number' | 'primary_key' | 'service_account_email' | 'idempotency_key') {
     super(`unique constraint violated: ${constraint}`);
     this.name = 'UniqueViolation';
   }

@@ -27,7 +27,8 @@ export function presentTransaction(t: TransactionRecord): TransactionBody {
     side: t.side,
     type: t.type,
     ...present({ orderId: t.orderId, orderNumber: t.orderNumber }),
-    amount: decimalToNumber(t.amount),
+    // Absent only on a payment of an order whose base units do not fit an Amount exactly.
+    ...(t.amount !== null ? { amount: decimalToNumber(t.amount) } : {}),
     ...present({ amountBaseUnits: t.amountBaseUnits, txHash: t.txHash, thirdPartyId: t.thirdPartyId }),
     ...staking(t),
     createdDate: iso(t.createdAt),
@@ -37,7 +38,7 @@ export function presentTransaction(t: TransactionRecord): TransactionBody {
 
 /** `UserTransaction`: an item of GET /transactions/users (always a transaction of a user). */
 export function presentUserTransaction(t: TransactionRecord): UserTransactionBody {
-  if (t.userId === null) throw new Error(`transaction ${t.id} has no user and cannot be listed as a user transaction`);
+  if (t.userId === null || t.amount === null) throw new Error(`transaction ${t.id} has no user or no amount and cannot be listed as a user transaction`);
   return {
     id: t.id,
     userId: t.userId,

@@ -4,12 +4,13 @@
 import type { OrderRecord, PaymentStatus, TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { newTransactionId } from '../ids.ts';
-import { addBaseUnits, compareBaseUnits, subtractBaseUnits } from '../../money/decimal.ts';
+import { AMOUNT_RULE, ASSET_DECIMALS } from '../../../generated/vocabulary.ts';
+import { addBaseUnits, baseUnitsToDecimal, compareBaseUnits, subtractBaseUnits } from '../../money/decimal.ts';
 import { emitOrderEvent } from './event-data.ts';
 import { findOpenOrder, paymentsOf, type OrderView } from './orders.ts';
 
 export interface Deposit {
-  /** Token amount in base units: digits, > 0, at most 12 digits (so the numeric amount is exact). */
+  /** Token amount in base units: digits, > 0, any length. */
   amountBaseUnits: string;
   verified: boolean;
   txHash: string;
@@ -43,6 +44,15 @@ function overpayment(amountBaseUnits: string | null, received: string): string |
   return subtractBaseUnits(received, amountBaseUnits);
 }
 
+/**
+ * The deposit in the asset's units (an `Amount`), when the asset's decimals are known and the
+ * value fits the Amount rule exactly; else null, and amountBaseUnits is the only amount.
+ */
+export function amountInAssetUnits(assetId: string | null, amountBaseUnits: string): string | null {
+  const decimals = assetId === null ? undefined : ASSET_DECIMALS[assetId];
+  return decimals === undefined ? null : baseUnitsToDecimal(amountBaseUnits, decimals, AMOUNT_RULE);
+}
+
 export async function recordDeposit(services: Services, scope: Scope, orderId: string, deposit: Deposit): Promise<DepositResult> {
   return services.store.transaction(async (tx) => {
     const order = await findOpenOrder(tx, scope, orderId);
@@ -57,8 +67,7 @@ export async function recordDeposit(services: Services, scope: Scope, orderId: s
       status: deposit.verified ? 'completed' : 'pending',
       // An order has no service user.
       userId: null,
-      // The same token amount as an exact decimal (≤ 12 digits, so the JSON number is exact).
-      amount: deposit.amountBaseUnits,
+      amount: amountInAssetUnits(order.assetId, deposit.amountBaseUnits),
       amountBaseUnits: deposit.amountBaseUnits,
       thirdPartyId: null,
       notifyUrl: null,

@@ -2,20 +2,35 @@
 import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
+import { InvalidCursorError } from '../../store/errors.ts';
+import type { Page } from '../../store/types.ts';
 
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 500;
 
-/** The user's transactions, newest first; [] for a user the environment does not know. */
+/** A page of the user's transactions, newest first; empty for a user the environment does not know. */
 export async function listUserTransactions(
   services: Services,
   scope: Scope,
-  q: { userId: string; transactionId?: string; limit?: number },
-): Promise<TransactionRecord[]> {
+  q: { userId: string; transactionId?: string; limit?: number; cursor?: string },
+): Promise<Page<TransactionRecord>> {
   const limit = Math.min(Math.max(Math.trunc(q.limit ?? DEFAULT_LIST_LIMIT), 1), MAX_LIST_LIMIT);
-  return services.store.read((tx) =>
-    tx.transactions.listByUser(scope.environmentId, q.userId, { limit, ...(q.transactionId !== undefined ? { transactionId: q.transactionId } : {}) }),
-  );
+  try {
+    return await services.store.read((tx) =>
+      tx.transactions.listByUser(scope.environmentId, q.userId, {
+        limit,
+        cursor: q.cursor ?? null,
+        ...(q.transactionId !== undefined ? { transactionId: q.transactionId } : {}),
+      }),
+    );
+  } catch (e) {
+    if (e instanceof InvalidCursorError) {
+      throw new AppError('validation-failed', 'The query is invalid: /query/cursor is not a cursor issued by GET /transactions/users for this user.', {
+        errors: [{ pointer: '/query/cursor', detail: 'is not a valid cursor' }],
+      });
+    }
+    throw e;
+  }
 }
 
 /** One transaction by order number and/or hash (both must match when both are given); the most recent wins. */

@@ -27,6 +27,9 @@ export async function settlePayout(
     const payout = await tx.transactions.get(scope.environmentId, input.transactionId);
     if (!payout) throw transactionNotFound(input.transactionId);
     if (payout.type !== 'payout' || payout.status !== 'pending') throw notSettleable(payout);
+    // Only payments of orders may lack an amount in asset units; a payout always has one.
+    const amount = payout.amount;
+    if (amount === null) throw new Error(`payout ${payout.id} has no amount`);
 
     const now = services.clock.now();
     const next = input.status === 'success' ? 'completed' : 'cancelled';
@@ -36,14 +39,14 @@ export async function settlePayout(
       throw notSettleable(current ?? payout);
     }
     if (next === 'cancelled') {
-      const balance = await tx.tenants.adjustWallet(scope.environmentId, payout.amount);
+      const balance = await tx.tenants.adjustWallet(scope.environmentId, amount);
       if (balance === null) throw new Error(`wallet of ${scope.environmentId} refused a refund credit`);
     }
     if (payout.notifyUrl !== null && payout.thirdPartyId !== null) {
       await recordPayoutCallback(tx, services, scope, {
         transactionId: payout.id,
         thirdPartyId: payout.thirdPartyId,
-        amount: payout.amount,
+        amount,
         status: input.status,
         notifyUrl: payout.notifyUrl,
       });

@@ -13,6 +13,7 @@ const UNIQUE_CONSTRAINTS: Record<string, Constraint> = {
   webhook_endpoints_one_active: 'active_endpoint',
   orders_order_number: 'order_number',
   service_accounts_email: 'service_account_email',
+  order_idempotency_keys_key: 'idempotency_key',
   // events and deliveries keep a BIGSERIAL seq as primary key; their public id is the identity.
   events_id: 'primary_key',
   deliveries_id: 'primary_key',
@@ -24,6 +25,7 @@ const TABLE_RULES: Record<string, Constraint> = {
   webhook_endpoints: 'active_endpoint',
   orders: 'order_number',
   service_accounts: 'service_account_email',
+  order_idempotency_keys: 'idempotency_key',
 };
 
 /** SQLSTATEs worth running the whole transaction again for. */

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
-import { T0, attempt, deliveryRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
+import { T0, attempt, deliveryRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
 import type { DeliveryRecord } from '../../domain/model.ts';
 import { UniqueViolation, type Store } from '../types.ts';
 import { loadMigrations, migrate } from './migrate.ts';
@@ -110,6 +110,28 @@ describe('PostgreSQL store', () => {
     const all = loadMigrations().map((m) => m.version);
     expect(results.filter((r) => r.length > 0)).toEqual([all]);
     expect(results.filter((r) => r.length === 0)).toHaveLength(2);
+  });
+
+  it('0003 makes amount optional and clears the base units older payments of orders kept in it', async () => {
+    const { url } = await database();
+    await migrate(rawPool(url), loadMigrations().filter((m) => m.version < 3));
+    const store = await open(url);
+    const { env } = await seedEnvironment(store);
+    const payout = payoutRecord(env, { amount: '1234567.12345678' });
+    const old = paymentRecord(env, { amount: '49990000', amountBaseUnits: '49990000' });
+    const unlinked = paymentRecord(env, { orderId: null, orderNumber: null, userId: 'user-7', amount: '75.5', amountBaseUnits: null });
+    await store.transaction(async (tx) => {
+      for (const t of [payout, old, unlinked]) await tx.transactions.insert(t);
+    });
+    await store.migrate();
+    await store.transaction(async (tx) => {
+      expect(await tx.transactions.get(env.id, payout.id)).toEqual(payout);
+      expect(await tx.transactions.get(env.id, unlinked.id)).toEqual(unlinked);
+      expect(await tx.transactions.get(env.id, old.id)).toEqual({ ...old, amount: null });
+      const wei = paymentRecord(env, { amount: null, amountBaseUnits: '1234567890123456789' });
+      await tx.transactions.insert(wei);
+      expect(await tx.transactions.get(env.id, wei.id)).toEqual(wei);
+    });
   });
 
   it('refuses a database that has a migration this code does not know', async () => {
@@ -312,7 +334,7 @@ describe('PostgreSQL store', () => {
       const results = await Promise.allSettled([tx.transactions.insert(first), tx.transactions.insert(clash), tx.transactions.insert(last)]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     });
-    const ids = (await store.transaction((tx) => tx.transactions.listByUser(env.id, first.userId!, { limit: 10 }))).map((t) => t.id);
+    const ids = (await store.transaction((tx) => tx.transactions.listByUser(env.id, first.userId!, { limit: 10, cursor: null }))).items.map((t) => t.id);
     expect(ids.sort()).toEqual([first.id, last.id].sort());
   });
 });

@@ -43,5 +43,21 @@ export function orderRepo<B, J>(sql: Sql<B, J>, nextNumber: (environmentId: stri
         ],
       );
     },
+    async findIdempotencyKey(environmentId, key) {
+      const r = await sql.one<{ order_id: string; request_hash: string; created_at: number }>(
+        'SELECT order_id, request_hash, created_at FROM order_idempotency_keys WHERE environment_id = $1 AND idempotency_key = $2',
+        [environmentId, key],
+      );
+      return r === undefined ? null : { orderId: r.order_id, requestHash: r.request_hash, createdAt: Number(r.created_at) };
+    },
+    async insertIdempotencyKey(environmentId, key, record) {
+      await sql.insert('order_idempotency_keys', {
+        environment_id: environmentId,
+        idempotency_key: key,
+        request_hash: record.requestHash,
+        order_id: record.orderId,
+        created_at: record.createdAt,
+      });
+    },
   };
 }

@@ -1,3 +1,6 @@
+import { assertLimit, decodeCursor, pageOf } from '../cursor.ts';
+import { InvalidCursorError } from '../errors.ts';
+import type { TransactionRow } from '../rows.ts';
 import type { Sql } from '../sql.ts';
 import type { TransactionRepo } from '../types.ts';
 import { all, bind, first, getter, inserter } from './query.ts';
@@ -26,11 +29,25 @@ export function transactionRepo<B, J>(sql: Sql<B, J>): TransactionRepo {
       );
       return changed > 0;
     },
-    async listByUser(environmentId, userId, opts) {
+    async listByUser(environmentId, userId, { transactionId, limit, cursor }) {
+      assertLimit(limit);
+      const order = sql.insertionOrder;
       const where = ['environment_id = $1', 'user_id = $2'];
       const params: unknown[] = [environmentId, userId];
-      if (opts.transactionId !== undefined) where.push(`id = ${bind(params, opts.transactionId)}`);
-      return all(sql, m.transactionFromRow, `SELECT * FROM transactions WHERE ${where.join(' AND ')} ${newest} LIMIT ${bind(params, opts.limit)}`, params);
+      if (transactionId !== undefined) where.push(`id = ${bind(params, transactionId)}`);
+      if (cursor !== null) {
+        // The cursor is the insertion order (seq, rowid) of the last row shown; it must be a row of this user's list.
+        const seq = decodeCursor(cursor);
+        const last = await sql.one<{ created_at: number }>(`SELECT created_at FROM transactions WHERE ${order} = $1 AND environment_id = $2 AND user_id = $3`, [seq, environmentId, userId]);
+        if (last === undefined) throw new InvalidCursorError(cursor);
+        const at = Number(last.created_at);
+        where.push(`(created_at < ${bind(params, at)} OR (created_at = ${bind(params, at)} AND ${order} < ${bind(params, seq)}))`);
+      }
+      const rows = await sql.rows<TransactionRow<B> & { page_seq: number }>(
+        `SELECT ${order} AS page_seq, * FROM transactions WHERE ${where.join(' AND ')} ${newest} LIMIT ${bind(params, limit + 1)}`,
+        params,
+      );
+      return pageOf(rows, limit, (r) => Number(r.page_seq), m.transactionFromRow);
     },
     async search(environmentId, q) {
       const where = ['environment_id = $1'];

@@ -11,6 +11,7 @@ const UNIQUE_COLUMNS: Record<string, Constraint> = {
   'webhook_endpoints.environment_id': 'active_endpoint',
   'orders.environment_id, orders.order_number': 'order_number',
   'service_accounts.tenant_id, service_accounts.email': 'service_account_email',
+  'order_idempotency_keys.environment_id, order_idempotency_keys.idempotency_key': 'idempotency_key',
   // events and deliveries keep an integer seq as rowid; their public id is the identity.
   'events.id': 'primary_key',
   'deliveries.id': 'primary_key',

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
-import { T0, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
-import { loadMigrations } from './migrate.ts';
+import { T0, paymentRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { loadMigrations, migrate } from './migrate.ts';
 import { openSqliteStore, type SqliteStore } from './store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-sqlite-'));
@@ -58,6 +58,34 @@ describe('SQLite store', () => {
       expect(await tx.transactions.get(env.id, payout.id)).toEqual(payout);
       expect((await tx.tenants.getEnvironment(env.id))?.walletBalance).toBe('7.5');
     });
+  });
+
+  it('0004 rebuilds transactions with an optional amount, keeping every row, its rowid and the indexes', async () => {
+    const file = freshFile();
+    const raw = new Database(file);
+    migrate(raw, loadMigrations().filter((m) => m.version < 4));
+    raw.close();
+    const store = await open(file);
+    const { env } = await seedEnvironment(store);
+    // Same created_at: the newest-first listing breaks the tie by rowid, which must survive.
+    const first = payoutRecord(env, { userId: 'user-1', amount: '1234567.12345678' });
+    const second = payoutRecord(env, { userId: 'user-1', amount: '2' });
+    const old = paymentRecord(env, { amount: '49990000', amountBaseUnits: '49990000' });
+    await store.transaction(async (tx) => {
+      for (const t of [first, second, old]) await tx.transactions.insert(t);
+    });
+    await store.migrate();
+    await store.transaction(async (tx) => {
+      expect((await tx.transactions.listByUser(env.id, 'user-1', { limit: 10, cursor: null })).items).toEqual([second, first]);
+      expect(await tx.transactions.get(env.id, old.id)).toEqual({ ...old, amount: null });
+      const wei = paymentRecord(env, { amount: null, amountBaseUnits: '1234567890123456789' });
+      await tx.transactions.insert(wei);
+      expect(await tx.transactions.get(env.id, wei.id)).toEqual(wei);
+    });
+    const reader = new Database(file, { readonly: true });
+    const indexes = reader.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'transactions' AND sql IS NOT NULL ORDER BY name").all();
+    reader.close();
+    expect(indexes).toEqual(['transactions_order', 'transactions_order_number', 'transactions_tx_hash', 'transactions_user'].map((name) => ({ name })));
   });
 
   it('refuses a database that has a migration this code does not know', async () => {

@@ -1,8 +1,9 @@
 // Tenants, keys, members, wallets, transactions, orders, and the transaction semantics.
 import { expect, it } from 'vitest';
 import { newServiceAccountId } from '../../domain/ids.ts';
-import type { Store } from '../types.ts';
-import type { ApiKeyRecord } from '../../domain/model.ts';
+import { InvalidCursorError } from '../errors.ts';
+import type { Page, Store, UniqueViolation } from '../types.ts';
+import type { ApiKeyRecord, TransactionRecord } from '../../domain/model.ts';
 import { T0, expectUnique, memberRecord, orderRecord, paymentRecord, payoutRecord, seedEnvironment, eventRecord, unique } from './fixtures.ts';
 
 export function coreCases(s: () => Store): void {
@@ -128,13 +129,15 @@ export function coreCases(s: () => Store): void {
     const { env } = await seedEnvironment(s());
     const payout = payoutRecord(env, { amount: '1234567.12345678', completedAt: null });
     const staking = payoutRecord(env, { type: 'staking', status: 'active', durationInMonths: 12, amount: '250', asset: 'ETH' });
-    const payment = paymentRecord(env, { amountBaseUnits: '123456789012345678901234567890', verified: true });
+    const payment = paymentRecord(env, { amount: '0.00000001', amountBaseUnits: '10000000000', verified: true });
+    // A payment of an order whose base units do not fit an Amount: no amount, exact base units.
+    const wei = paymentRecord(env, { amount: null, amountBaseUnits: '123456789012345678901234567890', verified: true });
     const refund = paymentRecord(env, { type: 'refund', side: 'debit', status: 'completed', verified: null, refundEmail: 'buyer@example.com', completedAt: T0 + 5 });
     await s().transaction(async (tx) => {
-      for (const t of [payout, staking, payment, refund]) await tx.transactions.insert(t);
+      for (const t of [payout, staking, payment, wei, refund]) await tx.transactions.insert(t);
     });
     await s().transaction(async (tx) => {
-      for (const t of [payout, staking, payment, refund]) expect(await tx.transactions.get(env.id, t.id)).toEqual(t);
+      for (const t of [payout, staking, payment, wei, refund]) expect(await tx.transactions.get(env.id, t.id)).toEqual(t);
       expect(await tx.transactions.get(env.id, 'txn_unknown')).toBeNull();
       expect(await tx.transactions.findByThirdPartyId(env.id, 'payout', payout.thirdPartyId!)).toEqual(payout);
       expect(await tx.transactions.findByThirdPartyId(env.id, 'staking', payout.thirdPartyId!)).toBeNull();
@@ -258,13 +261,48 @@ export function coreCases(s: () => Store): void {
       for (const t of [mine[2]!, mine[0]!, theirs, mine[3]!, mine[1]!]) await tx.transactions.insert(t);
     });
     await s().transaction(async (tx) => {
-      const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
-      expect(ids(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10 }))).toEqual([3, 2, 1, 0].map((i) => mine[i]!.id));
-      expect(ids(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 2 }))).toEqual([mine[3]!.id, mine[2]!.id]);
-      expect(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10, transactionId: mine[1]!.id })).toEqual([mine[1]]);
-      expect(await tx.transactions.listByUser(env.id, 'user-1001', { limit: 10, transactionId: theirs.id })).toEqual([]);
-      expect(await tx.transactions.listByUser(env.id, 'user-9999', { limit: 10 })).toEqual([]);
+      const ids = (page: { items: { id: string }[] }) => page.items.map((r) => r.id);
+      const list = (opts: { limit: number; transactionId?: string; cursor?: string | null }, userId = 'user-1001') =>
+        tx.transactions.listByUser(env.id, userId, { cursor: null, ...opts });
+      expect(ids(await list({ limit: 10 }))).toEqual([3, 2, 1, 0].map((i) => mine[i]!.id));
+      expect(ids(await list({ limit: 2 }))).toEqual([mine[3]!.id, mine[2]!.id]);
+      expect(await list({ limit: 10, transactionId: mine[1]!.id })).toEqual({ items: [mine[1]], nextCursor: null });
+      expect(await list({ limit: 10, transactionId: theirs.id })).toEqual({ items: [], nextCursor: null });
+      expect(await list({ limit: 10 }, 'user-9999')).toEqual({ items: [], nextCursor: null });
     });
+  });
+
+  it('listByUser pages with an opaque cursor: every row once, newest first, unshifted by later rows', async () => {
+    const { env } = await seedEnvironment(s());
+    // Two rows per millisecond, inserted out of order: the cursor must break ties like the order does.
+    const mine = [0, 1, 2, 3, 4, 5, 6].map((i) => payoutRecord(env, { userId: 'user-3003', createdAt: T0 + Math.floor(i / 2) * 1000 }));
+    await s().transaction(async (tx) => {
+      for (const i of [4, 0, 6, 2, 1, 5, 3]) await tx.transactions.insert(mine[i]!);
+    });
+    const all = await s().transaction((tx) => tx.transactions.listByUser(env.id, 'user-3003', { limit: 100, cursor: null }));
+    expect(all.nextCursor).toBeNull();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Page<TransactionRecord> = await s().transaction((tx) => tx.transactions.listByUser(env.id, 'user-3003', { limit: 3, cursor }));
+      seen.push(...page.items.map((t) => t.id));
+      cursor = page.nextCursor;
+      if (++pages === 1) {
+        // A newer row after the first page does not shift the next pages.
+        await s().transaction((tx) => tx.transactions.insert(payoutRecord(env, { userId: 'user-3003', createdAt: T0 + 60_000 })));
+      }
+    } while (cursor !== null);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(all.items.map((t) => t.id));
+    expect(new Set(seen).size).toBe(7);
+
+    // A cursor for another user's list, a tampered one and garbage are refused.
+    const first = await s().transaction((tx) => tx.transactions.listByUser(env.id, 'user-3003', { limit: 1, cursor: null }));
+    for (const bad of [first.nextCursor!, 'not-a-cursor', `${first.nextCursor!}A`, 'MA']) {
+      const user = bad === first.nextCursor ? 'user-4004' : 'user-3003';
+      await expect(s().transaction((tx) => tx.transactions.listByUser(env.id, user, { limit: 3, cursor: bad }))).rejects.toBeInstanceOf(InvalidCursorError);
+    }
   });
 
   it('search finds the most recent match by orderNumber, txHash, or both; listByOrder is oldest first', async () => {
@@ -320,5 +358,44 @@ export function coreCases(s: () => Store): void {
     expect(await s().transaction((tx) => tx.orders.get(env.id, order.id))).toEqual(paid);
     await expectUnique(s().transaction((tx) => tx.orders.insert(orderRecord(env, 'ORD-000001'))), 'order_number');
     await s().transaction((tx) => tx.orders.insert(orderRecord(other, 'ORD-000001')));
+  });
+
+  it('idempotency keys: recorded once per environment, found again, a second insert is a UniqueViolation', async () => {
+    const { env } = await seedEnvironment(s());
+    const other = (await seedEnvironment(s())).env;
+    const order = orderRecord(env, 'ORD-000001');
+    const theirs = orderRecord(other, 'ORD-000001');
+    const record = { orderId: order.id, requestHash: 'a'.repeat(64), createdAt: T0 };
+    await s().transaction(async (tx) => {
+      await tx.orders.insert(order);
+      await tx.orders.insertIdempotencyKey(env.id, 'key-1', record);
+    });
+    expect(await s().read((tx) => tx.orders.findIdempotencyKey(env.id, 'key-1'))).toEqual(record);
+    expect(await s().read((tx) => tx.orders.findIdempotencyKey(env.id, 'KEY-1'))).toBeNull();
+    expect(await s().read((tx) => tx.orders.findIdempotencyKey(other.id, 'key-1'))).toBeNull();
+    await expectUnique(s().transaction((tx) => tx.orders.insertIdempotencyKey(env.id, 'key-1', { ...record, requestHash: 'b'.repeat(64) })), 'idempotency_key');
+    // Another environment has its own keys.
+    await s().transaction(async (tx) => {
+      await tx.orders.insert(theirs);
+      await tx.orders.insertIdempotencyKey(other.id, 'key-1', { ...record, orderId: theirs.id });
+    });
+    expect(await s().read((tx) => tx.orders.findIdempotencyKey(env.id, 'key-1'))).toEqual(record);
+  });
+
+  it('concurrent inserts of one idempotency key: exactly one succeeds', async () => {
+    const { env } = await seedEnvironment(s());
+    const orders = [1, 2, 3, 4].map((i) => orderRecord(env, `ORD-00000${i}`));
+    const results = await Promise.allSettled(
+      orders.map((o) =>
+        s().transaction(async (tx) => {
+          await tx.orders.insert(o);
+          await tx.orders.insertIdempotencyKey(env.id, 'race', { orderId: o.id, requestHash: 'c'.repeat(64), createdAt: T0 });
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as UniqueViolation).constraint).toBe('idempotency_key');
+    const winner = await s().read((tx) => tx.orders.findIdempotencyKey(env.id, 'race'));
+    expect(orders.map((o) => o.id)).toContain(winner?.orderId);
   });
 }

@@ -30,8 +30,8 @@ export function isolationCases(s: () => Store): void {
     await s().transaction(async (tx) => {
       expect(await tx.transactions.get(B, payout.id)).toBeNull();
       expect(await tx.transactions.findByThirdPartyId(B, 'payout', payout.thirdPartyId!)).toBeNull();
-      expect(await tx.transactions.listByUser(B, 'user-shared', { limit: 10 })).toEqual([]);
-      expect(await tx.transactions.listByUser(B, 'user-shared', { limit: 10, transactionId: payout.id })).toEqual([]);
+      expect(await tx.transactions.listByUser(B, 'user-shared', { limit: 10, cursor: null })).toEqual({ items: [], nextCursor: null });
+      expect(await tx.transactions.listByUser(B, 'user-shared', { limit: 10, transactionId: payout.id, cursor: null })).toEqual({ items: [], nextCursor: null });
       expect(await tx.transactions.search(B, { orderNumber: payment.orderNumber! })).toBeNull();
       expect(await tx.transactions.search(B, { txHash: payment.txHash! })).toBeNull();
       expect(await tx.transactions.listByOrder(B, order.id)).toEqual([]);
