@@ -93,4 +93,27 @@ describe('PostgreSQL group commit', () => {
     expect(await s.read((tx) => tx.transactions.get(env.id, spoilt.id))).toBeNull();
     expect((await s.read((tx) => tx.transactions.get(env.id, kept.id)))?.id).toBe(kept.id);
   });
+
+  it('fails every unit of a batch whose connection dies, the ones that had succeeded too, and commits none', async () => {
+    const s = await open();
+    const { env } = await seedEnvironment(s);
+    const first = payoutRecord(env);
+    const second = payoutRecord(env);
+    const results = await Promise.allSettled([
+      s.transaction((tx) => tx.transactions.insert(first)),
+      s.transaction(async (tx) => {
+        // The batch's connection, idle inside its transaction after the first unit: cut it.
+        const killed = await raw!.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'",
+        );
+        expect(killed.rowCount).toBe(1);
+        await tx.transactions.insert(second);
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(await s.read((tx) => tx.transactions.get(env.id, first.id))).toBeNull();
+    // The store goes on with a fresh connection.
+    await s.transaction((tx) => tx.transactions.insert(second));
+    expect((await s.read((tx) => tx.transactions.get(env.id, second.id)))?.id).toBe(second.id);
+  });
 });
