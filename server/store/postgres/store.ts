@@ -1,12 +1,15 @@
 // The shared Store: one PostgreSQL database behind any number of service instances, through a
-// pg.Pool per instance. Each domain transaction gets a client of its own (BEGIN … COMMIT at
-// READ COMMITTED); the rules that must hold across instances are held by the database itself:
+// pg.Pool per instance. The domain transactions of an instance run group-committed
+// (group-commit.ts): those arriving while one batch runs go together into the next database
+// transaction at READ COMMITTED, a SAVEPOINT each, answered after its one durable COMMIT. So
+// keep transaction bodies short (no network I/O inside): the next batch waits for this one's
+// statements. The rules that must hold across instances are held by the database itself:
 // unique constraints, guarded single-statement updates (wallet, lease holder), row locks, and
 // advisory locks for migrating and claiming. Deadlocks and serialization failures run the
-// transaction again, so a transaction body may run more than once: keep it free of effects
+// transaction again (in a later batch), so a transaction body may run more than once: keep it free of effects
 // outside the store (use afterCommit for those).
 //
-// Wake-ups: a commit that adds or restarts due deliveries sends NOTIFY deliveries_ready inside
+// Wake-ups: a batch that adds or restarts due deliveries sends NOTIFY deliveries_ready inside
 // its transaction (PostgreSQL delivers it on commit only); every instance LISTENs on a
 // dedicated connection and wakes its listeners. Listeners of the committing instance are
 // woken directly after commit, and skip the echo of their own notification.
@@ -16,7 +19,8 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
-import { Conn, isRetryable, mapError, typeParsers } from './db.ts';
+import { Conn, mapError, typeParsers } from './db.ts';
+import { PgGroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { stats as queueStats } from './queue-stats.ts';
@@ -26,7 +30,7 @@ import { postgresHooks, postgresSql } from './sql.ts';
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/database (any libpq-style URL node-postgres accepts). */
   connectionString: string;
-  /** Connections in this instance's pool (default 20, DATABASE_POOL_SIZE). Each open transaction holds one. */
+  /** Connections in this instance's pool (default 20, DATABASE_POOL_SIZE): reads, and one per batch executing or committing (at most 5). */
   poolSize?: number;
   log?: Logger;
 }
@@ -76,6 +80,8 @@ export class PostgresStore implements Store {
   private readonly orderNumbers: OrderNumbers;
   /** Repositories on the pool: each read is one statement, no BEGIN/COMMIT around it. */
   private readonly reads: ReadTx;
+  /** Runs the transactions of this instance in group-committed batches. */
+  readonly committer: PgGroupCommitter;
   private closed = false;
 
   constructor(
@@ -95,6 +101,11 @@ export class PostgresStore implements Store {
     this.orderNumbers = new OrderNumbers(this.sequences);
     const onPool = new Conn(pool);
     this.reads = readView(postgresSql(onPool), postgresHooks(onPool, this.orderNumbers));
+    this.committer = new PgGroupCommitter(pool, {
+      maxRuns: MAX_TRANSACTION_RUNS,
+      notify: (client) => client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]),
+      log,
+    });
     for (const p of [sequencePool, queuePool]) {
       p.on('error', (err) => {
         if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
@@ -143,21 +154,27 @@ export class PostgresStore implements Store {
     await this.track(() => migrate(this.pool));
   }
 
+  /**
+   * Runs fn as one unit of the next group-committed batch (group-commit.ts): answered once the
+   * batch's COMMIT is durable; after a deadlock or serialization failure fn runs again.
+   */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.track(async () => {
-      for (let run = 1; ; run++) {
+    return this.track(() =>
+      this.committer.submit(async (client) => {
         const scope = new SerialTxScope();
         try {
-          const value = await this.runOnce(fn, scope);
-          scope.committed(this.listeners);
-          return value;
+          const value = await this.scope.run(scope, () => fn(this.createTx(new Conn(client), scope)));
+          // A call fn started without awaiting still belongs to this unit.
+          await scope.idle();
+          scope.open = false;
+          return { value, notify: scope.deliveriesReady, committed: () => scope.committed(this.listeners) };
         } catch (err) {
-          if (run >= MAX_TRANSACTION_RUNS || !isRetryable(err)) throw err;
-          this.log.warn({ err: brief(err), run }, 'store transaction hit a deadlock or serialization failure: running it again');
-          await new Promise((r) => setTimeout(r, 5 * run + Math.random() * 20 * run));
+          scope.open = false;
+          await scope.idle();
+          throw mapError(err);
         }
-      }
-    });
+      }),
+    );
   }
 
   /**
@@ -180,38 +197,6 @@ export class PostgresStore implements Store {
     this.listeners.clear();
     await this.notifications.stop();
     await Promise.all([this.pool.end(), this.sequencePool.end(), this.queuePool.end()]);
-  }
-
-  private async runOnce<T>(fn: (tx: Tx) => Promise<T>, scope: SerialTxScope): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN').catch((err: unknown) => {
-        broken = toError(err);
-        throw err;
-      });
-      try {
-        const value = await this.scope.run(scope, () => fn(this.createTx(new Conn(client), scope)));
-        // A call fn started without awaiting still belongs to this transaction.
-        await scope.idle();
-        scope.open = false;
-        // Delivered to every listening instance on commit, never on rollback.
-        if (scope.deliveriesReady) await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
-        assertCommitted(await client.query('COMMIT'));
-        return value;
-      } catch (err) {
-        scope.open = false;
-        await scope.idle();
-        await client.query('ROLLBACK').catch((e: unknown) => {
-          broken = toError(e);
-        });
-        throw mapError(err);
-      }
-    } finally {
-      scope.open = false;
-      // A client whose ROLLBACK failed is in an unknown state: destroy it rather than reuse it.
-      client.release(broken);
-    }
   }
 
   private createTx(db: Conn, scope: TxScope): Tx {
@@ -330,19 +315,6 @@ class NotificationListener {
 
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 30_000;
-
-/**
- * COMMIT of a transaction that an earlier statement aborted answers ROLLBACK, not an error:
- * that happens when fn caught a database error itself (other than a guarded UniqueViolation)
- * and went on. Nothing was written, so the caller must not be told it was.
- */
-export function assertCommitted(result: pg.QueryResult): void {
-  if (result.command === 'ROLLBACK') {
-    throw new Error('transaction rolled back: a statement failed earlier in it and the error was caught inside the transaction');
-  }
-}
-
-const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 /** What to log of a driver error: node-postgres attaches the whole client object to some. */
 function brief(err: unknown): { message: string; code?: string } | null {

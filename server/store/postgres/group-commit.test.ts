@@ -1,0 +1,119 @@
+// The PostgreSQL group commit through the real store: transactions submitted together share one
+// database transaction, each unit fails alone, and nobody is answered before the COMMIT.
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { UniqueViolation } from '../types.ts';
+import { openPostgresStore, type PostgresStore } from './store.ts';
+import { createTestDatabase, type TestDatabase } from './testing.ts';
+
+describe('PostgreSQL group commit', () => {
+  let db: TestDatabase | null = null;
+  let store: PostgresStore | null = null;
+  let raw: pg.Pool | null = null;
+
+  afterEach(async () => {
+    await store?.close();
+    await raw?.end();
+    await db?.drop();
+    store = null;
+    raw = null;
+    db = null;
+  });
+
+  const open = async (): Promise<PostgresStore> => {
+    db = await createTestDatabase();
+    store = await openPostgresStore({ connectionString: db.url, poolSize: 8, log: pino({ level: 'silent' }) });
+    await store.migrate();
+    raw = new pg.Pool({ connectionString: db.url, max: 2 });
+    return store;
+  };
+
+  it('runs transactions submitted together in one batch; a failing unit rolls back alone, a duplicate loses to a winner of the same batch', async () => {
+    const s = await open();
+    const { env } = await seedEnvironment(s, { walletBalance: '10' });
+    const before = { ...s.committer.stats };
+    const p = (thirdPartyId: string) => payoutRecord(env, { thirdPartyId, amount: '1' });
+    const [a, b, dup, c] = [p('a'), p('b'), p('a'), p('c')];
+    const committedCallbacks: string[] = [];
+    const pay = (rec: typeof a, fail = false) =>
+      s.transaction(async (tx) => {
+        await tx.transactions.insert(rec);
+        await tx.tenants.adjustWallet(env.id, '-1');
+        tx.afterCommit(() => committedCallbacks.push(rec.id));
+        if (fail) throw new Error('refused after writing');
+        return rec.id;
+      });
+    const results = await Promise.allSettled([pay(a), pay(b, true), pay(dup), pay(c)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toHaveProperty('message', 'refused after writing');
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(UniqueViolation);
+    // One batch, one COMMIT for all four.
+    expect(s.committer.stats.batches - before.batches).toBe(1);
+    expect(s.committer.stats.units - before.units).toBe(4);
+    expect(committedCallbacks.sort()).toEqual([a.id, c.id].sort());
+    // Only a's and c's writes stand, the winner of the duplicate included.
+    expect((await s.read((tx) => tx.tenants.getEnvironment(env.id)))?.walletBalance).toBe('8');
+    expect((await s.read((tx) => tx.transactions.findByThirdPartyId(env.id, 'payout', 'a')))?.id).toBe(a.id);
+    expect(await s.read((tx) => tx.transactions.get(env.id, b.id))).toBeNull();
+  });
+
+  it('answers a caller only once its batch is committed, a failed one too', async () => {
+    const s = await open();
+    const { env } = await seedEnvironment(s);
+    const winner = payoutRecord(env, { thirdPartyId: 'w' });
+    const loser = payoutRecord(env, { thirdPartyId: 'w' });
+    const seenByOthers = async (): Promise<boolean> => (await raw!.query('SELECT 1 FROM transactions WHERE id = $1', [winner.id])).rowCount === 1;
+    const ok = s.transaction((tx) => tx.transactions.insert(winner)).then(seenByOthers);
+    // The loser is told of the duplicate after the winner is committed: it can read the winner.
+    const lost = s.transaction((tx) => tx.transactions.insert(loser)).then(
+      () => 'inserted',
+      async (err: unknown) => (err instanceof UniqueViolation && (await seenByOthers()) ? 'winner visible' : String(err)),
+    );
+    expect(await ok).toBe(true);
+    expect(await lost).toBe('winner visible');
+  });
+
+  it('fails only the unit that caught a database error and went on; the rest of the batch commits', async () => {
+    const s = await open();
+    const { env } = await seedEnvironment(s);
+    const kept = payoutRecord(env);
+    const spoilt = payoutRecord(env);
+    const results = await Promise.allSettled([
+      s.transaction(async (tx) => {
+        await tx.transactions.insert(spoilt);
+        // Not a bigint: the statement fails and aborts the unit's subtransaction.
+        await tx.transactions.updateStatus(env.id, spoilt.id, 'pending', 'completed', Number.NaN).catch(() => undefined);
+      }),
+      s.transaction((tx) => tx.transactions.insert(kept)),
+    ]);
+    expect(results[0]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/rolled back/) } });
+    expect(results[1]?.status).toBe('fulfilled');
+    expect(await s.read((tx) => tx.transactions.get(env.id, spoilt.id))).toBeNull();
+    expect((await s.read((tx) => tx.transactions.get(env.id, kept.id)))?.id).toBe(kept.id);
+  });
+
+  it('fails every unit of a batch whose connection dies, the ones that had succeeded too, and commits none', async () => {
+    const s = await open();
+    const { env } = await seedEnvironment(s);
+    const first = payoutRecord(env);
+    const second = payoutRecord(env);
+    const results = await Promise.allSettled([
+      s.transaction((tx) => tx.transactions.insert(first)),
+      s.transaction(async (tx) => {
+        // The batch's connection, idle inside its transaction after the first unit: cut it.
+        const killed = await raw!.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'",
+        );
+        expect(killed.rowCount).toBe(1);
+        await tx.transactions.insert(second);
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(await s.read((tx) => tx.transactions.get(env.id, first.id))).toBeNull();
+    // The store goes on with a fresh connection.
+    await s.transaction((tx) => tx.transactions.insert(second));
+    expect((await s.read((tx) => tx.transactions.get(env.id, second.id)))?.id).toBe(second.id);
+  });
+});

@@ -1,0 +1,213 @@
+// Group commit for PostgreSQL, as the SQLite store has (../sqlite/group-commit.ts). A durable
+// COMMIT waits for the WAL flush (milliseconds), and a row that every payout of an environment
+// updates (its wallet) stays locked until then: one transaction per request would run those
+// payouts one flush at a time. So the transactions submitted while a batch runs go together
+// into the next database transaction, each inside its own SAVEPOINT (a failing one rolls back
+// alone and fails only its caller), and every caller is answered only after the one COMMIT is
+// durable, failures included: a caller told "duplicate" reads a winner that is committed.
+//
+// One batch executes at a time per instance; while it commits (waits for the flush), the next
+// one already executes on another connection. An executing batch may wait for a row lock
+// held by a committing one, never the other way round, so the batches of one instance cannot
+// deadlock each other. Across instances they can: the database aborts one statement, that
+// unit rolls back to its savepoint and runs again in a later batch (as a deadlocked
+// transaction ran again before), the rest of its batch goes on.
+//
+// At most 32 units a batch: each unit that writes gets a subtransaction id, and past 64 of
+// them in one transaction PostgreSQL's snapshots slow down for every session (subxid overflow).
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { isRetryable, mapError } from './db.ts';
+
+/** What a unit of work left for after the commit. */
+export interface Outcome<T> {
+  value: T;
+  /** It queued deliveries: the batch notifies the other instances on commit. */
+  notify: boolean;
+  /** Runs its afterCommit callbacks and wakes this instance's listeners. */
+  committed(): void;
+}
+
+/** Runs one unit on the batch's connection; settles only once all its statements have. Called afresh on each run. */
+export type Attempt<T> = (client: pg.PoolClient) => Promise<Outcome<T>>;
+
+interface Job {
+  attempt: Attempt<unknown>;
+  runs: number;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+type Done = { job: Job; ok: true; outcome: Outcome<unknown> } | { job: Job; ok: false; err: unknown };
+
+export interface GroupCommitOptions {
+  /** Units a batch takes at most (see above why not more). */
+  maxBatch?: number;
+  /** Batches waiting for their COMMIT at once; the rest of the pool stays for reads. */
+  maxCommitting?: number;
+  /** How often a unit hit by a deadlock or serialization failure is run in all. */
+  maxRuns?: number;
+  /** Sends the batch's notification inside it (delivered on commit only). */
+  notify(client: pg.PoolClient): Promise<unknown>;
+  log: Logger;
+}
+
+/** SQLSTATE of a statement sent after an earlier one aborted the (sub)transaction. */
+const IN_FAILED_TRANSACTION = '25P02';
+
+export class PgGroupCommitter {
+  private readonly queue: Job[] = [];
+  private draining: Promise<void> | null = null;
+  private readonly committing = new Set<Promise<void>>();
+  /** Batches committed and units of work they held, for diagnostics and benchmarks. */
+  readonly stats = { batches: 0, units: 0 };
+  private readonly maxBatch: number;
+  private readonly maxCommitting: number;
+  private readonly maxRuns: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly opts: GroupCommitOptions,
+  ) {
+    this.maxBatch = opts.maxBatch ?? 32;
+    this.maxCommitting = opts.maxCommitting ?? 4;
+    this.maxRuns = opts.maxRuns ?? 4;
+  }
+
+  /** Queues a unit of work; resolves with its value once the batch that ran it is committed. */
+  submit<T>(attempt: Attempt<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.enqueue({ attempt, runs: 1, resolve: resolve as (v: unknown) => void, reject }, false);
+    });
+  }
+
+  private enqueue(job: Job, first: boolean): void {
+    if (first) this.queue.unshift(job);
+    else this.queue.push(job);
+    this.draining ??= this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      // One turn of the event loop, so that requests that arrived meanwhile join this batch.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.queue.length === 0) {
+        // Checked and cleared in the same tick as enqueue() looks at it: no job is left behind.
+        this.draining = null;
+        return;
+      }
+      while (this.committing.size >= this.maxCommitting) await Promise.race(this.committing);
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        // No connection (database down or pool starved): the units a batch would have taken fail.
+        for (const job of this.queue.splice(0, this.maxBatch)) job.reject(err);
+        continue;
+      }
+      const { done, fatal } = await this.execute(client);
+      const commit = this.commit(client, done, fatal);
+      this.committing.add(commit);
+      void commit.finally(() => this.committing.delete(commit));
+    }
+  }
+
+  /** BEGIN, then units one after another, each in the savepoint `unit`, until none is queued or the batch is full. */
+  private async execute(client: pg.PoolClient): Promise<{ done: Done[]; fatal: unknown }> {
+    const done: Done[] = [];
+    try {
+      await client.query('BEGIN; SAVEPOINT unit');
+    } catch (err) {
+      // Could not even begin (the connection died meanwhile): the units it would have taken fail.
+      for (const job of this.queue.splice(0, this.maxBatch)) done.push({ job, ok: false, err });
+      return { done, fatal: err };
+    }
+    let current: Job | null = null;
+    try {
+      let savepoint = true;
+      while (done.length < this.maxBatch && this.queue.length > 0) {
+        current = this.queue.shift()!;
+        if (!savepoint) await client.query('SAVEPOINT unit');
+        let outcome: Outcome<unknown>;
+        try {
+          outcome = await current.attempt(client);
+        } catch (err) {
+          // Undoes the unit alone, and releases the locks it took; the savepoint stays for the next one.
+          await client.query('ROLLBACK TO SAVEPOINT unit');
+          savepoint = true;
+          done.push({ job: current, ok: false, err });
+          current = null;
+          continue;
+        }
+        // One round trip releases this unit and opens the next one's savepoint.
+        const more = done.length + 1 < this.maxBatch && this.queue.length > 0;
+        try {
+          await client.query(more ? 'RELEASE SAVEPOINT unit; SAVEPOINT unit' : 'RELEASE SAVEPOINT unit');
+          savepoint = more;
+          done.push({ job: current, ok: true, outcome });
+        } catch (err) {
+          if ((err as { code?: unknown }).code !== IN_FAILED_TRANSACTION) throw err;
+          // The unit caught a database error itself and went on: nothing of it may commit.
+          await client.query('ROLLBACK TO SAVEPOINT unit');
+          savepoint = true;
+          done.push({ job: current, ok: false, err: caughtInside() });
+        }
+        current = null;
+      }
+      return { done, fatal: null };
+    } catch (err) {
+      // The batch's own statements failed (connection lost): nothing of it stands.
+      if (current !== null) done.push({ job: current, ok: false, err });
+      return { done, fatal: err };
+    }
+  }
+
+  private async commit(client: pg.PoolClient, done: Done[], fatal: unknown): Promise<void> {
+    let broken: Error | undefined;
+    if (fatal === null) {
+      try {
+        // Delivered to every listening instance on commit, never on rollback.
+        if (done.some((d) => d.ok && d.outcome.notify)) await this.opts.notify(client);
+        const result = await client.query('COMMIT');
+        if (result.command === 'ROLLBACK') throw new Error('batch rolled back at COMMIT');
+        this.stats.batches += 1;
+        this.stats.units += done.length;
+      } catch (err) {
+        fatal = err;
+      }
+    }
+    if (fatal !== null) {
+      // A connection whose ROLLBACK failed is in an unknown state: destroyed rather than reused.
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+    }
+    client.release(broken);
+    for (const d of done) this.settle(d, fatal);
+  }
+
+  /**
+   * After the batch ended. When it did not commit, every unit gets the batch's error, also those
+   * that had failed on their own: their error may rest on data of the batch that is now gone.
+   */
+  private settle(d: Done, fatal: unknown): void {
+    if (fatal === null && d.ok) {
+      d.outcome.committed();
+      d.job.resolve(d.outcome.value);
+      return;
+    }
+    const err = fatal ?? (d.ok ? null : d.err);
+    if (isRetryable(err) && d.job.runs < this.maxRuns) {
+      const job = d.job;
+      this.opts.log.warn({ err: { message: (err as Error).message }, run: job.runs }, 'store transaction hit a deadlock or serialization failure: running it again');
+      job.runs += 1;
+      setTimeout(() => this.enqueue(job, true), 5 * job.runs + Math.random() * 20 * job.runs);
+      return;
+    }
+    d.job.reject(mapError(err));
+  }
+}
+
+function caughtInside(): Error {
+  return new Error('transaction rolled back: a statement failed earlier in it and the error was caught inside the transaction');
+}
