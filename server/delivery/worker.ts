@@ -4,8 +4,8 @@
 // The pipeline (the store is never on the path of a send):
 //   claim (a batch, one store transaction) → per-destination ready queues → send (at most
 //   `concurrency` in flight, `perEndpointLimit` per destination) → the batch completer, which
-//   records every attempt finished meanwhile in one store transaction (`completeMany`; one
-//   commit, one fsync or WAL flush for all) → a slot and the leases are free → claim again.
+//   records every attempt finished meanwhile in one store call (`completeAndClaim`; one
+//   commit, one fsync or WAL flush for all) and claims into the leases it freed in the same call.
 //
 // Guarantees:
 // - A lease always outlives an attempt: leaseMs must exceed the attempt deadline by more than
@@ -18,7 +18,7 @@
 //   on which another owner holds a live lease is skipped), so one worker serves a destination
 //   at a time and sends at most `perEndpointLimit` to it at once; it may hold up to
 //   `prefetchPerEndpoint` leases on it so that the next send starts as soon as one ends.
-// - At-least-once: an attempt is recorded durably (completeMany resolves after the commit)
+// - At-least-once: an attempt is recorded durably (completeAndClaim resolves after the commit)
 //   before it is logged as done; a crash loses at most the attempts in flight or waiting for
 //   the completer, whose leases expire and which are then sent again.
 // - No polling delay on the fast path: `store.onDeliveriesReady` wakes the loop at once; the
