@@ -4,8 +4,8 @@
 // The pipeline (the store is never on the path of a send):
 //   claim (a batch, one store transaction) → per-destination ready queues → send (at most
 //   `concurrency` in flight, `perEndpointLimit` per destination) → the batch completer, which
-//   records every attempt finished meanwhile in one store transaction (`completeMany`; one
-//   commit, one fsync or WAL flush for all) → a slot and the leases are free → claim again.
+//   records every attempt finished meanwhile in one store call (`completeAndClaim`; one
+//   commit, one fsync or WAL flush for all) and claims into the leases it freed in the same call.
 //
 // Guarantees:
 // - A lease always outlives an attempt: leaseMs must exceed the attempt deadline by more than
@@ -18,7 +18,7 @@
 //   on which another owner holds a live lease is skipped), so one worker serves a destination
 //   at a time and sends at most `perEndpointLimit` to it at once; it may hold up to
 //   `prefetchPerEndpoint` leases on it so that the next send starts as soon as one ends.
-// - At-least-once: an attempt is recorded durably (completeMany resolves after the commit)
+// - At-least-once: an attempt is recorded durably (completeAndClaim resolves after the commit)
 //   before it is logged as done; a crash loses at most the attempts in flight or waiting for
 //   the completer, whose leases expire and which are then sent again.
 // - No polling delay on the fast path: `store.onDeliveriesReady` wakes the loop at once; the
@@ -276,16 +276,20 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   async function flush(): Promise<void> {
     const batch = completions.slice(0, COMPLETE_BATCH);
     completions = completions.slice(batch.length);
+    // The next claim rides with the batch (one store call, and it sees the leases the batch
+    // frees): sized as fill() would size it once the batch is recorded.
+    const limit = Math.min(batchSize, maxHeld - (countedHeld() - batch.length));
+    const at = clock.now();
+    const claim = running && limit >= 1 ? { owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true } : null;
     let applied: boolean[];
+    let claimed: ClaimedDelivery[] = [];
+    let claimError: Error | null = null;
     try {
-      const recorded = store.queue.completeMany(
+      ({ applied, claimed, claimError } = await store.queue.completeAndClaim(
         owner,
         batch.map((p) => p.completion),
-      );
-      // Claim right behind it: on SQLite the claim joins the same group commit (and sees the
-      // leases this batch frees), so one sync serves both.
-      requestPump();
-      applied = await recorded;
+        claim,
+      ));
       completerBackoff = ERROR_BACKOFF_MS;
     } catch (err) {
       // Nothing of the batch was written. Keep what can still be recorded under its lease and
@@ -304,7 +308,18 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       return;
     }
     batch.forEach((p, i) => settle(p, applied[i] === true));
-    requestPump(); // leases are free: claim more
+    if (claimed.length > 0 && !running) {
+      // Stopping began meanwhile: nothing new is sent, give the leases back at once.
+      await store.queue.release(owner, claimed.map((c) => c.delivery.id)).catch((err: unknown) => {
+        log.error({ err: err instanceof Error ? err.message : String(err) }, 'could not release leases; they expire on their own');
+      });
+      return;
+    }
+    take(claimed);
+    // As fill() would go on: the claim was full (maybe more are due), failed (the pump backs
+    // off and logs), was not made, or left this worker without leases (the pump then sleeps
+    // until the next due time). Otherwise the next recorded batch claims again.
+    if (claim === null || claimError !== null || claimed.length === claim.limit || held === 0) requestPump();
   }
 
   function settle(p: Pending, ok: boolean, lostMessage = 'lease lost before the attempt was recorded; another worker owns the delivery now'): void {

@@ -192,6 +192,13 @@ export function observeStore(store: Store, metrics: Metrics): Store {
         });
         return stored;
       },
+      async completeAndClaim(owner, completions, claim) {
+        const result = await store.queue.completeAndClaim(owner, completions, claim);
+        completions.forEach((c, i) => {
+          if (result.applied[i]) metrics.attempt(c.result);
+        });
+        return result;
+      },
       release: (owner, ids) => store.queue.release(owner, ids),
       nextDueAt: () => store.queue.nextDueAt(),
       stats: (now) => store.queue.stats(now),

@@ -187,6 +187,12 @@ export interface Completion {
   result: AttemptResult;
 }
 
+export interface CompleteAndClaim {
+  applied: boolean[];
+  claimed: ClaimedDelivery[];
+  claimError: Error | null;
+}
+
 export interface DeliveryQueue {
   /**
    * Leases up to `limit` due pending deliveries (nextAttemptAt <= now, no live lease) to
@@ -207,6 +213,13 @@ export interface DeliveryQueue {
    * the whole batch is durable.
    */
   completeMany(owner: string, completions: readonly Completion[]): Promise<boolean[]>;
+  /**
+   * `completeMany`, then (when `claim` is given) a claim that sees the leases it freed: one
+   * store call per batch where the worker used to make two (record, then claim again). The
+   * claim's failure never undoes the recorded attempts: it comes back as `claimError`, with
+   * nothing claimed.
+   */
+  completeAndClaim(owner: string, completions: readonly Completion[], claim: ClaimOptions | null): Promise<CompleteAndClaim>;
   /** Gives leased deliveries back (drain on shutdown) without counting an attempt. */
   release(owner: string, deliveryIds: readonly string[]): Promise<void>;
   /** When the next pending delivery is due (including expiring leases), or null. */

@@ -2,7 +2,7 @@
 // database transaction on the pool; every update that moves a leased delivery on is guarded
 // by the lease holder, and row locks settle races between instances.
 import type pg from 'pg';
-import type { AttemptResult, ClaimOptions, ClaimedDelivery, Completion } from '../types.ts';
+import type { AttemptResult, ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion } from '../types.ts';
 import { Conn, mapError } from './db.ts';
 import type { ClaimedRow } from '../rows.ts';
 import { mapping, textSafe } from './rows.ts';
@@ -124,10 +124,14 @@ export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDeli
   let broken: Error | undefined;
   let rows: ClaimedRow[];
   try {
-    // BEGIN and the lock in one round trip (a simple query of two statements); the claim is
+    // BEGIN and the lock in one round trip (a simple query of three statements); the claim is
     // its own statement: its snapshot must be taken after the lock, so it sees the leases the
     // previous claimer committed. Then COMMIT: three round trips per claimed batch.
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
+    // The COMMIT does not wait for the WAL flush (synchronous_commit off, this transaction
+    // only), so the claim lock is not held across a flush: a claim lost to a server crash only
+    // loses leases (the deliveries are due again and sent again, as at-least-once allows), and
+    // any later durable commit (a completion) flushes the WAL up to and past it.
+    await client.query(`BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
     try {
       rows = (
         await client.query<ClaimedRow>({
@@ -262,6 +266,18 @@ export async function completeMany(pool: pg.Pool, owner: string, completions: re
   }
   const applied = new Set(rows.map((r) => r.id));
   return completions.map((c) => applied.has(c.deliveryId));
+}
+
+// Two transactions, one after the other: the completions commit durably first (without the
+// claim lock, which must not wait for a WAL flush), then the claim sees the leases they freed.
+export async function completeAndClaim(pool: pg.Pool, owner: string, completions: readonly Completion[], options: ClaimOptions | null): Promise<CompleteAndClaim> {
+  const applied = await completeMany(pool, owner, completions);
+  if (options === null) return { applied, claimed: [], claimError: null };
+  try {
+    return { applied, claimed: await claim(pool, options), claimError: null };
+  } catch (err) {
+    return { applied, claimed: [], claimError: err instanceof Error ? err : new Error(String(err)) };
+  }
 }
 
 /** Returns how many leases were given back. */

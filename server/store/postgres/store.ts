@@ -132,6 +132,7 @@ export class PostgresStore implements Store {
       claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
       complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.queuePool, owner, id, result)),
       completeMany: (owner, completions) => this.track(() => queue.completeMany(this.queuePool, owner, completions)),
+      completeAndClaim: (owner, completions, claim) => this.track(() => queue.completeAndClaim(this.queuePool, owner, completions, claim)),
       release: (owner, ids) =>
         this.track(async () => {
           if ((await queue.release(this.queuePool, owner, ids)) === 0) return;

@@ -86,4 +86,21 @@ describe('GroupCommitter', () => {
     await gc.idle();
     expect(raw.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 2 });
   });
+
+  it('syncs a batch only when it holds a unit that needs it (claims do not)', async () => {
+    const raw = new Database(':memory:');
+    raw.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+    let syncs = 0;
+    const gc = new GroupCommitter(raw, 128, async () => {
+      syncs += 1;
+    });
+    const insert = (k: string) => () => raw.prepare('INSERT INTO t (k) VALUES (?)').run(k);
+    await Promise.all([gc.submit(insert('a'), true, false), gc.submit(insert('b'), true, false)]);
+    expect(syncs).toBe(0);
+    expect(raw.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 2 });
+    // One unit that needs the sync makes the whole batch wait for it (and covers the others).
+    await Promise.all([gc.submit(insert('c'), true, false), gc.submit(insert('d'))]);
+    expect(syncs).toBe(1);
+    expect(gc.stats).toMatchObject({ batches: 2, units: 4, syncs: 1 });
+  });
 });

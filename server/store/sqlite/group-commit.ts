@@ -10,12 +10,20 @@
 // thread pool) makes them durable, which is what synchronous = FULL does inside COMMIT, only
 // without blocking every request and every webhook send for the fsync. The next batch starts
 // after the sync, so no unit ever reads what is not yet durable.
+//
+// A unit may be submitted as not needing the sync (`durable = false`): the delivery queue's
+// claims. A batch of such units only commits; a later synced commit covers its log frames
+// too (the WAL is one file, synced up to its end). Losing a claim to a power cut only loses a
+// lease: the delivery is due again and sent again, which at-least-once allows; a kill -9
+// loses nothing that was committed (the frames are in the OS).
 import type Database from 'better-sqlite3';
 
 interface Job {
   /** Runs inside the open batch (transactional) or alone on the connection. */
   run(): Promise<unknown>;
   transactional: boolean;
+  /** Its caller is answered only after the log sync. */
+  durable: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -29,7 +37,7 @@ interface Done {
 export class GroupCommitter {
   private readonly queue: Job[] = [];
   /** Batches committed and units of work run, for diagnostics and benchmarks. */
-  readonly stats = { batches: 0, units: 0 };
+  readonly stats = { batches: 0, units: 0, syncs: 0 };
   private draining: Promise<void> | null = null;
   /** The sync of the last commit while it runs: what a reader saw may not be durable before it ends. */
   private syncing: Promise<void> | null = null;
@@ -42,9 +50,9 @@ export class GroupCommitter {
   ) {}
 
   /** Queues work; resolves with its value after the batch that ran it has committed. */
-  submit<T>(run: () => Promise<T> | T, transactional = true): Promise<T> {
+  submit<T>(run: () => Promise<T> | T, transactional = true, durable = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run: async () => run(), transactional, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ run: async () => run(), transactional, durable, resolve: resolve as (v: unknown) => void, reject });
       this.draining ??= this.drain();
     });
   }
@@ -125,10 +133,11 @@ export class GroupCommitter {
         if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
       }
     }
-    if (fatal === null && done.some((d) => d.ok)) {
+    if (fatal === null && done.some((d) => d.ok && d.job.durable)) {
       try {
         // Set in the same tick as COMMIT: no reader can run in between.
         this.syncing = this.sync();
+        this.stats.syncs += 1;
         await this.syncing;
       } catch (err) {
         // Committed but perhaps not durable: nobody may be told it is. The data stays visible,

@@ -49,11 +49,15 @@ export class SqliteStore implements Store {
     this.wal = sync ?? null;
     this.committer = new GroupCommitter(raw, 128, sync ? () => sync.sync() : undefined);
     this.queue = {
-      claim: (o) => this.exclusive(() => queue.claim(this.db, o)),
+      // A claim needs no log sync of its own (group-commit.ts): a lost lease means a resend.
+      claim: (o) => this.exclusive(() => queue.claim(this.db, o), true, false),
       complete: (owner: string, id: string, result: AttemptResult) => this.exclusive(() => queue.complete(this.db, owner, id, result)),
       // One unit of the group commit for the whole batch: its attempts share one fsync.
       completeMany: (owner, completions) =>
         completions.length === 0 ? Promise.resolve([]) : this.exclusive(() => queue.completeMany(this.db, owner, completions)),
+      // One unit of the group commit: the claim runs after the completions in the same
+      // transaction (so it sees the leases they free) and shares their one sync.
+      completeAndClaim: (owner, completions, claim) => this.exclusive(() => queue.completeAndClaim(this.db, owner, completions, claim)),
       release: async (owner, ids) => {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
         if (released > 0) this.listeners.wake();
@@ -120,13 +124,13 @@ export class SqliteStore implements Store {
   }
 
   /** Runs a synchronous operation alone on the connection, in one IMMEDIATE transaction by default. */
-  private exclusive<T>(op: () => T, transactional = true): Promise<T> {
+  private exclusive<T>(op: () => T, transactional = true, durable = true): Promise<T> {
     try {
       this.assertUsable();
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.committer.submit(op, transactional);
+    return this.committer.submit(op, transactional, durable);
   }
 
   private assertUsable(): void {

@@ -239,6 +239,32 @@ export function queueCases(s: () => Store): void {
     expect(await s().queue.completeMany('worker-a', [])).toEqual([]);
   });
 
+  it('completeAndClaim records the batch, then claims into the room it freed, in one call', async () => {
+    const w = await world(s());
+    const ds = [0, 1, 2, 3, 4].map((i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 10 + i }));
+    await insert(s(), ...ds);
+    const first = await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 2, exclusive: true }));
+    expect(first.map((c) => c.delivery.id)).toEqual([ds[0]!.id, ds[1]!.id]);
+    const done = (c: (typeof first)[number]) => ({
+      deliveryId: c.delivery.id,
+      leaseExpiresAt: c.delivery.leaseExpiresAt!,
+      result: { attempt: attempt(c.delivery.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 },
+    });
+    // The destination is at its limit of 2: only the lease ds[0]'s completion frees can be claimed.
+    const r = await s().queue.completeAndClaim('worker-a', [done(first[0]!)], opts('worker-a', T0 + 200, { perEndpointLimit: 2, exclusive: true }));
+    expect(r.applied).toEqual([true]);
+    expect(r.claimError).toBeNull();
+    expect(r.claimed.map((c) => c.delivery.id)).toEqual([ds[2]!.id]);
+    expect(r.claimed[0]!.event.id).toBe(w.event.id);
+    expect(await get(w, ds[0]!.id)).toMatchObject({ state: 'delivered', leaseOwner: null });
+    expect(await get(w, ds[2]!.id)).toMatchObject({ state: 'pending', leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_200 });
+    expect(await attempts(ds[0]!.id)).toHaveLength(1);
+    // Without claim options it only records; a lost lease is refused as in completeMany.
+    const alone = await s().queue.completeAndClaim('worker-b', [done(first[1]!)], null);
+    expect(alone).toEqual({ applied: [false], claimed: [], claimError: null });
+    expect(await attempts(ds[1]!.id)).toEqual([]);
+  });
+
   it('completeMany keeps a delivery disabled while in flight disabled, and stores the attempt', async () => {
     const w = await world(s());
     const d = deliveryRecord(w.event, w.ep);
