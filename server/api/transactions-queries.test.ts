@@ -24,6 +24,10 @@ describe('GET /transactions/users', () => {
 
     const two = await t.transactions.GET('/transactions/users', { params: { query: { userId: 'u-list', limit: 2 } } });
     expect(two.data?.map((x) => x.id)).toEqual([ids[3], ids[2]]);
+    // The answer's headers: JSON, the next page's cursor and the request id (router.ts builds them).
+    expect(two.response.headers.get('content-type')).toBe('application/json');
+    expect(two.response.headers.get('next-cursor')).toMatch(/\S/);
+    expect(two.response.headers.get('x-request-id')).toMatch(/^req_/);
 
     const one = await t.transactions.GET('/transactions/users', { params: { query: { userId: 'u-list', transactionId: ids[1]! } } });
     expect(one.data?.map((x) => x.id)).toEqual([ids[1]]);

@@ -24,13 +24,15 @@ export function createApp(services: Services, opts: AppOptions): Hono<AppEnv> {
 
   // The access log line is built only when its level is on (decided once: pino's level is
   // fixed for the process); at LOG_LEVEL=warn a request pays for its id and nothing else.
+  // Every answer carries x-request-id: the contract's operations put it in their answer
+  // (router.ts, problem.ts); the rest get it here, after the fact.
   if (services.log.isLevelEnabled('info')) {
     app.use('*', async (c, next) => {
       const requestId = newRequestId();
       c.set('requestId', requestId);
       const started = performance.now();
       await next();
-      c.header('x-request-id', requestId);
+      if (c.get('operationId') === undefined) c.header('x-request-id', requestId);
       services.log.info(
         { requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round((performance.now() - started) * 10) / 10 },
         'request',
@@ -41,7 +43,7 @@ export function createApp(services: Services, opts: AppOptions): Hono<AppEnv> {
       const requestId = newRequestId();
       c.set('requestId', requestId);
       await next();
-      c.header('x-request-id', requestId);
+      if (c.get('operationId') === undefined) c.header('x-request-id', requestId);
     });
   }
 

@@ -1,25 +1,27 @@
-// Routes every operation of a contract document through the same middleware, each a small
-// factory in middleware/ (in Hono's style), then the operation's handler:
+// Routes every operation of a contract document through the same steps, each a small factory
+// in middleware/, then the operation's handler:
 //
-//   checkResponse → authenticate → rateLimit → authorize → tenantCheck → testEnvironmentOnly
-//   (sandbox) → jsonBody (operations with a body) → validateRequest → handler
+//   checkResponse → operation → authenticate → rateLimit → authorize → tenantCheck →
+//   testEnvironmentOnly (sandbox) → jsonBody (operations with a body) → validateRequest → handler
 //
-// checkResponse is outermost because it looks at the answer after the handler ran.
+// checkResponse is a Hono middleware around the rest because it looks at the answer after the
+// handler ran; the steps run one after another inside the route's one handler (step.ts).
 import type { Hono, MiddlewareHandler } from 'hono';
 import { compileOperation, loadOperations, type ApiName } from '../contract/operations.ts';
 import type { Services } from '../domain/context.ts';
 import type { Permission } from '../domain/model.ts';
 import type { AppEnv } from './app-env.ts';
 import type { Handler } from './handler-types.ts';
-import { authenticate } from './middleware/authenticate.ts';
-import { authorize } from './middleware/authorize.ts';
-import { operation } from './middleware/operation.ts';
-import { jsonBody } from './middleware/body.ts';
-import { rateLimit } from './middleware/rate-limit.ts';
+import { authenticateStep } from './middleware/authenticate.ts';
+import { authorizeStep } from './middleware/authorize.ts';
+import { operationStep } from './middleware/operation.ts';
+import { jsonBodyStep } from './middleware/body.ts';
+import { rateLimitStep } from './middleware/rate-limit.ts';
 import { checkResponse } from './middleware/response-check.ts';
-import { testEnvironmentOnly } from './middleware/sandbox.ts';
-import { tenantCheck } from './middleware/tenant.ts';
-import { validateRequest } from './middleware/validate.ts';
+import { testEnvironmentOnlyStep } from './middleware/sandbox.ts';
+import { runSteps, type Step } from './middleware/step.ts';
+import { tenantCheckStep } from './middleware/tenant.ts';
+import { validateRequestStep } from './middleware/validate.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
 export interface RouterOptions {
@@ -36,24 +38,38 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
     // Every operation of the contract is served: a missing handler is a startup error.
     if (!handler) throw new Error(`no handler for ${api}.${spec.operationId}`);
 
-    const chain: Array<MiddlewareHandler<AppEnv>> = [
+    const around: Array<MiddlewareHandler<AppEnv>> = opts.validateResponses ? [checkResponse(op, services.log)] : [];
+    const steps: Step[] = [
       // The operation being served, first: request metrics label by it.
-      operation(spec.operationId),
-      ...(opts.validateResponses ? [checkResponse(op, services.log)] : []),
-      authenticate({ services, allowsMember: spec.security.some((s) => 'MemberToken' in s), environmentQuery: api === 'management' }),
-      ...(opts.rateLimiter ? [rateLimit(opts.rateLimiter)] : []),
-      authorize({ permission: spec.permission as Permission | null, memberRoles: spec.memberRoles }),
-      tenantCheck(),
-      ...(api === 'sandbox' ? [testEnvironmentOnly()] : []),
-      ...(spec.requestBody ? [jsonBody()] : []),
-      validateRequest(op),
+      operationStep(spec.operationId),
+      authenticateStep({ services, allowsMember: spec.security.some((s) => 'MemberToken' in s), environmentQuery: api === 'management' }),
+      ...(opts.rateLimiter ? [rateLimitStep(opts.rateLimiter)] : []),
+      authorizeStep({ permission: spec.permission as Permission | null, memberRoles: spec.memberRoles }),
+      tenantCheckStep(),
+      ...(api === 'sandbox' ? [testEnvironmentOnlyStep()] : []),
+      ...(spec.requestBody ? [jsonBodyStep()] : []),
+      validateRequestStep(op),
     ];
 
-    app.on(spec.method.toUpperCase(), [spec.honoPath], ...chain, async (c) => {
+    app.on(spec.method.toUpperCase(), [spec.honoPath], ...around, async (c) => {
+      await runSteps(steps, c);
       const principal = c.get('principal');
       const scope = { tenantId: principal.tenantId, environmentId: principal.environmentId, environment: principal.environment };
-      const reply = await handler(c.get('request'), { principal, scope, services, requestId: c.get('requestId') });
-      return c.json(reply.body as object, reply.status as 200, reply.headers);
+      const requestId = c.get('requestId');
+      const reply = await handler(c.get('request'), { principal, scope, services, requestId });
+      return jsonResponse(reply, requestId);
     });
   }
+}
+
+/**
+ * The handler's answer as JSON, x-request-id included. Headers are a plain object, which
+ * @hono/node-server writes straight to the socket; a header added to a finished response
+ * (c.header after the handler) makes it rebuild the response around a web stream instead.
+ */
+function jsonResponse(reply: { status: number; body: unknown; headers?: Record<string, string> }, requestId: string): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) headers[name.toLowerCase()] = value;
+  headers['x-request-id'] = requestId;
+  return new Response(JSON.stringify(reply.body) ?? null, { status: reply.status, headers });
 }

@@ -36,10 +36,14 @@ export function presentTransaction(t: TransactionRecord): TransactionBody {
   };
 }
 
-/** `UserTransaction`: an item of GET /transactions/users (always a transaction of a user). */
+/**
+ * `UserTransaction`: an item of GET /transactions/users (always a transaction of a user). Built
+ * field by field in the contract's order, without intermediate objects: a page presents up to
+ * 500 of these per request.
+ */
 export function presentUserTransaction(t: TransactionRecord): UserTransactionBody {
   if (t.userId === null || t.amount === null) throw new Error(`transaction ${t.id} has no user or no amount and cannot be listed as a user transaction`);
-  return {
+  const out: UserTransactionBody = {
     id: t.id,
     userId: t.userId,
     tenantId: t.tenantId,
@@ -48,16 +52,26 @@ export function presentUserTransaction(t: TransactionRecord): UserTransactionBod
     type: t.type,
     side: t.side,
     createdDate: iso(t.createdAt),
-    ...(t.completedAt !== null ? { completedDate: iso(t.completedAt) } : {}),
-    ...present({ thirdPartyId: t.thirdPartyId, txHash: t.txHash, orderId: t.orderId, orderNumber: t.orderNumber }),
-    ...staking(t),
   };
+  if (t.completedAt !== null) out.completedDate = iso(t.completedAt);
+  if (t.thirdPartyId !== null) out.thirdPartyId = t.thirdPartyId;
+  if (t.txHash !== null) out.txHash = t.txHash;
+  if (t.orderId !== null) out.orderId = t.orderId;
+  if (t.orderNumber !== null) out.orderNumber = t.orderNumber;
+  if (isStaking(t)) {
+    out.asset = 'KRU';
+    out.durationInMonths = t.durationInMonths;
+  }
+  return out;
 }
 
 /** asset and durationInMonths of a staking payout (absent on every other type). */
 function staking(t: TransactionRecord): { asset?: 'KRU'; durationInMonths?: number } {
-  if (t.type !== 'staking' || t.asset !== 'KRU' || t.durationInMonths === null) return {};
-  return { asset: 'KRU', durationInMonths: t.durationInMonths };
+  return isStaking(t) ? { asset: 'KRU', durationInMonths: t.durationInMonths } : {};
+}
+
+function isStaking(t: TransactionRecord): t is TransactionRecord & { asset: 'KRU'; durationInMonths: number } {
+  return t.type === 'staking' && t.asset === 'KRU' && t.durationInMonths !== null;
 }
 
 /** `TransactionReference`: answer of payout, staking payout and revoke. */

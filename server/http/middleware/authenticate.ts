@@ -1,11 +1,10 @@
 // Who is calling: an API key (`x-api-key` + `x-api-hash`) or, where the operation's security
 // allows it, a member token (`Authorization: Bearer`). Sets `principal`; 401 otherwise.
-import type { MiddlewareHandler } from 'hono';
 import { authenticateApiKey, authenticateMember } from '../../domain/auth.ts';
 import type { Services } from '../../domain/context.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { EnvironmentName } from '../../domain/model.ts';
-import type { AppEnv } from '../app-env.ts';
+import { asMiddleware, type Step } from './step.ts';
 
 export interface AuthenticateOptions {
   services: Services;
@@ -18,8 +17,10 @@ export interface AuthenticateOptions {
   environmentQuery: boolean;
 }
 
-export function authenticate(opts: AuthenticateOptions): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export const authenticate = (opts: AuthenticateOptions) => asMiddleware(authenticateStep(opts));
+
+export function authenticateStep(opts: AuthenticateOptions): Step {
+  return async (c) => {
     const authorization = c.req.header('authorization');
     const requested = c.req.query('environment');
     if (opts.allowsMember && authorization !== undefined) {
@@ -34,6 +35,5 @@ export function authenticate(opts: AuthenticateOptions): MiddlewareHandler<AppEn
       }
       c.set('principal', principal);
     }
-    await next();
   };
 }

@@ -1,11 +1,11 @@
 // Names the contract operation being served, for what runs around the route (request metrics
 // label requests by operation, never by raw path, so ids and tenants stay out of labels).
-import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env.ts';
+import { asMiddleware, type Step } from './step.ts';
 
-export function operation(operationId: string): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export const operation = (operationId: string) => asMiddleware(operationStep(operationId));
+
+export function operationStep(operationId: string): Step {
+  return (c) => {
     c.set('operationId', operationId);
-    await next();
   };
 }

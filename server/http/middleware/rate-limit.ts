@@ -1,13 +1,13 @@
 // The per-credential limit, taken after authentication so each key or member has its own
 // bucket; 429 with Retry-After when it is empty.
-import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env.ts';
 import type { RateLimiter } from '../rate-limit.ts';
+import { asMiddleware, type Step } from './step.ts';
 
-export function rateLimit(limiter: RateLimiter): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export const rateLimit = (limiter: RateLimiter) => asMiddleware(rateLimitStep(limiter));
+
+export function rateLimitStep(limiter: RateLimiter): Step {
+  return (c) => {
     const principal = c.get('principal');
     limiter.take(principal.kind === 'api_key' ? principal.keyId : principal.memberId);
-    await next();
   };
 }

@@ -1,11 +1,10 @@
 // Checks path, query, headers and body against the operation's schemas (and refuses NUL
 // characters anywhere); sets `request` to the validated, coerced input, or answers 400
 // validation-failed listing every issue by JSON pointer.
-import type { MiddlewareHandler } from 'hono';
 import type { CompiledOperation } from '../../contract/operations.ts';
 import { AppError } from '../../domain/errors.ts';
-import type { AppEnv } from '../app-env.ts';
 import { nulIssues } from '../control-characters.ts';
+import { asMiddleware, type Step } from './step.ts';
 
 /** Only the headers the operation declares are validated: reading them all costs on every request. */
 function declaredHeaders(header: (name: string) => string | undefined, names: readonly string[]): Record<string, string> {
@@ -17,8 +16,10 @@ function declaredHeaders(header: (name: string) => string | undefined, names: re
   return out;
 }
 
-export function validateRequest(op: CompiledOperation): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export const validateRequest = (op: CompiledOperation) => asMiddleware(validateRequestStep(op));
+
+export function validateRequestStep(op: CompiledOperation): Step {
+  return (c) => {
     const body = c.get('body');
     const input = {
       path: c.req.param() as Record<string, string>,
@@ -38,6 +39,5 @@ export function validateRequest(op: CompiledOperation): MiddlewareHandler<AppEnv
       });
     }
     c.set('request', value);
-    await next();
   };
 }

@@ -1,7 +1,17 @@
 // The repositories' view of a SQLite connection (../sql.ts). Their queries use PostgreSQL's
 // $n placeholders; better-sqlite3 binds `?` in order, so each text is rewritten once: every
-// $n becomes ? and the values are bound in the order the placeholders appear (a $n used twice
+// $n becomes +? and the values are bound in the order the placeholders appear (a $n used twice
 // is bound twice). better-sqlite3 is synchronous: each call runs its statement at once.
+//
+// Why `+?` and not `?`: SQLite lets the value bound to a bare parameter steer the query plan
+// (a LIMIT ?, a `column = ?` the planner weighs, partial-index matching), and marks such a
+// statement to be re-prepared whenever that parameter is bound again. better-sqlite3 binds
+// every parameter on every call, so e.g. the newest-first user list (WHERE … = ? ORDER BY …
+// LIMIT ?) was parsed and planned again, and its row constructor compiled again, on every
+// request: two thirds of its cost. Unary + is a no-op on any value and has no affinity, like a
+// bare parameter, but SQLite does not look through it at plan time, so a prepared statement
+// keeps its plan (the same plan: the column side still matches its index). No repository
+// query relies on a bound value to pick a partial index (those compare with literals).
 import { compareDecimal, addDecimal } from '../../money/decimal.ts';
 import type { DialectHooks } from '../repos/index.ts';
 import type { Sql } from '../sql.ts';
@@ -22,7 +32,7 @@ function positional(text: string): Positional {
     const order: number[] = [];
     const out = text.replace(/\$(\d+)/g, (_, n: string) => {
       order.push(Number(n) - 1);
-      return '?';
+      return '+?';
     });
     p = { text: out, order };
     rewritten.set(text, p);
