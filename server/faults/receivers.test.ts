@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../domain/clock.ts';
 import type { Services } from '../domain/context.ts';
 import { createSecretBox } from '../domain/secrets.ts';
@@ -177,11 +177,15 @@ describe.skipIf(!LONG_FAULTS)('misbehaving receivers', () => {
     // Correctness: every healthy event arrived exactly once and is recorded as delivered.
     const arrived = healthy.requests.map((r) => (JSON.parse(r.body.toString('utf8')) as { id: string }).id);
     expect(arrived.sort()).toEqual([event.id, ...sent.map((x) => x.eventId)].sort());
+    // The receiver saw the last request before the worker read its answer and recorded it:
+    // wait for the records, then stop (a stop with no grace releases what is still in flight).
+    await vi.waitFor(async () => {
+      for (const { deliveryId } of sent) {
+        const d = await store.read((tx) => tx.deliveries.get(seeded.scope.environmentId, deliveryId));
+        expect(d?.state).toBe('delivered');
+      }
+    }, { timeout: 60_000, interval: 50 });
     await worker.stop({ graceMs: 0 });
-    for (const { deliveryId } of sent) {
-      const d = await store.read((tx) => tx.deliveries.get(seeded.scope.environmentId, deliveryId));
-      expect(d?.state).toBe('delivered');
-    }
     latencies.sort((a, b) => a - b);
     const p = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
     report({
