@@ -15,6 +15,9 @@ import { isDestinationRefusedError } from '../destination/rules.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
 import { USER_AGENT } from './sign.ts';
 
+/** Distinct destination URLs whose check is remembered. */
+const CHECKED_URL_CACHE_SIZE = 10_000;
+
 /** How much of a response body is kept (and read at all): 2 KiB. */
 export const RESPONSE_BODY_LIMIT = 2048;
 
@@ -79,6 +82,19 @@ export function createSender(opts: SenderOptions): Sender {
     keepAliveMaxTimeout: 60_000,
   });
   let closed = false;
+  // checkUrl is pure (no DNS; the policy's options are fixed), so a stored URL that passed once
+  // passes again: remember the normalized form instead of parsing it on every attempt. Refusals
+  // are not remembered (they are rare and throw). Bounded like the worker's secret cache.
+  const checked = new Map<string, string>();
+  const checkedHref = (raw: string): string => {
+    let href = checked.get(raw);
+    if (href === undefined) {
+      href = opts.policy.checkUrl(raw).href;
+      if (checked.size >= CHECKED_URL_CACHE_SIZE) checked.clear();
+      checked.set(raw, href);
+    }
+    return href;
+  };
 
   async function send(req: SendRequest): Promise<SendOutcome> {
     const started = performance.now();
@@ -97,7 +113,7 @@ export function createSender(opts: SenderOptions): Sender {
       if (closed) throw new Error('the sender is closed');
       // Re-check the stored URL (credentials, fragment, scheme, port, literal address) before
       // anything else; the connector checks the connection itself again.
-      const url = opts.policy.checkUrl(req.url).href;
+      const url = checkedHref(req.url);
       const headers: Record<string, string> = { ...req.headers };
       if (!Object.keys(headers).some((name) => name.toLowerCase() === 'user-agent')) headers['User-Agent'] = userAgent;
       const res = await request(url, {

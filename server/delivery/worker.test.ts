@@ -329,6 +329,46 @@ describe('delivery worker', () => {
     await eventually(async () => (await delivery(scope.environmentId, deliveryId)).d.state === 'delivered');
   });
 
+  it('refills a destination draining a backlog in a few large claims, not one per recorded batch', async () => {
+    const rx = await receiver();
+    const { scope } = await seedEndpoint(services, rx.url);
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++) ids.push((await recordEvent(services, scope)).deliveryId);
+    // Count the claims: direct ones, and those riding with a recorded batch.
+    const claims: number[] = [];
+    let batches = 0;
+    const queue = store.queue;
+    const counted: Store = Object.create(store, {
+      queue: {
+        value: {
+          ...queue,
+          claim: async (o: Parameters<typeof queue.claim>[0]) => {
+            const got = await queue.claim(o);
+            claims.push(got.length);
+            return got;
+          },
+          completeAndClaim: async (...args: Parameters<typeof queue.completeAndClaim>) => {
+            const r = await queue.completeAndClaim(...args);
+            batches++;
+            if (args[2] !== null) claims.push(r.claimed.length);
+            return r;
+          },
+        },
+      },
+    });
+    // The manual clock stands still, so only running low on prefetched deliveries claims again.
+    const w = worker({ store: counted, perEndpointLimit: 4, prefetchPerEndpoint: 64 });
+    w.start();
+    await rx.waitFor(300, 10_000);
+    await eventually(async () => (await delivery(scope.environmentId, ids.at(-1)!)).d.state === 'delivered');
+    expect(new Set(rx.requests.map((r) => r.headers['service-event-id'])).size).toBe(300);
+    // A claim rides along only once fewer than half the prefetch (32) is left, so each one after
+    // the first brings about 30 back; one claim per recorded batch would be dozens.
+    expect(claims.reduce((a, b) => a + b, 0)).toBe(300);
+    expect(claims.length).toBeLessThanOrEqual(1 + Math.ceil((300 - 64) / 28) + 2);
+    expect(batches).toBeGreaterThan(claims.length);
+  });
+
   it('does not let a slow endpoint delay another endpoint', async () => {
     const slow = await receiver({ handler: neverAnswer });
     const fast = await receiver();

@@ -70,6 +70,17 @@ export const BLOCKED_RECHECK_MS = 1_000;
 const ERROR_BACKOFF_MS = 1_000;
 /** Most attempts recorded in one completeMany. */
 const COMPLETE_BATCH = 256;
+/**
+ * The completer claims with a batch only when one of the batch's destinations has fewer than
+ * this many prefetched deliveries left (as a share of prefetchPerEndpoint), or when its last
+ * claim is CLAIM_AT_LEAST_EVERY_MS old: a destination draining a backlog then refills its
+ * prefetch in a few large claims instead of one small claim per recorded batch (each claim has
+ * a fixed cost of a few statements), and deliveries that fall due elsewhere still wait at most
+ * that long (new events wake the worker at once anyway). After a claim that found nothing, only
+ * that interval or a wake-up claims again.
+ */
+const REFILL_BELOW_SHARE = 0.5;
+export const CLAIM_AT_LEAST_EVERY_MS = 20;
 /** Opened secrets kept (by sealed value); the cache is emptied when it would grow past this. */
 const SECRET_CACHE_SIZE = 1_024;
 /** An attempt still open after this long leaves the shared budget (default of `slowAfterMs`). */
@@ -165,6 +176,8 @@ interface InFlight {
 
 interface Pending {
   completion: Completion;
+  /** Its destination (destinationOf). */
+  dest: string;
   /** What the log line of the outcome says. */
   summary: Record<string, unknown>;
   resolve(): void;
@@ -251,6 +264,18 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   let flushScheduled = false;
   let completerBackoff = ERROR_BACKOFF_MS;
   let completerTimer: unknown = null;
+  /** When this worker last claimed, on its clock, and whether that claim found nothing. */
+  let lastClaimAt = -Infinity;
+  let lastClaimEmpty = false;
+  const refillBelow = Math.max(perEndpointLimit, Math.floor(prefetchPerEndpoint * REFILL_BELOW_SHARE));
+
+  /** Whether a claim should ride with this batch (see REFILL_BELOW_SHARE). */
+  function refillWanted(batch: readonly Pending[], at: number): boolean {
+    if (at - lastClaimAt >= CLAIM_AT_LEAST_EVERY_MS) return true;
+    if (lastClaimEmpty) return false; // nothing was due a moment ago: the backlog is drained
+    for (const p of batch) if ((ready.get(p.dest)?.length ?? 0) < refillBelow) return true;
+    return false;
+  }
 
   function record(p: Pending): Promise<void> {
     completions.push(p);
@@ -280,7 +305,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     // frees): sized as fill() would size it once the batch is recorded.
     const limit = Math.min(batchSize, maxHeld - (countedHeld() - batch.length));
     const at = clock.now();
-    const claim = running && limit >= 1 ? { owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true } : null;
+    const wanted = running && limit >= 1;
+    const refill = wanted && refillWanted(batch, at);
+    if (refill) lastClaimAt = at;
+    const claim = refill ? { owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true } : null;
     let applied: boolean[];
     let claimed: ClaimedDelivery[] = [];
     let claimError: Error | null = null;
@@ -315,11 +343,14 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       });
       return;
     }
+    if (refill) lastClaimEmpty = claimError === null && claimed.length === 0;
     take(claimed);
     // As fill() would go on: the claim was full (maybe more are due), failed (the pump backs
     // off and logs), was not made, or left this worker without leases (the pump then sleeps
     // until the next due time). Otherwise the next recorded batch claims again.
-    if (claim === null || claimError !== null || claimed.length === claim.limit || held === 0) requestPump();
+    // A batch that skipped its claim (its destinations still have prefetched deliveries) leaves
+    // it to a later batch, as a claim that was not full does.
+    if (!wanted || claimError !== null || (refill && claimed.length === limit) || held === 0) requestPump();
   }
 
   function settle(p: Pending, ok: boolean, lostMessage = 'lease lost before the attempt was recorded; another worker owns the delivery now'): void {
@@ -409,8 +440,9 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       nextAttemptAt: result.nextAttemptAt,
     };
     // The slot is free now; the completer records the attempt with others.
-    release(entry, destinationOf(claimed));
-    await record({ completion: { deliveryId: delivery.id, leaseExpiresAt: delivery.leaseExpiresAt ?? 0, result }, summary, resolve: () => undefined });
+    const dest = destinationOf(claimed);
+    release(entry, dest);
+    await record({ completion: { deliveryId: delivery.id, leaseExpiresAt: delivery.leaseExpiresAt ?? 0, result }, dest, summary, resolve: () => undefined });
   }
 
   function remember(dest: string, success: boolean): void {
@@ -544,7 +576,9 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     const limit = Math.min(batchSize, maxHeld - countedHeld());
     const at = clock.now();
     if (limit < 1) return { claimed: 0, limit: 0, at };
+    lastClaimAt = at;
     const batch = await store.queue.claim({ owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true });
+    lastClaimEmpty = batch.length === 0;
     take(batch);
     return { claimed: batch.length, limit, at };
   }
