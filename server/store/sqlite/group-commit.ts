@@ -8,23 +8,14 @@
 // The sync runs off the event loop: the connection commits with synchronous = NORMAL (the WAL
 // frames reach the OS, no fsync) and `sync` (store.ts: fdatasync of the -wal file on libuv's
 // thread pool) makes them durable, which is what synchronous = FULL does inside COMMIT, only
-// without blocking every request and every webhook send for the fsync.
-//
-// Pipelined: while one sync runs, the next batch already executes and commits (the event loop
-// would otherwise sit idle for the fsync: about a third of a payout's time here). One sync runs
-// at a time; when it ends, the next one covers every commit made meanwhile (the WAL is one
-// file, synced up to its end). The rule that keeps this safe: nobody is answered, and nothing
-// a unit returns is released, before every commit up to its own is durable. A unit of the next
-// batch may read rows of a commit whose sync is still running, but its caller waits for that
-// sync too, so no answer, claim or webhook ever rests on a write a crash could take back. A
-// failed sync fails everything committed after the last good one, and the committer refuses
-// all later work: what the disk holds is unknown, so this process must not go on.
+// without blocking every request and every webhook send for the fsync. The next batch starts
+// after the sync, so no unit ever reads what is not yet durable.
 //
 // A unit may be submitted as not needing the sync (`durable = false`): the delivery queue's
-// claims. Such a unit starts no sync of its own, but still waits for the syncs of the commits
-// before it (it may have leased a delivery whose insert is not yet durable). Losing a claim to
-// a power cut only loses a lease: the delivery is due again and sent again, which
-// at-least-once allows; a kill -9 loses nothing that was committed (the frames are in the OS).
+// claims. A batch of such units only commits; a later synced commit covers its log frames
+// too (the WAL is one file, synced up to its end). Losing a claim to a power cut only loses a
+// lease: the delivery is due again and sent again, which at-least-once allows; a kill -9
+// loses nothing that was committed (the frames are in the OS).
 import type Database from 'better-sqlite3';
 
 interface Job {
@@ -43,27 +34,13 @@ interface Done {
   value: unknown;
 }
 
-/** Someone waiting until the commits up to `target` are synced. */
-interface Waiter {
-  target: number;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
 export class GroupCommitter {
   private readonly queue: Job[] = [];
   /** Batches committed and units of work run, for diagnostics and benchmarks. */
   readonly stats = { batches: 0, units: 0, syncs: 0 };
   private draining: Promise<void> | null = null;
-  /** Commits made (numbered from 1), the last one that needs a sync, and the last one synced. */
-  private committed = 0;
-  private needsSync = 0;
-  private synced = 0;
-  /** The sync in flight, if any. */
+  /** The sync of the last commit while it runs: what a reader saw may not be durable before it ends. */
   private syncing: Promise<void> | null = null;
-  private readonly waiters: Waiter[] = [];
-  /** Set when a sync failed: nothing committed since may be acknowledged, and no new work runs. */
-  private failure: { error: unknown } | null = null;
 
   constructor(
     private readonly raw: Database.Database,
@@ -72,9 +49,8 @@ export class GroupCommitter {
     private readonly sync: () => Promise<void> = async () => undefined,
   ) {}
 
-  /** Queues work; resolves with its value after the batch that ran it has committed and is durable. */
+  /** Queues work; resolves with its value after the batch that ran it has committed. */
   submit<T>(run: () => Promise<T> | T, transactional = true, durable = true): Promise<T> {
-    if (this.failure !== null) return Promise.reject(this.failure.error);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run: async () => run(), transactional, durable, resolve: resolve as (v: unknown) => void, reject });
       this.draining ??= this.drain();
@@ -87,72 +63,28 @@ export class GroupCommitter {
    * this, so nobody is shown what a crash could still take back.
    */
   durable(): Promise<void> {
-    return this.durableUpTo(this.committed);
+    return this.syncing ?? Promise.resolve();
   }
 
   /** Resolves once everything queued so far has settled. */
   async idle(): Promise<void> {
     while (this.draining) await this.draining;
-    while (this.syncing) await this.syncing.catch(() => undefined);
-  }
-
-  /** Resolves once `commit` (the latest so far, or one being answered now) is durable. */
-  private durableUpTo(commit: number): Promise<void> {
-    if (this.failure !== null) return Promise.reject(this.failure.error);
-    // A commit that needs no sync of its own is durable once the last one before it that did is.
-    const target = Math.min(commit, this.needsSync);
-    if (target <= this.synced) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.waiters.push({ target, resolve, reject });
-      this.startSync();
-    });
-  }
-
-  /** Starts one sync covering every commit so far, unless one is running (it starts the next). */
-  private startSync(): void {
-    if (this.syncing !== null || this.failure !== null || this.needsSync <= this.synced) return;
-    const upTo = this.committed;
-    this.stats.syncs += 1;
-    this.syncing = this.sync().then(
-      () => {
-        this.synced = upTo;
-        this.syncing = null;
-        // In commit order: waiters were added in that order.
-        const still = this.waiters.filter((w) => w.target > this.synced);
-        const now = this.waiters.filter((w) => w.target <= this.synced);
-        this.waiters.splice(0, this.waiters.length, ...still);
-        for (const w of now) w.resolve();
-        this.startSync();
-      },
-      (error: unknown) => {
-        // Committed but perhaps not durable: nobody may be told it is. The data stays visible,
-        // so this process must not go on as if nothing happened.
-        this.failure = { error };
-        this.syncing = null;
-        for (const w of this.waiters.splice(0)) w.reject(error);
-        for (const job of this.queue.splice(0)) job.reject(error);
-      },
-    );
   }
 
   private async drain(): Promise<void> {
     for (;;) {
-      // Yield one turn of the event loop so that requests that arrived meanwhile queue their
-      // work and join this batch.
+      // Yield one turn of the event loop so that requests that arrived meanwhile (while the
+      // last commit's fsync blocked the loop) queue their work and join this batch.
       await new Promise<void>((resolve) => setImmediate(resolve));
       const head = this.queue[0];
-      if (head === undefined || this.failure !== null) {
+      if (head === undefined) {
         // Checked and cleared in the same tick as submit() looks at it: no job is left behind.
         this.draining = null;
         return;
       }
       if (!head.transactional) {
         this.queue.shift();
-        // Alone on the connection: it may read commits whose sync is still running.
-        await head.run().then(
-          (value) => this.answer([{ job: head, ok: true, value }], this.committed),
-          (err: unknown) => head.reject(err),
-        );
+        await head.run().then(head.resolve, head.reject);
         continue;
       }
       try {
@@ -165,22 +97,6 @@ export class GroupCommitter {
       }
       await this.batch();
     }
-  }
-
-  /** Answers units once the commits up to `commit` are durable (failed units at once). */
-  private answer(done: Done[], commit: number): void {
-    const failed = done.filter((d) => !d.ok);
-    for (const d of failed) d.job.reject(d.value);
-    const ok = done.filter((d) => d.ok);
-    if (ok.length === 0) return;
-    this.durableUpTo(commit).then(
-      () => {
-        for (const d of ok) d.job.resolve(d.value);
-      },
-      (err: unknown) => {
-        for (const d of ok) d.job.reject(err);
-      },
-    );
   }
 
   private async batch(): Promise<void> {
@@ -217,12 +133,24 @@ export class GroupCommitter {
         if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
       }
     }
-    if (fatal !== null) {
-      for (const d of done) d.job.reject(d.ok ? fatal : d.value);
-      return;
+    if (fatal === null && done.some((d) => d.ok && d.job.durable)) {
+      try {
+        // Set in the same tick as COMMIT: no reader can run in between.
+        this.syncing = this.sync();
+        this.stats.syncs += 1;
+        await this.syncing;
+      } catch (err) {
+        // Committed but perhaps not durable: nobody may be told it is. The data stays visible,
+        // so this process must not go on as if nothing happened.
+        fatal = err;
+      } finally {
+        this.syncing = null;
+      }
     }
-    this.committed += 1;
-    if (done.some((d) => d.ok && d.job.durable)) this.needsSync = this.committed;
-    this.answer(done, this.committed);
+    for (const d of done) {
+      if (fatal !== null && d.ok) d.job.reject(fatal);
+      else if (d.ok) d.job.resolve(d.value);
+      else d.job.reject(d.value);
+    }
   }
 }
