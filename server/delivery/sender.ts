@@ -12,6 +12,7 @@ import type { AttemptErrorClass } from '../domain/model.ts';
 import { createGuardedConnector } from '../destination/connector.ts';
 import type { DestinationPolicy } from '../destination/policy.ts';
 import { isDestinationRefusedError } from '../destination/rules.ts';
+import { boundedMemo } from './memo.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
 import { USER_AGENT } from './sign.ts';
 
@@ -83,18 +84,9 @@ export function createSender(opts: SenderOptions): Sender {
   });
   let closed = false;
   // checkUrl is pure (no DNS; the policy's options are fixed), so a stored URL that passed once
-  // passes again: remember the normalized form instead of parsing it on every attempt. Refusals
-  // are not remembered (they are rare and throw). Bounded like the worker's secret cache.
-  const checked = new Map<string, string>();
-  const checkedHref = (raw: string): string => {
-    let href = checked.get(raw);
-    if (href === undefined) {
-      href = opts.policy.checkUrl(raw).href;
-      if (checked.size >= CHECKED_URL_CACHE_SIZE) checked.clear();
-      checked.set(raw, href);
-    }
-    return href;
-  };
+  // passes again: remember the normalized form instead of parsing it on every attempt.
+  // Refusals throw and are not remembered.
+  const checkedHref = boundedMemo(CHECKED_URL_CACHE_SIZE, (raw) => opts.policy.checkUrl(raw).href);
 
   async function send(req: SendRequest): Promise<SendOutcome> {
     const started = performance.now();

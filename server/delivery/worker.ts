@@ -46,6 +46,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secrets.ts';
 import type { AttemptResult, ClaimedDelivery, Completion, Store } from '../store/types.ts';
 import type { AttemptRecord } from '../domain/model.ts';
+import { boundedMemo } from './memo.ts';
 import { nextAttemptAt, type RetryPolicy } from './schedule.ts';
 import type { SendOutcome, Sender } from './sender.ts';
 import { buildDeliveryRequest, type DeliveryRequest } from './sign.ts';
@@ -80,7 +81,7 @@ const COMPLETE_BATCH = 256;
  * that interval or a wake-up claims again.
  */
 const REFILL_BELOW_SHARE = 0.5;
-export const CLAIM_AT_LEAST_EVERY_MS = 20;
+const CLAIM_AT_LEAST_EVERY_MS = 20;
 /** Opened secrets kept (by sealed value); the cache is emptied when it would grow past this. */
 const SECRET_CACHE_SIZE = 1_024;
 /** An attempt still open after this long leaves the shared budget (default of `slowAfterMs`). */
@@ -247,17 +248,8 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
   let errorBackoff = ERROR_BACKOFF_MS;
-  const openedSecrets = new Map<string, string>();
+  const openSecret = boundedMemo(SECRET_CACHE_SIZE, (sealed) => secrets.open(sealed));
 
-  function openSecret(sealed: string): string {
-    let secret = openedSecrets.get(sealed);
-    if (secret === undefined) {
-      secret = secrets.open(sealed);
-      if (openedSecrets.size >= SECRET_CACHE_SIZE) openedSecrets.clear();
-      openedSecrets.set(sealed, secret);
-    }
-    return secret;
-  }
 
   // ---- the batch completer ------------------------------------------------------------------
   // Attempts finished while a completeMany is running wait for the next one: under load every

@@ -18,6 +18,13 @@ import type { Sql } from '../sql.ts';
 import type { Db } from './db.ts';
 import { insertSql, mapping, type Bit } from './rows.ts';
 
+/**
+ * The same rule for SQL written with named (@name) or bare ? parameters, such as the delivery
+ * queue's: every parameter bound as +@name / +?. Only for statement texts whose string
+ * literals hold no `?` or `@` (it does not parse SQL).
+ */
+export const keepPlan = (sql: string): string => sql.replace(/(?<![+\w])(@\w+|\?)/g, '+$1');
+
 interface Positional {
   text: string;
   /** Index into the $n values of each ? in turn. */
