@@ -23,7 +23,7 @@ import {
   type Receiver,
   type ReceivedRequest,
 } from './testing.ts';
-import { MAX_IDLE_MS, createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions, type Timers } from './worker.ts';
+import { COMPLETE_LINGER_MIN, MAX_IDLE_MS, createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions, type Timers } from './worker.ts';
 
 // Real HTTP to 127.0.0.1 receivers, the real SQLite store in a temp file, a ManualClock for
 // the schedule (so ten attempts over ~16 hours run in milliseconds), and injected timers where
@@ -367,6 +367,41 @@ describe('delivery worker', () => {
     expect(claims.reduce((a, b) => a + b, 0)).toBe(300);
     expect(claims.length).toBeLessThanOrEqual(1 + Math.ceil((300 - 64) / 28) + 2);
     expect(batches).toBeGreaterThan(claims.length);
+  });
+
+  it('records attempts finishing while others are in flight in shared commits, and the last ones at once', async () => {
+    const rx = await receiver();
+    const { scope } = await seedEndpoint(services, rx.url);
+    const ids: string[] = [];
+    for (let i = 0; i < 200; i++) ids.push((await recordEvent(services, scope)).deliveryId);
+    const recorded: number[] = [];
+    const queue = store.queue;
+    const counted: Store = Object.create(store, {
+      queue: {
+        value: {
+          ...queue,
+          completeAndClaim: async (...args: Parameters<typeof queue.completeAndClaim>) => {
+            recorded.push(args[1].length);
+            return queue.completeAndClaim(...args);
+          },
+        },
+      },
+    });
+    // These timers never fire, so the completer's linger never ends on its own: a record is
+    // made only once COMPLETE_LINGER_MIN attempts have finished, or when nothing else is in flight.
+    const timers = new FakeTimers();
+    const w = worker({ store: counted, timers, perEndpointLimit: 4 });
+    w.start();
+    await rx.waitFor(200, 10_000);
+    await eventually(async () => (await delivery(scope.environmentId, ids.at(-1)!)).d.state === 'delivered');
+    expect(recorded.reduce((a, b) => a + b, 0)).toBe(200);
+    expect(recorded.slice(0, -1).every((n) => n >= COMPLETE_LINGER_MIN)).toBe(true);
+    expect(recorded.length).toBeLessThanOrEqual(Math.ceil(200 / COMPLETE_LINGER_MIN) + 1);
+    // A lone attempt (nothing else in flight) is recorded without waiting for anything.
+    const lone = (await recordEvent(services, scope)).deliveryId;
+    w.wake();
+    await eventually(async () => (await delivery(scope.environmentId, lone)).d.state === 'delivered');
+    expect(recorded.at(-1)).toBe(1);
   });
 
   it('does not let a slow endpoint delay another endpoint', async () => {
