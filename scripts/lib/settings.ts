@@ -18,6 +18,12 @@ export function positiveIntSetting(name: string, raw: string | undefined): numbe
   return n;
 }
 
+export function nonNegativeIntSetting(name: string, raw: string | undefined): number {
+  const n = Number(raw);
+  if (raw === undefined || !/^\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new SettingError(`${name} must be a whole number (0 or more), not ${raw}`);
+  return n;
+}
+
 /** Runs check(); on a SettingError prints it and exits 2 before the script opens anything. */
 export function checkSettings<T>(script: string, check: () => T): T {
   try {
