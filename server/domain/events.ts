@@ -3,7 +3,7 @@
 // so an accepted change never loses its notification and a rolled-back one never sends it.
 import type { Tx } from '../store/types.ts';
 import type { components } from '../../generated/types/events.ts';
-import type { DeliveryKind, EnvironmentName, EventRecord, OrderEventType } from './model.ts';
+import type { DeliveryKind, DeliveryRecord, EnvironmentName, EventRecord, OrderEventType } from './model.ts';
 import type { Scope, Services } from './context.ts';
 import { newDeliveryId, newEventId } from './ids.ts';
 
@@ -75,15 +75,18 @@ async function insertDelivery(
   kind: DeliveryKind,
   target: { endpointId: string | null; endpointVersion: number | null; url: string },
 ): Promise<string> {
-  const id = newDeliveryId(event.createdAt);
-  await tx.deliveries.insert({
-    id,
+  const d = newDelivery(event, kind);
+  await tx.deliveries.insert({ ...d, endpointId: target.endpointId, endpointVersion: target.endpointVersion, url: target.url });
+  return d.id;
+}
+
+/** A new delivery of the event, due at once, without its target. */
+function newDelivery(event: EventRecord, kind: DeliveryKind): Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'> {
+  return {
+    id: newDeliveryId(event.createdAt),
     environmentId: event.environmentId,
     eventId: event.id,
     kind,
-    endpointId: target.endpointId,
-    endpointVersion: target.endpointVersion,
-    url: target.url,
     state: 'pending',
     attemptCount: 0,
     cycle: 1,
@@ -96,8 +99,7 @@ async function insertDelivery(
     createdAt: event.createdAt,
     updatedAt: event.createdAt,
     deliveredAt: null,
-  });
-  return id;
+  };
 }
 
 /**
@@ -117,11 +119,9 @@ export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope,
     transactionId: null,
     createdAt,
   };
-  await tx.events.insert(event);
-  const endpoint = await tx.endpoints.getActive(scope.environmentId);
-  const deliveryId = endpoint
-    ? await insertDelivery(tx, event, 'order_event', { endpointId: endpoint.id, endpointVersion: endpoint.version, url: endpoint.url })
-    : null;
+  // To the environment's active endpoint, if it has one.
+  const delivery = newDelivery(event, 'order_event');
+  const deliveryId = (await tx.deliveries.insertWithEvent(event, delivery)) ? delivery.id : null;
   return { event, deliveryId };
 }
 

@@ -18,6 +18,8 @@ export interface Sql<B, J> {
   guarded<T>(op: () => Promise<T>): Promise<T>;
   /** What orders the rows of transactions and webhook_endpoints by insertion: PostgreSQL's seq column, SQLite's rowid. */
   readonly insertionOrder: 'seq' | 'rowid';
+  /** Whether a WITH clause may hold INSERTs (PostgreSQL): several writes in one statement, one round trip. */
+  readonly writableCte: boolean;
   /** The literal a boolean column is compared with (as the partial indexes are written). */
   readonly true: string;
   /** The condition "column is one of values"; appends what it binds to params. */

@@ -15,6 +15,7 @@ export function postgresSql(db: Conn): Sql<boolean, unknown> {
     // PostgreSQL aborts the whole transaction on an error: a savepoint keeps it usable.
     guarded: (op) => db.guarded(op),
     insertionOrder: 'seq',
+    writableCte: true,
     true: 'TRUE',
     anyOf(column, values, params) {
       params.push([...values]);

@@ -3,6 +3,7 @@ import { expect, it } from 'vitest';
 import { InvalidCursorError } from '../errors.ts';
 import type { Store } from '../types.ts';
 import type { EventRecord, EventType } from '../../domain/model.ts';
+import { newDeliveryId } from '../../domain/ids.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from './fixtures.ts';
 
 const MALFORMED_CURSORS = ['', 'not a cursor', '%%%', '...', Buffer.from('abc').toString('base64url'), Buffer.from('-5').toString('base64url')];
@@ -115,6 +116,46 @@ export function webhookCases(s: () => Store): void {
     const paged = await list('INV-2026-0002', 1);
     expect(paged.items).toEqual([d3]);
     expect(await list('INV-2026-0002', 1, paged.nextCursor)).toEqual({ items: [d2], nextCursor: null });
+  });
+
+  it('insertWithEvent: the event, and its delivery to the active endpoint only when there is one', async () => {
+    const { env } = await seedEnvironment(s());
+    const { id: _, endpointId: __, endpointVersion: ___, url: ____, ...template } = deliveryRecord(eventRecord(env), null, { kind: 'order_event' });
+    let ready = 0;
+    const stop = s().onDeliveriesReady(() => ready++);
+    // No endpoint yet: the event alone, and nothing to wake anyone for.
+    const alone = eventRecord(env, { orderId: '9d2f4c6a-1b3e-4f5a-8c7d-0e9f1a2b3c4d' });
+    const none = { ...template, id: newDeliveryId(), eventId: alone.id };
+    expect(await s().transaction((tx) => tx.deliveries.insertWithEvent(alone, none))).toBe(false);
+    expect(await s().transaction((tx) => tx.events.get(env.id, alone.id))).toEqual(alone);
+    expect(await s().transaction((tx) => tx.deliveries.get(env.id, none.id))).toBeNull();
+    // A disabled endpoint and an active one of version 3: the delivery takes the active one's target.
+    const old = endpointRecord(env, { active: false, disabledAt: T0 });
+    const ep = endpointRecord(env, { url: 'https://hooks.northwind.example/v3', version: 3 });
+    const other = (await seedEnvironment(s())).env;
+    await s().transaction(async (tx) => {
+      await tx.endpoints.insert(old);
+      await tx.endpoints.insert(ep);
+      await tx.endpoints.insert(endpointRecord(other, { url: 'https://hooks.other.example/' }));
+    });
+    const event = eventRecord(env, { orderId: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', merchantReference: 'INV-2026-0002' });
+    const d = { ...template, id: newDeliveryId(), eventId: event.id, orderId: event.orderId, merchantReference: event.merchantReference };
+    expect(await s().transaction((tx) => tx.deliveries.insertWithEvent(event, d))).toBe(true);
+    expect(await s().transaction((tx) => tx.events.get(env.id, event.id))).toEqual(event);
+    expect(await s().transaction((tx) => tx.deliveries.get(env.id, d.id))).toEqual({ ...d, endpointId: ep.id, endpointVersion: 3, url: ep.url });
+    await waitFor(() => ready === 1);
+    // Rolled back with its transaction, event and delivery alike.
+    const lost = eventRecord(env);
+    const lostDelivery = { ...template, id: newDeliveryId(), eventId: lost.id };
+    await expect(
+      s().transaction(async (tx) => {
+        await tx.deliveries.insertWithEvent(lost, lostDelivery);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await s().transaction((tx) => tx.events.get(env.id, lost.id))).toBeNull();
+    expect(await s().transaction((tx) => tx.deliveries.get(env.id, lostDelivery.id))).toBeNull();
+    stop();
   });
 
   it('disableOlderVersions only disables pending deliveries of older versions of that endpoint', async () => {
