@@ -6,8 +6,10 @@
 //
 // - floor: HMAC-sign + undici POST straight to the same receiver, warmed up, N requests at 4
 //   and at 64 in flight; the better of the two is "the floor".
-// - drain1: N deliveries queued to one endpoint while no server runs (seeded through the Store
-//   itself), then the server starts and drains them; deliveries/s from first to last receipt.
+// - drain1: --drain-warmup (default 5 000) + N deliveries queued to one endpoint while no server
+//   runs (seeded through the Store itself), then the server starts and drains them; deliveries/s
+//   over the last N, once the warm-up deliveries are in (a warmed-up server, as the floor is),
+//   and beside it the whole backlog from the first receipt (a cold start).
 // - drain32: the same across 32 endpoints of 32 tenants.
 // - latency: orders through POST /v2/orders at a steady --rate (default 1000/s) for --seconds
 //   after --warmup seconds at the same rate (default 5, reported apart); event createdAt →
@@ -39,13 +41,14 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '1000' },
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '5' },
+    'drain-warmup': { type: 'string', default: '5000' },
     backlog: { type: 'string', default: '100000' },
     profile: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
-  console.log('npm run bench:delivery -- [--store sqlite|postgres] [--events 10000] [--only floor,drain1,drain32,latency,scale,claim,rss] [--rate 1000] [--seconds 10] [--warmup 5] [--backlog 100000] [--profile DIR]');
+  console.log('npm run bench:delivery -- [--store sqlite|postgres] [--events 10000] [--only floor,drain1,drain32,latency,scale,claim,rss] [--rate 1000] [--seconds 10] [--warmup 5] [--drain-warmup 5000] [--backlog 100000] [--profile DIR]');
   process.exit(0);
 }
 if (values.store !== 'sqlite' && values.store !== 'postgres') {
@@ -56,6 +59,7 @@ const STORE = values.store;
 const N = checkSettings('bench:delivery', () => positiveIntSetting('--events', values.events));
 const RATE = checkSettings('bench:delivery', () => positiveIntSetting('--rate', values.rate));
 const SECONDS = checkSettings('bench:delivery', () => positiveIntSetting('--seconds', values.seconds));
+const DRAIN_WARMUP = checkSettings('bench:delivery', () => nonNegativeIntSetting('--drain-warmup', values['drain-warmup']));
 const WARMUP = checkSettings('bench:delivery', () => nonNegativeIntSetting('--warmup', values.warmup));
 const BACKLOG = checkSettings('bench:delivery', () => positiveIntSetting('--backlog', values.backlog));
 const ONLY = new Set(values.only.split(','));
@@ -76,6 +80,9 @@ interface Window {
   seen: Set<string>;
   first: number;
   last: number;
+  /** Receipts that warm the server up before the measured window: `warm` is when the next one came. */
+  warmup?: number;
+  warm?: number;
   latencies: number[] | null;
   duplicates: number;
 }
@@ -93,6 +100,7 @@ const receiver: { url: string; server: Server } = await new Promise((resolve) =>
         else {
           w.seen.add(id);
           if (w.first === 0) w.first = now;
+          if (w.warmup !== undefined && w.seen.size === w.warmup + 1) w.warm = now;
           w.last = now;
           if (w.latencies) w.latencies.push(now - Date.parse((JSON.parse(Buffer.concat(chunks).toString()) as { createdAt: string }).createdAt));
         }
@@ -234,16 +242,21 @@ function serverOpts(db: Db, dataDir?: string): { env: NodeJS.ProcessEnv; dataDir
   };
 }
 
-/** Queues n deliveries over `endpoints` with no server running, then starts `instances` servers and times the drain. */
-async function drain(n: number, endpoints: number, instances: number): Promise<{ rps: number; maxRssMb: number; duplicates: number }> {
+/**
+ * Queues warmup + n deliveries over `endpoints` with no server running, then starts `instances`
+ * servers and times the drain: `rps` over the last n, once the servers have sent `warmup` (so
+ * the figure is a warmed-up server's, as the floor's is), and `coldRps` over the whole backlog
+ * from the first receipt.
+ */
+async function drain(n: number, endpoints: number, instances: number, warmup = DRAIN_WARMUP): Promise<{ rps: number; coldRps: number; maxRssMb: number; duplicates: number }> {
   const db = await freshDb();
   const servers: RunningServer[] = [];
   try {
     const store = await db.open();
     const eps = await seedEndpoints(store, endpoints);
-    await seedDeliveries(store, eps, n);
+    await seedDeliveries(store, eps, warmup + n);
     await store.close();
-    const w: Window = { expected: n, seen: new Set(), first: 0, last: 0, latencies: null, duplicates: 0 };
+    const w: Window = { expected: warmup + n, seen: new Set(), first: 0, last: 0, warmup, latencies: null, duplicates: 0 };
     window = w;
     for (let i = 0; i < instances; i++) servers.push(watchLogs(await startServer(serverOpts(db, db.dataDir))));
     let maxRssMb = 0;
@@ -251,7 +264,13 @@ async function drain(n: number, endpoints: number, instances: number): Promise<{
     await waitFor(w);
     clearInterval(sampler);
     window = null;
-    return { rps: Math.round((n - 1) / ((w.last - w.first) / 1000)), maxRssMb: Math.round(maxRssMb), duplicates: w.duplicates };
+    const from = warmup > 0 ? w.warm! : w.first;
+    return {
+      rps: Math.round((n - 1) / ((w.last - from) / 1000)),
+      coldRps: Math.round((warmup + n - 1) / ((w.last - w.first) / 1000)),
+      maxRssMb: Math.round(maxRssMb),
+      duplicates: w.duplicates,
+    };
   } finally {
     window = null;
     await Promise.all(servers.map((s) => s.stop()));
@@ -386,19 +405,21 @@ try {
     log(`| floor: sign + undici POST, 64 in flight | ${f64} | | |`);
   }
   const ratio = (x: number): string => (best > 0 ? (x / best).toFixed(3) : '–');
+  // The whole backlog from a cold start (warm-up included), beside the warmed-up figure.
+  const cold = (r: { coldRps: number }): string => (DRAIN_WARMUP > 0 ? `after ${DRAIN_WARMUP} warm-up deliveries; the whole ${DRAIN_WARMUP + N} from a cold start: ${r.coldRps}/s (${ratio(r.coldRps)}); ` : '');
   if (ONLY.has('drain1')) {
     const r = await drain(N, 1, 1);
-    log(`| drain of ${N} queued, 1 endpoint | ${r.rps} | ${ratio(r.rps)} | max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
+    log(`| drain of ${N} queued, 1 endpoint | ${r.rps} | ${ratio(r.rps)} | ${cold(r)}max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
   }
   let one32 = 0;
   if (ONLY.has('drain32') || ONLY.has('scale')) {
     const r = await drain(N, 32, 1);
     one32 = r.rps;
-    log(`| drain of ${N} queued, 32 endpoints | ${r.rps} | ${ratio(r.rps)} | max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
+    log(`| drain of ${N} queued, 32 endpoints | ${r.rps} | ${ratio(r.rps)} | ${cold(r)}max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
   }
   if (ONLY.has('scale') && STORE === 'postgres') {
     const r = await drain(N, 32, 2);
-    log(`| drain of ${N} queued, 32 endpoints, 2 instances | ${r.rps} | ${ratio(r.rps)} | two ÷ one ${(r.rps / one32).toFixed(2)}, duplicates ${r.duplicates} |`);
+    log(`| drain of ${N} queued, 32 endpoints, 2 instances | ${r.rps} | ${ratio(r.rps)} | two ÷ one ${(r.rps / one32).toFixed(2)}, ${cold(r)}duplicates ${r.duplicates} |`);
   }
   if (ONLY.has('latency')) {
     const rate = RATE;
