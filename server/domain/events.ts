@@ -108,7 +108,7 @@ function newDelivery(event: EventRecord, kind: DeliveryKind): Omit<DeliveryRecor
  */
 export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope, e: NewOrderEvent): Promise<{ event: EventRecord; deliveryId: string | null }> {
   const createdAt = services.clock.now();
-  const id = newEventId();
+  const id = newEventId(createdAt);
   const event: EventRecord = {
     id,
     environmentId: scope.environmentId,
@@ -133,7 +133,7 @@ export async function recordTestEvent(
   endpoint: { id: string; version: number; url: string },
 ): Promise<{ event: EventRecord; deliveryId: string }> {
   const createdAt = services.clock.now();
-  const id = newEventId();
+  const id = newEventId(createdAt);
   const event: EventRecord = {
     id,
     environmentId: scope.environmentId,
@@ -157,7 +157,7 @@ export async function recordPayoutCallback(
   payout: Parameters<typeof payoutCompletedBody>[0] & { notifyUrl: string },
 ): Promise<{ event: EventRecord; deliveryId: string }> {
   const createdAt = services.clock.now();
-  const id = newEventId();
+  const id = newEventId(createdAt);
   const event: EventRecord = {
     id,
     environmentId: scope.environmentId,

@@ -17,7 +17,8 @@ export type Clients = ReturnType<TestServer['clientsFor']>;
 
 export const HEX64 = /^[0-9a-f]{64}$/;
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** Order ids are UUIDs of version 7 (ids.ts). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 export const WITH_TOKEN: CreateOrderRequest = {
   merchantReference: 'cart-7781',

@@ -109,7 +109,7 @@ async function createIn(tx: Tx, services: Services, scope: Scope, input: NewOrde
   }
   const now = services.clock.now();
   const order: OrderRecord = {
-    id: newOrderId(),
+    id: newOrderId(now),
     environmentId: scope.environmentId,
     orderNumber: await tx.orders.nextOrderNumber(scope.environmentId),
     merchantReference: input.merchantReference,
