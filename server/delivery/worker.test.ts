@@ -366,7 +366,10 @@ describe('delivery worker', () => {
     // the first brings about 30 back; one claim per recorded batch would be dozens.
     expect(claims.reduce((a, b) => a + b, 0)).toBe(300);
     expect(claims.length).toBeLessThanOrEqual(1 + Math.ceil((300 - 64) / 28) + 2);
-    expect(batches).toBeGreaterThan(claims.length);
+    // How many batches recorded the 300 depends on the completer's linger (tested on its own
+    // below), so the claims are not compared with them: since the linger, a batch is often as
+    // large as a refill, and one claim per batch would no longer mean one per few attempts.
+    expect(batches).toBeGreaterThan(0);
   });
 
   it('records attempts finishing while others are in flight in shared commits, and the last ones at once', async () => {
