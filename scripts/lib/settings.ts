@@ -13,15 +13,21 @@ export function portSetting(name: string, raw: string | undefined, fallback: num
 }
 
 export function positiveIntSetting(name: string, raw: string | undefined): number {
-  const n = Number(raw);
-  if (raw === undefined || !/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new SettingError(`${name} must be a positive integer, not ${raw}`);
+  const n = wholeNumber(raw);
+  if (n === null || n < 1) throw new SettingError(`${name} must be a positive integer, not ${raw}`);
   return n;
 }
 
 export function nonNegativeIntSetting(name: string, raw: string | undefined): number {
-  const n = Number(raw);
-  if (raw === undefined || !/^\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new SettingError(`${name} must be a whole number (0 or more), not ${raw}`);
+  const n = wholeNumber(raw);
+  if (n === null) throw new SettingError(`${name} must be a whole number (0 or more), not ${raw}`);
   return n;
+}
+
+/** Digits only, as a safe integer; null otherwise. */
+function wholeNumber(raw: string | undefined): number | null {
+  const n = Number(raw);
+  return raw !== undefined && /^\d+$/.test(raw) && Number.isSafeInteger(n) ? n : null;
 }
 
 /** Runs check(); on a SettingError prints it and exits 2 before the script opens anything. */

@@ -151,6 +151,12 @@ describe('the scripts', () => {
     expect(r.stderr).toContain('--events must be a positive integer');
   });
 
+  it('npm run bench:delivery with a bad --drain-warmup: exit 2 (0 is allowed, a fraction is not)', async () => {
+    const r = await run('scripts/bench/delivery.ts', ['--drain-warmup=1.5'], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--drain-warmup must be a whole number (0 or more), not 1.5');
+  });
+
   it('npm run bench:api with a bad --connections: exit 2', async () => {
     const r = await run('scripts/bench/api.ts', ['--connections', '0'], {});
     expect(r.code).toBe(2);
