@@ -128,7 +128,7 @@ describe('two instances on one PostgreSQL database', () => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     const leased = await client.query<{ id: string }>(
-      "SELECT id FROM deliveries WHERE state = 'pending' AND lease_owner IS NOT NULL AND lease_expires_at > $1",
+      "SELECT d.id FROM deliveries d JOIN delivery_leases l ON l.delivery_seq = d.seq WHERE d.state = 'pending' AND l.expires_at > $1",
       [Date.now()],
     );
     // Leases of the dead instance expire (30 s by default); the survivor then finishes them.

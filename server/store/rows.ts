@@ -141,6 +141,7 @@ export interface EndpointRow<B> {
   disabled_at: number | null;
 }
 
+/** A delivery's row as written: its lease is the queue's, never part of an INSERT. */
 export interface DeliveryRow {
   id: string;
   environment_id: string;
@@ -153,14 +154,18 @@ export interface DeliveryRow {
   attempt_count: number;
   cycle: number;
   next_attempt_at: number | null;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
   order_id: string | null;
   merchant_reference: string | null;
   transaction_id: string | null;
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+}
+
+/** A delivery's row as read: with its lease (SQLite: columns of the row; PostgreSQL: the view delivery_records). */
+export interface DeliveryReadRow extends DeliveryRow {
+  lease_owner: string | null;
+  lease_expires_at: number | null;
 }
 
 export interface AttemptRow<B> {
@@ -178,7 +183,7 @@ export interface AttemptRow<B> {
 }
 
 /** What the queue's claim reads: the delivery's columns, its event's as e_*, and the secret to sign with. */
-export type ClaimedRow = DeliveryRow & {
+export type ClaimedRow = DeliveryReadRow & {
   seq: number;
   secret_enc: string;
   e_id: string;
@@ -386,7 +391,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       updated_at: e.updatedAt,
       disabled_at: e.disabledAt,
     }),
-    deliveryFromRow: (r: DeliveryRow): DeliveryRecord => ({
+    deliveryFromRow: (r: DeliveryReadRow): DeliveryRecord => ({
       id: r.id,
       environmentId: r.environment_id,
       eventId: r.event_id,
@@ -419,8 +424,6 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       attempt_count: d.attemptCount,
       cycle: d.cycle,
       next_attempt_at: d.nextAttemptAt,
-      lease_owner: d.leaseOwner,
-      lease_expires_at: d.leaseExpiresAt,
       order_id: d.orderId,
       merchant_reference: d.merchantReference,
       transaction_id: d.transactionId,

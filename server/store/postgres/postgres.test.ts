@@ -134,6 +134,31 @@ describe('PostgreSQL store', () => {
     });
   });
 
+  it('0005 moves leases out of the delivery rows, and the queue honours the ones it moved', async () => {
+    const { url } = await database();
+    const raw = rawPool(url);
+    await migrate(raw, loadMigrations().filter((m) => m.version < 5));
+    const store = await open(url);
+    const { env } = await seedEnvironment(store);
+    const { ep, event } = await seedEndpointAndEvent(store, env);
+    const [leased, free] = [deliveryRecord(event, ep, { nextAttemptAt: T0 - 2000 }), deliveryRecord(event, ep, { nextAttemptAt: T0 - 1000 })] as const;
+    await store.transaction(async (tx) => {
+      for (const d of [leased, free]) await tx.deliveries.insert(d);
+    });
+    await raw.query('UPDATE deliveries SET lease_owner = $2, lease_expires_at = $3 WHERE id = $1', [leased.id, 'worker-a', T0 + 30_000]);
+    await store.migrate();
+    const get = (id: string) => store.transaction((tx) => tx.deliveries.get(env.id, id));
+    expect(await get(leased.id)).toEqual({ ...leased, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 });
+    expect(await get(free.id)).toEqual(free);
+    // Another worker takes only the free one; the lease holder still records its attempt.
+    const claimed = await store.queue.claim({ owner: 'worker-b', now: T0, leaseMs: 30_000, limit: 10, perEndpointLimit: 10 });
+    expect(claimed.map((c) => c.delivery.id)).toEqual([free.id]);
+    const result = { attempt: attempt(leased.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
+    expect(await store.queue.completeMany('worker-a', [{ deliveryId: leased.id, leaseExpiresAt: T0 + 30_000, result }])).toEqual([true]);
+    expect(await get(leased.id)).toMatchObject({ state: 'delivered', leaseOwner: null, leaseExpiresAt: null });
+    expect((await raw.query('SELECT owner FROM delivery_leases')).rows).toEqual([{ owner: 'worker-b' }]);
+  });
+
   it('refuses a database that has a migration this code does not know', async () => {
     const { url } = await database();
     const store = await open(url);
@@ -204,7 +229,7 @@ describe('PostgreSQL store', () => {
     expect(new Set(all)).toEqual(new Set(ds.map((d) => d.id)));
     expect(fromA.length * fromB.length).toBeGreaterThan(0);
     // The database agrees about who holds what.
-    const owners = await rawPool(url).query<{ id: string; lease_owner: string }>('SELECT id, lease_owner FROM deliveries');
+    const owners = await rawPool(url).query<{ id: string; lease_owner: string }>('SELECT d.id, l.owner AS lease_owner FROM deliveries d JOIN delivery_leases l ON l.delivery_seq = d.seq');
     const byId = new Map(owners.rows.map((r) => [r.id, r.lease_owner]));
     for (const id of fromA) expect(byId.get(id)).toBe('a-1');
     for (const id of fromB2) expect(byId.get(id)).toBe('b-2');

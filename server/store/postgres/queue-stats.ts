@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { QueueStats } from '../types.ts';
 import { Conn } from './db.ts';
 
-const UNLEASED = '(lease_owner IS NULL OR lease_expires_at <= $1)';
+const UNLEASED = 'l.delivery_seq IS NULL';
 
 export async function stats(pool: pg.Pool, now: number): Promise<QueueStats> {
   const r = await new Conn(pool).one<{ due: number; leased: number; waiting: number; oldest: number | null }>(
@@ -11,7 +11,8 @@ export async function stats(pool: pg.Pool, now: number): Promise<QueueStats> {
             COUNT(*) FILTER (WHERE NOT ${UNLEASED}) AS leased,
             COUNT(*) FILTER (WHERE ${UNLEASED} AND next_attempt_at > $1) AS waiting,
             MIN(next_attempt_at) FILTER (WHERE ${UNLEASED} AND next_attempt_at <= $1) AS oldest
-       FROM deliveries WHERE state = 'pending'`,
+       FROM deliveries d LEFT JOIN delivery_leases l ON l.delivery_seq = d.seq AND l.expires_at > $1
+      WHERE d.state = 'pending'`,
     [now],
   );
   return { due: r?.due ?? 0, leased: r?.leased ?? 0, waiting: r?.waiting ?? 0, oldestDueAt: r?.oldest ?? null };

@@ -15,25 +15,52 @@ import { mapping, textSafe } from './rows.ts';
  */
 const CLAIM_LOCK = 7_270_002;
 
+// The end of both claim statements: lock the picked deliveries (SKIP LOCKED: a row that a
+// completion or a domain transaction is writing waits for the next claim instead of stalling
+// this one; the lock re-checks the row's latest version, and `locked` returns that version),
+// then lease them: a new lease row, or one that has expired taken over (ON CONFLICT re-checks
+// the latest lease; a live one is left alone and its delivery not claimed).
+const LEASE_PICKED = `locked AS (
+    SELECT d.* FROM deliveries d
+     WHERE d.seq IN (SELECT seq FROM picked)
+       AND d.state = 'pending' AND d.next_attempt_at <= $1
+       FOR UPDATE OF d SKIP LOCKED
+  ), leased AS (
+    INSERT INTO delivery_leases AS l (delivery_seq, destination, owner, expires_at)
+    SELECT seq, destination, $5, $6 FROM locked
+    ON CONFLICT (delivery_seq) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+     WHERE l.expires_at <= $1
+    RETURNING l.delivery_seq, l.owner, l.expires_at
+  )
+  SELECT d.*, leased.owner AS lease_owner, leased.expires_at AS lease_expires_at,
+         CASE WHEN d.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
+         e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
+         e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
+         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at
+    FROM leased
+    JOIN locked d ON d.seq = leased.delivery_seq
+    JOIN events e ON e.id = d.event_id
+    JOIN environments env ON env.id = d.environment_id
+    LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
+   ORDER BY d.next_attempt_at, d.seq`;
+
 // Due, unleased (or lease expired) pending deliveries, oldest due first, at most
 // perEndpointLimit minus the live leases per destination ($2); with $7 (exclusive),
 // destinations on which another owner than $5 holds a live lease are skipped. The candidates are read in due
 // order from the partial index and bounded ($3), skipping destinations already at their
-// limit; when that does not fill the claim, CLAIM_BY_DESTINATION below takes over. Only the picked
-// rows are locked (SKIP LOCKED: a row a `complete` or a domain transaction is writing right
-// now waits for the next claim instead of stalling this one), and the lock re-checks the
-// conditions on the row's latest version.
+// limit; when that does not fill the claim, CLAIM_BY_DESTINATION below takes over. Then
+// LEASE_PICKED.
 const CLAIM = `
   WITH live AS (
-    SELECT destination, count(*) AS n, bool_or(lease_owner <> $5) AS foreign_owner FROM deliveries
-     WHERE lease_owner IS NOT NULL AND lease_expires_at > $1
+    SELECT destination, count(*) AS n, bool_or(owner <> $5) AS foreign_owner FROM delivery_leases
+     WHERE expires_at > $1
      GROUP BY destination
   ), candidates AS (
-    SELECT seq, next_attempt_at, destination FROM deliveries
-     WHERE state = 'pending' AND next_attempt_at <= $1
-       AND (lease_owner IS NULL OR lease_expires_at <= $1)
-       AND destination NOT IN (SELECT destination FROM live WHERE n >= $2 OR ($7::boolean AND foreign_owner))
-     ORDER BY next_attempt_at, seq
+    SELECT d.seq, d.next_attempt_at, d.destination FROM deliveries d
+     WHERE d.state = 'pending' AND d.next_attempt_at <= $1
+       AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq AND l.expires_at > $1)
+       AND d.destination NOT IN (SELECT destination FROM live WHERE n >= $2 OR ($7::boolean AND foreign_owner))
+     ORDER BY d.next_attempt_at, d.seq
      LIMIT $3
   ), ranked AS (
     SELECT seq, next_attempt_at, destination,
@@ -44,27 +71,7 @@ const CLAIM = `
      WHERE r.rank + COALESCE(live.n, 0) <= $2
      ORDER BY r.next_attempt_at, r.seq
      LIMIT $4
-  ), locked AS (
-    SELECT d.seq FROM deliveries d
-     WHERE d.seq IN (SELECT seq FROM picked)
-       AND d.state = 'pending' AND d.next_attempt_at <= $1
-       AND (d.lease_owner IS NULL OR d.lease_expires_at <= $1)
-       FOR UPDATE OF d SKIP LOCKED
-  ), leased AS (
-    UPDATE deliveries d SET lease_owner = $5, lease_expires_at = $6
-      FROM locked WHERE d.seq = locked.seq
-    RETURNING d.*
-  )
-  SELECT leased.*,
-         CASE WHEN leased.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
-         e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
-         e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
-         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at
-    FROM leased
-    JOIN events e ON e.id = leased.event_id
-    JOIN environments env ON env.id = leased.environment_id
-    LEFT JOIN webhook_endpoints w ON w.id = leased.endpoint_id
-   ORDER BY leased.next_attempt_at, leased.seq`;
+  ), ${LEASE_PICKED}`;
 
 
 // The second step, when the window did not fill the claim: a loose scan of
@@ -78,8 +85,8 @@ const CLAIM_BY_DESTINATION = `
              ORDER BY d.destination LIMIT 1)
       FROM dests WHERE dests.destination IS NOT NULL
   ), live AS (
-    SELECT destination, count(*) AS n, bool_or(lease_owner <> $5) AS foreign_owner FROM deliveries
-     WHERE lease_owner IS NOT NULL AND lease_expires_at > $1
+    SELECT destination, count(*) AS n, bool_or(owner <> $5) AS foreign_owner FROM delivery_leases
+     WHERE expires_at > $1
      GROUP BY destination
   ), open AS (
     SELECT dests.destination, $2 - COALESCE(live.n, 0) AS room
@@ -88,34 +95,14 @@ const CLAIM_BY_DESTINATION = `
        AND NOT ($7::boolean AND COALESCE(live.foreign_owner, false))
   ), picked AS (
     SELECT c.seq FROM open CROSS JOIN LATERAL (
-      SELECT seq, next_attempt_at FROM deliveries
-       WHERE state = 'pending' AND destination = open.destination AND next_attempt_at <= $1
-         AND (lease_owner IS NULL OR lease_expires_at <= $1)
-       ORDER BY next_attempt_at, seq
+      SELECT d.seq, d.next_attempt_at FROM deliveries d
+       WHERE d.state = 'pending' AND d.destination = open.destination AND d.next_attempt_at <= $1
+         AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq AND l.expires_at > $1)
+       ORDER BY d.next_attempt_at, d.seq
        LIMIT LEAST(open.room, $3)) c
      ORDER BY c.next_attempt_at, c.seq
      LIMIT $4
-  ), locked AS (
-    SELECT d.seq FROM deliveries d
-     WHERE d.seq IN (SELECT seq FROM picked)
-       AND d.state = 'pending' AND d.next_attempt_at <= $1
-       AND (d.lease_owner IS NULL OR d.lease_expires_at <= $1)
-       FOR UPDATE OF d SKIP LOCKED
-  ), leased AS (
-    UPDATE deliveries d SET lease_owner = $5, lease_expires_at = $6
-      FROM locked WHERE d.seq = locked.seq
-    RETURNING d.*
-  )
-  SELECT leased.*,
-         CASE WHEN leased.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
-         e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
-         e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
-         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at
-    FROM leased
-    JOIN events e ON e.id = leased.event_id
-    JOIN environments env ON env.id = leased.environment_id
-    LEFT JOIN webhook_endpoints w ON w.id = leased.endpoint_id
-   ORDER BY leased.next_attempt_at, leased.seq`;
+  ), ${LEASE_PICKED}`;
 
 export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
@@ -176,7 +163,11 @@ export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDeli
 // (endpoint edited or disabled) keeps its state; the attempt is stored all the same.
 const COMPLETE = `
   WITH owned AS (
-    SELECT id, state FROM deliveries WHERE id = $1 AND lease_owner = $2 FOR UPDATE
+    SELECT d.seq, d.id, d.state FROM deliveries d JOIN delivery_leases l ON l.delivery_seq = d.seq
+     WHERE d.id = $1 AND l.owner = $2
+       FOR UPDATE
+  ), released AS (
+    DELETE FROM delivery_leases l USING owned WHERE l.delivery_seq = owned.seq
   ), attempt AS (
     INSERT INTO delivery_attempts (delivery_id, cycle, number, started_at, duration_ms, signature_timestamp,
                                    outcome, status_code, error_class, response_body, success)
@@ -188,9 +179,9 @@ const COMPLETE = `
          state = CASE WHEN owned.state = 'disabled' THEN d.state ELSE $13::text END,
          next_attempt_at = CASE WHEN owned.state = 'disabled' THEN d.next_attempt_at ELSE $14::bigint END,
          delivered_at = CASE WHEN owned.state = 'disabled' THEN d.delivered_at ELSE $15::bigint END,
-         lease_owner = NULL, lease_expires_at = NULL, updated_at = $16::bigint
+         updated_at = $16::bigint
     FROM owned
-   WHERE d.id = owned.id`;
+   WHERE d.seq = owned.seq`;
 
 export async function complete(pool: pg.Pool, owner: string, deliveryId: string, result: AttemptResult): Promise<boolean> {
   const a = result.attempt;
@@ -226,13 +217,15 @@ const COMPLETE_MANY = `
       AS t(id, lease_expires_at, cycle, number, started_at, duration_ms, signature_timestamp,
            outcome, status_code, error_class, response_body, success, state, next_attempt_at, delivered_at)
   ), owned AS (
-    SELECT d.id, d.state, d.lease_expires_at FROM deliveries d
-     WHERE d.id = ANY($2::text[]) AND d.lease_owner = $1
+    SELECT d.seq, d.id, d.state, l.expires_at FROM deliveries d JOIN delivery_leases l ON l.delivery_seq = d.seq
+     WHERE d.id = ANY($2::text[]) AND l.owner = $1
      ORDER BY d.seq
        FOR UPDATE
   ), matched AS (
-    SELECT i.*, owned.state AS current_state FROM input i
-      JOIN owned ON owned.id = i.id AND owned.lease_expires_at = i.lease_expires_at
+    SELECT i.*, owned.seq, owned.state AS current_state FROM input i
+      JOIN owned ON owned.id = i.id AND owned.expires_at = i.lease_expires_at
+  ), released AS (
+    DELETE FROM delivery_leases l USING matched m WHERE l.delivery_seq = m.seq
   ), attempt AS (
     INSERT INTO delivery_attempts (delivery_id, cycle, number, started_at, duration_ms, signature_timestamp,
                                    outcome, status_code, error_class, response_body, success)
@@ -244,9 +237,9 @@ const COMPLETE_MANY = `
          state = CASE WHEN m.current_state = 'disabled' THEN d.state ELSE m.state END,
          next_attempt_at = CASE WHEN m.current_state = 'disabled' THEN d.next_attempt_at ELSE m.next_attempt_at END,
          delivered_at = CASE WHEN m.current_state = 'disabled' THEN d.delivered_at ELSE m.delivered_at END,
-         lease_owner = NULL, lease_expires_at = NULL, updated_at = m.started_at + m.duration_ms
+         updated_at = m.started_at + m.duration_ms
     FROM matched m
-   WHERE d.id = m.id
+   WHERE d.seq = m.seq
   RETURNING d.id`;
 
 export async function completeMany(pool: pg.Pool, owner: string, completions: readonly Completion[]): Promise<boolean[]> {
@@ -287,23 +280,26 @@ export async function completeAndClaim(pool: pg.Pool, owner: string, completions
 /** Returns how many leases were given back. */
 export async function release(pool: pg.Pool, owner: string, deliveryIds: readonly string[]): Promise<number> {
   if (deliveryIds.length === 0) return 0;
-  return new Conn(pool).run('UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ANY($1::text[]) AND lease_owner = $2', [
-    [...deliveryIds],
-    owner,
-  ]);
+  // The deliveries' row locks first, in seq order, as every writer of a lease takes them.
+  return new Conn(pool).run(
+    `WITH d AS (SELECT seq FROM deliveries WHERE id = ANY($1::text[]) ORDER BY seq FOR UPDATE)
+     DELETE FROM delivery_leases l USING d WHERE l.delivery_seq = d.seq AND l.owner = $2`,
+    [[...deliveryIds], owner],
+  );
 }
 
 export async function nextDueAt(pool: pg.Pool): Promise<number | null> {
   // Two index lookups instead of one pass over every pending delivery: the earliest unleased
-  // one (first entry of deliveries_due that is not leased), and the few leased ones, which are
+  // one (first entry of deliveries_due without a lease), and the few leased ones, which are
   // due again when both their lease and their due time have passed.
   const r = await new Conn(pool).one<{ due: number | null }>(
     `SELECT LEAST(
-       (SELECT next_attempt_at FROM deliveries
-         WHERE state = 'pending' AND next_attempt_at IS NOT NULL AND lease_owner IS NULL
-         ORDER BY next_attempt_at LIMIT 1),
-       (SELECT min(GREATEST(lease_expires_at, next_attempt_at)) FROM deliveries
-         WHERE state = 'pending' AND next_attempt_at IS NOT NULL AND lease_owner IS NOT NULL)
+       (SELECT d.next_attempt_at FROM deliveries d
+         WHERE d.state = 'pending' AND d.next_attempt_at IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq)
+         ORDER BY d.next_attempt_at LIMIT 1),
+       (SELECT min(GREATEST(l.expires_at, d.next_attempt_at)) FROM delivery_leases l JOIN deliveries d ON d.seq = l.delivery_seq
+         WHERE d.state = 'pending' AND d.next_attempt_at IS NOT NULL)
      ) AS due`,
   );
   return r?.due ?? null;

@@ -16,6 +16,7 @@ export function postgresSql(db: Conn): Sql<boolean, unknown> {
     guarded: (op) => db.guarded(op),
     insertionOrder: 'seq',
     writableCte: true,
+    deliveryRecords: 'delivery_records',
     true: 'TRUE',
     anyOf(column, values, params) {
       params.push([...values]);

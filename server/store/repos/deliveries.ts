@@ -7,6 +7,8 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
   const m = sql.map;
   return {
     async insert(d) {
+      // A lease is the queue's to give (claim): a new delivery has none.
+      if (d.leaseOwner !== null || d.leaseExpiresAt !== null) throw new Error(`delivery ${d.id}: a new delivery has no lease`);
       await sql.insert('deliveries', m.deliveryToRow(d));
       if (d.state === 'pending') ready();
     },
@@ -41,7 +43,7 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
       if (inserted && d.state === 'pending') ready();
       return inserted;
     },
-    get: getter(sql, 'deliveries', m.deliveryFromRow),
+    get: getter(sql, sql.deliveryRecords, m.deliveryFromRow),
     async list(environmentId, { q, limit, cursor }) {
       const where = ['environment_id = $1'];
       const params: unknown[] = [environmentId];
@@ -53,7 +55,7 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
                      UNION ALL SELECT seq FROM deliveries WHERE environment_id = $1 AND merchant_reference = ${p}
                      UNION ALL SELECT seq FROM deliveries WHERE event_id = ${p})`);
       }
-      return seqPage(sql, 'deliveries', m.deliveryFromRow, where, params, { limit, cursor });
+      return seqPage(sql, sql.deliveryRecords, m.deliveryFromRow, where, params, { limit, cursor });
     },
     async attempts(deliveryId) {
       return all(sql, m.attemptFromRow, 'SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY cycle, number', [deliveryId]);
@@ -68,12 +70,13 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
       );
     },
     async restart(d) {
+      // A failed delivery holds no lease: the completion that failed it gave the lease back.
       const changed =
         (await sql.run(
           `UPDATE deliveries
               SET state = 'pending', attempt_count = 0, cycle = cycle + 1, next_attempt_at = $3,
                   endpoint_id = $4, endpoint_version = $5, url = $6,
-                  lease_owner = NULL, lease_expires_at = NULL, delivered_at = NULL, updated_at = $3
+                  delivered_at = NULL, updated_at = $3
             WHERE environment_id = $1 AND id = $2 AND state = 'failed'`,
           [d.environmentId, d.id, d.now, d.endpointId, d.endpointVersion, d.url],
         )) > 0;

@@ -75,6 +75,7 @@ export function sqliteSql(db: Db): Sql<Bit, string> {
     guarded: (op) => op(),
     insertionOrder: 'rowid',
     writableCte: false,
+    deliveryRecords: 'deliveries',
     true: '1',
     anyOf(column, values, params) {
       const first = params.length + 1;

@@ -52,6 +52,13 @@ export function queueCases(s: () => Store): void {
     expect((await s().queue.claim(opts('worker-a', T0 + 1))).map((c) => c.delivery.id)).toEqual([future.id]);
   });
 
+  it('leases are the queue\'s: inserting a delivery that has one is refused and writes nothing', async () => {
+    const w = await world(s());
+    const d = deliveryRecord(w.event, w.ep, { leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 });
+    await expect(insert(s(), d)).rejects.toThrow(/has no lease/);
+    expect(await s().transaction((tx) => tx.deliveries.get(w.env.id, d.id))).toBeNull();
+  });
+
   it('claim honours limit', async () => {
     const w = await world(s());
     const ds = Array.from({ length: 5 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 5 + i }));
