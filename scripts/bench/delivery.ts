@@ -30,6 +30,7 @@ import { newDeliveryId, newEndpointId, newEnvironmentId, newEventId, newTenantId
 import { createSecretBox } from '../../server/domain/secrets.ts';
 import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../server/domain/model.ts';
 import type { Store } from '../../server/store/types.ts';
+import { cpuShare, cpuSnapshot, describeShare, type CpuShare, type CpuSnapshot } from './cpu.ts';
 import { machine, startServer, type RunningServer } from './lib.ts';
 import { checkSettings, nonNegativeIntSetting, positiveIntSetting } from '../lib/settings.ts';
 
@@ -85,6 +86,10 @@ interface Window {
   warm?: number;
   latencies: number[] | null;
   duplicates: number;
+  /** Processes whose CPU is read at the start and the end of the measured window. */
+  pids?: number[];
+  cpuFrom?: CpuSnapshot | null;
+  cpuTo?: CpuSnapshot | null;
 }
 let window: Window | null = null;
 const receiver: { url: string; server: Server } = await new Promise((resolve) => {
@@ -102,6 +107,8 @@ const receiver: { url: string; server: Server } = await new Promise((resolve) =>
           if (w.first === 0) w.first = now;
           if (w.warmup !== undefined && w.seen.size === w.warmup + 1) w.warm = now;
           w.last = now;
+          if (w.pids && w.seen.size === (w.warmup ?? 0) + 1) w.cpuFrom = cpuSnapshot(w.pids);
+          if (w.pids && w.seen.size === w.expected) w.cpuTo = cpuSnapshot(w.pids);
           if (w.latencies) w.latencies.push(now - Date.parse((JSON.parse(Buffer.concat(chunks).toString()) as { createdAt: string }).createdAt));
         }
       }
@@ -248,7 +255,7 @@ function serverOpts(db: Db, dataDir?: string): { env: NodeJS.ProcessEnv; dataDir
  * the figure is a warmed-up server's, as the floor's is), and `coldRps` over the whole backlog
  * from the first receipt.
  */
-async function drain(n: number, endpoints: number, instances: number, warmup = DRAIN_WARMUP): Promise<{ rps: number; coldRps: number; maxRssMb: number; duplicates: number }> {
+async function drain(n: number, endpoints: number, instances: number, warmup = DRAIN_WARMUP): Promise<{ rps: number; coldRps: number; maxRssMb: number; duplicates: number; cpu: CpuShare | null }> {
   const db = await freshDb();
   const servers: RunningServer[] = [];
   try {
@@ -258,7 +265,13 @@ async function drain(n: number, endpoints: number, instances: number, warmup = D
     await store.close();
     const w: Window = { expected: warmup + n, seen: new Set(), first: 0, last: 0, warmup, latencies: null, duplicates: 0 };
     window = w;
-    for (let i = 0; i < instances; i++) servers.push(watchLogs(await startServer(serverOpts(db, db.dataDir))));
+    // Started together: one after the other, the first drained most of the backlog alone while
+    // the next was still starting, and two ÷ one measured mostly one instance.
+    const started = await Promise.allSettled(Array.from({ length: instances }, () => startServer(serverOpts(db, db.dataDir))));
+    for (const r of started) if (r.status === 'fulfilled') servers.push(watchLogs(r.value));
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    w.pids = servers.map((s) => s.child.pid ?? 0);
     let maxRssMb = 0;
     const sampler = setInterval(() => void Promise.all(servers.map(rss)).then((r) => (maxRssMb = Math.max(maxRssMb, ...r))), 250);
     await waitFor(w);
@@ -270,6 +283,7 @@ async function drain(n: number, endpoints: number, instances: number, warmup = D
       coldRps: Math.round((warmup + n - 1) / ((w.last - w.first) / 1000)),
       maxRssMb: Math.round(maxRssMb),
       duplicates: w.duplicates,
+      cpu: cpuShare(w.cpuFrom, w.cpuTo),
     };
   } finally {
     window = null;
@@ -409,17 +423,17 @@ try {
   const cold = (r: { coldRps: number }): string => (DRAIN_WARMUP > 0 ? `after ${DRAIN_WARMUP} warm-up deliveries; the whole ${DRAIN_WARMUP + N} from a cold start: ${r.coldRps}/s (${ratio(r.coldRps)}); ` : '');
   if (ONLY.has('drain1')) {
     const r = await drain(N, 1, 1);
-    log(`| drain of ${N} queued, 1 endpoint | ${r.rps} | ${ratio(r.rps)} | ${cold(r)}max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
+    log(`| drain of ${N} queued, 1 endpoint | ${r.rps} | ${ratio(r.rps)} | ${describeShare(r.cpu)}${cold(r)}max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
   }
   let one32 = 0;
   if (ONLY.has('drain32') || ONLY.has('scale')) {
     const r = await drain(N, 32, 1);
     one32 = r.rps;
-    log(`| drain of ${N} queued, 32 endpoints | ${r.rps} | ${ratio(r.rps)} | ${cold(r)}max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
+    log(`| drain of ${N} queued, 32 endpoints | ${r.rps} | ${ratio(r.rps)} | ${describeShare(r.cpu)}${cold(r)}max RSS ${r.maxRssMb} MB, duplicates ${r.duplicates} |`);
   }
   if (ONLY.has('scale') && STORE === 'postgres') {
     const r = await drain(N, 32, 2);
-    log(`| drain of ${N} queued, 32 endpoints, 2 instances | ${r.rps} | ${ratio(r.rps)} | two ÷ one ${(r.rps / one32).toFixed(2)}, ${cold(r)}duplicates ${r.duplicates} |`);
+    log(`| drain of ${N} queued, 32 endpoints, 2 instances | ${r.rps} | ${ratio(r.rps)} | two ÷ one ${(r.rps / one32).toFixed(2)}, ${describeShare(r.cpu)}${cold(r)}duplicates ${r.duplicates} |`);
   }
   if (ONLY.has('latency')) {
     const rate = RATE;
