@@ -6,6 +6,7 @@ import type { components } from '../../generated/types/events.ts';
 import type { DeliveryKind, DeliveryRecord, EnvironmentName, EventRecord, OrderEventType } from './model.ts';
 import type { Scope, Services } from './context.ts';
 import { newDeliveryId, newEventId } from './ids.ts';
+import { isoTime } from './iso-time.ts';
 
 type Events = components['schemas'];
 export type OrderEvent = Events['OrderCreatedEvent'] | Events['OrderPaidEvent'] | Events['OrderPaymentReviewRequiredEvent'];
@@ -27,7 +28,6 @@ export interface NewOrderEvent {
 // contract does not have, or one it requires that is missing, fails the type check. Key order
 // is part of the signed bytes; keep it fixed.
 
-const isoTime = (ms: number): string => new Date(ms).toISOString();
 
 type OrderEventStatus = OrderEventData['status'];
 

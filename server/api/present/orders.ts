@@ -4,13 +4,13 @@ import type { components } from '../../../generated/types/orders.ts';
 import { hasOverpayment } from '../../domain/orders/event-data.ts';
 import type { OrderView } from '../../domain/orders/orders.ts';
 import type { OrderRecord, TransactionRecord } from '../../domain/model.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 type Schemas = components['schemas'];
 export type OrderBody = Schemas['Order'];
 export type OrderPaymentBody = Schemas['OrderPayment'];
 export type OrderPaymentListBody = Schemas['OrderPaymentList'];
 
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function presentPayment(t: TransactionRecord): OrderPaymentBody {
   // A deposit is pending (unverified), completed (credited) or revoked; anything else, or a
@@ -24,7 +24,7 @@ export function presentPayment(t: TransactionRecord): OrderPaymentBody {
     amountBaseUnits: t.amountBaseUnits,
     verified: t.verified === true,
     status: t.status,
-    createdAt: iso(t.createdAt),
+    createdAt: isoTime(t.createdAt),
   };
 }
 
@@ -46,8 +46,8 @@ export function presentOrder({ order: o, payments }: OrderView): OrderBody {
     ...(o.amountBaseUnits !== null ? { amountBaseUnits: o.amountBaseUnits } : {}),
     ...amounts(o),
     ...(o.paymentStatus === 'review_required' && o.reviewReason !== null ? { reviewReason: o.reviewReason } : {}),
-    createdAt: iso(o.createdAt),
-    updatedAt: iso(o.updatedAt),
+    createdAt: isoTime(o.createdAt),
+    updatedAt: isoTime(o.updatedAt),
     payments: payments.map(presentPayment),
   };
 }

@@ -4,13 +4,13 @@
 import type { components } from '../../../generated/types/transactions.ts';
 import { decimalToNumber } from '../../money/decimal.ts';
 import type { TransactionRecord } from '../../domain/model.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 type Schemas = components['schemas'];
 export type TransactionBody = Schemas['Transaction'];
 export type UserTransactionBody = Schemas['UserTransaction'];
 export type TransactionReferenceBody = Schemas['TransactionReference'];
 
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Only the entries whose value is not null. */
 function present<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: NonNullable<T[K]> } {
@@ -31,8 +31,8 @@ export function presentTransaction(t: TransactionRecord): TransactionBody {
     ...(t.amount !== null ? { amount: decimalToNumber(t.amount) } : {}),
     ...present({ amountBaseUnits: t.amountBaseUnits, txHash: t.txHash, thirdPartyId: t.thirdPartyId }),
     ...staking(t),
-    createdDate: iso(t.createdAt),
-    ...(t.completedAt !== null ? { completedDate: iso(t.completedAt) } : {}),
+    createdDate: isoTime(t.createdAt),
+    ...(t.completedAt !== null ? { completedDate: isoTime(t.completedAt) } : {}),
   };
 }
 
@@ -51,9 +51,9 @@ export function presentUserTransaction(t: TransactionRecord): UserTransactionBod
     amount: decimalToNumber(t.amount),
     type: t.type,
     side: t.side,
-    createdDate: iso(t.createdAt),
+    createdDate: isoTime(t.createdAt),
   };
-  if (t.completedAt !== null) out.completedDate = iso(t.completedAt);
+  if (t.completedAt !== null) out.completedDate = isoTime(t.completedAt);
   if (t.thirdPartyId !== null) out.thirdPartyId = t.thirdPartyId;
   if (t.txHash !== null) out.txHash = t.txHash;
   if (t.orderId !== null) out.orderId = t.orderId;

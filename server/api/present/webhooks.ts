@@ -7,6 +7,7 @@ import type { DeliveryDetailView, DeliveryView } from '../../domain/deliveries/d
 import type { EndpointView, EndpointWithSecretView } from '../../domain/endpoints/endpoints.ts';
 import type { RotatedCallbackSecret } from '../../domain/endpoints/callback-secret.ts';
 import type { AttemptRecord } from '../../domain/model.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 type Schemas = components['schemas'];
 export type WebhookEndpointBody = Schemas['WebhookEndpoint'];
@@ -16,8 +17,7 @@ export type DeliveryDetailBody = Schemas['DeliveryDetail'];
 export type DeliveryAttemptBody = Schemas['DeliveryAttempt'];
 export type CallbackSecretBody = Schemas['CallbackSecret'];
 
-const iso = (ms: number): string => new Date(ms).toISOString();
-const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
 /** The contract's cap of 2048 characters, cut on a code point (the sender already keeps 2 KiB). */
 const RESPONSE_BODY_MAX = 2048;
@@ -30,10 +30,10 @@ export function presentEndpoint({ endpoint: e, environment, lastTest }: Endpoint
     url: e.url,
     active: e.active,
     version: e.version,
-    createdAt: iso(e.createdAt),
-    updatedAt: iso(e.updatedAt),
+    createdAt: isoTime(e.createdAt),
+    updatedAt: isoTime(e.updatedAt),
     disabledAt: isoOrNull(e.disabledAt),
-    lastTest: lastTest === null ? null : { deliveryId: lastTest.deliveryId, eventId: lastTest.eventId, progress: lastTest.progress, at: iso(lastTest.at) },
+    lastTest: lastTest === null ? null : { deliveryId: lastTest.deliveryId, eventId: lastTest.eventId, progress: lastTest.progress, at: isoTime(lastTest.at) },
   };
 }
 
@@ -45,7 +45,7 @@ export function presentAttempt(a: AttemptRecord): DeliveryAttemptBody {
   return {
     number: a.number,
     cycle: a.cycle,
-    startedAt: iso(a.startedAt),
+    startedAt: isoTime(a.startedAt),
     durationMs: a.durationMs,
     signatureTimestamp: a.signatureTimestamp,
     outcome: a.outcome,
@@ -73,8 +73,8 @@ export function presentDelivery({ delivery: d, eventType, progress, lastAttempt 
     maxAttempts: MAX_DELIVERY_ATTEMPTS,
     // Scheduled only while queued or retrying: in flight (sending) or finished, nothing is due.
     nextAttemptAt: progress === 'queued' || progress === 'retrying' ? isoOrNull(d.nextAttemptAt) : null,
-    createdAt: iso(d.createdAt),
-    updatedAt: iso(d.updatedAt),
+    createdAt: isoTime(d.createdAt),
+    updatedAt: isoTime(d.updatedAt),
     deliveredAt: d.state === 'delivered' ? isoOrNull(d.deliveredAt) : null,
     orderId: d.orderId,
     merchantReference: d.merchantReference,
@@ -93,5 +93,5 @@ export function presentDeliveryDetail(view: DeliveryDetailView): DeliveryDetailB
 }
 
 export function presentCallbackSecret(r: RotatedCallbackSecret): CallbackSecretBody {
-  return { secret: r.secret, rotatedAt: iso(r.rotatedAt) };
+  return { secret: r.secret, rotatedAt: isoTime(r.rotatedAt) };
 }
