@@ -298,6 +298,8 @@ interface LatencyResult {
   p99: number;
   achieved: number;
   sent: number;
+  /** How long POST /v2/orders took to answer (the order durable), of the same orders. */
+  answer: { p50: number; p99: number };
   /** The same percentiles over the warm-up (a freshly started server compiling its hot paths). */
   warmup: { p50: number; p99: number; sent: number } | null;
 }
@@ -326,12 +328,13 @@ async function latency(rate: number, seconds: number, warmupSeconds: number): Pr
     const { apiKey, apiHash } = tenant;
     let seq = 0;
     /** Paced orders for `secs`; resolves once each one's event has been received. */
-    const phase = async (secs: number): Promise<{ latencies: number[]; sent: number; seconds: number }> => {
+    const phase = async (secs: number): Promise<{ latencies: number[]; answers: number[]; sent: number; seconds: number }> => {
       const total = rate * secs;
       const w: Window = { expected: total, seen: new Set(), first: 0, last: 0, latencies: [], duplicates: 0 };
       window = w;
       const t0 = performance.now();
       const pending: Promise<void>[] = [];
+      const answers: number[] = [];
       let failures = 0;
       // Paced: order i leaves at t0 + i/rate, but never more than 64 unanswered at once (past
       // that the API is the bottleneck, and the latency would measure its queue, not delivery).
@@ -342,6 +345,7 @@ async function latency(rate: number, seconds: number, warmupSeconds: number): Pr
         if (wait > 1) await sleep(wait);
         while (outstanding >= 64) await sleep(1);
         outstanding++;
+        const sentAt = performance.now();
         pending.push(
           request(`${url}/v2/orders`, {
             method: 'POST',
@@ -350,6 +354,7 @@ async function latency(rate: number, seconds: number, warmupSeconds: number): Pr
             body: JSON.stringify({ merchantReference: `lat-${seq++}`, amountMinor: 100 }),
           }).then(async (r) => {
             await r.body.dump();
+            answers.push(performance.now() - sentAt);
             outstanding--;
             if (r.statusCode !== 201) failures++;
           }),
@@ -360,7 +365,7 @@ async function latency(rate: number, seconds: number, warmupSeconds: number): Pr
       if (failures > 0) throw new Error(`${failures} orders failed`);
       await waitFor(w, 120_000);
       window = null;
-      return { latencies: w.latencies!, sent: total, seconds: produced };
+      return { latencies: w.latencies!, answers, sent: total, seconds: produced };
     };
     const warm = warmupSeconds > 0 ? await phase(warmupSeconds) : null;
     const r = await phase(seconds);
@@ -370,6 +375,7 @@ async function latency(rate: number, seconds: number, warmupSeconds: number): Pr
       p95: ms(r.latencies, 95),
       p99: ms(r.latencies, 99),
       achieved: Math.round(r.sent / r.seconds),
+      answer: { p50: ms(r.answers, 50), p99: ms(r.answers, 99) },
       sent: r.sent,
       warmup: warm && { p50: ms(warm.latencies, 50), p99: ms(warm.latencies, 99), sent: warm.sent },
     };
@@ -439,7 +445,7 @@ try {
     const rate = RATE;
     const r = await latency(rate, SECONDS, WARMUP);
     const warm = r.warmup ? `; the ${WARMUP} s warm-up before it (${r.warmup.sent} events, a fresh server): p50 ${r.warmup.p50} ms, p99 ${r.warmup.p99} ms` : '';
-    log(`| latency at ${rate} orders/s (achieved ${r.achieved}/s, ${r.sent} events after the warm-up): createdAt → receipt | | | p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms${warm} |`);
+    log(`| latency at ${rate} orders/s (achieved ${r.achieved}/s, ${r.sent} events after the warm-up): createdAt → receipt | | | p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms (the order's own answer: p50 ${r.answer.p50} ms, p99 ${r.answer.p99} ms)${warm} |`);
   }
   if (ONLY.has('backlog') || ONLY.has('claim')) {
     const small = await claimCost(1000);
