@@ -3,7 +3,7 @@
 // so an accepted change never loses its notification and a rolled-back one never sends it.
 import type { Tx } from '../store/types.ts';
 import type { components } from '../../generated/types/events.ts';
-import type { DeliveryKind, DeliveryRecord, EnvironmentName, EventRecord, OrderEventType } from './model.ts';
+import type { DeliveryKind, DeliveryRecord, EnvironmentName, EventRecord, OrderEventType, OrderRecord } from './model.ts';
 import type { Scope, Services } from './context.ts';
 import { newDeliveryId, newEventId } from './ids.ts';
 import { isoTime } from './iso-time.ts';
@@ -21,6 +21,8 @@ export interface NewOrderEvent {
   data: OrderEventData;
   orderId: string;
   merchantReference: string;
+  /** The order, when the event announces a new one: written with the event, in one statement where the store allows it. */
+  newOrder?: OrderRecord;
 }
 
 // The builders below produce the exact bytes that are signed and sent. Each returns the
@@ -121,7 +123,7 @@ export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope,
   };
   // To the environment's active endpoint, if it has one.
   const delivery = newDelivery(event, 'order_event');
-  const deliveryId = (await tx.deliveries.insertWithEvent(event, delivery)) ? delivery.id : null;
+  const deliveryId = (await tx.deliveries.insertWithEvent(event, delivery, e.newOrder)) ? delivery.id : null;
   return { event, deliveryId };
 }
 

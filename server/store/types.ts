@@ -114,10 +114,11 @@ export interface DeliveryRepo {
   insert(d: DeliveryRecord): Promise<void>;
   /**
    * Inserts the event and, when its environment has an active endpoint, `d` to that endpoint
-   * (its id, version and url); one statement where the dialect allows it. Returns whether a
-   * delivery was inserted.
+   * (its id, version and url); one statement where the dialect allows it. `newOrder`, the
+   * order the event announces when it is new, is inserted first, in the same statement.
+   * Returns whether a delivery was inserted.
    */
-  insertWithEvent(event: EventRecord, d: Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'>): Promise<boolean>;
+  insertWithEvent(event: EventRecord, d: Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'>, newOrder?: OrderRecord): Promise<boolean>;
   get(environmentId: string, id: string): Promise<DeliveryRecord | null>;
   /** Newest first. `q` matches an exact order id, merchant reference or event id. */
   list(environmentId: string, opts: { q: string | null; limit: number; cursor: string | null }): Promise<Page<DeliveryRecord>>;

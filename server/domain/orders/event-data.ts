@@ -32,12 +32,16 @@ export function hasOverpayment(order: OrderRecord): order is OrderRecord & { ove
   return order.overpaymentBaseUnits !== null && order.overpaymentBaseUnits !== '0';
 }
 
-/** Records an order event for the order as it now stands, in the caller's transaction (the outbox). */
-export async function emitOrderEvent(tx: Tx, services: Services, scope: Scope, type: OrderEventType, order: OrderRecord): Promise<void> {
+/**
+ * Records an order event for the order as it now stands, in the caller's transaction (the
+ * outbox). With `insert`, the order is new and is written together with its event.
+ */
+export async function emitOrderEvent(tx: Tx, services: Services, scope: Scope, type: OrderEventType, order: OrderRecord, opts: { insert?: boolean } = {}): Promise<void> {
   await recordOrderEvent(tx, services, scope, {
     type,
     data: orderEventData(order, type),
     orderId: order.id,
     merchantReference: order.merchantReference,
+    ...(opts.insert === true ? { newOrder: order } : {}),
   });
 }

@@ -125,9 +125,10 @@ async function createIn(tx: Tx, services: Services, scope: Scope, input: NewOrde
     createdAt: now,
     updatedAt: now,
   };
-  await tx.orders.insert(order);
+  // The order with its order.created event (and delivery): one statement on PostgreSQL, where
+  // each statement is a round trip on the group commit's one executing connection.
+  await emitOrderEvent(tx, services, scope, 'order.created', order, { insert: true });
   if (idem !== null) await tx.orders.insertIdempotencyKey(scope.environmentId, idem.key, { orderId: order.id, requestHash: idem.hash, createdAt: now });
-  await emitOrderEvent(tx, services, scope, 'order.created', order);
   return { order, payments: [], replayed: false };
 }
 

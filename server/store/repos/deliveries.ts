@@ -12,7 +12,7 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
       await sql.insert('deliveries', m.deliveryToRow(d));
       if (d.state === 'pending') ready();
     },
-    async insertWithEvent(event, d) {
+    async insertWithEvent(event, d, newOrder) {
       const endpointOf = `SELECT id, version, url FROM webhook_endpoints WHERE environment_id = $1 AND active = ${sql.true}`;
       let inserted: boolean;
       if (sql.writableCte) {
@@ -22,11 +22,13 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
         const ev = m.eventToRow(event);
         const { endpoint_id: _, endpoint_version: __, url: ___, ...rest } = m.deliveryToRow({ ...d, endpointId: null, endpointVersion: null, url: '' });
         const params: unknown[] = [event.environmentId, JSON.stringify(rest)];
-        const evCols = Object.keys(ev);
-        const values = Object.values(ev).map((v) => bind(params, v));
+        // Rows inserted by the statement's WITH clauses; foreign keys are checked at its end.
+        const insertOf = (table: string, row: object): string =>
+          `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.values(row).map((v) => bind(params, v)).join(', ')})`;
+        const order = newOrder === undefined ? '' : `o AS (${insertOf('orders', m.orderToRow(newOrder))}), `;
         const cols = Object.keys(rest);
         const r = await sql.one<{ id: string }>(
-          `WITH ev AS (INSERT INTO events (${evCols.join(', ')}) VALUES (${values.join(', ')})), ep AS (${endpointOf})
+          `WITH ${order}ev AS (${insertOf('events', ev)}), ep AS (${endpointOf})
            INSERT INTO deliveries (${cols.join(', ')}, endpoint_id, endpoint_version, url)
            SELECT ${cols.map((c) => `r.${c}`).join(', ')}, ep.id, ep.version, ep.url
              FROM ep, json_populate_record(NULL::deliveries, $2::json) r
@@ -35,6 +37,7 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
         );
         inserted = r !== undefined;
       } else {
+        if (newOrder !== undefined) await sql.insert('orders', m.orderToRow(newOrder));
         await sql.insert('events', m.eventToRow(event));
         const ep = await sql.one<{ id: string; version: number; url: string }>(endpointOf, [event.environmentId]);
         if (ep !== undefined) await sql.insert('deliveries', m.deliveryToRow({ ...d, endpointId: ep.id, endpointVersion: ep.version, url: ep.url }));

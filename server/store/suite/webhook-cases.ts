@@ -4,7 +4,7 @@ import { InvalidCursorError } from '../errors.ts';
 import type { Store } from '../types.ts';
 import type { EventRecord, EventType } from '../../domain/model.ts';
 import { newDeliveryId } from '../../domain/ids.ts';
-import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from './fixtures.ts';
+import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from './fixtures.ts';
 
 const MALFORMED_CURSORS = ['', 'not a cursor', '%%%', '...', Buffer.from('abc').toString('base64url'), Buffer.from('-5').toString('base64url')];
 
@@ -156,6 +156,32 @@ export function webhookCases(s: () => Store): void {
     expect(await s().transaction((tx) => tx.events.get(env.id, lost.id))).toBeNull();
     expect(await s().transaction((tx) => tx.deliveries.get(env.id, lostDelivery.id))).toBeNull();
     stop();
+  });
+
+  it('insertWithEvent with a new order writes the order first, in the same unit: all of it or nothing', async () => {
+    const { env } = await seedEnvironment(s());
+    const ep = endpointRecord(env);
+    await s().transaction((tx) => tx.endpoints.insert(ep));
+    const { id: _, endpointId: __, endpointVersion: ___, url: ____, ...template } = deliveryRecord(eventRecord(env), null, { kind: 'order_event' });
+    const order = orderRecord(env, 'ORD-000001');
+    const event = eventRecord(env, { orderId: order.id, merchantReference: order.merchantReference });
+    const d = { ...template, id: newDeliveryId(), eventId: event.id, orderId: order.id, merchantReference: order.merchantReference };
+    expect(await s().transaction((tx) => tx.deliveries.insertWithEvent(event, d, order))).toBe(true);
+    await s().transaction(async (tx) => {
+      expect(await tx.orders.get(env.id, order.id)).toEqual(order);
+      expect(await tx.events.get(env.id, event.id)).toEqual(event);
+      expect(await tx.deliveries.get(env.id, d.id)).toEqual({ ...d, endpointId: ep.id, endpointVersion: ep.version, url: ep.url });
+    });
+    // The same order number again breaks its uniqueness rule: nothing of the second is written.
+    const twin = orderRecord(env, 'ORD-000001');
+    const twinEvent = eventRecord(env, { orderId: twin.id });
+    const twinDelivery = { ...template, id: newDeliveryId(), eventId: twinEvent.id };
+    await expectUnique(s().transaction((tx) => tx.deliveries.insertWithEvent(twinEvent, twinDelivery, twin)), 'order_number');
+    await s().transaction(async (tx) => {
+      expect(await tx.orders.get(env.id, twin.id)).toBeNull();
+      expect(await tx.events.get(env.id, twinEvent.id)).toBeNull();
+      expect(await tx.deliveries.get(env.id, twinDelivery.id)).toBeNull();
+    });
   });
 
   it('disableOlderVersions only disables pending deliveries of older versions of that endpoint', async () => {
