@@ -30,7 +30,6 @@ export interface NewOrderEvent {
 // contract does not have, or one it requires that is missing, fails the type check. Key order
 // is part of the signed bytes; keep it fixed.
 
-
 type OrderEventStatus = OrderEventData['status'];
 
 /** The data narrowed to the status its event type carries; anything else is a bug upstream. */

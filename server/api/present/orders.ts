@@ -11,7 +11,6 @@ export type OrderBody = Schemas['Order'];
 export type OrderPaymentBody = Schemas['OrderPayment'];
 export type OrderPaymentListBody = Schemas['OrderPaymentList'];
 
-
 export function presentPayment(t: TransactionRecord): OrderPaymentBody {
   // A deposit is pending (unverified), completed (credited) or revoked; anything else, or a
   // transaction without the deposit's fields, is not a payment of an order.

@@ -11,7 +11,6 @@ export type TransactionBody = Schemas['Transaction'];
 export type UserTransactionBody = Schemas['UserTransaction'];
 export type TransactionReferenceBody = Schemas['TransactionReference'];
 
-
 /** Only the entries whose value is not null. */
 function present<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: NonNullable<T[K]> } {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)) as { [K in keyof T]?: NonNullable<T[K]> };
