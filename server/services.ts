@@ -38,15 +38,17 @@ async function secretsKey(config: Config): Promise<Buffer> {
 }
 
 export async function openStore(config: Config): Promise<{ store: Store; fresh: boolean }> {
+  // Off in production only: see store/nesting-guard.ts (the tests run with it).
+  const guardNesting = config.nodeEnv !== 'production';
   if (config.databaseUrl) {
     // Loaded only when configured: a SQLite deployment never loads the PostgreSQL driver.
     const { openPostgresStore } = await import('./store/postgres/store.ts');
-    return { store: await openPostgresStore({ connectionString: config.databaseUrl, poolSize: config.databasePoolSize }), fresh: false };
+    return { store: await openPostgresStore({ connectionString: config.databaseUrl, poolSize: config.databasePoolSize, guardNesting }), fresh: false };
   }
   await mkdir(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'payments.db');
   const fresh = !existsSync(file);
-  return { store: await openSqliteStore({ file }), fresh };
+  return { store: await openSqliteStore({ file, guardNesting }), fresh };
 }
 
 /**

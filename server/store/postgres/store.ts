@@ -13,10 +13,10 @@
 // its transaction (PostgreSQL delivers it on commit only); every instance LISTENs on a
 // dedicated connection and wakes its listeners. Listeners of the committing instance are
 // woken directly after commit, and skip the echo of their own notification.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
+import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
@@ -33,6 +33,8 @@ export interface PostgresStoreOptions {
   /** Connections in this instance's pool (default 20, DATABASE_POOL_SIZE): reads, and one per batch executing or committing (at most 5). */
   poolSize?: number;
   log?: Logger;
+  /** Refuse a store call made inside a transaction (default on; see nesting-guard.ts). */
+  guardNesting?: boolean;
 }
 
 export const DELIVERIES_CHANNEL = 'deliveries_ready';
@@ -65,7 +67,7 @@ export class PostgresStore implements Store {
   readonly queue: DeliveryQueue;
   /** Tags this instance's notifications so its own listener can skip the echo. */
   private readonly instanceId = randomUUID();
-  private readonly scope = new AsyncLocalStorage<SerialTxScope>();
+  private readonly nesting: NestingGuard;
   private readonly listeners: DeliveryListeners;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly notifications: NotificationListener;
@@ -95,7 +97,9 @@ export class PostgresStore implements Store {
      * event's time to delivery), and the API never waits behind the queue.
      */
     private readonly queuePool: pg.Pool,
+    guardNesting = true,
   ) {
+    this.nesting = nestingGuard(guardNesting);
     this.listeners = new DeliveryListeners((err, what) => log.error({ err }, what));
     this.sequences = new Conn(sequencePool);
     this.orderNumbers = new OrderNumbers(this.sequences);
@@ -164,7 +168,7 @@ export class PostgresStore implements Store {
       this.committer.submit(async (client) => {
         const scope = new SerialTxScope();
         try {
-          const value = await this.scope.run(scope, () => fn(this.createTx(new Conn(client), scope)));
+          const value = await this.nesting.run(scope, () => fn(this.createTx(new Conn(client), scope)));
           // A call fn started without awaiting still belongs to this unit.
           await scope.idle();
           scope.open = false;
@@ -210,7 +214,7 @@ export class PostgresStore implements Store {
       if (this.closed) throw new Error('store is closed');
       // A transaction inside a transaction would commit on its own, and could wait for a pool
       // connection that only the outer one can give back.
-      if (this.scope.getStore()?.open) throw new Error('nested store transaction: use the Tx you were given');
+      this.nesting.check();
     } catch (err) {
       return Promise.reject(err);
     }
@@ -339,7 +343,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   const sequencePool = new pg.Pool({ connectionString: opts.connectionString, max: 2, types: typeParsers, application_name: APPLICATION_NAME, connectionTimeoutMillis: 15_000 });
   // Claim, completion batch and a release or look-ahead at once; more would only queue in the database.
   const queuePool = new pg.Pool({ connectionString: opts.connectionString, max: 3, types: typeParsers, application_name: `${APPLICATION_NAME}:queue`, connectionTimeoutMillis: 15_000, keepAlive: true });
-  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool);
+  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, opts.guardNesting ?? true);
   try {
     await store.start();
     return store;

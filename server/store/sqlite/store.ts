@@ -5,12 +5,12 @@
 // meanwhile. Keep transaction bodies short (no network I/O inside): while one is open every
 // other write waits. Store.read uses a second, read-only connection (WAL). The repositories
 // are the shared ones (../repos/) over sql.ts. One SqliteStore per database file per process.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
+import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
@@ -23,6 +23,8 @@ export interface SqliteStoreOptions {
   file: string;
   /** Milliseconds to wait for another process's write lock before failing (default 5000). */
   busyTimeoutMs?: number;
+  /** Refuse a store call made inside a transaction (default on; see nesting-guard.ts). */
+  guardNesting?: boolean;
 }
 
 export class SqliteStore implements Store {
@@ -33,7 +35,7 @@ export class SqliteStore implements Store {
   private readonly reads: ReadTx | null;
   private readonly reader: Database.Database | null;
   readonly committer: GroupCommitter;
-  private readonly scope = new AsyncLocalStorage<TxScope>();
+  private readonly nesting: NestingGuard;
   private readonly listeners = new DeliveryListeners((err, what) => console.error(what, err));
   private closed = false;
   private readonly wal: WalSync | null;
@@ -42,8 +44,9 @@ export class SqliteStore implements Store {
    * `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch.
    * `sync`: the log sync after each commit (see openSqliteStore); absent in memory.
    */
-  constructor(raw: Database.Database, reader: Database.Database | null = null, sync?: WalSync) {
+  constructor(raw: Database.Database, reader: Database.Database | null = null, sync?: WalSync, guardNesting = true) {
     this.db = new Db(raw);
+    this.nesting = nestingGuard(guardNesting);
     this.reader = reader;
     this.reads = reader ? view(new Db(reader)) : null;
     this.wal = sync ?? null;
@@ -82,7 +85,7 @@ export class SqliteStore implements Store {
     // Resolves only after the batch holding this unit of work has committed.
     const result = await this.committer.submit(async () => {
       try {
-        return await this.scope.run(scope, () => fn(this.createTx(scope)));
+        return await this.nesting.run(scope, () => fn(this.createTx(scope)));
       } finally {
         scope.open = false;
       }
@@ -136,7 +139,7 @@ export class SqliteStore implements Store {
   private assertUsable(): void {
     if (this.closed) throw new Error('store is closed');
     // Waiting for the group committer from inside a transaction would wait for ourselves forever.
-    if (this.scope.getStore()?.open) throw new Error('nested store transaction: use the Tx you were given');
+    this.nesting.check();
   }
 }
 
@@ -200,13 +203,14 @@ export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteS
     raw.close();
     throw err;
   }
-  if (opts.file === ':memory:') return new SqliteStore(raw);
+  const guard = opts.guardNesting ?? true;
+  if (opts.file === ':memory:') return new SqliteStore(raw, null, undefined, guard);
   // WAL lets this connection read the last committed state while the writer's batch is open.
   let reader: Database.Database | null = null;
   try {
     reader = new Database(opts.file, { readonly: true, fileMustExist: true });
     reader.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
-    return new SqliteStore(raw, reader, new WalSync(`${raw.name}-wal`));
+    return new SqliteStore(raw, reader, new WalSync(`${raw.name}-wal`), guard);
   } catch (err) {
     reader?.close();
     raw.close();

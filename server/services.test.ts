@@ -1,0 +1,35 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from './config.ts';
+import { openStore } from './services.ts';
+import type { Store } from './store/types.ts';
+
+// The nesting guard (store/nesting-guard.ts) costs a tenth of a request's CPU on Node 22, so
+// production opens the store without it; everywhere else a store call from inside a
+// transaction is refused. On a SQLite file a read goes to its own connection, so the call
+// below can show the difference without waiting on the transaction it comes from.
+describe('openStore', () => {
+  let dir: string;
+  let store: Store | undefined;
+  afterEach(async () => {
+    await store?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const nestedRead = async (nodeEnv: string): Promise<unknown> => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'services-'));
+    store = (await openStore(loadConfig({ DATA_DIR: dir, NODE_ENV: nodeEnv }))).store;
+    await store.migrate();
+    return store.transaction(() => store!.read(async () => 'read'));
+  };
+
+  it('refuses a store call from inside a transaction outside production', async () => {
+    await expect(nestedRead('test')).rejects.toThrow(/nested store transaction/);
+  });
+
+  it('opens the store without the guard in production', async () => {
+    await expect(nestedRead('production')).resolves.toBe('read');
+  });
+});
