@@ -26,7 +26,7 @@ describe('SQLite store', () => {
     for (const s of opened.splice(0)) await s.close();
   });
 
-  it('runs with WAL, the log synced after every commit, and foreign keys on', async () => {
+  it('runs with WAL, the log synced after every commit, foreign keys on and savepoint journals in memory', async () => {
     const store = await open();
     await store.migrate();
     expect(store.pragma('journal_mode')).toBe('wal');
@@ -34,6 +34,8 @@ describe('SQLite store', () => {
     // before answering (group-commit.test.ts), which is what FULL would do inside COMMIT.
     expect(store.pragma('synchronous')).toBe(1);
     expect(store.pragma('foreign_keys')).toBe(1);
+    // MEMORY: a unit's savepoint journal never spills to a temporary file (store.ts).
+    expect(store.pragma('temp_store')).toBe(2);
     await expect(
       store.transaction((tx) =>
         tx.tenants.insertEnvironment({ id: 'env_orphan', tenantId: 'ten_missing', name: 'test', walletBalance: '0', callbackSecretEnc: 'x', createdAt: T0 }),

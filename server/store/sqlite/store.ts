@@ -197,6 +197,12 @@ export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteS
     const file = opts.file === ':memory:' ? null : raw.name;
     raw.pragma(file === null ? 'synchronous = FULL' : 'synchronous = NORMAL');
     raw.pragma('foreign_keys = ON');
+    // Each unit of the group commit runs in a SAVEPOINT, whose journal keeps the first copy of
+    // every page the unit changes. Past 64 KiB SQLite spills that journal to a temporary file:
+    // an order (order, event and delivery rows and their dozen indexes) passed it, so every
+    // order wrote about 35 pages to a file no one ever reads back (a crash discards an open
+    // transaction; the WAL needs no undo). Kept in memory, it costs at most one unit's pages.
+    raw.pragma('temp_store = MEMORY');
     raw.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
     assertKnownSchema(raw);
   } catch (err) {
