@@ -30,6 +30,8 @@ export interface Config {
   databasePoolSize: number;
   /** How long verified credentials are trusted without the store (0 = ask the store every time). */
   authCacheTtlMs: number;
+  /** Refuse a store call made inside a store transaction (store/nesting-guard.ts); default off in production only. */
+  checkNestedTransactions: boolean;
 }
 
 export interface MetricsConfig {
@@ -87,7 +89,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`);
   }
   const metricsPort = env.METRICS_PORT ? portSetting(env, 'METRICS_PORT', 0) : null;
+  const nested = env.CHECK_NESTED_TRANSACTIONS;
+  if (nested !== undefined && nested !== 'true' && nested !== 'false') throw new ConfigError(`CHECK_NESTED_TRANSACTIONS must be true or false, not ${nested}`);
   return {
+    checkNestedTransactions: nested === undefined ? nodeEnv !== 'production' : nested === 'true',
     rateLimitPerSecond,
     metrics: { token: metricsToken, port: metricsPort, host: env.METRICS_HOST ?? '127.0.0.1' },
     databasePoolSize,

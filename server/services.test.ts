@@ -7,9 +7,10 @@ import { openStore } from './services.ts';
 import type { Store } from './store/types.ts';
 
 // The nesting guard (store/nesting-guard.ts) costs a tenth of a request's CPU on Node 22, so
-// production opens the store without it; everywhere else a store call from inside a
-// transaction is refused. On a SQLite file a read goes to its own connection, so the call
-// below can show the difference without waiting on the transaction it comes from.
+// production opens the store without it (CHECK_NESTED_TRANSACTIONS turns it on or off
+// anywhere); elsewhere a store call from inside a transaction is refused. On a SQLite file a
+// read goes to its own connection, so the call below can show the difference without waiting
+// on the transaction it comes from.
 describe('openStore', () => {
   let dir: string;
   let store: Store | undefined;
@@ -18,18 +19,27 @@ describe('openStore', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const nestedRead = async (nodeEnv: string): Promise<unknown> => {
+  const nestedRead = async (env: NodeJS.ProcessEnv): Promise<unknown> => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'services-'));
-    store = (await openStore(loadConfig({ DATA_DIR: dir, NODE_ENV: nodeEnv }))).store;
+    store = (await openStore(loadConfig({ DATA_DIR: dir, ...env }))).store;
     await store.migrate();
     return store.transaction(() => store!.read(async () => 'read'));
   };
 
   it('refuses a store call from inside a transaction outside production', async () => {
-    await expect(nestedRead('test')).rejects.toThrow(/nested store transaction/);
+    await expect(nestedRead({ NODE_ENV: 'test' })).rejects.toThrow(/nested store transaction/);
   });
 
   it('opens the store without the guard in production', async () => {
-    await expect(nestedRead('production')).resolves.toBe('read');
+    await expect(nestedRead({ NODE_ENV: 'production' })).resolves.toBe('read');
+  });
+
+  it('follows CHECK_NESTED_TRANSACTIONS either way, and refuses any other value', async () => {
+    await expect(nestedRead({ NODE_ENV: 'production', CHECK_NESTED_TRANSACTIONS: 'true' })).rejects.toThrow(/nested store transaction/);
+    await store!.close();
+    store = undefined;
+    await rm(dir, { recursive: true, force: true });
+    await expect(nestedRead({ NODE_ENV: 'test', CHECK_NESTED_TRANSACTIONS: 'false' })).resolves.toBe('read');
+    expect(() => loadConfig({ CHECK_NESTED_TRANSACTIONS: 'yes' })).toThrow(/CHECK_NESTED_TRANSACTIONS must be true or false, not yes/);
   });
 });

@@ -38,8 +38,7 @@ async function secretsKey(config: Config): Promise<Buffer> {
 }
 
 export async function openStore(config: Config): Promise<{ store: Store; fresh: boolean }> {
-  // Off in production only: see store/nesting-guard.ts (the tests run with it).
-  const guardNesting = config.nodeEnv !== 'production';
+  const guardNesting = config.checkNestedTransactions;
   if (config.databaseUrl) {
     // Loaded only when configured: a SQLite deployment never loads the PostgreSQL driver.
     const { openPostgresStore } = await import('./store/postgres/store.ts');

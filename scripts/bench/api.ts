@@ -1,5 +1,5 @@
 // npm run bench:api [-- --store sqlite|postgres|both --duration S --connections N]: the real
-// server (child process, production settings: LOG_LEVEL=warn, VALIDATE_RESPONSES=false,
+// server (child process, production settings: LOG_LEVEL=warn, VALIDATE_RESPONSES=false, CHECK_NESTED_TRANSACTIONS=false,
 // RATE_LIMIT_RPS=0) on each store, every row beside its floor measured in the same run with
 // the same load generator (autocannon): a bare node:http server that reads and parses the same
 // request and answers the same bytes the real server answered.
@@ -132,6 +132,8 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
   const base = {
     RATE_LIMIT_RPS: '0',
     VALIDATE_RESPONSES: 'false',
+    // As production has it; the orders server runs NODE_ENV=test for its loopback endpoint.
+    CHECK_NESTED_TRANSACTIONS: 'false',
     LOG_LEVEL: 'warn',
     ...(db ? { DATABASE_URL: db.url, SECRETS_KEY: Buffer.alloc(32, 7).toString('base64url') } : {}),
   };

@@ -1,7 +1,7 @@
 // npm run bench:delivery [-- --store sqlite|postgres --events N --only a,b --profile DIR]
 //
 // The delivery engine of the real server (a child process, LOG_LEVEL=warn,
-// VALIDATE_RESPONSES=false, RATE_LIMIT_RPS=0) against a loopback receiver in this process, each
+// VALIDATE_RESPONSES=false, CHECK_NESTED_TRANSACTIONS=false, RATE_LIMIT_RPS=0) against a loopback receiver in this process, each
 // figure beside its floor measured in the same run:
 //
 // - floor: HMAC-sign + undici POST straight to the same receiver, warmed up, N requests at 4
@@ -168,7 +168,7 @@ interface Db {
 
 async function freshDb(): Promise<Db> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-delivery-'));
-  const base = { WEBHOOK_ALLOW_INSECURE_URLS: 'true', RATE_LIMIT_RPS: '0', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRETS_KEY: KEY.toString('base64url') };
+  const base = { WEBHOOK_ALLOW_INSECURE_URLS: 'true', RATE_LIMIT_RPS: '0', VALIDATE_RESPONSES: 'false', CHECK_NESTED_TRANSACTIONS: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRETS_KEY: KEY.toString('base64url') };
   if (STORE === 'postgres') {
     const { createTestDatabase } = await import('../../server/store/postgres/testing.ts');
     const { openPostgresStore } = await import('../../server/store/postgres/store.ts');
