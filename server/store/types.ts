@@ -53,6 +53,12 @@ export interface TenantRepo {
 export interface TransactionRepo {
   /** Throws UniqueViolation('third_party_id') when (environment, type, thirdPartyId) exists. */
   insert(t: TransactionRecord): Promise<void>;
+  /**
+   * insert, then tenants.adjustWallet(t.environmentId, delta), in one round trip where the
+   * store can. Throws as insert does (the wallet untouched); null when the wallet refused the
+   * delta, with the row inserted: the caller's transaction must not commit then.
+   */
+  insertAndAdjustWallet(t: TransactionRecord, delta: string): Promise<string | null>;
   get(environmentId: string, id: string): Promise<TransactionRecord | null>;
   findByThirdPartyId(environmentId: string, type: TransactionType, thirdPartyId: string): Promise<TransactionRecord | null>;
   /** Status change guarded by the expected current status; false when it no longer matches. */

@@ -22,12 +22,13 @@ export interface PayoutInput {
  * client that lost the first answer retries safely), then the notifyUrl's destination rules,
  * then the wallet (422 insufficient-funds).
  *
- * The accepted case costs two statements, the insert and then the debit: a repeated
- * thirdPartyId is caught by the insert's unique index (the transaction rolls back, and
- * createUnique answers 409), and a refusal looks for a duplicate before it is answered, so the
- * order of the checks holds. The debit comes last because it locks the environment's wallet
- * row until the commit (PostgreSQL): every payout of the environment waits for that lock, so
- * it is held for one statement and the commit rather than for the whole transaction.
+ * The accepted case is one store call, the insert and then the debit (one statement on
+ * PostgreSQL): a repeated thirdPartyId is caught by the insert's unique index (the debit is
+ * not made, the transaction rolls back, and createUnique answers 409), and a refusal looks for
+ * a duplicate before it is answered, so the order of the checks holds. The debit comes last
+ * because it locks the environment's wallet row until the commit (PostgreSQL): every payout of
+ * the environment waits for that lock, so it is held from that statement to the commit rather
+ * than for the whole transaction.
  */
 export async function createPayout(services: Services, scope: Scope, input: PayoutInput): Promise<TransactionRecord> {
   return createUnique(services, scope, { type: 'payout', thirdPartyId: input.thirdPartyId }, async (tx) => {
@@ -50,9 +51,7 @@ export async function createPayout(services: Services, scope: Scope, input: Payo
       thirdPartyId: input.thirdPartyId,
       notifyUrl,
     });
-    await tx.transactions.insert(payout);
-
-    const balance = await tx.tenants.adjustWallet(scope.environmentId, negateDecimal(input.amount));
+    const balance = await tx.transactions.insertAndAdjustWallet(payout, negateDecimal(input.amount));
     if (balance === null) {
       // The insert went in, so the thirdPartyId is not a duplicate: the refusal is the wallet's.
       const env = await tx.tenants.getEnvironment(scope.environmentId);

@@ -112,8 +112,13 @@ export class Conn {
     const cols = Object.keys(row);
     const sql = `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT DO NOTHING`;
     if ((await this.run(sql, Object.values(row))) === 1) return;
+    throw await this.conflictOf(table, row);
+  }
+
+  /** The UniqueViolation of a row that `ON CONFLICT DO NOTHING` left out: a repeated id, or the table's rule. */
+  async conflictOf(table: string, row: object & { id?: unknown }): Promise<UniqueViolation> {
     const repeatedId = row.id !== undefined && (await this.one(`SELECT 1 AS found FROM ${table} WHERE id = $1`, [row.id])) !== undefined;
-    throw new UniqueViolation(repeatedId ? 'primary_key' : (TABLE_RULES[table] ?? 'primary_key'));
+    return new UniqueViolation(repeatedId ? 'primary_key' : (TABLE_RULES[table] ?? 'primary_key'));
   }
 
   private async query<T extends pg.QueryResultRow>(sql: string, params: readonly unknown[]): Promise<pg.QueryResult<T>> {

@@ -3,14 +3,16 @@ import { InvalidCursorError } from '../errors.ts';
 import type { TransactionRow } from '../rows.ts';
 import type { Sql } from '../sql.ts';
 import type { TransactionRepo } from '../types.ts';
+import type { DialectHooks } from './index.ts';
 import { all, bind, first, getter, inserter } from './query.ts';
 
-export function transactionRepo<B, J>(sql: Sql<B, J>): TransactionRepo {
+export function transactionRepo<B, J>(sql: Sql<B, J>, insertAndAdjustWallet: DialectHooks['insertAndAdjustWallet']): TransactionRepo {
   const m = sql.map;
   // Newest first; insertion order (PostgreSQL's seq, SQLite's rowid) breaks ties within a millisecond.
   const newest = `ORDER BY created_at DESC, ${sql.insertionOrder} DESC`;
   return {
     insert: inserter(sql, 'transactions', m.transactionToRow),
+    insertAndAdjustWallet: (t, delta) => insertAndAdjustWallet({ table: 'transactions', row: m.transactionToRow(t) }, t.environmentId, delta),
     get: getter(sql, 'transactions', m.transactionFromRow),
     async findByThirdPartyId(environmentId, type, thirdPartyId) {
       return first(sql, m.transactionFromRow, 'SELECT * FROM transactions WHERE environment_id = $1 AND type = $2 AND third_party_id = $3', [

@@ -125,6 +125,33 @@ export function coreCases(s: () => Store): void {
     expect(await s().transaction((tx) => tx.tenants.adjustWallet('env_unknown', '1'))).toBeNull();
   });
 
+  it('insertAndAdjustWallet inserts, then adjusts; a conflict leaves the wallet alone and the transaction usable', async () => {
+    const { env } = await seedEnvironment(s(), { walletBalance: '100' });
+    const balance = async (): Promise<string | undefined> => (await s().read((tx) => tx.tenants.getEnvironment(env.id)))?.walletBalance;
+    const first = payoutRecord(env, { thirdPartyId: 'withdrawal-1', amount: '25.5' });
+    expect(await s().transaction((tx) => tx.transactions.insertAndAdjustWallet(first, '-25.5'))).toBe('74.5');
+    expect(await s().read((tx) => tx.transactions.get(env.id, first.id))).toEqual(first);
+    // Refused by the wallet: null, with the row in the transaction (the caller throws to undo it).
+    const big = payoutRecord(env, { amount: '75' });
+    await expect(
+      s().transaction(async (tx) => {
+        expect(await tx.transactions.insertAndAdjustWallet(big, '-75')).toBeNull();
+        expect(await tx.transactions.get(env.id, big.id)).toEqual(big);
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await s().read((tx) => tx.transactions.get(env.id, big.id))).toBeNull();
+    // A taken thirdPartyId or id: the store's UniqueViolation, the wallet untouched, the transaction goes on.
+    const later = payoutRecord(env, { amount: '1' });
+    await s().transaction(async (tx) => {
+      await expectUnique(tx.transactions.insertAndAdjustWallet(payoutRecord(env, { thirdPartyId: 'withdrawal-1' }), '-1'), 'third_party_id');
+      await expectUnique(tx.transactions.insertAndAdjustWallet({ ...first, thirdPartyId: 'other' }, '-1'), 'primary_key');
+      expect(await tx.transactions.insertAndAdjustWallet(later, '-1')).toBe('73.5');
+    });
+    expect(await balance()).toBe('73.5');
+    expect(await s().read((tx) => tx.transactions.get(env.id, later.id))).toEqual(later);
+  });
+
   it('round-trips transactions with every field, exactly', async () => {
     const { env } = await seedEnvironment(s());
     const payout = payoutRecord(env, { amount: '1234567.12345678', completedAt: null });
