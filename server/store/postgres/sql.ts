@@ -26,6 +26,13 @@ export function postgresSql(db: Conn): Sql<boolean, unknown> {
 }
 
 /**
+ * Adds $2 to the wallet of environment $1 unless the result would go below zero: one guarded
+ * UPDATE, so the row lock orders concurrent debits (from any instance) and the guard sees the
+ * latest balance. NUMERIC arithmetic is exact.
+ */
+const ADJUST_WALLET = `UPDATE environments SET wallet_balance = wallet_balance + $2::numeric WHERE id = $1 AND wallet_balance + $2::numeric >= 0`;
+
+/**
  * What PostgreSQL does its own way: order numbers from `numbers`, outside the transaction
  * (autocommit, in blocks: see order-numbers.ts); the wallet in one guarded UPDATE.
  */
@@ -33,27 +40,18 @@ export function postgresHooks(db: Conn, numbers: OrderNumbers): DialectHooks {
   return {
     nextOrderNumber: (environmentId) => numbers.next(environmentId),
     async adjustWallet(environmentId, delta) {
-      // One guarded UPDATE: the row lock orders concurrent debits (from any instance) and the
-      // guard is evaluated on the latest balance, so the wallet never goes below zero. NUMERIC
-      // arithmetic is exact; delta is checked to have at most the column's 8 places.
-      const r = await db.one<{ balance: string }>(
-        `UPDATE environments SET wallet_balance = wallet_balance + $2::numeric
-          WHERE id = $1 AND wallet_balance + $2::numeric >= 0
-        RETURNING wallet_balance::text AS balance`,
-        [environmentId, assertDecimal8(delta)],
-      );
+      // delta is checked to have at most the column's 8 places.
+      const r = await db.one<{ balance: string }>(`${ADJUST_WALLET} RETURNING wallet_balance::text AS balance`, [environmentId, assertDecimal8(delta)]);
       return r ? shortDecimal(r.balance) : null;
     },
     async insertAndAdjustWallet({ table, row }, environmentId, delta) {
       // One round trip instead of two (each a wait of the group commit's one executing
-      // connection). The UPDATE is the one above, and runs only if the row went in: a conflict
-      // leaves the wallet unlocked and the transaction usable, as Conn.insert does.
+      // connection). adjustWallet's UPDATE, run only if the row went in: a conflict leaves the
+      // wallet unlocked and the transaction usable, as Conn.insert does.
       const cols = Object.keys(row);
       const r = await db.one<{ inserted: number; balance: string | null }>(
         `WITH t AS (INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 3}`).join(', ')}) ON CONFLICT DO NOTHING RETURNING 1),
-              w AS (UPDATE environments SET wallet_balance = wallet_balance + $2::numeric
-                     WHERE id = $1 AND wallet_balance + $2::numeric >= 0 AND EXISTS (SELECT 1 FROM t)
-                 RETURNING wallet_balance::text AS balance)
+              w AS (${ADJUST_WALLET} AND EXISTS (SELECT 1 FROM t) RETURNING wallet_balance::text AS balance)
          SELECT (SELECT count(*) FROM t)::int AS inserted, (SELECT balance FROM w) AS balance`,
         [environmentId, assertDecimal8(delta), ...Object.values(row)],
       );
