@@ -1,8 +1,8 @@
 // npm run bench:delivery [-- --store sqlite|postgres --events N --only a,b --profile DIR]
 //
 // The delivery engine of the real server (a child process, LOG_LEVEL=warn,
-// VALIDATE_RESPONSES=false, CHECK_NESTED_TRANSACTIONS=false, RATE_LIMIT_RPS=0) against a loopback receiver in this process, each
-// figure beside its floor measured in the same run:
+// VALIDATE_RESPONSES=false, CHECK_NESTED_TRANSACTIONS=false, RATE_LIMIT_RPS=0) against a
+// loopback receiver in this process, each figure beside its floor measured in the same run:
 //
 // - floor: HMAC-sign + undici POST straight to the same receiver, warmed up, N requests at 4
 //   and at 64 in flight; the better of the two is "the floor".

@@ -109,9 +109,7 @@ export class Conn {
    * query made, to tell the table's rule from a repeated id.
    */
   async insert(table: string, row: object & { id?: unknown }): Promise<void> {
-    const cols = Object.keys(row);
-    const sql = `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT DO NOTHING`;
-    if ((await this.run(sql, Object.values(row))) === 1) return;
+    if ((await this.run(insertIgnoring(table, row, 1), Object.values(row))) === 1) return;
     throw await this.conflictOf(table, row);
   }
 
@@ -128,6 +126,12 @@ export class Conn {
       throw mapError(err);
     }
   }
+}
+
+/** `INSERT … ON CONFLICT DO NOTHING` of one row (keys are column names), its values bound from $first on. */
+export function insertIgnoring(table: string, row: object, first: number): string {
+  const cols = Object.keys(row);
+  return `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + first}`).join(', ')}) ON CONFLICT DO NOTHING`;
 }
 
 /**

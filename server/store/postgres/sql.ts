@@ -1,7 +1,7 @@
 // The repositories' view of a PostgreSQL connection (../sql.ts): Conn already speaks $n.
 import type { DialectHooks } from '../repos/index.ts';
 import type { Sql } from '../sql.ts';
-import { assertDecimal8, shortDecimal, type Conn } from './db.ts';
+import { assertDecimal8, insertIgnoring, shortDecimal, type Conn } from './db.ts';
 import type { OrderNumbers } from './order-numbers.ts';
 import { mapping } from './rows.ts';
 
@@ -48,9 +48,8 @@ export function postgresHooks(db: Conn, numbers: OrderNumbers): DialectHooks {
       // One round trip instead of two (each a wait of the group commit's one executing
       // connection). adjustWallet's UPDATE, run only if the row went in: a conflict leaves the
       // wallet unlocked and the transaction usable, as Conn.insert does.
-      const cols = Object.keys(row);
       const r = await db.one<{ inserted: number; balance: string | null }>(
-        `WITH t AS (INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 3}`).join(', ')}) ON CONFLICT DO NOTHING RETURNING 1),
+        `WITH t AS (${insertIgnoring(table, row, 3)} RETURNING 1),
               w AS (${ADJUST_WALLET} AND EXISTS (SELECT 1 FROM t) RETURNING wallet_balance::text AS balance)
          SELECT (SELECT count(*) FROM t)::int AS inserted, (SELECT balance FROM w) AS balance`,
         [environmentId, assertDecimal8(delta), ...Object.values(row)],

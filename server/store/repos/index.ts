@@ -13,8 +13,11 @@ export interface DialectHooks {
   /** The environment's next order number. */
   nextOrderNumber(environmentId: string): Promise<number>;
   adjustWallet: TenantRepo['adjustWallet'];
-  /** INSERT of `row` into `table`, then adjustWallet if it went in; a conflict is the store's UniqueViolation. */
-  insertAndAdjustWallet(insert: { table: string; row: object & { id?: unknown } }, environmentId: string, delta: string): Promise<string | null>;
+  /**
+   * INSERT of `row` into `table`, then adjustWallet if it went in, in one statement; a conflict
+   * is the store's UniqueViolation. Absent where two statements cost no more (SQLite).
+   */
+  insertAndAdjustWallet?(insert: { table: string; row: object & { id?: unknown } }, environmentId: string, delta: string): Promise<string | null>;
 }
 
 export type Repositories = Omit<Tx, 'afterCommit'>;
@@ -23,7 +26,7 @@ export type Repositories = Omit<Tx, 'afterCommit'>;
 export function repositories<B, J>(sql: Sql<B, J>, hooks: DialectHooks, ready: () => void = () => undefined): Repositories {
   return {
     tenants: tenantRepo(sql, hooks.adjustWallet),
-    transactions: transactionRepo(sql, hooks.insertAndAdjustWallet),
+    transactions: transactionRepo(sql, hooks),
     orders: orderRepo(sql, hooks.nextOrderNumber),
     events: eventRepo(sql),
     endpoints: endpointRepo(sql),

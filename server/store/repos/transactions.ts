@@ -6,13 +6,18 @@ import type { TransactionRepo } from '../types.ts';
 import type { DialectHooks } from './index.ts';
 import { all, bind, first, getter, inserter } from './query.ts';
 
-export function transactionRepo<B, J>(sql: Sql<B, J>, insertAndAdjustWallet: DialectHooks['insertAndAdjustWallet']): TransactionRepo {
+export function transactionRepo<B, J>(sql: Sql<B, J>, hooks: Pick<DialectHooks, 'adjustWallet' | 'insertAndAdjustWallet'>): TransactionRepo {
   const m = sql.map;
   // Newest first; insertion order (PostgreSQL's seq, SQLite's rowid) breaks ties within a millisecond.
   const newest = `ORDER BY created_at DESC, ${sql.insertionOrder} DESC`;
+  const insert = inserter(sql, 'transactions', m.transactionToRow);
   return {
-    insert: inserter(sql, 'transactions', m.transactionToRow),
-    insertAndAdjustWallet: (t, delta) => insertAndAdjustWallet({ table: 'transactions', row: m.transactionToRow(t) }, t.environmentId, delta),
+    insert,
+    async insertAndAdjustWallet(t, delta) {
+      if (hooks.insertAndAdjustWallet) return hooks.insertAndAdjustWallet({ table: 'transactions', row: m.transactionToRow(t) }, t.environmentId, delta);
+      await insert(t);
+      return hooks.adjustWallet(t.environmentId, delta);
+    },
     get: getter(sql, 'transactions', m.transactionFromRow),
     async findByThirdPartyId(environmentId, type, thirdPartyId) {
       return first(sql, m.transactionFromRow, 'SELECT * FROM transactions WHERE environment_id = $1 AND type = $2 AND third_party_id = $3', [

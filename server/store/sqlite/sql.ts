@@ -87,16 +87,6 @@ export function sqliteSql(db: Db): Sql<Bit, string> {
 
 /** What SQLite does its own way: order numbers from a sequence row, the wallet in exact decimals. */
 export function sqliteHooks(db: Db): DialectHooks {
-  async function adjustWallet(environmentId: string, delta: string): Promise<string | null> {
-    // Exact decimal arithmetic in BigInt (never the database's numeric type, never floats).
-    // The caller's transaction holds SQLite's write lock, so read-then-write cannot race.
-    const r = db.get<{ wallet_balance: string }>('SELECT wallet_balance FROM environments WHERE id = ?', environmentId);
-    if (!r) return null;
-    const next = addDecimal(r.wallet_balance, delta);
-    if (compareDecimal(next, '0') < 0) return null;
-    db.run('UPDATE environments SET wallet_balance = ? WHERE id = ?', next, environmentId);
-    return next;
-  }
   return {
     async nextOrderNumber(environmentId) {
       const r = db.get<{ last_value: number }>(
@@ -108,11 +98,15 @@ export function sqliteHooks(db: Db): DialectHooks {
       if (!r) throw new Error('order number sequence returned no row');
       return r.last_value;
     },
-    adjustWallet,
-    async insertAndAdjustWallet({ table, row }, environmentId, delta) {
-      // Statements run at once in SQLite; one after the other costs nothing more.
-      db.run(insertSql(table, row), row);
-      return adjustWallet(environmentId, delta);
+    async adjustWallet(environmentId, delta) {
+      // Exact decimal arithmetic in BigInt (never the database's numeric type, never floats).
+      // The caller's transaction holds SQLite's write lock, so read-then-write cannot race.
+      const r = db.get<{ wallet_balance: string }>('SELECT wallet_balance FROM environments WHERE id = ?', environmentId);
+      if (!r) return null;
+      const next = addDecimal(r.wallet_balance, delta);
+      if (compareDecimal(next, '0') < 0) return null;
+      db.run('UPDATE environments SET wallet_balance = ? WHERE id = ?', next, environmentId);
+      return next;
     },
   };
 }

@@ -202,6 +202,8 @@ export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteS
     // an order (order, event and delivery rows and their dozen indexes) passed it, so every
     // order wrote about 35 pages to a file no one ever reads back (a crash discards an open
     // transaction; the WAL needs no undo). Kept in memory, it costs at most one unit's pages.
+    // The setting also keeps sorts' temporary b-trees in memory; the store's sorts are small (a
+    // page of a list, a claim's candidates; RSS 262 MB with 100 000 deliveries queued).
     raw.pragma('temp_store = MEMORY');
     raw.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
     assertKnownSchema(raw);
