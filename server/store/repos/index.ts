@@ -1,7 +1,7 @@
 // The repositories of one connection, for both dialects. What the dialects do differently in
 // a whole method comes in as a hook; everything else is the shared SQL of this folder.
 import type { Sql } from '../sql.ts';
-import type { TenantRepo, Tx } from '../types.ts';
+import type { Tx } from '../types.ts';
 import { deliveryRepo } from './deliveries.ts';
 import { endpointRepo } from './endpoints.ts';
 import { eventRepo } from './events.ts';
@@ -9,16 +9,9 @@ import { orderRepo } from './orders.ts';
 import { tenantRepo } from './tenants.ts';
 import { transactionRepo } from './transactions.ts';
 
-export interface DialectHooks {
-  /** The environment's next order number. */
-  nextOrderNumber(environmentId: string): Promise<number>;
-  adjustWallet: TenantRepo['adjustWallet'];
-  /**
-   * INSERT of `row` into `table`, then adjustWallet if it went in, in one statement; a conflict
-   * is the store's UniqueViolation. Absent where two statements cost no more (SQLite).
-   */
-  insertAndAdjustWallet?(insert: { table: string; row: object & { id?: unknown } }, environmentId: string, delta: string): Promise<string | null>;
-}
+import type { DialectHooks } from './hooks.ts';
+
+export type { DialectHooks };
 
 export type Repositories = Omit<Tx, 'afterCommit'>;
 

@@ -3,7 +3,7 @@ import { InvalidCursorError } from '../errors.ts';
 import type { TransactionRow } from '../rows.ts';
 import type { Sql } from '../sql.ts';
 import type { TransactionRepo } from '../types.ts';
-import type { DialectHooks } from './index.ts';
+import type { DialectHooks } from './hooks.ts';
 import { all, bind, first, getter, inserter } from './query.ts';
 
 export function transactionRepo<B, J>(sql: Sql<B, J>, hooks: Pick<DialectHooks, 'adjustWallet' | 'insertAndAdjustWallet'>): TransactionRepo {
