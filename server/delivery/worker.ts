@@ -18,6 +18,8 @@
 //   on which another owner holds a live lease is skipped), so one worker serves a destination
 //   at a time and sends at most `perEndpointLimit` to it at once; it may hold up to
 //   `prefetchPerEndpoint` leases on it so that the next send starts as soon as one ends.
+//   A claim takes on new destinations only for the send slots the held ones cannot fill
+//   (`spread`), so that several workers split a backlog spread over many destinations.
 // - At-least-once: an attempt is recorded durably (completeAndClaim resolves after the commit)
 //   before it is logged as done; a crash loses at most the attempts in flight or waiting for
 //   the completer, whose leases expire and which are then sent again.
@@ -333,7 +335,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     const wanted = running && limit >= 1;
     const refill = wanted && refillWanted(batch, at);
     if (refill) lastClaimAt = at;
-    const claim = refill ? { owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true } : null;
+    const claim = refill ? { owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true, spread: spread() } : null;
     let applied: boolean[];
     let claimed: ClaimedDelivery[] = [];
     let claimError: Error | null = null;
@@ -544,7 +546,9 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
         if (queue.length === 0) ready.delete(dest);
       }
     }
-    if (waitingForShared) armSweep();
+    // Also with nothing waiting here: a full shared budget holds claims back from spreading to
+    // the destinations due in the store (spread), until hanging attempts move out of it.
+    if (waitingForShared || sharedInFlight >= concurrency) armSweep();
     if (expiring.length > 0) {
       const ids = expiring;
       expiring = [];
@@ -588,6 +592,23 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     return held - Math.min(slow, slowConcurrency);
   }
 
+  /**
+   * How far a claim may spread to destinations this worker holds nothing of (ClaimOptions.spread):
+   * the slots of the shared budget that what it holds cannot fill. A destination that is not
+   * suspect fills up to perEndpointLimit less what it sends already from its ready queue; a
+   * suspect one sends from the slow budget only, so it neither counts nor holds a spread back.
+   * Destinations beyond those stay free for other instances: claims are exclusive, and a
+   * worker that took every destination of a backlog left a second instance nothing to send.
+   */
+  function spread(): { slots: number; perDestination: number } {
+    let covered = sharedInFlight;
+    for (const [dest, queue] of ready) {
+      if (queue.length === 0 || suspect(dest, queue[0]!)) continue;
+      covered += Math.min(queue.length, Math.max(0, perEndpointLimit - (sending.get(dest) ?? 0)));
+    }
+    return { slots: Math.max(0, concurrency - covered), perDestination: perEndpointLimit };
+  }
+
   function take(batch: ClaimedDelivery[]): void {
     held += batch.length;
     for (const claimed of batch) {
@@ -604,7 +625,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     const at = clock.now();
     if (limit < 1) return { claimed: 0, limit: 0, at };
     lastClaimAt = at;
-    const batch = await store.queue.claim({ owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true });
+    const batch = await store.queue.claim({ owner, now: at, leaseMs, limit, perEndpointLimit: prefetchPerEndpoint, exclusive: true, spread: spread() });
     lastClaimEmpty = batch.length === 0;
     take(batch);
     return { claimed: batch.length, limit, at };

@@ -190,6 +190,16 @@ export interface ClaimOptions {
    * perEndpointLimit counts every owner's leases.
    */
   exclusive?: boolean;
+  /**
+   * How far the claim may spread to destinations this owner holds no live lease on (those it
+   * holds are not bounded by this). New destinations are taken earliest due first, each
+   * counting min(its due deliveries, perDestination) send slots, until `slots` are covered. So
+   * an owner takes on only the destinations it can send to now, and the others stay free for
+   * other owners: with exclusive claims, the first claimer of a backlog spread over many
+   * destinations otherwise held them all, and a second instance had nothing to send. Default:
+   * no bound.
+   */
+  spread?: { slots: number; perDestination: number };
 }
 
 /** One attempt to record, for the lease the claim returned (`delivery.leaseExpiresAt`). */

@@ -48,11 +48,12 @@ const LEASE_PICKED = `locked AS (
 // perEndpointLimit minus the live leases per destination ($2); with $7 (exclusive),
 // destinations on which another owner than $5 holds a live lease are skipped. The candidates are read in due
 // order from the partial index and bounded ($3), skipping destinations already at their
-// limit; when that does not fill the claim, CLAIM_BY_DESTINATION below takes over. Then
-// LEASE_PICKED.
+// limit; when that does not fill the claim, CLAIM_BY_DESTINATION below takes over. With $8
+// (spread slots; NULL: unbounded), destinations $5 holds no lease on are taken earliest due
+// first only until they cover $8 send slots at $9 each at most (fresh). Then LEASE_PICKED.
 const CLAIM = `
   WITH live AS (
-    SELECT destination, count(*) AS n, bool_or(owner <> $5) AS foreign_owner FROM delivery_leases
+    SELECT destination, count(*) AS n, bool_or(owner <> $5) AS foreign_owner, bool_or(owner = $5) AS mine FROM delivery_leases
      WHERE expires_at > $1
      GROUP BY destination
   ), candidates AS (
@@ -64,11 +65,21 @@ const CLAIM = `
      LIMIT $3
   ), ranked AS (
     SELECT seq, next_attempt_at, destination,
-           row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, seq) AS rank
+           row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, seq) AS rank,
+           count(*) OVER (PARTITION BY destination) AS due
       FROM candidates
+  ), fresh AS (
+    SELECT destination FROM (
+      SELECT r.destination,
+             COALESCE(sum(LEAST(r.due, $9::bigint)) OVER (ORDER BY r.next_attempt_at, r.seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+        FROM ranked r LEFT JOIN live ON live.destination = r.destination
+       WHERE r.rank = 1 AND NOT COALESCE(live.mine, false)
+    ) f
+     WHERE $8::bigint IS NULL OR f.before < $8::bigint
   ), picked AS (
     SELECT r.seq FROM ranked r LEFT JOIN live ON live.destination = r.destination
      WHERE r.rank + COALESCE(live.n, 0) <= $2
+       AND (COALESCE(live.mine, false) OR r.destination IN (SELECT destination FROM fresh))
      ORDER BY r.next_attempt_at, r.seq
      LIMIT $4
   ), ${LEASE_PICKED}`;
@@ -77,6 +88,7 @@ const CLAIM = `
 // The second step, when the window did not fill the claim: a loose scan of
 // deliveries_destination_due, one index step per destination with pending deliveries and at
 // most the room left of each, so a destination at its limit costs one step whatever its backlog.
+// The spread as in CLAIM, $8 being what the first step left of it (slotsLeft).
 const CLAIM_BY_DESTINATION = `
   WITH RECURSIVE dests AS (
     (SELECT destination FROM deliveries WHERE state = 'pending' ORDER BY destination LIMIT 1)
@@ -85,24 +97,96 @@ const CLAIM_BY_DESTINATION = `
              ORDER BY d.destination LIMIT 1)
       FROM dests WHERE dests.destination IS NOT NULL
   ), live AS (
-    SELECT destination, count(*) AS n, bool_or(owner <> $5) AS foreign_owner FROM delivery_leases
+    SELECT destination, count(*) AS n, bool_or(owner <> $5) AS foreign_owner, bool_or(owner = $5) AS mine FROM delivery_leases
      WHERE expires_at > $1
      GROUP BY destination
   ), open AS (
-    SELECT dests.destination, $2 - COALESCE(live.n, 0) AS room
+    SELECT dests.destination, $2 - COALESCE(live.n, 0) AS room, COALESCE(live.mine, false) AS mine
       FROM dests LEFT JOIN live ON live.destination = dests.destination
      WHERE dests.destination IS NOT NULL AND COALESCE(live.n, 0) < $2
        AND NOT ($7::boolean AND COALESCE(live.foreign_owner, false))
-  ), picked AS (
-    SELECT c.seq FROM open CROSS JOIN LATERAL (
+  ), due AS (
+    SELECT open.destination, open.mine, c.seq, c.next_attempt_at,
+           row_number() OVER (PARTITION BY open.destination ORDER BY c.next_attempt_at, c.seq) AS rank,
+           count(*) OVER (PARTITION BY open.destination) AS n
+      FROM open CROSS JOIN LATERAL (
       SELECT d.seq, d.next_attempt_at FROM deliveries d
        WHERE d.state = 'pending' AND d.destination = open.destination AND d.next_attempt_at <= $1
          AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq AND l.expires_at > $1)
        ORDER BY d.next_attempt_at, d.seq
        LIMIT LEAST(open.room, $3)) c
+  ), fresh AS (
+    SELECT destination FROM (
+      SELECT destination, COALESCE(sum(LEAST(n, $9::bigint)) OVER (ORDER BY next_attempt_at, seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+        FROM due WHERE rank = 1 AND NOT mine
+    ) f
+     WHERE $8::bigint IS NULL OR f.before < $8::bigint
+  ), picked AS (
+    SELECT seq FROM due WHERE mine OR destination IN (SELECT destination FROM fresh)
+     ORDER BY next_attempt_at, seq
+     LIMIT $4
+  ), ${LEASE_PICKED}`;
+
+/**
+ * The spread (ClaimOptions.spread) left for the second step after the first leased deliveries
+ * to `destinations` (one entry a delivery): each destination counts min(its deliveries,
+ * perDestination) slots, also one the owner held already, so the second step spreads less than
+ * it could, never more, and the next claim goes on from there.
+ */
+function slotsLeft(o: ClaimOptions, destinations: readonly string[]): number | null {
+  if (o.spread === undefined) return null;
+  const per = new Map<string, number>();
+  for (const d of destinations) per.set(d, (per.get(d) ?? 0) + 1);
+  let used = 0;
+  for (const n of per.values()) used += Math.min(n, o.spread.perDestination);
+  return Math.max(0, o.spread.slots - used);
+}
+
+// A claim that may not spread (spread.slots 0) only tops up the destinations $5 holds: one
+// index step per held destination, at most the room left of each and the claim's limit ($3,
+// $4). The window of CLAIM would mostly hold other destinations' deliveries (those this owner
+// leaves to others come first in due order), and the loose scan of CLAIM_BY_DESTINATION would
+// step through every destination with pending deliveries.
+const CLAIM_HELD = `
+  WITH live AS (
+    SELECT destination, count(*) AS n FROM delivery_leases
+     WHERE expires_at > $1
+     GROUP BY destination
+    HAVING bool_and(owner = $5)
+  ), picked AS (
+    SELECT c.seq FROM live CROSS JOIN LATERAL (
+      SELECT d.seq, d.next_attempt_at FROM deliveries d
+       WHERE d.state = 'pending' AND d.destination = live.destination AND d.next_attempt_at <= $1
+         AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq AND l.expires_at > $1)
+       ORDER BY d.next_attempt_at, d.seq
+       LIMIT LEAST($2 - live.n, $3, $4)) c
+     WHERE live.n < $2
      ORDER BY c.next_attempt_at, c.seq
      LIMIT $4
   ), ${LEASE_PICKED}`;
+
+/** CLAIM, then CLAIM_BY_DESTINATION when the window did not fill the claim. */
+async function claimSpreading(client: pg.PoolClient, o: ClaimOptions, scan: number): Promise<ClaimedRow[]> {
+  let rows = (
+    await client.query<ClaimedRow>({
+      name: 'queue_claim',
+      text: CLAIM,
+      values: [o.now, o.perEndpointLimit, scan, o.limit, o.owner, o.now + o.leaseMs, o.exclusive === true, o.spread?.slots ?? null, o.spread?.perDestination ?? 1],
+    })
+  ).rows;
+  if (rows.length < o.limit) {
+    // Sees this transaction's leases: counts them, and never picks them again.
+    const more = await client.query<ClaimedRow>({
+      name: 'queue_claim_by_destination',
+      text: CLAIM_BY_DESTINATION,
+      values: [o.now, o.perEndpointLimit, o.perEndpointLimit, o.limit - rows.length, o.owner, o.now + o.leaseMs, o.exclusive === true, slotsLeft(o, rows.map((r) => r.endpoint_id ?? r.url)), o.spread?.perDestination ?? 1],
+    });
+    if (more.rows.length > 0) {
+      rows = [...rows, ...more.rows].sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
+    }
+  }
+  return rows;
+}
 
 export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
@@ -124,24 +208,10 @@ export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDeli
     // any later durable commit (a completion) flushes the WAL up to and past it.
     await client.query(`BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
     try {
-      rows = (
-        await client.query<ClaimedRow>({
-          name: 'queue_claim',
-          text: CLAIM,
-          values: [o.now, o.perEndpointLimit, scan, o.limit, o.owner, o.now + o.leaseMs, o.exclusive === true],
-        })
-      ).rows;
-      if (rows.length < o.limit) {
-        // Sees this transaction's leases: counts them, and never picks them again.
-        const more = await client.query<ClaimedRow>({
-          name: 'queue_claim_by_destination',
-          text: CLAIM_BY_DESTINATION,
-          values: [o.now, o.perEndpointLimit, o.perEndpointLimit, o.limit - rows.length, o.owner, o.now + o.leaseMs, o.exclusive === true],
-        });
-        if (more.rows.length > 0) {
-          rows = [...rows, ...more.rows].sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
-        }
-      }
+      rows =
+        o.spread?.slots === 0
+          ? (await client.query<ClaimedRow>({ name: 'queue_claim_held', text: CLAIM_HELD, values: [o.now, o.perEndpointLimit, o.perEndpointLimit, o.limit, o.owner, o.now + o.leaseMs] })).rows
+          : await claimSpreading(client, o, scan);
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch((e: unknown) => {

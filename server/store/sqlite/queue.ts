@@ -24,10 +24,12 @@ const DEST = "CASE WHEN endpoint_id IS NOT NULL THEN 'e:' || endpoint_id ELSE 'u
 // deliveries can be taken); when that does not fill the claim, PICK_BY_DESTINATION steps
 // through the destinations that have pending deliveries (a loose scan of
 // deliveries_destination_due) and takes at most the room left of each, so a destination at
-// its limit with a backlog of a million costs one index step, not a million rows.
+// its limit with a backlog of a million costs one index step, not a million rows. With @slots
+// (ClaimOptions.spread; NULL: unbounded), destinations @owner holds no lease on are taken
+// earliest due first only until they cover @slots send slots at @perDestination each at most.
 const PICK = keepPlan(`
   WITH live AS (
-    SELECT ${DEST} AS dest, COUNT(*) AS n, MAX(lease_owner <> @owner) AS foreign_owner FROM deliveries
+    SELECT ${DEST} AS dest, COUNT(*) AS n, MAX(lease_owner <> @owner) AS foreign_owner, MAX(lease_owner = @owner) AS mine FROM deliveries
      WHERE lease_owner IS NOT NULL AND lease_expires_at > @now
      GROUP BY dest
   ), head AS (
@@ -42,14 +44,25 @@ const PICK = keepPlan(`
      WHERE dest NOT IN (SELECT dest FROM live WHERE n >= @perEndpointLimit OR (@exclusive AND foreign_owner))
   ), due AS (
     SELECT seq, next_attempt_at, dest,
-           ROW_NUMBER() OVER (PARTITION BY dest ORDER BY next_attempt_at, seq) AS rank
+           ROW_NUMBER() OVER (PARTITION BY dest ORDER BY next_attempt_at, seq) AS rank,
+           COUNT(*) OVER (PARTITION BY dest) AS n
       FROM candidates
+  ), fresh AS (
+    SELECT dest FROM (
+      SELECT due.dest,
+             COALESCE(SUM(MIN(due.n, @perDestination)) OVER (ORDER BY due.next_attempt_at, due.seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+        FROM due LEFT JOIN live ON live.dest = due.dest
+       WHERE due.rank = 1 AND NOT COALESCE(live.mine, 0)
+    )
+     WHERE @slots IS NULL OR before < @slots
   )
   SELECT due.seq FROM due LEFT JOIN live ON live.dest = due.dest
    WHERE due.rank + COALESCE(live.n, 0) <= @perEndpointLimit
+     AND (COALESCE(live.mine, 0) OR due.dest IN (SELECT dest FROM fresh))
    ORDER BY due.next_attempt_at, due.seq
    LIMIT @limit`);
 
+// The same spread in both steps: the second picks afresh (nothing is leased in between).
 const PICK_BY_DESTINATION = keepPlan(`
   WITH RECURSIVE dests(dest) AS (
     SELECT (SELECT ${DEST} FROM deliveries WHERE state = 'pending' ORDER BY ${DEST} LIMIT 1)
@@ -57,24 +70,55 @@ const PICK_BY_DESTINATION = keepPlan(`
     SELECT (SELECT ${DEST} FROM deliveries WHERE state = 'pending' AND ${DEST} > dests.dest ORDER BY ${DEST} LIMIT 1)
       FROM dests WHERE dests.dest IS NOT NULL
   ), live AS (
-    SELECT ${DEST} AS dest, COUNT(*) AS n, MAX(lease_owner <> @owner) AS foreign_owner FROM deliveries
+    SELECT ${DEST} AS dest, COUNT(*) AS n, MAX(lease_owner <> @owner) AS foreign_owner, MAX(lease_owner = @owner) AS mine FROM deliveries
      WHERE lease_owner IS NOT NULL AND lease_expires_at > @now
      GROUP BY dest
   ), open AS (
-    SELECT dests.dest, @perEndpointLimit - COALESCE(live.n, 0) AS room
+    SELECT dests.dest, @perEndpointLimit - COALESCE(live.n, 0) AS room, COALESCE(live.mine, 0) AS mine
       FROM dests LEFT JOIN live ON live.dest = dests.dest
      WHERE dests.dest IS NOT NULL AND COALESCE(live.n, 0) < @perEndpointLimit
        AND NOT (@exclusive AND COALESCE(live.foreign_owner, 0))
-  ), due AS (
-    SELECT d.seq, d.next_attempt_at, open.room,
+  ), ranked AS (
+    SELECT d.seq, d.next_attempt_at, open.dest, open.room, open.mine,
            ROW_NUMBER() OVER (PARTITION BY open.dest ORDER BY d.next_attempt_at, d.seq) AS rank
       FROM open JOIN deliveries d ON d.seq IN (
         SELECT seq FROM deliveries
          WHERE state = 'pending' AND ${DEST} = open.dest AND next_attempt_at <= @now
            AND (lease_owner IS NULL OR lease_expires_at <= @now)
          ORDER BY next_attempt_at LIMIT @perEndpointLimit)
+  ), due AS (
+    SELECT *, COUNT(*) OVER (PARTITION BY dest) AS n FROM ranked WHERE rank <= room
+  ), fresh AS (
+    SELECT dest FROM (
+      SELECT dest, COALESCE(SUM(MIN(n, @perDestination)) OVER (ORDER BY next_attempt_at, seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+        FROM due WHERE rank = 1 AND NOT mine
+    )
+     WHERE @slots IS NULL OR before < @slots
   )
-  SELECT seq FROM due WHERE rank <= room ORDER BY next_attempt_at, seq LIMIT @limit`);
+  SELECT seq FROM due WHERE mine OR dest IN (SELECT dest FROM fresh) ORDER BY next_attempt_at, seq LIMIT @limit`);
+
+// A claim that may not spread (spread.slots 0) only tops up the destinations @owner holds
+// alone: one index step per held destination, at most the room left of each and the claim's
+// limit. PICK's window would mostly hold other destinations' deliveries (those this owner
+// leaves to others come first in due order), and PICK_BY_DESTINATION steps through every
+// destination with pending deliveries.
+const PICK_HELD = keepPlan(`
+  WITH live AS (
+    SELECT ${DEST} AS dest, COUNT(*) AS n FROM deliveries
+     WHERE lease_owner IS NOT NULL AND lease_expires_at > @now
+     GROUP BY dest
+    HAVING MIN(lease_owner = @owner)
+  ), due AS (
+    SELECT d.seq, d.next_attempt_at, live.n,
+           ROW_NUMBER() OVER (PARTITION BY live.dest ORDER BY d.next_attempt_at, d.seq) AS rank
+      FROM live JOIN deliveries d ON d.seq IN (
+        SELECT seq FROM deliveries
+         WHERE state = 'pending' AND ${DEST} = live.dest AND next_attempt_at <= @now
+           AND (lease_owner IS NULL OR lease_expires_at <= @now)
+         ORDER BY next_attempt_at LIMIT @limit)
+     WHERE live.n < @perEndpointLimit
+  )
+  SELECT seq FROM due WHERE rank + n <= @perEndpointLimit ORDER BY next_attempt_at, seq LIMIT @limit`);
 
 const LEASE = keepPlan('UPDATE deliveries SET lease_owner = ?, lease_expires_at = ? WHERE seq IN (SELECT value FROM json_each(?))');
 
@@ -95,12 +139,20 @@ const CLAIMED = keepPlan(`
 export function claim(db: Db, o: ClaimOptions): ClaimedDelivery[] {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const scan = Math.max(64, o.limit * 2);
-  const params = { owner: o.owner, exclusive: o.exclusive ? 1 : 0, now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit, scan };
+  const spread = { slots: o.spread?.slots ?? null, perDestination: o.spread?.perDestination ?? 1 };
+  const params = { owner: o.owner, exclusive: o.exclusive ? 1 : 0, now: o.now, perEndpointLimit: o.perEndpointLimit, limit: o.limit, scan, ...spread };
+  if (o.spread?.slots === 0) return lease(db, o, db.all<{ seq: number }>(PICK_HELD, params).map((r) => r.seq));
   let seqs = db.all<{ seq: number }>(PICK, params).map((r) => r.seq);
   if (seqs.length < o.limit) {
     // The window did not fill the claim: maybe because destinations at their limit fill it.
+    // Nothing is leased yet: this step picks afresh, under the same spread.
     seqs = db.all<{ seq: number }>(PICK_BY_DESTINATION, params).map((r) => r.seq);
   }
+  return lease(db, o, seqs);
+}
+
+/** Leases the picked deliveries and reads them back with their event and secret. */
+function lease(db: Db, o: ClaimOptions, seqs: number[]): ClaimedDelivery[] {
   if (seqs.length === 0) return [];
   const list = JSON.stringify(seqs);
   db.run(LEASE, o.owner, o.now + o.leaseMs, list);

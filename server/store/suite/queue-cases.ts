@@ -302,6 +302,48 @@ export function queueCases(s: () => Store): void {
     expect(after.filter((c) => c.delivery.endpointId === w.ep.id).map((c) => c.delivery.id)).toEqual(toEndpoint.map((d) => d.id));
   });
 
+  it('a spread claim takes on new destinations only as far as their send slots are wanted, and leaves the rest to other owners', async () => {
+    const w = await world(s());
+    const second = endpointRecord(w.env, { url: 'https://second.northwind.example/hooks', active: false });
+    await s().transaction((tx) => tx.endpoints.insert(second));
+    // Due in turn: first endpoint, second endpoint, callback url, five rounds (the url only two).
+    const first = Array.from({ length: 5 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 100 + i * 3 }));
+    const other = Array.from({ length: 5 }, (_, i) => deliveryRecord(w.event, second, { nextAttemptAt: T0 - 99 + i * 3 }));
+    const url = Array.from({ length: 2 }, (_, i) => deliveryRecord(w.event, null, { nextAttemptAt: T0 - 98 + i * 3 }));
+    await insert(s(), ...first, ...other, ...url);
+    const ids = (cs: { delivery: { id: string } }[]) => cs.map((c) => c.delivery.id);
+    const spread = (slots: number) => ({ ...opts('', T0, { exclusive: true }), spread: { slots, perDestination: 4 } });
+    // Four slots wanted: the earliest due destination covers them; it is taken whole (prefetch).
+    expect(ids(await s().queue.claim({ ...spread(4), owner: 'worker-a' }))).toEqual(first.map((d) => d.id));
+    // worker-b may not touch it, and takes the next one.
+    expect(ids(await s().queue.claim({ ...spread(4), owner: 'worker-b' }))).toEqual(other.map((d) => d.id));
+    // No slot wanted: nothing new, however much is due.
+    expect(await s().queue.claim({ ...spread(0), owner: 'worker-a' })).toEqual([]);
+    // One slot wanted: the url, both of its deliveries.
+    expect(ids(await s().queue.claim({ ...spread(1), owner: 'worker-a' }))).toEqual(url.map((d) => d.id));
+  });
+
+  it('a spread claim tops up the destinations its owner holds whatever the slots, and counts a new one by its due deliveries', async () => {
+    const w = await world(s());
+    const second = endpointRecord(w.env, { url: 'https://second.northwind.example/hooks', active: false });
+    await s().transaction((tx) => tx.endpoints.insert(second));
+    const held = Array.from({ length: 4 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 100 + i }));
+    await insert(s(), ...held);
+    expect(await s().queue.claim({ ...opts('worker-a', T0, { exclusive: true, limit: 2 }), spread: { slots: 4, perDestination: 4 } })).toHaveLength(2);
+    // One due delivery on the second endpoint counts one slot (not four), one on the url
+    // another: with two slots wanted both are taken, and the held endpoint is topped up besides.
+    const one = deliveryRecord(w.event, second, { nextAttemptAt: T0 - 50 });
+    const cb = deliveryRecord(w.event, null, { nextAttemptAt: T0 - 40 });
+    await insert(s(), one, cb);
+    // No slot wanted: the held endpoint only, up to the limit.
+    const topUp = await s().queue.claim({ ...opts('worker-a', T0, { exclusive: true, limit: 1 }), spread: { slots: 0, perDestination: 4 } });
+    expect(topUp.map((c) => c.delivery.id)).toEqual([held[2]!.id]);
+    const more = await s().queue.claim({ ...opts('worker-a', T0, { exclusive: true }), spread: { slots: 2, perDestination: 4 } });
+    expect(more.map((c) => c.delivery.id)).toEqual([held[3]!.id, one.id, cb.id]);
+    // Another owner's spread never tops up worker-a's endpoint.
+    expect(await s().queue.claim({ ...opts('worker-b', T0, { exclusive: true }), spread: { slots: 0, perDestination: 4 } })).toEqual([]);
+  });
+
   it('a destination at its limit with a long backlog does not hide due deliveries of other destinations', async () => {
     const w = await world(s());
     const other = endpointRecord(w.env, { url: 'https://other.northwind.example/hooks', active: false });
