@@ -5,7 +5,7 @@ const shared = {
   testTimeout: 30_000,
   hookTimeout: 90_000,
   pool: 'forks' as const,
-  setupFiles: ['server/testing/postgres-setup.ts', 'server/testing/secret-sink-setup.ts'],
+  setupFiles: ['server/testing/postgres-setup.ts', 'server/testing/secret-sink-setup.ts', 'server/testing/data-dirs-setup.ts'],
 };
 
 // Two projects: everything on the embedded SQLite store, and the API and delivery suites again

@@ -18,7 +18,7 @@
 // - claim: claim cost (in this process, on the store directly) with 1 000 and 100 000 pending
 //   deliveries; rss: the server's RSS while it drains 100 000 versus 10 000 (backlog: both).
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -173,10 +173,10 @@ async function freshDb(): Promise<Db> {
     const { createTestDatabase } = await import('../../server/store/postgres/testing.ts');
     const { openPostgresStore } = await import('../../server/store/postgres/store.ts');
     const db = await createTestDatabase();
-    return { env: { ...base, DATABASE_URL: db.url }, dataDir, open: async () => { const s = await openPostgresStore({ connectionString: db.url }); await s.migrate(); return s; }, drop: () => db.drop() };
+    return { env: { ...base, DATABASE_URL: db.url }, dataDir, open: async () => { const s = await openPostgresStore({ connectionString: db.url }); await s.migrate(); return s; }, drop: async () => { await db.drop(); await rm(dataDir, { recursive: true, force: true }); } };
   }
   const { openSqliteStore } = await import('../../server/store/sqlite/store.ts');
-  return { env: base, dataDir, open: async () => { const s = await openSqliteStore({ file: path.join(dataDir, 'payments.db') }); await s.migrate(); return s; }, drop: async () => undefined };
+  return { env: base, dataDir, open: async () => { const s = await openSqliteStore({ file: path.join(dataDir, 'payments.db') }); await s.migrate(); return s; }, drop: () => rm(dataDir, { recursive: true, force: true }) };
 }
 
 async function seedEndpoints(store: Store, count: number): Promise<EndpointRecord[]> {

@@ -2,6 +2,7 @@
 // the multi-instance test and the benchmarks.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { sinkText } from './secret-sink.ts';
+import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -9,6 +10,23 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * The data folders startServer made. A test may restart a server on its folder, or read its
+ * database, after stop(); so they go once the test file is done (data-dirs-setup.ts) or the
+ * process exits (benchmarks, whose databases reach 100 MB).
+ */
+const made = new Set<string>();
+function removeAtExit(dir: string): void {
+  if (made.size === 0) process.once('exit', removeMadeDataDirs);
+  made.add(dir);
+}
+
+/** Removes the data folders startServer made so far; their servers must have stopped. */
+export function removeMadeDataDirs(): void {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  made.clear();
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -49,7 +67,8 @@ export interface StartOptions {
 /** Starts `server/main.ts` on a free port; resolves once /readyz answers 200 (store open, demo tenant printed). */
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const port = await freePort();
-  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'bench-')));
+  let dataDir = opts.dataDir;
+  if (dataDir === undefined) removeAtExit((dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-'))));
   // node itself with tsx's loader, not the tsx CLI: the CLI runs the script in a grandchild,
   // so a SIGKILL to the CLI would leave the real server running.
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', path.join(ROOT, 'server', 'main.ts')], {
