@@ -486,6 +486,33 @@ describe('delivery worker', () => {
     }, 20_000);
   });
 
+  it('two workers split a backlog over many destinations: each takes on only those it can send to now', async () => {
+    const rx = await receiver();
+    const seeded = [];
+    for (let i = 0; i < 8; i++) seeded.push(await seedEndpoint(services, `${rx.url}/${i}`));
+    const ids: Array<[string, string]> = [];
+    for (const { scope } of seeded) for (let j = 0; j < 4; j++) ids.push([scope.environmentId, (await recordEvent(services, scope)).deliveryId]);
+    // Which destinations each worker sent to.
+    const sentTo = { a: new Set<string>(), b: new Set<string>() };
+    const counted = (name: 'a' | 'b'): Sender => {
+      const inner = createSender({ policy: services.destinations, timeoutMs: 300 });
+      return { timeoutMs: inner.timeoutMs, close: () => inner.close(), send: (req) => (sentTo[name].add(req.url), inner.send(req)) };
+    };
+    // Two shared slots, one send at a time a destination: each worker wants two destinations.
+    // Without the spread bound the first claim took all eight and the other worker idled.
+    const a = worker({ owner: 'worker-a', sender: counted('a'), concurrency: 2, perEndpointLimit: 1 });
+    const b = worker({ owner: 'worker-b', sender: counted('b'), concurrency: 2, perEndpointLimit: 1 });
+    a.start();
+    b.start();
+    await eventually(async () => {
+      const all = await Promise.all(ids.map(([env, id]) => delivery(env, id)));
+      return all.every((x) => x.d.state === 'delivered' && x.attempts.length === 1);
+    }, 20_000);
+    expect(sentTo.a.size).toBeGreaterThan(0);
+    expect(sentTo.b.size).toBeGreaterThan(0);
+    expect(rx.requests).toHaveLength(32);
+  });
+
   it('retries a delivery leased by a crashed worker only after the lease expires', async () => {
     const rx = await receiver();
     const { scope } = await seedEndpoint(services, rx.url);

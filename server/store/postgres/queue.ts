@@ -85,6 +85,14 @@ const CLAIM = `
   ), ${LEASE_PICKED}`;
 
 
+// The due, unleased deliveries of one destination (`destination`, an outer column), oldest first.
+const dueOf = (destination: string, limit: string): string => `
+  SELECT d.seq, d.next_attempt_at FROM deliveries d
+   WHERE d.state = 'pending' AND d.destination = ${destination} AND d.next_attempt_at <= $1
+     AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq AND l.expires_at > $1)
+   ORDER BY d.next_attempt_at, d.seq
+   LIMIT ${limit}`;
+
 // The second step, when the window did not fill the claim: a loose scan of
 // deliveries_destination_due, one index step per destination with pending deliveries and at
 // most the room left of each, so a destination at its limit costs one step whatever its backlog.
@@ -109,12 +117,7 @@ const CLAIM_BY_DESTINATION = `
     SELECT open.destination, open.mine, c.seq, c.next_attempt_at,
            row_number() OVER (PARTITION BY open.destination ORDER BY c.next_attempt_at, c.seq) AS rank,
            count(*) OVER (PARTITION BY open.destination) AS n
-      FROM open CROSS JOIN LATERAL (
-      SELECT d.seq, d.next_attempt_at FROM deliveries d
-       WHERE d.state = 'pending' AND d.destination = open.destination AND d.next_attempt_at <= $1
-         AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq AND l.expires_at > $1)
-       ORDER BY d.next_attempt_at, d.seq
-       LIMIT LEAST(open.room, $3)) c
+      FROM open CROSS JOIN LATERAL (${dueOf('open.destination', 'LEAST(open.room, $3)')}) c
   ), fresh AS (
     SELECT destination FROM (
       SELECT destination, COALESCE(sum(LEAST(n, $9::bigint)) OVER (ORDER BY next_attempt_at, seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
@@ -154,12 +157,7 @@ const CLAIM_HELD = `
      GROUP BY destination
     HAVING bool_and(owner = $5)
   ), picked AS (
-    SELECT c.seq FROM live CROSS JOIN LATERAL (
-      SELECT d.seq, d.next_attempt_at FROM deliveries d
-       WHERE d.state = 'pending' AND d.destination = live.destination AND d.next_attempt_at <= $1
-         AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq AND l.expires_at > $1)
-       ORDER BY d.next_attempt_at, d.seq
-       LIMIT LEAST($2 - live.n, $3, $4)) c
+    SELECT c.seq FROM live CROSS JOIN LATERAL (${dueOf('live.destination', 'LEAST($2 - live.n, $3, $4)')}) c
      WHERE live.n < $2
      ORDER BY c.next_attempt_at, c.seq
      LIMIT $4

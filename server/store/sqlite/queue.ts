@@ -17,6 +17,13 @@ import { keepPlan } from './sql.ts';
 // Destination of a delivery: its endpoint, or its url for payout callbacks.
 const DEST = "CASE WHEN endpoint_id IS NOT NULL THEN 'e:' || endpoint_id ELSE 'u:' || url END";
 
+// The due, unleased deliveries of one destination (`dest`, an outer column), oldest first.
+const dueOf = (dest: string, limit: string): string => `
+  SELECT seq FROM deliveries
+   WHERE state = 'pending' AND ${DEST} = ${dest} AND next_attempt_at <= @now
+     AND (lease_owner IS NULL OR lease_expires_at <= @now)
+   ORDER BY next_attempt_at LIMIT ${limit}`;
+
 // Due, unleased (or lease expired) pending deliveries, oldest due first, at most
 // perEndpointLimit minus the live leases per destination; with @exclusive, destinations on
 // which another owner holds a live lease are skipped. Two steps, each bounded whatever the
@@ -81,11 +88,7 @@ const PICK_BY_DESTINATION = keepPlan(`
   ), ranked AS (
     SELECT d.seq, d.next_attempt_at, open.dest, open.room, open.mine,
            ROW_NUMBER() OVER (PARTITION BY open.dest ORDER BY d.next_attempt_at, d.seq) AS rank
-      FROM open JOIN deliveries d ON d.seq IN (
-        SELECT seq FROM deliveries
-         WHERE state = 'pending' AND ${DEST} = open.dest AND next_attempt_at <= @now
-           AND (lease_owner IS NULL OR lease_expires_at <= @now)
-         ORDER BY next_attempt_at LIMIT @perEndpointLimit)
+      FROM open JOIN deliveries d ON d.seq IN (${dueOf('open.dest', '@perEndpointLimit')})
   ), due AS (
     SELECT *, COUNT(*) OVER (PARTITION BY dest) AS n FROM ranked WHERE rank <= room
   ), fresh AS (
@@ -111,11 +114,7 @@ const PICK_HELD = keepPlan(`
   ), due AS (
     SELECT d.seq, d.next_attempt_at, live.n,
            ROW_NUMBER() OVER (PARTITION BY live.dest ORDER BY d.next_attempt_at, d.seq) AS rank
-      FROM live JOIN deliveries d ON d.seq IN (
-        SELECT seq FROM deliveries
-         WHERE state = 'pending' AND ${DEST} = live.dest AND next_attempt_at <= @now
-           AND (lease_owner IS NULL OR lease_expires_at <= @now)
-         ORDER BY next_attempt_at LIMIT @limit)
+      FROM live JOIN deliveries d ON d.seq IN (${dueOf('live.dest', '@limit')})
      WHERE live.n < @perEndpointLimit
   )
   SELECT seq FROM due WHERE rank + n <= @perEndpointLimit ORDER BY next_attempt_at, seq LIMIT @limit`);
