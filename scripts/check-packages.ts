@@ -5,7 +5,8 @@
 //   npx payments-conformance api | sender --skip-slow   against the reference server,
 //   npx payments-conformance receiver                    against a receiver of a few lines of
 //                                                        JavaScript on the installed helpers,
-// and loads the helpers from CommonJS too. Exits 1 unless every step exits 0. Prints the
+// loads the helpers from CommonJS too, and type-checks a merchant's strict TypeScript against
+// the installed declarations (ESM and CommonJS resolution). Exits 1 unless every step exits 0. Prints the
 // installed size of each package (with its dependencies) and the suite's run time per target.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -123,6 +124,71 @@ if (typeof createOrdersClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', apiH
 console.log('payments-webhooks loads from CommonJS');
 `;
 
+// A merchant's TypeScript on the installed declarations, as ESM (consumer.ts) and CommonJS
+// (consumer.cts), strict. The @ts-expect-error lines prove the types say something: each must
+// be an error, so declarations that degrade to `any` fail the check too.
+const CONSUMER = `import { generateTestHeaders, isWebhookVerificationError, verifyWebhook, type VerifiedWebhook, type WebhookEvent, type WebhookVerificationErrorCode } from 'payments-webhooks';
+import { createTransactionsClient } from 'payments-webhooks/api';
+
+const secret = 'whsec_' + 'x'.repeat(43);
+const payload = JSON.stringify({ id: 'a'.repeat(64), type: 'webhook.test' });
+const verified: VerifiedWebhook<WebhookEvent> = verifyWebhook({ rawBody: Buffer.from(payload), headers: generateTestHeaders({ payload, secret }), secrets: [secret] });
+const event = verified.event;
+if ('type' in event) {
+  const kind: 'order.created' | 'order.paid' | 'order.payment_review_required' | 'webhook.test' = event.type;
+  if (event.type === 'order.paid') {
+    const created: string = event.createdAt;
+    void created;
+  }
+  void kind;
+} else {
+  const status: 'success' | 'cancelled' = event.status;
+  void status;
+}
+try {
+  verifyWebhook({ rawBody: payload, headers: {}, secrets: secret });
+} catch (err) {
+  if (isWebhookVerificationError(err)) {
+    const code: WebhookVerificationErrorCode = err.code;
+    void code;
+  }
+}
+// @ts-expect-error: rawBody is the body as received, never a parsed object
+verifyWebhook({ rawBody: { id: 'x' }, headers: {}, secrets: secret });
+
+async function listed(): Promise<void> {
+  const transactions = createTransactionsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', apiHash: 'h' });
+  const { data, error } = await transactions.GET('/transactions/users', { params: { query: { userId: 'user_1', limit: 20 } } });
+  if (data) {
+    const first: string | undefined = data[0]?.id;
+    void first;
+  } else {
+    const type: string = error.type;
+    void type;
+  }
+  // @ts-expect-error: not a path of the Transactions API
+  await transactions.GET('/no-such-path');
+  // @ts-expect-error: userId is required
+  await transactions.GET('/transactions/users', { params: { query: {} } });
+}
+void listed;
+`;
+
+/**
+ * Type-checks the merchant's TypeScript in `dir` with the repository's compiler (strict, Node's
+ * module rules): consumer.ts resolves the packages' `import` declarations, consumer.cts (the
+ * same text) their `require` ones.
+ */
+async function typeCheck(dir: string): Promise<void> {
+  await writeFile(path.join(dir, 'consumer.ts'), CONSUMER);
+  await writeFile(path.join(dir, 'consumer.cts'), CONSUMER);
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  // @types/node from the repository: a merchant's project has its own.
+  const options = ['--noEmit', '--strict', '--exactOptionalPropertyTypes', '--module', 'nodenext', '--target', 'es2022', '--skipLibCheck', 'false', '--typeRoots', path.join(ROOT, 'node_modules', '@types'), '--types', 'node'];
+  await must(process.execPath, [tsc, ...options, 'consumer.ts', 'consumer.cts'], dir, false);
+  console.log('payments-webhooks type-checks in a strict TypeScript project, as ESM and CommonJS');
+}
+
 async function main(): Promise<number> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'payments-packages-'));
   const children: ChildProcess[] = [];
@@ -154,6 +220,7 @@ async function main(): Promise<number> {
 
     await writeFile(path.join(helpersDir, 'from-commonjs.cjs'), FROM_COMMONJS);
     await must('node', ['from-commonjs.cjs'], helpersDir, false);
+    await typeCheck(helpersDir);
 
     console.log('check:packages: the reference server and the receiver on payments-webhooks');
     const reference = spawn(process.execPath, ['--import', 'tsx', 'scripts/check-packages/reference.ts'], { cwd: ROOT, env: cleanEnv, stdio: ['pipe', 'pipe', 'inherit'] });
