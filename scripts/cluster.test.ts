@@ -1,8 +1,11 @@
 // npm run start:cluster as a user runs it: both instances answer and share state, the demo
-// tenant is printed once, and Ctrl-C (SIGINT) leaves no instance and no PostgreSQL running.
+// tenant is printed once, and Ctrl-C (SIGINT) leaves no instance and no PostgreSQL running;
+// a restart finds its data again, a cluster killed outright (SIGKILL) leaves nothing either, and
+// a port held by another process fails the start instead of being taken for an instance.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +21,13 @@ let cluster: ChildProcess | null = null;
 
 afterAll(async () => {
   // Its own process group: nothing it started outlives a failed test.
-  if (cluster?.pid && cluster.exitCode === null) process.kill(-cluster.pid, 'SIGKILL');
+  if (cluster?.pid && cluster.exitCode === null) {
+    try {
+      process.kill(-cluster.pid, 'SIGKILL');
+    } catch {
+      // the group is empty: everything already exited
+    }
+  }
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -52,6 +61,29 @@ function processesWith(needle: string): string[] {
   return found;
 }
 
+/** Pids of the live children of `parent` whose command line mentions `needle` (/proc/PID/stat: the fourth field is the parent). */
+function childrenOf(parent: number, needle: string): number[] {
+  return processesWith(needle)
+    .map((line) => Number(line.split(' ')[0]))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
+      } catch {
+        return false;
+      }
+    });
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -60,36 +92,57 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
   }
 }
 
+type Cluster = { child: ChildProcess; output(): string; exit: Promise<number | null> };
+
+/** Spawns `npm run start:cluster`'s script in its own process group on DATA_DIR and PORT, PORT + 1. */
+function spawnCluster(dir: string, port: number): Cluster {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'cluster.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', NODE_ENV: 'test', VALIDATE_RESPONSES: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  cluster = child;
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => out, exit };
+}
+
+/** spawnCluster, resolved once it says it is ready. */
+async function startCluster(dir: string, port: number): Promise<Cluster> {
+  const started = spawnCluster(dir, port);
+  await until(() => started.output().includes('Cluster ready') || started.child.exitCode !== null, 90_000, `the cluster to be ready\n${started.output()}`);
+  expect(started.output()).toContain('Cluster ready');
+  return started;
+}
+
 describe('npm run start:cluster', () => {
+  let port = 0;
+  let tenant: DemoTenant | null = null;
+  let firstOrder = '';
+
   it('runs two instances on one embedded PostgreSQL and stops everything on Ctrl-C', { timeout: 180_000 }, async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'cluster-test-'));
     // As root, PostgreSQL runs as the `postgres` user, which must be able to enter the folder.
     await chmod(dataDir, 0o755);
-    const port = await freePortPair();
-    cluster = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'cluster.ts')], {
-      cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', NODE_ENV: 'test', VALIDATE_RESPONSES: 'true' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let out = '';
-    cluster.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-    cluster.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-    const exit = new Promise<number | null>((resolve) => cluster?.once('exit', (code) => resolve(code)));
-
-    await until(() => out.includes('Cluster ready') || cluster?.exitCode !== null, 90_000, `the cluster to be ready\n${out}`);
-    expect(out).toContain('Cluster ready');
+    port = await freePortPair();
+    const started = await startCluster(dataDir, port);
+    const exit = started.exit;
+    const out = started.output();
     const urls = [`http://127.0.0.1:${port}`, `http://127.0.0.1:${port + 1}`];
-    for (const url of urls) expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    // "Cluster ready" means ready: /readyz, not only /healthz (which answers while the store opens).
+    for (const url of urls) expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
     // The demo tenant, printed once, works on either instance, and they share one database.
     const m = /Demo tenant created[^\n]*\n(\{[\s\S]*?\n\})/.exec(out);
     expect(m?.[1]).toBeDefined();
-    const tenant = JSON.parse(m?.[1] ?? '{}') as DemoTenant;
-    const [a, b] = urls.map((baseUrl) => createOrdersClient({ baseUrl, apiKey: tenant.apiKey, apiHash: tenant.apiHash }));
+    const demo = (tenant = JSON.parse(m?.[1] ?? '{}') as DemoTenant);
+    const [a, b] = urls.map((baseUrl) => createOrdersClient({ baseUrl, apiKey: demo.apiKey, apiHash: demo.apiHash }));
     const created = await a!.POST('/v2/orders', { body: { merchantReference: 'cluster-1', amountMinor: 1250 } });
     expect(created.response.status).toBe(201);
-    const orderId = created.data!.orderId;
+    const orderId = (firstOrder = created.data!.orderId);
     const read = await b!.GET('/v2/orders/{orderId}', { params: { path: { orderId } } });
     expect(read.data?.orderId).toBe(orderId);
 
@@ -97,11 +150,56 @@ describe('npm run start:cluster', () => {
     expect(processesWith(pgDir).length).toBeGreaterThan(0);
 
     // Ctrl-C in a terminal: SIGINT to the whole foreground process group.
-    process.kill(-cluster.pid!, 'SIGINT');
+    process.kill(-started.child.pid!, 'SIGINT');
     expect(await exit).toBe(0);
     for (const url of urls) expect(await fetch(`${url}/healthz`).then(() => 'answers', () => 'closed')).toBe('closed');
     // The guard stops PostgreSQL before the cluster exits; allow its postmaster a moment to go.
     await until(() => processesWith(pgDir).length === 0, 10_000, `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`);
-    expect(out).not.toContain('failed');
+    expect(started.output()).not.toContain('failed');
+  });
+
+  it('restarts on its data, and killed outright (SIGKILL) leaves no instance and no PostgreSQL running', { timeout: 180_000 }, async () => {
+    if (!dataDir || !tenant) throw new Error('needs the cluster of the test before');
+    // Other ports than the first run's: another test file may have taken those meanwhile.
+    port = await freePortPair();
+    const started = await startCluster(dataDir, port);
+    // The same database: no new demo tenant, and the first run's order is there.
+    expect(started.output()).not.toContain('Demo tenant created');
+    const urls = [`http://127.0.0.1:${port}`, `http://127.0.0.1:${port + 1}`];
+    for (const url of urls) expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    const client = createOrdersClient({ baseUrl: urls[1]!, apiKey: tenant.apiKey, apiHash: tenant.apiHash });
+    const read = await client.GET('/v2/orders/{orderId}', { params: { path: { orderId: firstOrder } } });
+    expect(read.error ?? null).toBeNull();
+    expect(read.data?.orderId).toBe(firstOrder);
+
+    // SIGKILL to the cluster process alone: no handler of its runs, its children are orphaned.
+    const instances = childrenOf(started.child.pid!, path.join(ROOT, 'server', 'main.ts'));
+    expect(instances.length).toBe(2);
+    process.kill(started.child.pid!, 'SIGKILL');
+    await started.exit;
+    const pgDir = path.join(dataDir, 'cluster', 'postgres');
+    await until(async () => (await Promise.all(urls.map((url) => fetch(`${url}/healthz`).then(() => true, () => false)))).every((up) => !up), 60_000, 'both instances to stop');
+    await until(() => !instances.some(alive), 60_000, 'the instance processes to exit');
+    await until(() => processesWith(pgDir).length === 0, 30_000, `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`);
+  });
+
+  it('is not ready while another process holds one of its ports, even one that answers HTTP: it exits 1 and leaves no PostgreSQL', { timeout: 180_000 }, async () => {
+    if (!dataDir) throw new Error('needs the cluster of the tests before');
+    port = await freePortPair();
+    // A stranger on PORT + 1 that answers 200 to everything, /healthz and /readyz included.
+    const stranger = createHttpServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}'));
+    await new Promise<void>((resolve) => stranger.listen(port + 1, '127.0.0.1', resolve));
+    try {
+      const started = spawnCluster(dataDir, port);
+      expect(await started.exit).toBe(1);
+      expect(started.output()).not.toContain('Cluster ready');
+      expect(started.output()).toMatch(/EADDRINUSE/);
+      expect(started.output()).toContain(`the instance on port ${port + 1} exited`);
+      const pgDir = path.join(dataDir, 'cluster', 'postgres');
+      await until(() => processesWith(pgDir).length === 0, 30_000, `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`);
+      await until(() => childrenOf(started.child.pid!, path.join(ROOT, 'server', 'main.ts')).length === 0, 30_000, 'the other instance to exit');
+    } finally {
+      await new Promise((resolve) => stranger.close(resolve));
+    }
   });
 });

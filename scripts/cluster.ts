@@ -4,7 +4,8 @@
 // DATA_DIR/cluster/, so a restart finds everything again; the first start creates the
 // `payments` database and a demo tenant and prints its credentials once. The instances listen
 // on PORT and PORT + 1. Ctrl-C or SIGTERM stops both instances (they drain their deliveries),
-// then PostgreSQL.
+// then PostgreSQL; if this process is killed outright, the instances and PostgreSQL notice
+// and stop themselves.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { ROOT } from './lib/specs.ts';
 
 const DATABASE = 'payments';
 const STOP_TIMEOUT_MS = 60_000;
+const READY_TIMEOUT_MS = 60_000;
 
 const base = loadConfig();
 const clusterDir = path.join(base.dataDir, 'cluster');
@@ -53,17 +55,32 @@ function startInstance(port: number, env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server', 'main.ts')], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    // The IPC channel closes when this process dies, even by SIGKILL: the instance then stops
+    // as on SIGTERM (server/main.ts) instead of serving on without its cluster.
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
 }
 
-async function healthy(url: string, instance: ChildProcess): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (instance.exitCode !== null || instance.signalCode !== null) throw new Error(`the instance for ${url} exited before answering /healthz`);
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url}/healthz did not answer within 60 s`);
+// Ready is what the instance says over its IPC channel once its store is open and the API and
+// the delivery engine run (server/main.ts). Not a poll of the port: /healthz answers while the
+// store is still opening, and a port another process holds answers for it.
+function ready(port: number, instance: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`the instance on port ${port} was not ready within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
+    const onMessage = (m: unknown): void => {
+      if ((m as { state?: unknown } | null)?.state === 'ready') done(null);
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
+      done(new Error(`the instance on port ${port} exited (${signal ?? code}) before it was ready`));
+    function done(err: Error | null): void {
+      clearTimeout(timer);
+      instance.off('message', onMessage).off('exit', onExit);
+      if (err) reject(err);
+      else resolve();
+    }
+    if (instance.exitCode !== null || instance.signalCode !== null) return onExit(instance.exitCode, instance.signalCode);
+    instance.on('message', onMessage).once('exit', onExit);
+  });
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -125,7 +142,7 @@ try {
       if (!stopping) void stop(`the instance on port ${port} exited (${signal ?? code})`, 1);
     });
   }
-  await Promise.all(instances.map((child, i) => healthy(`http://127.0.0.1:${ports[i]}`, child)));
+  await Promise.all(instances.map((child, i) => ready(ports[i]!, child)));
   process.stdout.write(`Cluster ready: ${ports.map((p) => `http://localhost:${p}`).join(' and ')} share one PostgreSQL. Ctrl-C stops everything.\n`);
 } catch (err) {
   process.stderr.write(`cluster failed to start: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -105,6 +105,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  if (process.channel) {
+    // Started with an IPC channel (npm run start:cluster): it closes when the parent dies,
+    // however it dies, and an instance without its supervisor stops as on SIGTERM. Unref'd:
+    // the channel alone does not keep the process running.
+    process.once('disconnect', () => onSignal('parent exited'));
+    process.channel.unref();
+  }
 
   try {
     const opened = await openServicesWithRetry(config, log, { readiness, signal: starting.signal });
@@ -126,6 +133,9 @@ async function main(): Promise<void> {
     handler = built.app.fetch;
     await built.start();
     log.info({ port: config.port, store: services.store.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, 'ready');
+    // A supervisor holding an IPC channel (npm run start:cluster) hears it from the instance
+    // itself: polling the port could reach another process that holds it.
+    process.send?.({ state: 'ready' });
   } catch (err) {
     if (stopping) return; // a signal during start-up: shutdown() exits
     // Nothing may stay open, or the process would not exit.
