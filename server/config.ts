@@ -30,6 +30,8 @@ export interface Config {
   databasePoolSize: number;
   /** How long verified credentials are trusted without the store (0 = ask the store every time). */
   authCacheTtlMs: number;
+  /** Bytes of rendered list pages kept per instance (LIST_CACHE_MB; 0 = none; SQLite only, http/page-cache.ts). */
+  listCacheBytes: number;
   /** Refuse a store call made inside a store transaction (store/nesting-guard.ts); default off in production only. */
   checkNestedTransactions: boolean;
 }
@@ -67,6 +69,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(authCacheTtlMs) || authCacheTtlMs < 0 || authCacheTtlMs > 60_000) {
     throw new ConfigError(`AUTH_CACHE_TTL_MS must be whole milliseconds from 0 to 60000, not ${env.AUTH_CACHE_TTL_MS}`);
   }
+  const listCacheMb = Number(env.LIST_CACHE_MB ?? 16);
+  if (!Number.isInteger(listCacheMb) || listCacheMb < 0 || listCacheMb > 1024) {
+    throw new ConfigError(`LIST_CACHE_MB must be a whole number of megabytes from 0 to 1024, not ${env.LIST_CACHE_MB}`);
+  }
   const databasePoolSize = Number(env.DATABASE_POOL_SIZE ?? 20);
   if (!Number.isInteger(databasePoolSize) || databasePoolSize < 2 || databasePoolSize > 500) {
     throw new ConfigError(`DATABASE_POOL_SIZE must be a whole number from 2 to 500, not ${env.DATABASE_POOL_SIZE}`);
@@ -97,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { token: metricsToken, port: metricsPort, host: env.METRICS_HOST ?? '127.0.0.1' },
     databasePoolSize,
     authCacheTtlMs,
+    listCacheBytes: listCacheMb * 1024 * 1024,
     port,
     host: env.HOST ?? '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR ?? './data'),

@@ -43,3 +43,14 @@ describe('openStore', () => {
     expect(() => loadConfig({ CHECK_NESTED_TRANSACTIONS: 'yes' })).toThrow(/CHECK_NESTED_TRANSACTIONS must be true or false, not yes/);
   });
 });
+
+describe('LIST_CACHE_MB', () => {
+  it('is 16 MB by default, 0 turns the cache off, and anything but whole megabytes from 0 to 1024 is refused', () => {
+    expect(loadConfig({}).listCacheBytes).toBe(16 * 1024 * 1024);
+    expect(loadConfig({ LIST_CACHE_MB: '0' }).listCacheBytes).toBe(0);
+    expect(loadConfig({ LIST_CACHE_MB: '1024' }).listCacheBytes).toBe(1024 * 1024 * 1024);
+    for (const bad of ['-1', '1.5', '1025', 'lots']) {
+      expect(() => loadConfig({ LIST_CACHE_MB: bad })).toThrow(new RegExp(`LIST_CACHE_MB must be a whole number of megabytes from 0 to 1024, not ${bad}`));
+    }
+  });
+});

@@ -9,6 +9,7 @@ import { untyped, type Handler } from '../http/handler-types.ts';
 import type { ApiName } from '../contract/operations.ts';
 import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from '../delivery/engine.ts';
 import { createRateLimiter } from '../http/rate-limit.ts';
+import { PageCache } from '../http/page-cache.ts';
 import { mountDocs } from '../http/docs.ts';
 import { mountPortal } from '../portal/mount.ts';
 import { managementHandlers } from './management.ts';
@@ -55,11 +56,15 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   // Store commits and recorded attempts are measured around the store, from outside it.
   services = { ...services, store: observeStore(services.store, metrics) };
   const readiness = opts.readiness ?? createReadiness({ clock: services.clock });
+  // Rendered list pages, only where the store can say cheaply when they go stale (SQLite); a
+  // store that cannot gives null for every environment, so any id asks.
+  const pages = config.listCacheBytes > 0 && services.store.transactionsVersion('') !== null ? new PageCache(config.listCacheBytes) : null;
   const app = createApp(services, {
     handlers,
     observe: requestMetrics(metrics),
     validateResponses: config.validateResponses,
     rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, clock: services.clock }),
+    ...(pages ? { pages } : {}),
     mount: (app) => {
       mountOperatorRoutes(app, { readiness, metrics, token: config.metrics.token, openMetrics: false });
       mountDocs(app, config.docsDir);
@@ -68,7 +73,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   });
   const engine = createDeliveryEngine(services, { retryScale: config.retryScale, ...opts.delivery });
   const store = services.store;
-  metrics.observe({ queue: () => store.queue.stats(services.clock.now()), inFlight: () => engine.worker.inFlight() });
+  metrics.observe({ queue: () => store.queue.stats(services.clock.now()), inFlight: () => engine.worker.inFlight(), ...(pages ? { pages: () => pages } : {}) });
   return {
     app,
     engine,

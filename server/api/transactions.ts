@@ -4,11 +4,13 @@ import type { operations } from '../../generated/types/transactions.ts';
 import { AMOUNT_RULE, USD_AMOUNT_RULE } from '../../generated/vocabulary.ts';
 import { exactAmount } from '../domain/transactions/amounts.ts';
 import { createPayout } from '../domain/transactions/payouts.ts';
-import { listUserTransactions, searchTransaction } from '../domain/transactions/queries.ts';
+import { listUserTransactions, searchTransaction, userTransactionsVersion } from '../domain/transactions/queries.ts';
 import { refundPayment } from '../domain/transactions/refunds.ts';
 import { createStakingPayout, revokeStakingPayout } from '../domain/transactions/staking.ts';
 import type { HandlersFor } from '../http/handler-types.ts';
-import { presentReference, presentTransaction, presentUserTransaction } from './present/transactions.ts';
+import type { RenderedPage } from '../http/page-cache.ts';
+import { RenderedJson } from '../http/rendered.ts';
+import { presentReference, presentTransaction, presentUserTransaction, type UserTransactionBody } from './present/transactions.ts';
 
 export const transactionsHandlers: HandlersFor<operations> = {
   async createPayout({ body }, { services, scope }) {
@@ -37,15 +39,26 @@ export const transactionsHandlers: HandlersFor<operations> = {
     return { status: 200, body: presentReference(staking) };
   },
 
-  async listUserTransactions({ query }, { services, scope }) {
-    const page = await listUserTransactions(services, scope, {
-      userId: query.userId,
-      ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
-      ...(query.limit !== undefined ? { limit: query.limit } : {}),
-      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-    });
-    // The body stays the interface's array; the next page's cursor travels in a header.
-    return { status: 200, body: page.items.map(presentUserTransaction), ...(page.nextCursor !== null ? { headers: { 'Next-Cursor': page.nextCursor } } : {}) };
+  async listUserTransactions({ query }, { services, scope, pages }) {
+    const render = async (): Promise<RenderedPage> => {
+      const page = await listUserTransactions(services, scope, {
+        userId: query.userId,
+        ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
+        ...(query.limit !== undefined ? { limit: query.limit } : {}),
+        ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+      });
+      // The body stays the interface's array; the next page's cursor travels in a header.
+      const body: UserTransactionBody[] = page.items.map(presentUserTransaction);
+      return { json: JSON.stringify(body), ...(page.nextCursor !== null ? { headers: { 'Next-Cursor': page.nextCursor } } : {}) };
+    };
+    // A page rendered before is answered while nothing it was read from has changed; the
+    // version is taken before the read it labels (http/page-cache.ts). null: nothing kept.
+    const version = pages === null ? null : userTransactionsVersion(services, scope);
+    const page =
+      pages === null || version === null
+        ? await render()
+        : await pages.through(JSON.stringify([scope.environmentId, query.userId, query.transactionId, query.limit, query.cursor]), version, render);
+    return { status: 200, body: new RenderedJson<UserTransactionBody[]>(page.json), ...(page.headers ? { headers: page.headers } : {}) };
   },
 
   async searchTransaction({ query }, { services, scope }) {

@@ -2,12 +2,16 @@
 // shape or status the spec does not document fails to compile.
 import type { Principal } from '../domain/auth.ts';
 import type { Scope, Services } from '../domain/context.ts';
+import type { PageCache } from './page-cache.ts';
+import type { RenderedJson } from './rendered.ts';
 
 export interface HandlerContext {
   principal: Principal;
   scope: Scope;
   services: Services;
   requestId: string;
+  /** Rendered list pages (LIST_CACHE_MB); null when off. */
+  pages: PageCache | null;
 }
 
 export interface Reply {
@@ -28,7 +32,9 @@ export type Handler = (input: HandlerInput, ctx: HandlerContext) => Promise<Repl
 type SuccessStatus = 200 | 201 | 202;
 type JsonContent<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
 type Ok<Op> = Op extends { responses: infer Rs }
-  ? { [S in keyof Rs & SuccessStatus]: { status: S; body: JsonContent<Rs[S]>; headers?: Record<string, string> } }[keyof Rs & SuccessStatus]
+  ? {
+      [S in keyof Rs & SuccessStatus]: { status: S; body: JsonContent<Rs[S]> | RenderedJson<JsonContent<Rs[S]>>; headers?: Record<string, string> };
+    }[keyof Rs & SuccessStatus]
   : never;
 type Param<Op, K extends 'query' | 'path' | 'header'> = Op extends { parameters: infer P }
   ? P extends { [key in K]?: infer X }

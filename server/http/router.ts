@@ -22,13 +22,17 @@ import { testEnvironmentOnlyStep } from './middleware/sandbox.ts';
 import { runSteps, type Step } from './middleware/step.ts';
 import { tenantCheckStep } from './middleware/tenant.ts';
 import { validateRequestStep } from './middleware/validate.ts';
+import type { PageCache } from './page-cache.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import { RenderedJson } from './rendered.ts';
 
 export interface RouterOptions {
   /** Check every response against the spec; a violation becomes a 500 and is logged. */
   validateResponses: boolean;
   /** Per-credential limiter, applied after authentication. */
   rateLimiter?: RateLimiter;
+  /** Rendered list pages, handed to the handlers (page-cache.ts); absent: none. */
+  pages?: PageCache;
 }
 
 export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<string, Handler>, services: Services, opts: RouterOptions): void {
@@ -56,7 +60,7 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
       const principal = c.get('principal');
       const scope = { tenantId: principal.tenantId, environmentId: principal.environmentId, environment: principal.environment };
       const requestId = c.get('requestId');
-      const reply = await handler(c.get('request'), { principal, scope, services, requestId });
+      const reply = await handler(c.get('request'), { principal, scope, services, requestId, pages: opts.pages ?? null });
       return jsonResponse(reply, requestId);
     });
   }
@@ -71,5 +75,6 @@ function jsonResponse(reply: { status: number; body: unknown; headers?: Record<s
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) headers[name.toLowerCase()] = value;
   headers['x-request-id'] = requestId;
-  return new Response(JSON.stringify(reply.body) ?? null, { status: reply.status, headers });
+  const text = reply.body instanceof RenderedJson ? reply.body.json : (JSON.stringify(reply.body) ?? null);
+  return new Response(text, { status: reply.status, headers });
 }

@@ -10,6 +10,14 @@ import type { AttemptResult, Store } from '../store/types.ts';
 const FAST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 7.5, 10, 15];
 
+/** What the metrics read at scrape time. */
+export interface Sources {
+  queue?: () => Promise<QueueSnapshot>;
+  inFlight?: () => number;
+  /** The cache of rendered list pages (http/page-cache.ts), when on. */
+  pages?: () => { stats: { hits: number; misses: number }; size(): { entries: number; bytes: number } };
+}
+
 export interface QueueSnapshot {
   due: number;
   leased: number;
@@ -26,7 +34,7 @@ export interface Metrics {
   /** One store transaction: committed or rolled back, and how long it took. */
   transaction(outcome: 'commit' | 'rollback', seconds: number): void;
   /** Sources read at scrape time: queue depth, in-flight attempts. */
-  observe(sources: { queue?: () => Promise<QueueSnapshot>; inFlight?: () => number }): void;
+  observe(sources: Sources): void;
   /** The text exposition of every metric. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -36,7 +44,7 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
   const registry = new Registry();
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  let sources: { queue?: () => Promise<QueueSnapshot>; inFlight?: () => number } = {};
+  let sources: Sources = {};
 
   const requests = new Counter({
     name: 'http_requests_total',
@@ -110,6 +118,28 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
       this.set(sources.inFlight?.() ?? 0);
     },
   });
+  new Counter({
+    name: 'http_list_cache_answers_total',
+    help: 'List reads (GET /transactions/users) answered from the cache of rendered pages (hit) or from the store (miss).',
+    labelNames: ['result'] as const,
+    registers,
+    collect() {
+      const pages = sources.pages?.();
+      if (!pages) return;
+      // The cache counts; the scrape copies its totals.
+      this.reset();
+      this.inc({ result: 'hit' }, pages.stats.hits);
+      this.inc({ result: 'miss' }, pages.stats.misses);
+    },
+  });
+  new Gauge({
+    name: 'http_list_cache_bytes',
+    help: 'Estimated bytes held by the cache of rendered list pages (bounded by LIST_CACHE_MB).',
+    registers,
+    collect() {
+      this.set(sources.pages?.().size().bytes ?? 0);
+    },
+  });
 
   // One store query per scrape, shared by the three gauges that need it.
   let scrape: Promise<QueueSnapshot | null> | null = null;
@@ -167,6 +197,7 @@ export function observeStore(store: Store, metrics: Metrics): Store {
     migrate: () => store.migrate(),
     // Reads are not commits: they stay out of the commit-latency histogram.
     read: (fn) => store.read(fn),
+    transactionsVersion: (environmentId) => store.transactionsVersion(environmentId),
     async transaction(fn) {
       const started = performance.now();
       try {

@@ -15,6 +15,8 @@ export class TxScope {
   open = true;
   readonly callbacks: (() => void)[] = [];
   deliveriesReady = false;
+  /** Environments whose transactions it changed; null while none (most transactions change none or one). */
+  touched: Set<string> | null = null;
 
   check(): void {
     if (!this.open) throw new Error('transaction already finished: do not keep the Tx beyond its callback');
@@ -44,8 +46,13 @@ export class TxScope {
 
 /** The Tx of one transaction: each repository call goes through scope.exec, and a Tx used after its transaction ended fails loudly. */
 export function transactionView<B, J>(sql: Sql<B, J>, hooks: DialectHooks, scope: TxScope): Tx {
-  const repos = repositories(sql, hooks, () => {
-    scope.deliveriesReady = true;
+  const repos = repositories(sql, hooks, {
+    deliveriesReady() {
+      scope.deliveriesReady = true;
+    },
+    transactionsChanged(environmentId) {
+      (scope.touched ??= new Set()).add(environmentId);
+    },
   });
   return {
     tenants: guard(repos.tenants, scope),

@@ -272,6 +272,15 @@ export interface Store {
    * on the pool, no BEGIN/COMMIT). It sees only committed data.
    */
   read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T>;
+  /**
+   * A token that moves whenever a commit may have changed the environment's transactions as
+   * `read` sees them: equal tokens, equal reads, so a caller may keep what it built from one.
+   * It moves before the writer is answered, so whoever saw a write acknowledged never gets an
+   * older token. Another process's commit to the same database (SQLite: the admin tool) moves
+   * it within a short bound (EXTERNAL_CHECK_MS, 100 ms). null when the store cannot tell
+   * without asking the database (PostgreSQL: other instances commit to it too).
+   */
+  transactionsVersion(environmentId: string): string | null;
   readonly queue: DeliveryQueue;
   /** Called when deliveries may have become due, in this process or (PostgreSQL) another. */
   onDeliveriesReady(listener: () => void): () => void;

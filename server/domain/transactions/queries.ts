@@ -33,6 +33,15 @@ export async function listUserTransactions(
   }
 }
 
+/**
+ * What GET /transactions/users answers depends on: a token that moves with every committed
+ * change to the environment's transactions, or null when the store cannot tell cheaply. Take
+ * it before the read whose answer it labels.
+ */
+export function userTransactionsVersion(services: Services, scope: Scope): string | null {
+  return services.store.transactionsVersion(scope.environmentId);
+}
+
 /** One transaction by order number and/or hash (both must match when both are given); the most recent wins. */
 export async function searchTransaction(services: Services, scope: Scope, q: { orderNumber?: string; txHash?: string }): Promise<TransactionRecord> {
   const orderNumber = q.orderNumber === '' ? undefined : q.orderNumber;

@@ -190,6 +190,11 @@ export class PostgresStore implements Store {
     return this.track(() => fn(this.reads));
   }
 
+  /** Other instances commit to the same database: only a round trip could tell. */
+  transactionsVersion(): null {
+    return null;
+  }
+
   onDeliveriesReady(listener: () => void): () => void {
     return this.listeners.add(listener);
   }

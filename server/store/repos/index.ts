@@ -10,19 +10,20 @@ import { tenantRepo } from './tenants.ts';
 import { transactionRepo } from './transactions.ts';
 
 import type { DialectHooks } from './hooks.ts';
+import { NO_NOTES, type WriteNotes } from './notes.ts';
 
-export type { DialectHooks };
+export type { DialectHooks, WriteNotes };
 
 export type Repositories = Omit<Tx, 'afterCommit'>;
 
-/** Every repository over one connection; `ready` hears of writes that may have made deliveries due. */
-export function repositories<B, J>(sql: Sql<B, J>, hooks: DialectHooks, ready: () => void = () => undefined): Repositories {
+/** Every repository over one connection; `notes` hears of the writes the store acts on at commit. */
+export function repositories<B, J>(sql: Sql<B, J>, hooks: DialectHooks, notes: WriteNotes = NO_NOTES): Repositories {
   return {
     tenants: tenantRepo(sql, hooks.adjustWallet),
-    transactions: transactionRepo(sql, hooks),
+    transactions: transactionRepo(sql, hooks, notes.transactionsChanged),
     orders: orderRepo(sql, hooks.nextOrderNumber),
     events: eventRepo(sql),
     endpoints: endpointRepo(sql),
-    deliveries: deliveryRepo(sql, ready),
+    deliveries: deliveryRepo(sql, notes.deliveriesReady),
   };
 }

@@ -1,20 +1,35 @@
 import { assertLimit, decodeCursor, pageOf } from '../cursor.ts';
 import { InvalidCursorError } from '../errors.ts';
+import type { TransactionRecord } from '../../domain/model.ts';
 import type { TransactionRow } from '../rows.ts';
 import type { Sql } from '../sql.ts';
 import type { TransactionRepo } from '../types.ts';
 import type { DialectHooks } from './hooks.ts';
 import { all, bind, first, getter, inserter } from './query.ts';
 
-export function transactionRepo<B, J>(sql: Sql<B, J>, hooks: Pick<DialectHooks, 'adjustWallet' | 'insertAndAdjustWallet'>): TransactionRepo {
+/** `changed` hears of every write that went in, by environment (the store's transactionsVersion). */
+export function transactionRepo<B, J>(
+  sql: Sql<B, J>,
+  hooks: Pick<DialectHooks, 'adjustWallet' | 'insertAndAdjustWallet'>,
+  changed: (environmentId: string) => void,
+): TransactionRepo {
   const m = sql.map;
   // Newest first; insertion order (PostgreSQL's seq, SQLite's rowid) breaks ties within a millisecond.
   const newest = `ORDER BY created_at DESC, ${sql.insertionOrder} DESC`;
-  const insert = inserter(sql, 'transactions', m.transactionToRow);
+  const insertRow = inserter(sql, 'transactions', m.transactionToRow);
+  // A statement that throws (a UniqueViolation) changed nothing: noted only once it went in.
+  const insert = async (t: TransactionRecord): Promise<void> => {
+    await insertRow(t);
+    changed(t.environmentId);
+  };
   return {
     insert,
     async insertAndAdjustWallet(t, delta) {
-      if (hooks.insertAndAdjustWallet) return hooks.insertAndAdjustWallet({ table: 'transactions', row: m.transactionToRow(t) }, t.environmentId, delta);
+      if (hooks.insertAndAdjustWallet) {
+        const balance = await hooks.insertAndAdjustWallet({ table: 'transactions', row: m.transactionToRow(t) }, t.environmentId, delta);
+        changed(t.environmentId);
+        return balance;
+      }
       await insert(t);
       return hooks.adjustWallet(t.environmentId, delta);
     },
@@ -28,13 +43,14 @@ export function transactionRepo<B, J>(sql: Sql<B, J>, hooks: Pick<DialectHooks, 
     },
     async updateStatus(environmentId, id, from, to, completedAt, extra) {
       // A null completedAt keeps the recorded one; a refund email is only ever added.
-      const changed = await sql.run(
+      const rows = await sql.run(
         `UPDATE transactions
             SET status = $4, completed_at = COALESCE(CAST($5 AS BIGINT), completed_at), refund_email = COALESCE(CAST($6 AS TEXT), refund_email)
           WHERE environment_id = $1 AND id = $2 AND status = $3`,
         [environmentId, id, from, to, completedAt, extra?.refundEmail ?? null],
       );
-      return changed > 0;
+      if (rows > 0) changed(environmentId);
+      return rows > 0;
     },
     async listByUser(environmentId, userId, { transactionId, limit, cursor }) {
       assertLimit(limit);

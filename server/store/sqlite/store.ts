@@ -17,6 +17,7 @@ import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { stats as queueStats } from './queue-stats.ts';
 import { sqliteHooks, sqliteSql } from './sql.ts';
+import { TransactionVersions } from './versions.ts';
 
 export interface SqliteStoreOptions {
   /** Path of the database file; ':memory:' for a private in-memory database (tests). */
@@ -39,6 +40,7 @@ export class SqliteStore implements Store {
   private readonly listeners = new DeliveryListeners((err, what) => console.error(what, err));
   private closed = false;
   private readonly wal: WalSync | null;
+  private readonly versions: TransactionVersions;
 
   /**
    * `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch.
@@ -51,6 +53,7 @@ export class SqliteStore implements Store {
     this.reads = reader ? view(new Db(reader)) : null;
     this.wal = sync ?? null;
     this.committer = new GroupCommitter(raw, 128, sync ? () => sync.sync() : undefined);
+    this.versions = new TransactionVersions(raw);
     this.queue = {
       // A claim needs no log sync of its own (group-commit.ts): a lost lease means a resend.
       claim: (o) => this.exclusive(() => queue.claim(this.db, o), true, false),
@@ -82,16 +85,30 @@ export class SqliteStore implements Store {
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     this.assertUsable();
     const scope = new TxScope();
-    // Resolves only after the batch holding this unit of work has committed.
-    const result = await this.committer.submit(async () => {
-      try {
-        return await this.nesting.run(scope, () => fn(this.createTx(scope)));
-      } finally {
-        scope.open = false;
-      }
-    });
+    let result: T;
+    try {
+      // Resolves only after the batch holding this unit of work has committed.
+      result = await this.committer.submit(async () => {
+        try {
+          return await this.nesting.run(scope, () => fn(this.createTx(scope)));
+        } finally {
+          scope.open = false;
+        }
+      });
+    } finally {
+      // Before the caller hears of the commit, and before any callback of it runs. On failure
+      // too: a batch whose log sync failed is committed and visible all the same, and a
+      // version moved for a rollback costs no more than one read.
+      if (scope.touched) this.versions.committed(scope.touched);
+    }
     scope.committed(this.listeners);
     return result;
+  }
+
+  transactionsVersion(environmentId: string): string {
+    // Synchronous and waits for nothing: safe inside a transaction too.
+    if (this.closed) throw new Error('store is closed');
+    return this.versions.of(environmentId);
   }
 
   async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {

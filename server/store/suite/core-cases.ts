@@ -280,6 +280,37 @@ export function coreCases(s: () => Store): void {
     });
   });
 
+  it('transactionsVersion moves when a commit changed the environment\'s transactions, before the writer hears of it, and not for reads or writes that changed none of them', async () => {
+    const { env } = await seedEnvironment(s(), { walletBalance: '100' });
+    const other = (await seedEnvironment(s())).env;
+    const version = (): string | null => s().transactionsVersion(env.id);
+    const v0 = version();
+    if (v0 === null) {
+      // Stores whose other instances write to the same database cannot tell cheaply.
+      expect(s().kind).toBe('postgres');
+      return;
+    }
+    const payout = payoutRecord(env);
+    await s().transaction((tx) => tx.transactions.insert(payout));
+    const v1 = version();
+    expect(v1).not.toBe(v0);
+    // Unchanged by reads, by writes elsewhere, by a write that did not go in.
+    await s().read((tx) => tx.transactions.listByUser(env.id, payout.userId!, { limit: 10, cursor: null }));
+    await s().transaction((tx) => tx.transactions.insert(payoutRecord(other)));
+    await s().transaction((tx) => tx.tenants.adjustWallet(env.id, '-1'));
+    await s().transaction(async (tx) => {
+      await expectUnique(tx.transactions.insert({ ...payoutRecord(env), thirdPartyId: payout.thirdPartyId }), 'third_party_id');
+      expect(await tx.transactions.updateStatus(env.id, payout.id, 'completed', 'cancelled', null)).toBe(false);
+    });
+    expect(version()).toBe(v1);
+    // Moved by a status change and by insertAndAdjustWallet, by the time the transaction returns.
+    await s().transaction((tx) => tx.transactions.updateStatus(env.id, payout.id, 'pending', 'completed', T0 + 1));
+    const v2 = version();
+    expect(v2).not.toBe(v1);
+    await s().transaction((tx) => tx.transactions.insertAndAdjustWallet(payoutRecord(env), '-1'));
+    expect(version()).not.toBe(v2);
+  });
+
   it('listByUser is newest first, honours the limit and the transactionId filter', async () => {
     const { env } = await seedEnvironment(s());
     const mine = [0, 1, 2, 3].map((i) => payoutRecord(env, { userId: 'user-1001', createdAt: T0 + i * 1000 }));

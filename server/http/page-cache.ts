@@ -1,0 +1,82 @@
+// Rendered answers of list reads (GET /transactions/users), kept while the store says nothing
+// they were read from has changed: a repeated read costs neither the store nor the JSON.
+//
+// An entry is answered only while the version it was read at (Store.transactionsVersion,
+// taken before the read) is still the environment's version. The store moves the version
+// before a writer is answered, so a read that follows an acknowledged write never gets an
+// answer from before it. Stores that cannot tell cheaply (PostgreSQL: several instances)
+// give no version, and nothing is cached. Bounded by bytes (LIST_CACHE_MB); the least
+// recently used entry goes first.
+export interface RenderedPage {
+  json: string;
+  headers?: Record<string, string>;
+}
+
+interface Entry {
+  version: string;
+  page: RenderedPage;
+  bytes: number;
+}
+
+/** Bookkeeping per entry beyond its strings (the Map slot, the objects): an estimate. */
+const OVERHEAD_BYTES = 200;
+
+export class PageCache {
+  private readonly entries = new Map<string, Entry>();
+  private used = 0;
+  /** Answers from the cache and reads that had to go to the store, since start. */
+  readonly stats = { hits: 0, misses: 0 };
+
+  constructor(readonly maxBytes: number) {}
+
+  /** The page for `key` at `version`: the one kept, or `render`'s, kept from now on. */
+  async through(key: string, version: string, render: () => Promise<RenderedPage>): Promise<RenderedPage> {
+    const kept = this.get(key, version);
+    if (kept !== undefined) return kept;
+    const page = await render();
+    this.set(key, version, page);
+    return page;
+  }
+
+  /** The page kept for `key`, if it was read at `version`; a stale one is dropped. */
+  get(key: string, version: string): RenderedPage | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined || entry.version !== version) {
+      if (entry !== undefined) this.drop(key, entry);
+      this.stats.misses += 1;
+      return undefined;
+    }
+    // Most recently used last: Map keeps insertion order.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    this.stats.hits += 1;
+    return entry.page;
+  }
+
+  /** Keeps `page`, read at `version` (taken before the read), for `key`. */
+  set(key: string, version: string, page: RenderedPage): void {
+    // Strings cost at most two bytes a character.
+    let bytes = OVERHEAD_BYTES + 2 * (key.length + version.length + page.json.length);
+    for (const [name, value] of Object.entries(page.headers ?? {})) bytes += 2 * (name.length + value.length);
+    // No single page may push out most of the cache.
+    if (bytes > this.maxBytes / 8) return;
+    const old = this.entries.get(key);
+    if (old !== undefined) this.drop(key, old);
+    this.entries.set(key, { version, page, bytes });
+    this.used += bytes;
+    for (const [oldest, entry] of this.entries) {
+      if (this.used <= this.maxBytes) break;
+      this.drop(oldest, entry);
+    }
+  }
+
+  /** Entries and their estimated bytes. */
+  size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.used };
+  }
+
+  private drop(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.used -= entry.bytes;
+  }
+}
