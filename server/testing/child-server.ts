@@ -64,7 +64,11 @@ export interface StartOptions {
   nodeArgs?: string[];
 }
 
-/** Starts `server/main.ts` on a free port; resolves once /readyz answers 200 (store open, demo tenant printed). */
+/**
+ * Starts `server/main.ts` on a free port; resolves once the server says it is ready over its IPC
+ * channel (store open, demo tenant printed; server/main.ts). Not a poll of the port: between
+ * freePort() and the child's listen, another test's server may take it, and would answer.
+ */
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const port = await freePort();
   let dataDir = opts.dataDir;
@@ -74,8 +78,12 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', path.join(ROOT, 'server', 'main.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...opts.env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // The IPC channel: the ready message, and a server that stops when this process dies
+    // (server/main.ts), so a killed test run leaves none behind.
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
+  // Unref'd: the channel alone keeps neither process running.
+  child.channel?.unref();
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   let exited = false;
@@ -86,12 +94,21 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     sinkText(`child server ${child.pid}`, out.replace(/Demo tenant created[^\n]*\n\{[\s\S]*?\n\}/g, '[demo tenant credentials]'));
   });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (exited) throw new Error(`server exited before listening\n${out}`);
-    if (i > 600) throw new Error('server was not ready (/readyz) within 60 s');
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`server was not ready within 60 s\n${out}`)), 60_000);
+    const onMessage = (m: unknown): void => {
+      if ((m as { state?: unknown } | null)?.state === 'ready') done(null);
+    };
+    const onExit = (): void => done(new Error(`server exited before it was ready\n${out}`));
+    function done(err: Error | null): void {
+      clearTimeout(timer);
+      child.off('message', onMessage).off('exit', onExit);
+      if (err) reject(err);
+      else resolve();
+    }
+    if (exited) return onExit();
+    child.on('message', onMessage).once('exit', onExit);
+  });
   const m = /Demo tenant created[^\n]*\n(\{[\s\S]*?\n\})/.exec(out);
   return {
     url,
