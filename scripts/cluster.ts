@@ -16,6 +16,7 @@ import { loadConfig } from '../server/config.ts';
 import { createTenant } from '../server/domain/admin.ts';
 import { createLogger } from '../server/logger.ts';
 import { openServices } from '../server/services.ts';
+import { whenReady } from '../server/lifecycle/supervision.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../server/testing/embedded-postgres.ts';
 import { ROOT } from './lib/specs.ts';
 
@@ -61,25 +62,10 @@ function startInstance(port: number, env: NodeJS.ProcessEnv): ChildProcess {
   });
 }
 
-// Ready is what the instance says over its IPC channel once its store is open and the API and
-// the delivery engine run (server/main.ts). Not a poll of the port: /healthz answers while the
-// store is still opening, and a port another process holds answers for it.
-function ready(port: number, instance: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(new Error(`the instance on port ${port} was not ready within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
-    const onMessage = (m: unknown): void => {
-      if ((m as { state?: unknown } | null)?.state === 'ready') done(null);
-    };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
-      done(new Error(`the instance on port ${port} exited (${signal ?? code}) before it was ready`));
-    function done(err: Error | null): void {
-      clearTimeout(timer);
-      instance.off('message', onMessage).off('exit', onExit);
-      if (err) reject(err);
-      else resolve();
-    }
-    if (instance.exitCode !== null || instance.signalCode !== null) return onExit(instance.exitCode, instance.signalCode);
-    instance.on('message', onMessage).once('exit', onExit);
+/** Ready is what the instance says over its IPC channel (server/lifecycle/supervision.ts). */
+async function ready(port: number, instance: ChildProcess): Promise<void> {
+  await whenReady(instance, READY_TIMEOUT_MS).catch((err: Error) => {
+    throw new Error(`the instance on port ${port} ${err.message}`);
   });
 }
 

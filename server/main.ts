@@ -15,6 +15,7 @@ import { createLogger } from './logger.ts';
 import { buildApp, type BuiltApp } from './api/index.ts';
 import type { Services } from './domain/context.ts';
 import { openServicesWithRetry } from './lifecycle/open-with-retry.ts';
+import { announceReady, stopWithSupervisor } from './lifecycle/supervision.ts';
 import { createStartingApp } from './lifecycle/starting-app.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { createReadiness } from './observability/readiness.ts';
@@ -105,13 +106,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  if (process.channel) {
-    // Started with an IPC channel (npm run start:cluster): it closes when the parent dies,
-    // however it dies, and an instance without its supervisor stops as on SIGTERM. Unref'd:
-    // the channel alone does not keep the process running.
-    process.once('disconnect', () => onSignal('parent exited'));
-    process.channel.unref();
-  }
+  // Started by a supervisor (npm run start:cluster): without it, stop as on SIGTERM.
+  stopWithSupervisor(() => onSignal('supervisor exited'));
 
   try {
     const opened = await openServicesWithRetry(config, log, { readiness, signal: starting.signal });
@@ -133,9 +129,7 @@ async function main(): Promise<void> {
     handler = built.app.fetch;
     await built.start();
     log.info({ port: config.port, store: services.store.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, 'ready');
-    // A supervisor holding an IPC channel (npm run start:cluster) hears it from the instance
-    // itself: polling the port could reach another process that holds it.
-    process.send?.({ state: 'ready' });
+    announceReady();
   } catch (err) {
     if (stopping) return; // a signal during start-up: shutdown() exits
     // Nothing may stay open, or the process would not exit.

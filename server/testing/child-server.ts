@@ -1,6 +1,7 @@
 // The real server as a child process (server/main.ts) on a free port: for the crash test,
 // the multi-instance test and the benchmarks.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { whenReady } from '../lifecycle/supervision.ts';
 import { sinkText } from './secret-sink.ts';
 import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
@@ -94,20 +95,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     sinkText(`child server ${child.pid}`, out.replace(/Demo tenant created[^\n]*\n\{[\s\S]*?\n\}/g, '[demo tenant credentials]'));
   });
   const url = `http://127.0.0.1:${port}`;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => done(new Error(`server was not ready within 60 s\n${out}`)), 60_000);
-    const onMessage = (m: unknown): void => {
-      if ((m as { state?: unknown } | null)?.state === 'ready') done(null);
-    };
-    const onExit = (): void => done(new Error(`server exited before it was ready\n${out}`));
-    function done(err: Error | null): void {
-      clearTimeout(timer);
-      child.off('message', onMessage).off('exit', onExit);
-      if (err) reject(err);
-      else resolve();
-    }
-    if (exited) return onExit();
-    child.on('message', onMessage).once('exit', onExit);
+  await whenReady(child, 60_000).catch((err: Error) => {
+    throw new Error(`server ${err.message}\n${out}`);
   });
   const m = /Demo tenant created[^\n]*\n(\{[\s\S]*?\n\})/.exec(out);
   return {
