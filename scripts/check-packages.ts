@@ -1,7 +1,7 @@
 // npm run check:packages: the two packages proven the way a partner or a merchant gets them.
-// Builds and packs payments-conformance and payments-webhooks, installs each tarball into its
-// own empty folder outside the repository (dependencies from the npm registry, never the
-// repository's node_modules), starts the bundled reference server, and there runs
+// Packs payments-conformance and payments-webhooks with plain `npm pack` in each folder (its
+// prepack script builds), installs each tarball into its own empty folder outside the
+// repository (dependencies from the npm registry, never the repository's node_modules), starts the bundled reference server, and there runs
 //   npx payments-conformance api | sender --skip-slow   against the reference server,
 //   npx payments-conformance receiver                    against a receiver of a few lines of
 //                                                        JavaScript on the installed helpers,
@@ -193,15 +193,28 @@ async function typeCheck(dir: string): Promise<void> {
   console.log('payments-webhooks type-checks in a strict TypeScript project, as ESM and CommonJS');
 }
 
+interface Packed {
+  name: string;
+  filename: string;
+  size: number;
+}
+
+/** `npm pack` in the package's folder; its stdout carries the build's output, so the tarball is found on disk. */
+async function pack(workspace: string, name: string, into: string): Promise<Packed> {
+  await must('npm', ['pack', '--pack-destination', into], path.join(ROOT, workspace));
+  const filename = (await readdir(into)).find((f) => f.startsWith(`${name}-`) && f.endsWith('.tgz'));
+  if (!filename) throw new Error(`npm pack in ${workspace}/ made no tarball of ${name}`);
+  return { name, filename, size: (await stat(path.join(into, filename))).size };
+}
+
 async function main(): Promise<number> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'payments-packages-'));
   const children: ChildProcess[] = [];
   try {
-    console.log('check:packages: build and pack');
-    await must('npm', ['run', 'build', '--workspaces'], ROOT);
-    const packed = JSON.parse(
-      await must('npm', ['pack', '--json', '--pack-destination', work, ...PACKAGES.flatMap((p) => ['--workspace', p.workspace])], ROOT),
-    ) as Array<{ name: string; filename: string; size: number; unpackedSize: number }>;
+    // Packed as a maintainer would: plain `npm pack` in the package's folder, whose prepack builds.
+    console.log('check:packages: npm pack in each package folder');
+    const packed: Packed[] = [];
+    for (const pkg of PACKAGES) packed.push(await pack(pkg.workspace, pkg.name, work));
 
     const dirs = new Map<string, string>();
     const sizes: string[] = [];

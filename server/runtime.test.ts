@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unsupportedNode } from './runtime.ts';
+import { unexpectedNode, unsupportedNode } from './runtime.ts';
 
 describe('unsupportedNode', () => {
   it('accepts the running Node (CI runs only supported ones) and refuses Node 20', () => {
@@ -8,5 +8,17 @@ describe('unsupportedNode', () => {
     expect(unsupportedNode('22.16.9')).not.toBeNull();
     expect(unsupportedNode('22.17.0')).toBeNull();
     expect(unsupportedNode('26.0.0')).toBeNull();
+  });
+});
+
+describe('unexpectedNode', () => {
+  it('is silent without an expectation or when the versions match, and names both otherwise', () => {
+    expect(unexpectedNode(undefined, '24.1.0')).toBeNull();
+    expect(unexpectedNode('24.1.0', '24.1.0')).toBeNull();
+    expect(unexpectedNode('22.20.0', '24.1.0')).toMatch(/^EXPECT_NODE_VERSION is 22\.20\.0 but this is Node 24\.1\.0 \(/);
+  });
+
+  it('holds for this run (CI sets EXPECT_NODE_VERSION for each Node it tests)', () => {
+    expect(unexpectedNode()).toBeNull();
   });
 });

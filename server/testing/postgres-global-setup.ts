@@ -4,7 +4,7 @@
 // folder removed, when the run ends — also when the run is interrupted or killed.
 // The URL reaches every worker through `provide` (see postgres-setup.ts).
 import type { TestProject } from 'vitest/node';
-import { unsupportedNode } from '../runtime.ts';
+import { unexpectedNode, unsupportedNode } from '../runtime.ts';
 import { postgresAnswers, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 export const DEFAULT_POSTGRES_TEST_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -16,8 +16,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
-  const unsupported = unsupportedNode();
-  if (unsupported) throw new Error(unsupported);
+  const wrongNode = unsupportedNode() ?? unexpectedNode();
+  if (wrongNode) throw new Error(wrongNode);
+  process.stdout.write(`Node ${process.versions.node} (${process.execPath})\n`);
   const configured = process.env.POSTGRES_TEST_URL ?? DEFAULT_POSTGRES_TEST_URL;
   if (await postgresAnswers(configured)) {
     project.provide('postgresTestUrl', configured);
