@@ -1,4 +1,4 @@
-// Settings come from the environment; every one is listed in the README.
+// Settings come from the environment; every one is listed in docs/operations.md.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 

@@ -1,5 +1,5 @@
 // Per-credential token bucket. In memory and per instance: with several instances behind a
-// load balancer each applies its own limit (see the README).
+// load balancer each applies its own limit (see docs/operations.md, "Several instances on PostgreSQL").
 import { AppError } from '../domain/errors.ts';
 import type { Clock } from '../domain/clock.ts';
 
