@@ -18,6 +18,7 @@ import { compileOperation, loadDocument, loadOperations } from '../server/contra
 import { freePort } from '../server/testing/child-server.ts';
 import { generateSecret } from '../signing/signature.ts';
 import { GENERATED_DIR, ROOT } from './lib/specs.ts';
+import { mockEvents } from './mock/webhooks.ts';
 
 const createPayout = compileOperation(loadOperations('transactions').find((o) => o.operationId === 'createPayout')!);
 const CREDS = { 'x-api-key': 'pk_test_mock', 'x-api-hash': 'sk_test_mock' };
@@ -159,6 +160,18 @@ describe('npm run mock', () => {
     expect(createPayout.validateResponse(400, res.headers.get('content-type'), problem)).toEqual([]);
   });
 
+  it('answers the body rules and the x-decimal rule as the server does (415, 400 malformed-json, 413, 400 naming /body/amount)', async () => {
+    const post = (body: string, contentType = 'application/json'): Promise<Response> =>
+      fetch(`${base}/transactions/payout`, { method: 'POST', headers: { ...CREDS, 'content-type': contentType }, body });
+    const valid = JSON.stringify({ thirdPartyId: 'mock-body', userId: 'user_5521', amount: 1 });
+    const slug = async (res: Response): Promise<string> => `${res.status} ${((await res.json()) as { type: string }).type.split('/').pop()}`;
+    expect(await slug(await post(valid, 'text/plain'))).toBe('415 unsupported-media-type');
+    expect(await slug(await post(valid.slice(0, -1)))).toBe('400 malformed-json');
+    expect(await slug(await post(`{"padding":"${'x'.repeat(70_000)}"}`))).toBe('413 payload-too-large');
+    const precise = await post(JSON.stringify({ thirdPartyId: 'mock-body', userId: 'user_5521', amount: 1.123456789 }));
+    expect(((await precise.json()) as { errors: Array<{ pointer: string }> }).errors.map((e) => e.pointer)).toEqual(['/body/amount']);
+  });
+
   it('answers a valid payout with its documented 201 example, another documented answer on Prefer, and 401 without credentials', async () => {
     const body = JSON.stringify({ thirdPartyId: 'mock-1', userId: 'user_5521', amount: 10.5 });
     const ok = await fetch(`${base}/transactions/payout`, { method: 'POST', headers: JSON_HEADERS, body });
@@ -190,6 +203,20 @@ describe('npm run mock', () => {
     expect(store.hasEvent(passed.eventId)).toBe(true);
     await receiver.idle();
   });
+
+  it('sends an event from the command line: npm run mock -- send', async () => {
+    const cli = spawn('npm', ['run', 'mock', '--', 'send', 'order.created', '--example', 'orderCreatedMinimal', '--to', `${capture.url}/cli`, '--secret', 'env:CLI_SECRET'], {
+      cwd: ROOT,
+      env: { ...process.env, CLI_SECRET: WEBHOOK_SECRET },
+      stdio: 'ignore',
+    });
+    const [r, code] = await Promise.all([capture.next(), new Promise((resolve) => cli.once('exit', resolve))]);
+    expect(code).toBe(0);
+    expect(r.path).toBe('/cli');
+    const verified = verifyWebhook({ rawBody: r.rawBody, headers: r.headers as Record<string, string>, secrets: WEBHOOK_SECRET });
+    const documented = mockEvents().find((e) => e.name === 'order.created')!.examples.find((x) => x.name === 'orderCreatedMinimal')!.payload;
+    expect(verified.event).toEqual(documented);
+  }, 30_000);
 
   it('calls a payout notifyUrl through Prism with the payout-completed callback, signed with the callback secret', async () => {
     const res = await fetch(`${base}/transactions/payout`, {

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { API_NAMES, loadOperations } from '../server/contract/operations.ts';
 import { generateSecret } from '../signing/signature.ts';
 import { checkSettings, portSetting } from './lib/settings.ts';
-import { createMockSender, mockEvents, sendMockEvent } from './mock/webhooks.ts';
+import { UnknownEventError, createMockSender, mockEvents, sendMockEvent } from './mock/webhooks.ts';
 import { startMock } from './mock/start.ts';
 
 export { startMock, type MockOptions, type RunningMock } from './mock/start.ts';
@@ -38,10 +38,19 @@ async function send(args: string[]): Promise<number> {
   }
   const given = secretArgument(values.secret);
   const secret = given ?? generateSecret();
-  if (!given) console.log(`secret (give it to your receiver): ${secret}`);
   const sender = createMockSender();
   const options = { event, to: values.to, secret, ...(values.example ? { example: values.example } : {}), ...(values['new-id'] ? { newId: true } : {}) };
-  const sent = await sendMockEvent(sender, events, options).finally(() => sender.close());
+  let sent;
+  try {
+    sent = await sendMockEvent(sender, events, options);
+  } catch (err) {
+    if (!(err instanceof UnknownEventError || err instanceof RangeError)) throw err;
+    console.error(`npm run mock -- send: ${err.message}`);
+    return 2;
+  } finally {
+    await sender.close();
+  }
+  if (!given) console.log(`secret (give it to your receiver): ${secret}`);
   console.log(`${sent.event} (${sent.example}) Service-Event-Id ${sent.eventId} → ${values.to}: ${sent.status ?? `not delivered (${sent.error})`}`);
   return sent.status !== null && sent.status >= 200 && sent.status < 300 ? 0 : 1;
 }
