@@ -43,12 +43,12 @@ export interface PrismProcess {
   close(): Promise<void>;
 }
 
-/** Starts `prism mock` on the joined document at 127.0.0.1:`port`; resolves once it listens. */
-export async function startPrism(port: number, log: (line: string) => void): Promise<PrismProcess> {
+/** Starts `prism mock` on the joined document on a free loopback port; resolves once it listens. */
+export async function startPrism(log: (line: string) => void): Promise<PrismProcess> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'payments-mock-'));
   const file = path.join(dir, 'payments.openapi.json');
   await writeFile(file, JSON.stringify(joinedDocument()));
-  const child = spawn(bin('prism'), ['mock', file, '--host', '127.0.0.1', '--port', String(port)], { env: TOOL_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin('prism'), ['mock', file, '--host', '127.0.0.1', '--port', '0'], { env: TOOL_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   const close = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -58,22 +58,24 @@ export async function startPrism(port: number, log: (line: string) => void): Pro
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await new Promise<void>((resolve, reject) => {
+    // Port 0: the system picks a free one, and Prism names it in its "listening" line.
+    const url = await new Promise<string>((resolve, reject) => {
       let seen = '';
       const onData = (chunk: Buffer): void => {
         const text = chunk.toString();
         for (const line of text.split('\n')) if (line.trim() !== '') log(line);
         seen = (seen + text).slice(-4096);
-        if (seen.includes('Prism is listening')) resolve();
+        const listening = /Prism is listening on (http:\/\/[\w.:[\]-]+)/.exec(seen);
+        if (listening?.[1]) resolve(listening[1]);
       };
       child.stdout?.on('data', onData);
       child.stderr?.on('data', onData);
       child.once('exit', (code) => reject(new Error(`prism exited with ${code} before listening:\n${seen}`)));
       child.once('error', reject);
     });
+    return { url, child, close };
   } catch (err) {
     await close();
     throw err;
   }
-  return { url: `http://127.0.0.1:${port}`, child, close };
 }

@@ -3,7 +3,6 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { generateSecret } from '../../signing/signature.ts';
-import { freePort } from '../../server/testing/child-server.ts';
 import { createMockFront } from './front.ts';
 import { startPrism } from './prism.ts';
 import { createMockSender } from './webhooks.ts';
@@ -29,7 +28,7 @@ export interface RunningMock {
 export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   const host = opts.host ?? '127.0.0.1';
   const secrets = { webhook: opts.webhookSecret ?? generateSecret(), callback: opts.callbackSecret ?? generateSecret() };
-  const prism = await startPrism(await freePort(), opts.log ?? (() => {}));
+  const prism = await startPrism(opts.log ?? (() => {}));
   let url = '';
   const sender = createMockSender();
   const app = createMockFront({ prismUrl: prism.url, selfUrl: () => url, webhookSecret: secrets.webhook, callbackSecret: secrets.callback, sender });
