@@ -72,9 +72,14 @@ async function serveMock(args: string[]): Promise<void> {
   console.log(`  ${'mock-only'.padEnd(12)} POST   /_mock/webhooks  {"event": "order.paid", "to": "<url>", "secret"?: "whsec_..."}`);
   console.log(`webhook secret (POST /_mock/webhooks without "secret"): ${mock.secrets.webhook}`);
   console.log(`callback secret (the payout's notifyUrl callback): ${mock.secrets.callback}`);
-  const stop = (): void => void mock.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // A signal can arrive twice (to the process group, and relayed by npm or tsx): close once, and
+  // keep the handler so that the second does not kill the process before Prism is stopped.
+  let closing: Promise<void> | null = null;
+  const stop = (): void => {
+    closing ??= mock.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

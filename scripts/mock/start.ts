@@ -48,7 +48,11 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     url,
     secrets,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive connections would hold close() for their timeout.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      });
       await Promise.all([prism.close(), sender.close()]);
     },
   };
