@@ -61,12 +61,17 @@ export async function startPrism(log: (line: string) => void): Promise<PrismProc
     // Port 0: the system picks a free one, and Prism names it in its "listening" line.
     const url = await new Promise<string>((resolve, reject) => {
       let seen = '';
+      let listening = false;
       const onData = (chunk: Buffer): void => {
         const text = chunk.toString();
-        for (const line of text.split('\n')) if (line.trim() !== '') log(line);
+        // Its start-up lines name its own port, which is not the one to call: only later lines are logged.
+        if (listening) for (const line of text.split('\n')) if (line.trim() !== '') log(line);
         seen = (seen + text).slice(-4096);
-        const listening = /Prism is listening on (http:\/\/[\w.:[\]-]+)/.exec(seen);
-        if (listening?.[1]) resolve(listening[1]);
+        const url = /Prism is listening on (http:\/\/[\w.:[\]-]+)/.exec(seen)?.[1];
+        if (url && !listening) {
+          listening = true;
+          resolve(url);
+        }
       };
       child.stdout?.on('data', onData);
       child.stderr?.on('data', onData);
