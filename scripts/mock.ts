@@ -1,45 +1,89 @@
-// npm run mock: Prism serves the Transactions API (port 4010, MOCK_PORT) and the v2 order API
-// (next port) from the specs' examples, validating every request against the contract.
-import { spawn, type ChildProcess } from 'node:child_process';
+// npm run mock: the contract's stand-in on one base URL (MOCK_HOST:MOCK_PORT, default
+// 127.0.0.1:4010): every operation of the four OpenAPI documents, answered by Prism from the
+// documented examples behind a front that refuses invalid requests with the contract's own
+// errors, plus mocked webhooks. docs/mock.md describes it.
+//
+//   npm run mock                       serve; prints the URL, the paths and the mock's secrets
+//   npm run mock -- --quiet            the same without Prism's request log
+//   npm run mock -- send order.paid --to http://localhost:3000/webhooks/payments [--secret whsec_...|env:NAME] [--example NAME] [--new-id]
+//                                      send one signed event of the AsyncAPI document, then exit
 import { pathToFileURL } from 'node:url';
-import { OPENAPI_DOCS, TOOL_ENV, bin } from './lib/specs.ts';
+import { parseArgs } from 'node:util';
+import { API_NAMES, loadOperations } from '../server/contract/operations.ts';
+import { generateSecret } from '../signing/signature.ts';
 import { checkSettings, portSetting } from './lib/settings.ts';
+import { UnknownEventError, createMockSender, mockEvents, sendMockEvent } from './mock/webhooks.ts';
+import { startMock } from './mock/start.ts';
 
-export interface MockOptions {
-  port?: number;
-  host?: string;
-  /** Which documents to serve, each on its own port from `port` upward. */
-  apis?: ReadonlyArray<(typeof OPENAPI_DOCS)[number]['name']>;
+export { startMock, type MockOptions, type RunningMock } from './mock/start.ts';
+
+function secretArgument(value: string | undefined): string | undefined {
+  if (value === undefined || !value.startsWith('env:')) return value;
+  const fromEnv = process.env[value.slice(4)];
+  if (!fromEnv) throw new Error(`--secret names ${value.slice(4)}, which is not set`);
+  return fromEnv;
 }
 
-export function startMocks(opts: MockOptions = {}): Array<{ name: string; port: number; child: ChildProcess }> {
-  const base = opts.port ?? 4010;
-  const apis = opts.apis ?? ['transactions', 'orders'];
-  return apis.map((name, i) => {
-    const doc = OPENAPI_DOCS.find((d) => d.name === name);
-    if (!doc) throw new Error(`unknown API ${name}`);
-    const port = base + i;
-    const child = spawn(bin('prism'), ['mock', doc.file, '--host', opts.host ?? '127.0.0.1', '--port', String(port)], {
-      env: TOOL_ENV,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return { name, port, child };
+async function send(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { to: { type: 'string' }, secret: { type: 'string' }, example: { type: 'string' }, 'new-id': { type: 'boolean' } },
   });
+  const events = mockEvents();
+  const event = positionals[0];
+  if (!event || !values.to) {
+    console.error(`usage: npm run mock -- send <event> --to URL [--secret whsec_...|env:NAME] [--example NAME] [--new-id]\nevents: ${events.map((e) => `${e.name} (${e.examples.map((x) => x.name).join(', ')})`).join('; ')}`);
+    return 2;
+  }
+  const given = secretArgument(values.secret);
+  const secret = given ?? generateSecret();
+  const sender = createMockSender();
+  const options = { event, to: values.to, secret, ...(values.example ? { example: values.example } : {}), ...(values['new-id'] ? { newId: true } : {}) };
+  let sent;
+  try {
+    sent = await sendMockEvent(sender, events, options);
+  } catch (err) {
+    if (!(err instanceof UnknownEventError || err instanceof RangeError)) throw err;
+    console.error(`npm run mock -- send: ${err.message}`);
+    return 2;
+  } finally {
+    await sender.close();
+  }
+  if (!given) console.log(`secret (give it to your receiver): ${secret}`);
+  console.log(`${sent.event} (${sent.example}) Service-Event-Id ${sent.eventId} → ${values.to}: ${sent.status ?? `not delivered (${sent.error})`}`);
+  return sent.status !== null && sent.status >= 200 && sent.status < 300 ? 0 : 1;
+}
+
+async function serveMock(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { quiet: { type: 'boolean' } } });
+  const port = checkSettings('npm run mock', () => portSetting('MOCK_PORT', process.env.MOCK_PORT, 4010));
+  const mock = await startMock({
+    port,
+    host: process.env.MOCK_HOST ?? '127.0.0.1',
+    ...(process.env.MOCK_WEBHOOK_SECRET ? { webhookSecret: process.env.MOCK_WEBHOOK_SECRET } : {}),
+    ...(process.env.MOCK_CALLBACK_SECRET ? { callbackSecret: process.env.MOCK_CALLBACK_SECRET } : {}),
+    ...(values.quiet ? {} : { log: (line: string) => console.log(line) }),
+  });
+  console.log(`mock: ${mock.url}`);
+  for (const api of API_NAMES) {
+    for (const op of loadOperations(api)) console.log(`  ${api.padEnd(12)} ${op.method.toUpperCase().padEnd(6)} ${op.path}`);
+  }
+  console.log(`  ${'mock-only'.padEnd(12)} POST   /_mock/webhooks  {"event": "order.paid", "to": "<url>", "secret"?: "whsec_..."}`);
+  console.log(`webhook secret (POST /_mock/webhooks without "secret"): ${mock.secrets.webhook}`);
+  console.log(`callback secret (the payout's notifyUrl callback): ${mock.secrets.callback}`);
+  // A signal can arrive twice (to the process group, and relayed by npm or tsx): close once, and
+  // keep the handler so that the second does not kill the process before Prism is stopped.
+  let closing: Promise<void> | null = null;
+  const stop = (): void => {
+    closing ??= mock.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const port = checkSettings('npm run mock', () => portSetting('MOCK_PORT', process.env.MOCK_PORT, 4010));
-  const mocks = startMocks({ port, host: process.env.MOCK_HOST ?? '127.0.0.1' });
-  for (const m of mocks) {
-    m.child.stdout?.pipe(process.stdout);
-    m.child.stderr?.pipe(process.stderr);
-    console.log(`mock ${m.name}: http://127.0.0.1:${m.port}`);
-    m.child.on('exit', (code) => {
-      console.error(`mock ${m.name} exited with ${code}`);
-      process.exit(code ?? 1);
-    });
-  }
-  const stop = (): void => mocks.forEach((m) => m.child.kill('SIGTERM'));
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  const [first, ...rest] = process.argv.slice(2);
+  if (first === 'send') process.exitCode = await send(rest);
+  else await serveMock(process.argv.slice(2));
 }

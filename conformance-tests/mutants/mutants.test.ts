@@ -1,13 +1,11 @@
 // The suite catches broken implementations: the relevant target passes against the bundled
 // server and fails against each deliberately broken variant of it (conformance/mutants/
-// servers/), on the very checks that enforce the broken rule. Plus the api target against the
-// Prism mock of the Transactions API (--skip-stateful): it runs, and every failure there is a
-// known limitation of the mock, named below.
+// servers/), on the very checks that enforce the broken rule. (The api target against the mock,
+// `npm run mock`, is scripts/mock.test.ts.)
 import { freePort } from '../../server/testing/child-server.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../server/testing/harness.ts';
 import type { TestServer, TestServerOptions } from '../../server/testing/harness.ts';
-import { startMocks } from '../../scripts/mock.ts';
 import type { CheckResult } from '../../conformance/core/check.ts';
 import { apiArgs, counts, idsWith, runTarget, senderArgs, startSink } from '../testing/run.ts';
 import type { TargetRun } from '../testing/run.ts';
@@ -88,81 +86,4 @@ describe.concurrent('each mutant fails the checks of the rule it breaks', () => 
       expect(run.exitCode).toBe(1);
     }, RUN_TIMEOUT_MS);
   }
-});
-
-// ---- the Prism mock ---------------------------------------------------------------------------
-
-/**
- * Prism's limitations, each of which makes some schema-level checks fail against the mock
- * although the contract is right: Prism validates the request, but its error answer is a
- * documented example rather than a description of the actual error.
- */
-const PRISM_LIMITATIONS: Array<{ why: string; applies: (c: CheckResult) => boolean }> = [
-  {
-    why: 'for an invalid request Prism answers the operation\'s 422 example when the operation documents a 422 (createPayout: insufficient-funds, refundPayment: unknown-refund-account), not 400 validation-failed',
-    applies: (c) => c.id.includes('.invalid.') && /answered 422 /.test(c.failure?.message ?? ''),
-  },
-  {
-    why: 'otherwise Prism answers 400 with the first documented 400 example, whatever the error: its `errors` name another field, or its type is another 400 type (searchTransaction: search-parameter-required)',
-    applies: (c) =>
-      c.id.includes('.invalid.') && /does not name \/(body|query|path)\/\S+ in errors|answered 400 (search-parameter-required|malformed-json)/.test(c.failure?.message ?? ''),
-  },
-  {
-    why: 'Prism treats an empty query parameter (`?transactionId=`) as absent and answers the example, where the schema\'s minLength 1 makes it invalid',
-    applies: (c) => /\.invalid\.query\.[A-Za-z]+\.too-short$/.test(c.id) && /accepted \(200\)/.test(c.failure?.message ?? ''),
-  },
-];
-
-describe('the api target against the Prism mock of the Transactions API (--skip-stateful)', () => {
-  let mocks: ReturnType<typeof startMocks> = [];
-  let run: TargetRun;
-
-  beforeAll(async () => {
-    const port = await freePort();
-    mocks = startMocks({ port, apis: ['transactions'] });
-    const base = `http://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      const up = await fetch(`${base}/transactions/users?userId=u`, { headers: { 'x-api-key': 'k', 'x-api-hash': 'h' } }).then(
-        () => true,
-        () => false,
-      );
-      if (up) break;
-      if (i > 150) throw new Error('the Prism mock did not start');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    run = await runTarget(['api', '--base-url', base, '--api-key', 'pk_test_mock', '--api-hash', 'sk_test_mock', '--tenant-id', 'ten_8f3k2m9q4w', '--skip-stateful', '--seed', '20261122', '--quiet']);
-    console.log(`api target, Prism mock of the Transactions API: ${counts(run.report)}`);
-  }, 90_000);
-
-  afterAll(() => {
-    for (const m of mocks) m.child.kill('SIGTERM');
-  });
-
-  it('runs: every Transactions operation answers its documented success, and the APIs the mock does not serve are not implemented', () => {
-    const byId = new Map(run.report.checks.map((c) => [c.id, c]));
-    for (const op of ['createPayout', 'createStakingPayout', 'revokeStakingPayout', 'listUserTransactions', 'searchTransaction', 'refundPayment']) {
-      expect(byId.get(`api.${op}.succeeds`)?.status, op).toBe('passed');
-      expect(byId.get(`api.${op}.auth.no-credentials`)?.status, op).toBe('passed');
-      expect(byId.get(`api.${op}.auth.missing-hash`)?.status, op).toBe('passed');
-    }
-    for (const op of ['createOrder', 'getOrder', 'createWebhookEndpoint', 'createSandboxPayment']) {
-      expect(byId.get(`api.${op}.succeeds`)?.status, op).toBe('not_implemented');
-    }
-    // What a mock cannot honour is skipped, not failed: wrong credentials, tenants, x-decimal, state.
-    for (const id of ['api.createPayout.auth.wrong-hash', 'api.createPayout.tenant.other-tenant', 'api.createPayout.invalid.body.amount.too-precise', 'api.rules.isolation.order']) {
-      expect(byId.get(id)?.status, id).toBe('skipped');
-    }
-  });
-
-  it('fails only where Prism cannot honour the contract, each failure explained by a known Prism limitation', () => {
-    const failures = run.report.checks.filter((c) => c.status === 'failed');
-    const unexplained = failures.filter((c) => !PRISM_LIMITATIONS.some((l) => l.applies(c)));
-    expect(unexplained.map((c) => `${c.id}: ${c.failure?.message}`)).toEqual([]);
-    for (const l of PRISM_LIMITATIONS) {
-      const n = failures.filter((c) => l.applies(c)).length;
-      console.log(`Prism limitation (${n} checks): ${l.why}`);
-    }
-    // The checks that Prism does honour pass: validation of operations without a 422 example.
-    expect(run.report.checks.find((c) => c.id === 'api.createStakingPayout.invalid.body.asset.unknown-enum')?.status).toBe('passed');
-  });
 });

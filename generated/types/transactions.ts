@@ -487,6 +487,22 @@ export interface components {
          */
         DestinationRule: "invalid-url" | "https-required" | "port-443-required" | "no-credentials" | "no-fragment" | "loopback-address" | "private-address" | "link-local-address" | "cgnat-address" | "multicast-address" | "reserved-address" | "ipv6-not-supported" | "unresolvable-host";
         /**
+         * @description Body of the payout-completed callback sent to the payout's `notifyUrl` when the payout
+         *     settles. It carries no event id: the `Service-Event-Id` header identifies the
+         *     notification and is stable across retries; deduplicate by it (or by `transactionId`,
+         *     as a payout completes once).
+         */
+        PayoutCompletedNotification: {
+            transactionId: components["schemas"]["TransactionId"];
+            thirdPartyId: components["schemas"]["ThirdPartyId"];
+            amount: components["schemas"]["Amount"];
+            /**
+             * @description `success` (payout processed successfully) or `cancelled` (payout cancelled, amount returned to the wallet).
+             * @enum {string}
+             */
+            status: "success" | "cancelled";
+        };
+        /**
          * @description `pending` payout credit locked until funds are confirmed; `completed`; `cancelled`;
          *     `active` staking running; `revoked` staking revoked; `pending_confirmation` payment not
          *     linked to an order, awaiting confirmation or refund; `refunded`.
@@ -1129,6 +1145,7 @@ export const userTransactionAssetValues: ReadonlyArray<FlattenedDeepRequired<com
 export const stakingPayoutRequestAssetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StakingPayoutRequest"]["asset"]> = ["KRU"];
 export const refundResponseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RefundResponse"]["status"]> = ["refunded"];
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
+export const payoutCompletedNotificationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PayoutCompletedNotification"]["status"]> = ["success", "cancelled"];
 export const transactionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionStatus"]> = ["pending", "completed", "cancelled", "active", "revoked", "pending_confirmation", "refunded"];
 export const transactionTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionType"]> = ["payout", "staking", "payment", "refund"];
 export const transactionSideValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionSide"]> = ["credit", "debit"];

@@ -4,7 +4,7 @@ import type { Services } from './context.ts';
 import { AppError } from './errors.ts';
 
 /** The normalised URL to store, or a 400 destination-not-allowed naming the broken rule. */
-export function checkDestination(services: Services, url: string, field: string): string {
+export function checkDestination(services: Pick<Services, 'destinations'>, url: string, field: string): string {
   try {
     return services.destinations.checkUrl(url).href;
   } catch (e) {

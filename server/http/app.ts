@@ -1,14 +1,13 @@
 // The HTTP application: one port for every API, the developer portal and the docs.
 import { Hono, type MiddlewareHandler } from 'hono';
-import { loadOperations, type ApiName } from '../contract/operations.ts';
+import type { ApiName } from '../contract/operations.ts';
 import type { Services } from '../domain/context.ts';
-import { AppError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/ids.ts';
 import type { AppEnv } from './app-env.ts';
 import { problemErrorHandler } from './errors.ts';
 import type { Handler } from './handler-types.ts';
-import { problemResponse } from './problem.ts';
 import { registerApi, type RouterOptions } from './router.ts';
+import { routeNotFound } from './route-not-found.ts';
 
 export interface AppOptions extends RouterOptions {
   handlers: Partial<Record<ApiName, Record<string, Handler>>>;
@@ -54,20 +53,7 @@ export function createApp(services: Services, opts: AppOptions): Hono<AppEnv> {
   }
   opts.mount?.(app);
 
-  // A known path with another method is a 405 that names the allowed methods.
-  const known = Object.keys(opts.handlers).flatMap((api) =>
-    loadOperations(api as ApiName).map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^${op.honoPath.replace(/:[^/]+/g, '[^/]+')}$`) })),
-  );
-  app.notFound((c) => {
-    const requestId = c.get('requestId') ?? newRequestId();
-    const allowed = [...new Set(known.filter((k) => k.pattern.test(c.req.path)).map((k) => k.method))];
-    if (allowed.length > 0) {
-      return problemResponse(new AppError('method-not-allowed', `${c.req.path} accepts ${allowed.join(', ')}, not ${c.req.method}.`), c.req.path, requestId, {
-        allow: allowed.join(', '),
-      });
-    }
-    return problemResponse(new AppError('route-not-found', `No operation is served at ${c.req.method} ${c.req.path}.`), c.req.path, requestId);
-  });
+  app.notFound(routeNotFound(Object.keys(opts.handlers) as ApiName[]));
 
   app.onError(problemErrorHandler(services.log));
 

@@ -1,0 +1,220 @@
+// The mock's one base URL. Every operation of the four documents is routed as on the server:
+// credentials must be present where the operation's security asks for them (401), the body is
+// read and the request validated by the server's own steps (415, 413, 400 malformed-json,
+// 400 validation-failed naming each pointer), and only a request the contract accepts reaches
+// Prism, which answers a documented example (the `Prefer` header picks another). Should Prism
+// still find a request violation (`sl-violations`), that becomes 400 validation-failed too:
+// a refused request never gets an unrelated documented example.
+//
+// Mock-only routes live under /_mock: POST /_mock/webhooks sends a signed event to a URL, and
+// /_mock/callbacks relays the callbacks Prism fires (the payout's notifyUrl), signed.
+import { Hono, type Context } from 'hono';
+import pino from 'pino';
+import { API_NAMES, compileOperation, loadDocument, loadOperations, type ApiName, type OperationSpec } from '../../server/contract/operations.ts';
+import { AppError } from '../../server/domain/errors.ts';
+import { newEventId, newRequestId } from '../../server/domain/ids.ts';
+import type { AppEnv } from '../../server/http/app-env.ts';
+import { problemErrorHandler } from '../../server/http/errors.ts';
+import { jsonBodyStep } from '../../server/http/middleware/body.ts';
+import { runSteps, type Step } from '../../server/http/middleware/step.ts';
+import { validateRequestStep } from '../../server/http/middleware/validate.ts';
+import { routeNotFound } from '../../server/http/route-not-found.ts';
+import type { EventRecord } from '../../server/domain/model.ts';
+import type { Sender } from '../../server/delivery/sender.ts';
+import { checkDestination } from '../../server/domain/destination-check.ts';
+import { UnknownEventError, mockDestinationPolicy, mockEvents, postSigned, sendMockEvent } from './webhooks.ts';
+
+export interface FrontOptions {
+  /** Prism's base URL (the joined document). */
+  prismUrl: string;
+  /** This front's own base URL, for the callbacks Prism fires through it. */
+  selfUrl: () => string;
+  /** Signs POST /_mock/webhooks when the call names no secret (as an endpoint's signing secret). */
+  webhookSecret: string;
+  /** Signs the callbacks Prism fires (as a tenant environment's callback secret). */
+  callbackSecret: string;
+  /** Sends the mocked webhooks and callbacks (createMockSender). */
+  sender: Sender;
+}
+
+type Obj = Record<string, unknown>;
+/** Response headers of Prism's that are not the contract's. */
+const PRISM_ONLY = new Set(['sl-violations', 'access-control-allow-origin', 'access-control-allow-headers', 'access-control-allow-credentials', 'access-control-expose-headers', 'content-length', 'connection', 'keep-alive', 'date', 'transfer-encoding']);
+/** Request headers not passed on to Prism. */
+const HOP_BY_HOP = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding']);
+
+export function createMockFront(opts: FrontOptions): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', async (c, next) => {
+    c.set('requestId', newRequestId());
+    await next();
+  });
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  mountMockRoutes(app, opts);
+  for (const api of API_NAMES) mountApi(app, api, opts);
+  app.notFound(routeNotFound(API_NAMES));
+  app.onError(problemErrorHandler(pino({ level: 'warn' })));
+  return app;
+}
+
+function mountApi(app: Hono<AppEnv>, api: ApiName, opts: FrontOptions): void {
+  const doc = loadDocument(api);
+  const schemes = ((doc.components as Obj | undefined)?.securitySchemes ?? {}) as Record<string, Obj>;
+  for (const spec of loadOperations(api)) {
+    const steps: Step[] = [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), validateRequestStep(compileOperation(spec))];
+    const callbackPointers = callbackBodyPointers(doc, spec);
+    app.on(spec.method.toUpperCase(), [spec.honoPath], async (c) => {
+      await runSteps(steps, c);
+      return forwardToPrism(c, opts, callbackPointers);
+    });
+  }
+}
+
+/**
+ * 401 unauthenticated when no alternative of the operation's security is present. A mock
+ * cannot tell a wrong credential from a right one; it can tell a missing one.
+ */
+function credentialsPresentStep(spec: OperationSpec, schemes: Record<string, Obj>): Step {
+  const present = (c: Context<AppEnv>, name: string): boolean => {
+    const scheme = schemes[name];
+    if (!scheme) return false;
+    if (scheme.type === 'apiKey' && scheme.in === 'header') return (c.req.header(String(scheme.name)) ?? '') !== '';
+    if (scheme.type === 'http' && String(scheme.scheme).toLowerCase() === 'bearer') return /^Bearer\s+\S+$/i.test(c.req.header('authorization') ?? '');
+    return false;
+  };
+  const alternatives = spec.security.map((requirement) => Object.keys(requirement));
+  const wanted = alternatives.map((names) => names.map((n) => describeScheme(schemes[n], n)).join(' and ')).join(', or ');
+  return (c) => {
+    if (alternatives.length === 0 || alternatives.some((names) => names.every((n) => present(c, n)))) return;
+    throw new AppError('unauthenticated', `Credentials are missing: send ${wanted}.`);
+  };
+}
+
+function describeScheme(scheme: Obj | undefined, name: string): string {
+  if (scheme?.type === 'apiKey') return String(scheme.name);
+  if (scheme?.type === 'http') return `Authorization: Bearer <${name}>`;
+  return name;
+}
+
+/** The body pointers the operation's callbacks take their URL from (`{$request.body#/notifyUrl}`). */
+function callbackBodyPointers(doc: Obj, spec: OperationSpec): string[] {
+  const op = ((doc.paths as Obj)[spec.path] as Obj)[spec.method] as Obj;
+  const callbacks = (op.callbacks ?? {}) as Record<string, Obj>;
+  return Object.values(callbacks).flatMap((cb) =>
+    Object.keys(cb)
+      .map((expr) => /^\{\$request\.body#\/([^}/]+)\}$/.exec(expr)?.[1])
+      .filter((p): p is string => p !== undefined),
+  );
+}
+
+async function forwardToPrism(c: Context<AppEnv>, opts: FrontOptions, callbackPointers: readonly string[]): Promise<Response> {
+  const url = new URL(c.req.url);
+  const headers = new Headers();
+  c.req.raw.headers.forEach((value, name) => {
+    if (!HOP_BY_HOP.has(name)) headers.set(name, value);
+  });
+  const body = c.get('body');
+  const res = await fetch(`${opts.prismUrl}${url.pathname}${url.search}`, {
+    method: c.req.method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(throughCallbackRelay(body, callbackPointers, opts.selfUrl())) }),
+  });
+  const text = await res.text();
+  const violations = requestViolations(res.headers.get('sl-violations'));
+  if (violations.length > 0) {
+    throw new AppError('validation-failed', `The request is invalid: ${violations.map((v) => `${v.pointer} ${v.detail}`).join('; ')}.`, { errors: violations });
+  }
+  const out = new Headers({ 'x-request-id': c.get('requestId') });
+  res.headers.forEach((value, name) => {
+    if (!PRISM_ONLY.has(name)) out.set(name, value);
+  });
+  return new Response(res.status === 204 ? null : text, { status: res.status, headers: out });
+}
+
+const destinations = { destinations: mockDestinationPolicy() };
+
+/**
+ * A callback URL of the body must pass the destination rules as on a server in development
+ * (400 destination-not-allowed naming the rule), then is pointed at the relay, which signs the
+ * callback Prism fires and passes it on.
+ */
+function throughCallbackRelay(body: unknown, pointers: readonly string[], selfUrl: string): unknown {
+  if (pointers.length === 0 || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const out = { ...(body as Obj) };
+  for (const p of pointers) {
+    const url = out[p];
+    if (typeof url === 'string') out[p] = `${selfUrl}/_mock/callbacks?to=${encodeURIComponent(checkDestination(destinations, url, p))}`;
+  }
+  return out;
+}
+
+interface PrismViolation {
+  location?: unknown[];
+  message?: string;
+  severity?: string;
+}
+
+/** Prism's request violations as the contract's field issues (`["request","body","x"]` → `/body/x`). */
+export function requestViolations(header: string | null): Array<{ pointer: string; detail: string }> {
+  if (!header) return [];
+  let list: PrismViolation[];
+  try {
+    list = JSON.parse(header) as PrismViolation[];
+  } catch {
+    return [];
+  }
+  return list
+    .filter((v) => v.severity === 'Error' && Array.isArray(v.location) && v.location[0] === 'request' && v.location.length > 1)
+    .map((v) => {
+      const [, where, ...rest] = (v.location ?? []).map(String);
+      return { pointer: `/${where}${rest.map((r) => `/${r}`).join('')}`, detail: v.message ?? 'is invalid' };
+    });
+}
+
+function mountMockRoutes(app: Hono<AppEnv>, opts: FrontOptions): void {
+  const events = mockEvents();
+  app.get('/_mock/webhooks', (c) => c.json({ events: events.map((e) => ({ event: e.name, examples: e.examples.map((x) => x.name) })) }));
+  // Not part of the contract: a mock-only call. The secret travels in the body, never in the URL.
+  app.post('/_mock/webhooks', async (c) => {
+    const input = (await c.req.json().catch(() => null)) as Obj | null;
+    const to = typeof input?.to === 'string' ? input.to : null;
+    if (!input || typeof input.event !== 'string' || !to || !URL.canParse(to)) {
+      throw new AppError('validation-failed', 'POST /_mock/webhooks takes {"event": "order.paid", "to": "<url>", "secret"?, "example"?, "newId"?}.', {
+        errors: [{ pointer: '/body', detail: 'needs event (a message name) and to (an absolute URL)' }],
+      });
+    }
+    try {
+      const sent = await sendMockEvent(opts.sender, events, {
+        event: input.event,
+        to,
+        secret: typeof input.secret === 'string' ? input.secret : opts.webhookSecret,
+        ...(typeof input.example === 'string' ? { example: input.example } : {}),
+        ...(input.newId === true ? { newId: true } : {}),
+      });
+      return c.json(sent, 200);
+    } catch (err) {
+      if (err instanceof UnknownEventError || err instanceof RangeError) {
+        throw new AppError('validation-failed', err.message, { errors: [{ pointer: err instanceof RangeError ? '/body/secret' : '/body/event', detail: err.message }] });
+      }
+      throw err;
+    }
+  });
+  // Prism fires an operation's callbacks after answering it; they arrive here and go on signed.
+  app.post('/_mock/callbacks', async (c) => {
+    const to = c.req.query('to');
+    if (!to || !URL.canParse(to)) return c.json({ error: 'to must be an absolute URL' }, 400);
+    const now = Date.now();
+    const record: EventRecord = {
+      id: newEventId(now),
+      environmentId: 'mock',
+      type: 'payout.completed',
+      payload: await c.req.text(),
+      orderId: null,
+      merchantReference: null,
+      transactionId: null,
+      createdAt: now,
+    };
+    const sent = await postSigned(opts.sender, to, record, opts.callbackSecret, now);
+    return c.body(null, sent.status !== null && sent.status >= 200 && sent.status < 300 ? 204 : 502);
+  });
+}

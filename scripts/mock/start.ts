@@ -1,0 +1,59 @@
+// startMock: Prism on a free loopback port behind the front on the one base URL. Used by
+// `npm run mock` and by other scripts that need the mock (start, use, close).
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { generateSecret } from '../../signing/signature.ts';
+import { createMockFront } from './front.ts';
+import { startPrism } from './prism.ts';
+import { createMockSender } from './webhooks.ts';
+
+export interface MockOptions {
+  /** The base URL's port; 0 picks a free one. Default 4010. */
+  port?: number;
+  host?: string;
+  /** Signs POST /_mock/webhooks without a secret; default a new whsec_ secret (see `secrets`). */
+  webhookSecret?: string;
+  /** Signs the payout-completed callbacks Prism fires; default a new whsec_ secret. */
+  callbackSecret?: string;
+  /** Prism's own log lines; default dropped. */
+  log?: (line: string) => void;
+}
+
+export interface RunningMock {
+  url: string;
+  secrets: { webhook: string; callback: string };
+  close(): Promise<void>;
+}
+
+export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
+  const host = opts.host ?? '127.0.0.1';
+  const secrets = { webhook: opts.webhookSecret ?? generateSecret(), callback: opts.callbackSecret ?? generateSecret() };
+  const prism = await startPrism(opts.log ?? (() => {}));
+  let url = '';
+  const sender = createMockSender();
+  const app = createMockFront({ prismUrl: prism.url, selfUrl: () => url, webhookSecret: secrets.webhook, callbackSecret: secrets.callback, sender });
+  let server: ServerType;
+  try {
+    server = await new Promise<ServerType>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, port: opts.port ?? 4010, hostname: host }, () => resolve(s));
+      s.once('error', reject);
+    });
+  } catch (err) {
+    await Promise.all([prism.close(), sender.close()]);
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return {
+    url,
+    secrets,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive connections would hold close() for their timeout.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      });
+      await Promise.all([prism.close(), sender.close()]);
+    },
+  };
+}
