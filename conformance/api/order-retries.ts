@@ -56,6 +56,7 @@ export function orderRetryChecks(o: StatefulChecksOptions): Check[] {
         evidence.push(first.exchange);
         const bad = created(first, evidence, 'creating an order with an Idempotency-Key failed', ORDER_IDEMPOTENCY_JSON_RULE);
         if (bad) return bad;
+        if (first.exchange.response.headers['idempotent-replayed'] !== undefined) return fail('the first request with a new Idempotency-Key answered Idempotent-Replayed: it is absent on the answer that creates the order', ORDER_IDEMPOTENCY_JSON_RULE, evidence);
         const tried: string[] = [];
         for (const form of REPLAY_FORMS.filter((f) => applies(parts.body, f))) {
           const again = await o.client.call(op, { auth, ...parts, headers, rawBody: { contentType: 'application/json', bytes: spell(parts.body, form) }, label: `the same body again, ${form}` }, ctx.signal);

@@ -190,3 +190,9 @@ export const ORDER_WITHOUT_KEY_RULE: SpecRule = {
   source: ORDERS_RETRIES,
   quote: 'Without the header every request creates an order.',
 };
+
+export const MEDIA_TYPE_RULE: SpecRule = {
+  covers: ['product#json-body'],
+  source: 'common/problem-types.yaml#/unsupported-media-type; RFC 9110 § 8.3.1 (Media Type)',
+  quote: 'Request bodies must be application/json. The type and subtype tokens are case-insensitive; parameters (charset=utf-8) may follow.',
+};

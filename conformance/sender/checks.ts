@@ -414,6 +414,16 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     return pass([`cut after ${(cutAfter / 1000).toFixed(2)} s; next attempt ${Math.round(attempts[1]!.receivedMono - first.closedMono)} ms later`]);
   });
 
+  add('timeout.fresh-timestamp', 'delivery rules', "the attempt after a timeout is signed anew: its t is later than the timed-out attempt's", [FRESH_T_RULE], async () => {
+    if (o.skipSlow) return skip('--skip-slow: needs the held answer of the timeout check');
+    const { path } = await slow();
+    const attempts = attemptsOf(path);
+    if (attempts.length < 2) return skip(`no attempt followed the timed-out one (see ${TARGET}.timeout.10s)`);
+    const stale = staleTimestamp(attempts[0]!, attempts[1]!, failureKnownMono(attempts[0]!));
+    if (stale) return fail(`attempt 2: ${stale}`, FRESH_T_RULE, attempts.map((r, i) => asExchange(r, `attempt ${i + 1}`)));
+    return pass();
+  });
+
   // ---- at most ten attempts ---------------------------------------------------------------------
   const tenAttempts = scenario('always-500', answer(500), async (path, signal) => {
     const done = await receiver.until(() => attemptsOf(path).length >= MAX_DELIVERY_ATTEMPTS, o.attemptsWindowMs, signal);

@@ -57,6 +57,7 @@ export function rotationChecks(o: RotationOptions): void {
     const inFlight = ofOrder(before.orderId)[0]!;
     const later = ofOrder(after.orderId);
     const shown = [...evidence, asExchange(inFlight, 'in flight at the rotation'), ...later.map((r, i) => asExchange(r, `event created after the rotation, attempt ${i + 1}`))];
+    if (secrets.secret === secrets.previous) return fail('the rotation answered the secret it replaces: a rotation issues a new signing secret', ROTATION_RULE, evidence);
     if (later.length === 0) return fail(`an event created after the rotation did not arrive ${within}`, ROTATION_RULE, shown);
     return judge(later, inFlight, secrets, 'an event created after the rotation', shown, ROTATION_RULE);
   });
@@ -83,6 +84,7 @@ export function rotationChecks(o: RotationOptions): void {
     const attempts = (): Received[] => receiver.at(callbackPath).filter((r) => eventIdOf(r) === eventIdOf(first));
     await receiver.until(() => attempts().length > 1, o.waitMs, signal);
     const later = attempts().slice(1);
+    if (secret === o.callbackSecret) return fail('the rotation answered the callback secret it replaces: a rotation issues a new one', CALLBACK_ROTATION_RULE, evidence);
     const shown = [...evidence, ...attempts().map((r, i) => asExchange(r, i === 0 ? 'in flight at the rotation, answered 500' : `attempt ${i + 1}`))];
     if (later.length === 0) return fail(`the callback answered 500 was not tried again ${within}: a pending callback is not disabled by the rotation`, CALLBACK_ROTATION_RULE, shown);
     return judge(later, first, { previous: o.callbackSecret, secret }, "the pending callback's next attempt", shown, CALLBACK_ROTATION_RULE);

@@ -24,6 +24,7 @@ import * as refreshesCreatedAt from './refreshes-created-at.ts';
 import * as clientErrorsDelivered from './client-errors-delivered.ts';
 import * as idempotencyRawBytes from './idempotency-raw-bytes.ts';
 import * as ordersDeduplicatedByBody from './orders-deduplicated-by-body.ts';
+import * as exactJsonMediaType from './exact-json-media-type.ts';
 import * as signsWithCreationSecret from './signs-with-creation-secret.ts';
 import * as resendsFirstSignature from './resends-first-signature.ts';
 
@@ -131,6 +132,14 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     build: ordersDeduplicatedByBody.build,
     mustFail: ['api.rules.order-without-key-creates'],
     failsOnly: /^api\.rules\.order-without-key-creates$/,
+  },
+  {
+    name: 'exact-json-media-type',
+    defect: 'refuses with 415 a body whose Content-Type is application/json spelled otherwise (charset parameter, capitals)',
+    target: 'api',
+    build: exactJsonMediaType.build,
+    mustFail: ['api.createOrder.body.json-media-type-forms'],
+    failsOnly: /^api\.createOrder\.body\.json-media-type-forms$/,
   },
   {
     name: 'signs-without-timestamp',
