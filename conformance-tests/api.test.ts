@@ -42,6 +42,11 @@ describe('payments-conformance api against the bundled server', () => {
       expect(ids.filter((x) => x.startsWith(`api.${id}.invalid.`)).sort()).toEqual(invalidCases(op).map((c) => `api.${id}.invalid.${c.key}`).sort());
     }
     expect(ids).toEqual(expect.arrayContaining(['api.createPayout.invalid.body.amount.too-precise', 'api.rules.isolation.order', 'api.rules.refund-pending-confirmation-only', 'api.rules.payment-amount-units', 'api.rules.order-idempotency', 'api.rules.user-transactions-paging']));
+    // The order retry rules and the media type are named in the coverage by the checks meant for them.
+    const coveredBy = (id: string): string[] => run.report.coverage.find((c) => c.id === id)?.checks ?? [];
+    expect(coveredBy('orders#idempotency-json')).toEqual(['api.rules.order-idempotency-json-form']);
+    expect(coveredBy('orders#no-key')).toEqual(['api.rules.order-without-key-creates']);
+    expect(coveredBy('product#json-body')).toContain('api.createOrder.body.json-media-type-forms');
   });
 
   it('skips only what the bundled server cannot offer in a test run, with the reason', () => {

@@ -25,7 +25,9 @@ describe('payments-conformance sender against the bundled server', () => {
   it('passes every check, the 10 s timeout and the ten-attempt limit included', () => {
     expect(idsWith(run.report, 'failed'), run.output).toEqual([]);
     expect(idsWith(run.report, 'skipped'), run.output).toEqual([]);
-    expect(idsWith(run.report, 'passed')).toEqual(expect.arrayContaining(['sender.timeout.10s', 'sender.attempts.at-most-ten', 'sender.redirect.not-followed']));
+    expect(idsWith(run.report, 'passed')).toEqual(
+      expect.arrayContaining(['sender.timeout.10s', 'sender.timeout.fresh-timestamp', 'sender.attempts.at-most-ten', 'sender.redirect.not-followed', 'sender.rotation.new-secret', 'sender.rotation.callback-secret']),
+    );
     expect(run.exitCode).toBe(0);
   });
 
@@ -34,6 +36,13 @@ describe('payments-conformance sender against the bundled server', () => {
     for (const message of ['order.created', 'order.paid', 'order.payment_review_required', 'webhook.test', 'payout.completed']) {
       expect(ids).toEqual(expect.arrayContaining([`sender.${message}.headers`, `sender.${message}.signature`, `sender.${message}.payload`]));
     }
+  });
+
+  it('names rules 6 and 8 in the coverage by the checks meant for them', () => {
+    const coveredBy = (id: string): string[] => run.report.coverage.find((c) => c.id === id)?.checks ?? [];
+    expect(coveredBy('interface#signatures-6')).toEqual(['sender.retry.fresh-timestamp', 'sender.timeout.fresh-timestamp', 'sender.retry.manual-fresh-timestamp']);
+    expect(coveredBy('interface#signatures-8')).toEqual(['sender.rotation.new-secret', 'sender.rotation.callback-secret']);
+    expect(coveredBy('management#callback-rotation')).toEqual(['sender.rotation.callback-secret']);
   });
 
   it('cut the held answer at about 10 s', () => {

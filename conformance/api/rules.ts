@@ -163,8 +163,11 @@ export const PAYMENT_AMOUNT_RULE: SpecRule = {
     '`amount` has one meaning everywhere: the amount in the asset\'s units, never base units. A payment of an order carries `amount` when the order\'s asset has known decimals and amountBaseUnits / 10^decimals fits Amount; otherwise `amount` is absent and amountBaseUnits is the only amount: it is never rounded.',
 };
 
+const ORDERS_RETRIES = 'orders.openapi.yaml#/paths/~1v2~1orders/post (Retries)';
+
 export const ORDER_IDEMPOTENCY_RULE: SpecRule = {
-  source: 'orders.openapi.yaml#/paths/~1v2~1orders/post (Retries)',
+  covers: ['orders#idempotency-replay'],
+  source: ORDERS_RETRIES,
   quote:
     'A later request with the same Idempotency-Key and the same body creates nothing and answers the first answer again (201, same Location), with Idempotent-Replayed: true. The same key with another body is refused with 422 idempotency-key-reused.',
 };
@@ -173,4 +176,23 @@ export const USER_PAGING_RULE: SpecRule = {
   source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
   quote:
     'When older records remain, the answer carries a Next-Cursor header; pass its value as cursor for the next, older page; the last page has no Next-Cursor. A cursor that was not issued for this user\'s list is a 400 validation-failed.',
+};
+
+export const ORDER_IDEMPOTENCY_JSON_RULE: SpecRule = {
+  covers: ['orders#idempotency-json'],
+  source: ORDERS_RETRIES,
+  quote:
+    'A later request with the same key and the same body (compared as JSON: key order and white space do not matter) creates nothing and answers the first answer again (201, the order as it was created, same Location), with Idempotent-Replayed: true.',
+};
+
+export const ORDER_WITHOUT_KEY_RULE: SpecRule = {
+  covers: ['orders#no-key'],
+  source: ORDERS_RETRIES,
+  quote: 'Without the header every request creates an order.',
+};
+
+export const MEDIA_TYPE_RULE: SpecRule = {
+  covers: ['product#json-body'],
+  source: 'common/problem-types.yaml#/unsupported-media-type; RFC 9110 § 8.3.1 (Media Type)',
+  quote: 'Request bodies must be application/json. The type and subtype tokens are case-insensitive; parameters (charset=utf-8) may follow.',
 };

@@ -12,6 +12,8 @@ import { credentialOption } from './options.ts';
 import { errorChecks } from './errors.ts';
 import { API_CATALOGUE } from '../core/coverage.ts';
 import { statefulChecks } from './stateful.ts';
+import { orderRetryChecks } from './order-retries.ts';
+import { mediaTypeChecks } from './media-type.ts';
 import { ApiState } from './state.ts';
 
 export interface ApiTargetDeps {
@@ -116,6 +118,8 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
       const checks = [
         ...operationChecks({ operations, state, client, creds, skipStateful, ...(other ? { otherTenantId: other.tenantId } : {}) }),
         ...statefulChecks({ operations, state, client, creds, skipStateful, ...(other ? { other } : {}) }),
+        ...orderRetryChecks({ operations, state, client, creds, skipStateful }),
+        ...mediaTypeChecks({ state, client, skipStateful }),
         ...errorChecks({ operations, state, client, creds, skipStateful, ...(limited ? { limited } : {}) }),
       ];
       const apis = [...new Set(operations.map((o) => o.api))];

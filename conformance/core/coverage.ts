@@ -9,7 +9,7 @@ import type { CheckResult, CoverageStatus, RuleCoverage } from './check.ts';
 export interface CatalogueEntry {
   /** Stable id, e.g. `interface#signatures-4`. */
   id: string;
-  /** The document: `payments-service-interface.md` or `PRODUCT.md`. */
+  /** The document: `payments-service-interface.md`, `PRODUCT.md`, or the OpenAPI document that alone writes the rule. */
   document: string;
   /** Where in it, e.g. `Webhook signatures, verification rule 4`. */
   rule: string;
@@ -21,6 +21,9 @@ export type { CoverageStatus, RuleCoverage };
 
 const INTERFACE = 'payments-service-interface.md';
 const PRODUCT = 'PRODUCT.md';
+/** Rules written only in the OpenAPI documents (decisions of spec/, not of the seed). */
+const ORDERS_API = 'orders.openapi.yaml';
+const MANAGEMENT_API = 'management.openapi.yaml';
 
 const entry = (id: string, document: string, rule: string, unobservable?: string): CatalogueEntry => ({ id, document, rule, ...(unobservable ? { unobservable } : {}) });
 const numbered = (prefix: string, section: string, n: number): CatalogueEntry[] =>
@@ -48,6 +51,7 @@ export const SENDER_CATALOGUE: readonly CatalogueEntry[] = [
   entry('interface#signatures-1', INTERFACE, 'Webhook signatures, verification rule 1 (the header the sender writes)'),
   entry('interface#signatures-2', INTERFACE, 'Webhook signatures, verification rule 2 (the HMAC the sender computes)'),
   entry('interface#signatures-6', INTERFACE, 'Webhook signatures, verification rule 6 (t describes the attempt)'),
+  entry('interface#signatures-8', INTERFACE, 'Webhook signatures, verification rule 8 (after a rotation only a request already in flight carries the previous secret)'),
   entry('interface#delivery-1', INTERFACE, 'Delivery rules, rule 1 (10 s timeout; non-2xx, redirect, timeout unsuccessful)'),
   entry('interface#delivery-2', INTERFACE, 'Delivery rules, rule 2 (retried with backoff, up to ten attempts)'),
   entry('interface#delivery-3', INTERFACE, 'Delivery rules, rule 3 (repeats keep the event id)'),
@@ -62,6 +66,7 @@ export const SENDER_CATALOGUE: readonly CatalogueEntry[] = [
   entry('interface#tx-2', INTERFACE, 'Transactions API rule 2 (notifyUrl is called when the payout completes)'),
   entry('interface#events-test', INTERFACE, 'Webhook data of webhook.test (data.environment)'),
   entry('product#callback', PRODUCT, 'Webhooks: payout-completed callbacks signed with the callback secret'),
+  entry('management#callback-rotation', MANAGEMENT_API, 'POST /v2/webhooks/callback-secret/rotate: pending callbacks go on, their next attempts signed with the new secret'),
 ];
 
 export const API_CATALOGUE: readonly CatalogueEntry[] = [
@@ -93,6 +98,9 @@ export const API_CATALOGUE: readonly CatalogueEntry[] = [
   entry('product#orders-404', PRODUCT, 'Orders: 404 when unknown or cancelled'),
   entry('product#destinations', PRODUCT, 'Webhooks: destination rules for endpoint URLs and notifyUrl (400 naming the rule)'),
   entry('product#one-endpoint', PRODUCT, 'Paths: 409 while the environment has an active endpoint'),
+  entry('orders#idempotency-replay', ORDERS_API, 'POST /v2/orders, Retries: the same Idempotency-Key and body replays the first answer; another body is 422 idempotency-key-reused'),
+  entry('orders#idempotency-json', ORDERS_API, 'POST /v2/orders, Retries: the same body is compared as JSON (key order and white space do not matter)'),
+  entry('orders#no-key', ORDERS_API, 'POST /v2/orders, Retries: without an Idempotency-Key every request creates an order'),
 ];
 
 /** Coverage of `catalogue` by the results; checks cover what their rules' `covers` name. */

@@ -5,8 +5,8 @@
 //   events    every message of the order webhook channel (AsyncAPI walk), answered 200: headers,
 //             signature and payload of each delivery; webhook.test carries data.environment
 //   callback  the payout-completed callback to a payout's notifyUrl (callback secret)
-//   retry     500 on the first attempt, then 200: the retry comes, same event id and body,
-//             a fresh t
+//   retry     500 on the first attempt (held 1.2 s, so that the retry is signed a second
+//             later), then 200: the retry comes, same event id and body, a later t
 //   redirect  302 to another path of the suite on the first attempt: never followed, retried
 //   slow      the first attempt is held: the sender cuts it at 10 s and tries again
 //   attempts  500 always: at most ten attempts
@@ -14,11 +14,14 @@
 //
 // Scenarios run lazily, once, on the first check that needs them; the checks are ordered so
 // that each scenario runs after the previous one finished.
+import { performance } from 'node:perf_hooks';
 import { MAX_DELIVERY_ATTEMPTS } from '../../generated/vocabulary.ts';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
 import { fail, pass, skip } from '../api/verdict.ts';
-import { SuiteReceiver, answer } from './receiver.ts';
+import { SuiteReceiver, answer, answerAfter } from './receiver.ts';
+import { FAILING_ANSWER_HOLD_MS, failureKnownMono, staleTimestamp } from './fresh.ts';
+import { rotationChecks } from './rotation.ts';
 import type { Received, Responder } from './receiver.ts';
 import {
   CALLBACK_SIGNATURE_RULE,
@@ -306,7 +309,7 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     };
   };
 
-  const retry = scenario('retry', firstFailsThen200(answer(500)), async (path, signal) => {
+  const retry = scenario('retry', firstFailsThen200(answerAfter(FAILING_ANSWER_HOLD_MS, 500)), async (path, signal) => {
     await receiver.until(() => attemptsOf(path).length >= 2, o.waitMs, signal);
     // A 2xx ends the delivery: give a third attempt a moment to show up if it wrongly would.
     await SuiteReceiver.sleep(1_000, signal);
@@ -324,7 +327,7 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     if (extra.length > 0) return fail(`the retry carries another Service-Event-Id (${eventIdOf(extra[0]!)}) than the first attempt (${eventIdOf(a)})`, RETRY_RULE, shown);
     return pass([`second attempt ${Math.round(b.receivedMono - a.receivedMono)} ms after the first`]);
   });
-  add('retry.fresh-timestamp', 'delivery rules', 'each attempt is signed anew: t is the time of that attempt and the signature verifies', [FRESH_T_RULE, SIGNATURE_RULE], async () => {
+  add('retry.fresh-timestamp', 'delivery rules', 'each attempt is signed anew: t is the time of that attempt, later than the earlier attempt\'s, and the signature verifies', [FRESH_T_RULE, SIGNATURE_RULE], async () => {
     const { path } = await retry();
     const secret = (await endpoint()).secret;
     const attempts = attemptsOf(path);
@@ -336,6 +339,10 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     }
     // t describes the attempt: its offset from the arrival time is the same for every attempt
     // (whatever the clocks' skew), so attempts seconds apart carry different t.
+    for (const [i, r] of attempts.slice(1).entries()) {
+      const stale = staleTimestamp(attempts[i]!, r, failureKnownMono(attempts[i]!));
+      if (stale) return fail(`attempt ${i + 2}: ${stale}`, FRESH_T_RULE, shown);
+    }
     const offsets = attempts.map((r) => (signatureTimestamp(r) ?? 0) - r.receivedAt / 1000);
     const spread = Math.max(...offsets) - Math.min(...offsets);
     if (spread > 2) {
@@ -407,6 +414,16 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     return pass([`cut after ${(cutAfter / 1000).toFixed(2)} s; next attempt ${Math.round(attempts[1]!.receivedMono - first.closedMono)} ms later`]);
   });
 
+  add('timeout.fresh-timestamp', 'delivery rules', "the attempt after a timeout is signed anew: its t is later than the timed-out attempt's", [FRESH_T_RULE], async () => {
+    if (o.skipSlow) return skip('--skip-slow: needs the held answer of the timeout check');
+    const { path } = await slow();
+    const attempts = attemptsOf(path);
+    if (attempts.length < 2) return skip(`no attempt followed the timed-out one (see ${TARGET}.timeout.10s)`);
+    const stale = staleTimestamp(attempts[0]!, attempts[1]!, failureKnownMono(attempts[0]!));
+    if (stale) return fail(`attempt 2: ${stale}`, FRESH_T_RULE, attempts.map((r, i) => asExchange(r, `attempt ${i + 1}`)));
+    return pass();
+  });
+
   // ---- at most ten attempts ---------------------------------------------------------------------
   const tenAttempts = scenario('always-500', answer(500), async (path, signal) => {
     const done = await receiver.until(() => attemptsOf(path).length >= MAX_DELIVERY_ATTEMPTS, o.attemptsWindowMs, signal);
@@ -435,27 +452,38 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
   // ---- a manual retry of the failed delivery: the original event id and payload --------------------
   const manualPath = session.path('manual-retry');
   receiver.route(manualPath, answer(200));
+  type ManualRetry = { early: CheckOutcome } | { first: Received; last: Received; got: Received[]; requestedMono: number; shown: Exchange[]; eventId: string };
+  const manualRetry = (): Promise<ManualRetry> =>
+    once('manual-retry', async () => {
+      const { path } = await tenAttempts();
+      const attempts = attemptsOf(path);
+      if (attempts.length < MAX_DELIVERY_ATTEMPTS) {
+        return { early: skip(`needs a failed delivery (ten unsuccessful attempts); only ${attempts.length} arrived within --attempts-window-ms (see ${TARGET}.attempts.at-most-ten)`) };
+      }
+      const first = attempts[0]!;
+      const last = attempts[attempts.length - 1]!;
+      const eventId = eventIdOf(first) ?? '';
+      const evidence: Exchange[] = [];
+      const signal = new AbortController().signal;
+      let delivery = await session.findDelivery(eventId, evidence, signal);
+      for (let i = 0; delivery.state !== 'failed' && i < Math.ceil(o.waitMs / 500); i++) {
+        await SuiteReceiver.sleep(500, signal);
+        delivery = await session.findDelivery(eventId, [], signal);
+      }
+      if (delivery.state !== 'failed') return { early: fail(`after ten unsuccessful attempts the delivery of ${eventId} reads ${delivery.state}, not failed`, TEN_ATTEMPTS_RULE, evidence) };
+      await session.pointTo('manual-retry', evidence, signal);
+      // The manual retry cannot be signed before it is asked for.
+      const requestedMono = performance.now();
+      await session.retryDelivery(delivery.id, evidence, signal);
+      await receiver.until(() => receiver.at(manualPath).length > 0, o.waitMs, signal);
+      const got = receiver.at(manualPath);
+      const shown = [...evidence, asExchange(first, 'attempt 1 of the first cycle'), asExchange(last, `attempt ${attempts.length} of the first cycle`), ...got.map((r, i) => asExchange(r, `after the manual retry ${i + 1}`))];
+      return { first, last, got, requestedMono, shown, eventId };
+    });
   add('retry.manual-same-event', 'delivery rules', 'Retry webhook of the failed delivery sends the original event id and payload to the current endpoint', [MANUAL_RETRY_RULE], async () => {
-    const { path } = await tenAttempts();
-    const attempts = attemptsOf(path);
-    if (attempts.length < MAX_DELIVERY_ATTEMPTS) {
-      return skip(`needs a failed delivery (ten unsuccessful attempts); only ${attempts.length} arrived within --attempts-window-ms (see ${TARGET}.attempts.at-most-ten)`);
-    }
-    const first = attempts[0]!;
-    const eventId = eventIdOf(first) ?? '';
-    const evidence: Exchange[] = [];
-    const signal = new AbortController().signal;
-    let delivery = await session.findDelivery(eventId, evidence, signal);
-    for (let i = 0; delivery.state !== 'failed' && i < Math.ceil(o.waitMs / 500); i++) {
-      await SuiteReceiver.sleep(500, signal);
-      delivery = await session.findDelivery(eventId, [], signal);
-    }
-    if (delivery.state !== 'failed') return fail(`after ten unsuccessful attempts the delivery of ${eventId} reads ${delivery.state}, not failed`, TEN_ATTEMPTS_RULE, evidence);
-    await session.pointTo('manual-retry', evidence, signal);
-    await session.retryDelivery(delivery.id, evidence, signal);
-    await receiver.until(() => receiver.at(manualPath).length > 0, o.waitMs, signal);
-    const got = receiver.at(manualPath);
-    const shown = [...evidence, asExchange(first, 'attempt 1 of the first cycle'), ...got.map((r, i) => asExchange(r, `after the manual retry ${i + 1}`))];
+    const m = await manualRetry();
+    if ('early' in m) return m.early;
+    const { first, got, shown, eventId } = m;
     if (got.length === 0) return fail(`the retried delivery did not arrive at the endpoint's current URL within ${o.waitMs / 1000} s`, MANUAL_RETRY_RULE, shown);
     const again = got[0]!;
     if (eventIdOf(again) !== eventId) return fail(`the manual retry carries Service-Event-Id ${eventIdOf(again)}, not the original ${eventId}`, MANUAL_RETRY_RULE, shown);
@@ -464,12 +492,23 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     if (problems.length > 0) return fail(`the manual retry: ${problems.join('; ')}`, SIGNATURE_RULE, shown);
     return pass();
   });
+  add('retry.manual-fresh-timestamp', 'delivery rules', "the manual retry is signed anew: its t is later than the first cycle's last attempt", [FRESH_T_RULE], async () => {
+    // A step of the shared scenario that failed is reported once, by retry.manual-same-event.
+    const m = await manualRetry().catch((err: unknown) => {
+      if (err instanceof StepFailed) return null;
+      throw err;
+    });
+    if (m === null || 'early' in m || m.got.length === 0) return skip(`needs the manual retry (see ${TARGET}.retry.manual-same-event)`);
+    const stale = staleTimestamp(m.last, m.got[0]!, m.requestedMono);
+    if (stale) return fail(`the manual retry: ${stale}`, FRESH_T_RULE, m.shown);
+    return pass();
+  });
 
   // ---- a URL edit: the pending delivery of the old version goes nowhere -----------------------------
   const oldPath = session.path('version-old');
   const newPath = session.path('version-new');
   // Each attempt at the old URL is held a moment, then refused: the edit lands while the first is in flight.
-  receiver.route(oldPath, (r, res) => void setTimeout(() => answer(500)(r, res), 1_500));
+  receiver.route(oldPath, answerAfter(1_500, 500));
   receiver.route(newPath, answer(200));
   add('version.url-edit', 'delivery rules', "after a URL edit, the old version's pending delivery is neither retried nor sent to the new URL; new events go to the new URL", [VERSION_RULE], async () => {
     await endpoint();
@@ -524,6 +563,9 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     }
     return pass();
   });
+
+  // ---- a secret rotation: new events signed with the new secret -----------------------------------
+  rotationChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}) });
 
   // ---- nothing after the endpoint is disabled -----------------------------------------------------
   receiver.route(session.path('disabled'), answer(200));

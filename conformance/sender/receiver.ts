@@ -25,6 +25,8 @@ export interface Received {
   closedMono?: number;
   /** The status answered, once answered. */
   answered?: number;
+  /** Monotonic clock (ms) when the suite answered; unset while held or when never answered. */
+  answeredMono?: number;
 }
 
 /** Answers one request (the body has been read); return without answering to hold it. */
@@ -36,6 +38,12 @@ export const answer =
     res.writeHead(status, { 'content-type': 'text/plain', ...headers });
     res.end(status >= 200 && status < 300 ? 'accepted' : `status ${status}`);
   };
+
+/** Answers `status` after holding the request `ms` (the sender's next attempt comes after the answer). */
+export const answerAfter =
+  (ms: number, status: number): Responder =>
+  (req, res) =>
+    void setTimeout(() => answer(status)(req, res), ms);
 
 export class SuiteReceiver {
   readonly received: Received[] = [];
@@ -135,6 +143,7 @@ export class SuiteReceiver {
       const originalWriteHead = res.writeHead.bind(res);
       res.writeHead = ((status: number, ...rest: unknown[]) => {
         r.answered = status;
+        r.answeredMono = performance.now();
         return (originalWriteHead as (s: number, ...a: unknown[]) => ServerResponse)(status, ...rest);
       }) as typeof res.writeHead;
       this.#held.add(res);

@@ -96,3 +96,17 @@ export const SURPLUS_RULE: SpecRule = {
   covers: ['interface#delivery-7'],
   quote: 'Additional surplus after an already-paid state can update the order without another webhook. paid | additional surplus received | already paid | paid (order can update) | no further webhook is sent',
 };
+
+export const ROTATION_RULE: SpecRule = {
+  source: `${INTERFACE} § Webhook signatures, verification rule 8; management.openapi.yaml#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1rotate-secret/post`,
+  covers: ['interface#signatures-8'],
+  quote:
+    'An already in-flight request may still carry a signature made with the previous secret after rotation. The previous secret stops signing new attempts at once.',
+};
+
+export const CALLBACK_ROTATION_RULE: SpecRule = {
+  source: 'management.openapi.yaml#/paths/~1v2~1webhooks~1callback-secret~1rotate/post',
+  covers: ['management#callback-rotation', 'interface#signatures-8'],
+  quote:
+    'The previous secret stops signing new attempts at once; pending callbacks are not disabled, their next attempts are signed with the new secret. A request already in flight may still carry a signature made with the previous secret.',
+};

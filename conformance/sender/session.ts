@@ -129,6 +129,21 @@ export class SenderSession {
     await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { url: this.url(scenario) } }), `point the endpoint at ${scenario}`, evidence, signal);
   }
 
+  /** Rotates the endpoint's signing secret; the session signs-checks with the new one from now on. Answers the previous one. */
+  async rotate(evidence: Exchange[], signal?: AbortSignal): Promise<{ previous: string; secret: string }> {
+    const id = this.#endpointId();
+    const res = await this.#call('rotateWebhookSecret', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), 'rotate the signing secret', evidence, signal);
+    const previous = this.endpoint!.secret;
+    this.endpoint!.secret = String((res.json as Json).secret);
+    return { previous, secret: this.endpoint!.secret };
+  }
+
+  /** Rotates the tenant environment's callback secret; answers the new one. */
+  async rotateCallbackSecret(evidence: Exchange[], signal?: AbortSignal): Promise<string> {
+    const res = await this.#call('rotateCallbackSecret', this.#member(), (p) => p, 'rotate the callback secret', evidence, signal);
+    return String((res.json as Json).secret);
+  }
+
   async disable(evidence: Exchange[], signal?: AbortSignal): Promise<void> {
     const id = this.#endpointId();
     await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { active: false } }), 'disable the endpoint', evidence, signal);

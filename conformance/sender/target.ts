@@ -36,11 +36,15 @@ shown at creation and rotation), and triggers events through the v2 order API an
   order.payment_review_required, webhook.test): headers, signature (HMAC over "<t>.<raw
   body>" with the secret), body valid against the message's payload schema;
 - the payout-completed callback to a payout's notifyUrl (signature with --callback-secret);
-- a 500, then a 2xx: retried with the same event id and body and a fresh t;
+- a 500 (held 1.2 s), then a 2xx: retried with the same event id and body and a later t;
 - a 302 to another path of the suite: not followed, retried;
 - a held answer: cut at 10 s (the contract's timeout; --skip-slow skips this one);
 - 500 every time: at most ten attempts (skipped when the schedule does not reach ten within
   --attempts-window-ms);
+- a failed delivery retried by hand: the original event id and payload, a later t;
+- the signing secret rotated while an attempt is in flight: an event created after it is
+  signed with the new secret alone; the callback secret rotated while a callback is in
+  flight: its next attempt is signed with the new one. Both secrets stay rotated;
 - the endpoint disabled: no delivery. The run leaves the endpoint disabled.
 Secrets and tokens can be given as env:NAME.`,
     options: {
@@ -55,7 +59,7 @@ Secrets and tokens can be given as env:NAME.`,
       'callback-secret': {
         type: 'string',
         value: 'S',
-        description: "the tenant environment's current callback secret, to verify the payout-completed callback (the api target's rotateCallbackSecret check rotates it: run the sender target first)",
+        description: "the tenant environment's current callback secret, to verify the payout-completed callback (the sender target's rotation.callback-secret check and the api target's rotateCallbackSecret check rotate it: give the current one to each run)",
       },
       'skip-slow': { type: 'boolean', description: 'skip the check that holds an answer for 10 s' },
       'wait-ms': { type: 'string', value: 'N', description: 'how long to wait for an expected delivery', defaultText: '30000' },
@@ -114,6 +118,7 @@ Secrets and tokens can be given as env:NAME.`,
         notes: [
           `receiver listening on ${receiver.url}; the implementation reaches it at ${publicUrl}`,
           'the endpoint is pointed at the suite (created, or updated and its secret rotated) and left disabled at the end',
+          "the endpoint's signing secret and the environment's callback secret are rotated near the end (rule 8 checks): the callback secret given is no longer valid after the run",
           ...(callbackSecret ? [] : ['no --callback-secret: the payout callback signature is not verified']),
           ...(values['skip-slow'] === true ? ['--skip-slow: the 10 s timeout check is skipped'] : []),
         ],

@@ -22,6 +22,11 @@ import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
 import * as oldVersionToNewUrl from './old-version-to-new-url.ts';
 import * as refreshesCreatedAt from './refreshes-created-at.ts';
 import * as clientErrorsDelivered from './client-errors-delivered.ts';
+import * as idempotencyRawBytes from './idempotency-raw-bytes.ts';
+import * as ordersDeduplicatedByBody from './orders-deduplicated-by-body.ts';
+import * as exactJsonMediaType from './exact-json-media-type.ts';
+import * as signsWithCreationSecret from './signs-with-creation-secret.ts';
+import * as resendsFirstSignature from './resends-first-signature.ts';
 
 export interface ServerMutant {
   name: string;
@@ -113,6 +118,30 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     failsOnly: /^api\.rules\.refund-unknown-account$/,
   },
   {
+    name: 'idempotency-raw-bytes',
+    defect: 'compares the bodies of a repeated Idempotency-Key as raw bytes: the same order with its keys reordered or respaced is refused 422',
+    target: 'api',
+    build: idempotencyRawBytes.build,
+    mustFail: ['api.rules.order-idempotency-json-form'],
+    failsOnly: /^api\.rules\.order-idempotency-json-form$/,
+  },
+  {
+    name: 'orders-deduplicated-by-body',
+    defect: 'POST /v2/orders without an Idempotency-Key answers the order already created from an identical body',
+    target: 'api',
+    build: ordersDeduplicatedByBody.build,
+    mustFail: ['api.rules.order-without-key-creates'],
+    failsOnly: /^api\.rules\.order-without-key-creates$/,
+  },
+  {
+    name: 'exact-json-media-type',
+    defect: 'refuses with 415 a body whose Content-Type is application/json spelled otherwise (charset parameter, capitals)',
+    target: 'api',
+    build: exactJsonMediaType.build,
+    mustFail: ['api.createOrder.body.json-media-type-forms'],
+    failsOnly: /^api\.createOrder\.body\.json-media-type-forms$/,
+  },
+  {
     name: 'signs-without-timestamp',
     defect: 'signs webhooks with HMAC over the body alone, without `<t>.`',
     target: 'sender',
@@ -157,6 +186,23 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['sender.retry.after-failure'],
     // The manual retry of the failed delivery is a retry too: its body changed as well.
     failsOnly: /^sender\.retry\.(after-failure|manual-same-event)$/,
+  },
+  {
+    name: 'signs-with-creation-secret',
+    defect: 'signs every webhook with the secret the endpoint was created with, also after a rotation',
+    target: 'sender',
+    build: signsWithCreationSecret.build,
+    mustFail: ['sender.rotation.new-secret', 'sender.rotation.callback-secret'],
+    failsOnly: /^sender\.rotation\.(new-secret|callback-secret)$/,
+  },
+  {
+    name: 'resends-first-signature',
+    defect: "resends the first attempt's Service-Signature (its t) on every retry of an event",
+    target: 'sender',
+    build: resendsFirstSignature.build,
+    mustFail: ['sender.retry.fresh-timestamp', 'sender.retry.manual-fresh-timestamp'],
+    // The retried callback after the rotation carries its first attempt's signature: the previous secret's.
+    failsOnly: /^sender\.(retry\.(fresh-timestamp|manual-fresh-timestamp)|rotation\.callback-secret)$/,
   },
   {
     name: 'old-version-to-new-url',
