@@ -35,6 +35,8 @@ describe('/docs', () => {
     expect(index.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await index.text()).toContain('<p>built</p>');
     expect((await fetch(`${server.url}/docs/orders.html`)).status).toBe(200);
+    await writeFile(path.join(docsDir, 'webhooks.html'), '<!doctype html><title>webhooks</title>');
+    expect((await fetch(`${server.url}/docs/webhooks.html`)).status).toBe(200);
     const root = await fetch(`${server.url}/docs`, { redirect: 'manual' });
     expect(root.status).toBe(302);
     expect(root.headers.get('location')).toBe('/docs/index.html');

@@ -7,7 +7,8 @@ import { API_NAMES, loadDocument, type ApiName } from '../contract/operations.ts
 import { AppError } from '../domain/errors.ts';
 import type { AppEnv } from './app-env.ts';
 
-const PAGES = new Set(['index', ...API_NAMES]);
+// The pages `npm run docs` builds: the landing page, one per OpenAPI document, and the webhooks (AsyncAPI).
+const PAGES = new Set(['index', ...API_NAMES, 'webhooks']);
 
 export function mountDocs(app: Hono<AppEnv>, docsDir: string): void {
   app.get('/docs', (c) => c.redirect('/docs/index.html'));
