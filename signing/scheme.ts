@@ -133,9 +133,12 @@ export function toHex(bytes: Uint8Array): string {
 /** Bytes of a hex string the parser has already checked (even length, lowercase hex). */
 export function fromHex(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  for (let i = 0; i < out.length; i++) out[i] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
   return out;
 }
+
+/** 0-9 are 48-57, a-f are 97-102. */
+const nibble = (code: number): number => (code <= 57 ? code - 48 : code - 87);
 
 /**
  * Constant-time equality of two byte strings: every byte is compared whatever the earlier
