@@ -52,7 +52,11 @@ export function purposeHtml(description: string): string {
 function entryHtml(entry: IndexEntry): string {
   const kind = entry.kind === 'openapi' ? 'OpenAPI 3.1' : 'AsyncAPI 3';
   const links = [`<a class="primary" href="./${entry.name}.html">Reference</a>`];
-  if (entry.kind === 'openapi') links.push(`<a href="/openapi/${entry.name}.json">OpenAPI document (JSON)</a>`);
+  links.push(
+    entry.kind === 'openapi'
+      ? `<a href="/openapi/${entry.name}.json">OpenAPI document (JSON)</a>`
+      : `<a href="/asyncapi/${entry.name}.json">AsyncAPI document (JSON)</a>`,
+  );
   return `<section id="${entry.name}">
       <h2><a href="./${entry.name}.html">${escapeHtml(entry.info.title)}</a></h2>
       <p class="meta">${kind} · version ${escapeHtml(entry.info.version)} · <code>spec/${entry.kind === 'openapi' ? `${entry.name}.openapi.yaml` : `${entry.name}.asyncapi.yaml`}</code></p>

@@ -39,7 +39,7 @@ describe('the landing page', () => {
       expect(html).toContain(`href="./${e.name}.html"`);
     }
     expect(html).toContain('href="/openapi/orders.json"');
-    expect(html).not.toContain('href="/openapi/webhooks.json"');
+    expect(html).toContain('href="/asyncapi/webhooks.json"');
   });
 
   it('renders a description up to its first heading, escaping HTML', () => {

@@ -42,6 +42,18 @@ describe('/docs', () => {
     expect(root.headers.get('location')).toBe('/docs/index.html');
   });
 
+  it('serves the contract documents as JSON: /openapi/<api>.json and /asyncapi/webhooks.json', async () => {
+    const orders = await fetch(`${server.url}/openapi/orders.json`);
+    expect(orders.status).toBe(200);
+    expect(((await orders.json()) as { openapi: string }).openapi).toMatch(/^3\.1/);
+    const webhooks = await fetch(`${server.url}/asyncapi/webhooks.json`);
+    expect(webhooks.status).toBe(200);
+    expect(webhooks.headers.get('content-type')).toMatch(/^application\/json/);
+    const doc = (await webhooks.json()) as { asyncapi: string; components: { messages: Record<string, { name: string }> } };
+    expect(doc.asyncapi).toMatch(/^3\./);
+    expect(Object.values(doc.components.messages).map((m) => m.name)).toContain('order.payment_review_required');
+  });
+
   it('serves no other file from the folder', async () => {
     await writeFile(path.join(docsDir, 'secret.html'), 'not a page');
     expectProblem(await sendRaw(server.url, null, 'GET', '/docs/secret.html'), 404, 'route-not-found');
