@@ -5,7 +5,9 @@
 //   npx payments-conformance api | sender --skip-slow   against the reference server,
 //   npx payments-conformance receiver                    against a receiver of a few lines of
 //                                                        JavaScript on the installed helpers,
-// loads the helpers from CommonJS too, and type-checks a merchant's strict TypeScript against
+// loads the helpers from CommonJS too, runs the shipped signature vectors through the installed
+// Web Crypto verifier (payments-webhooks/web) under Node and under Bun, proves that entry bundles
+// with no Node built-in (esbuild, platform neutral), and type-checks a merchant's strict TypeScript against
 // the installed declarations (ESM and CommonJS resolution). Exits 1 unless every step exits 0. Prints the
 // installed size of each package (with its dependencies) and the suite's run time per target.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -15,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PACKAGES = [
@@ -116,6 +119,8 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 // The helpers from CommonJS: sign test headers and verify them, build a typed client.
 const FROM_COMMONJS = `const { generateTestHeaders, verifyWebhook } = require('payments-webhooks');
 const { createOrdersClient } = require('payments-webhooks/api');
+const { verifyWebhookAsync } = require('payments-webhooks/web');
+if (typeof verifyWebhookAsync !== 'function') throw new Error('no verifyWebhookAsync in payments-webhooks/web');
 const secret = 'whsec_' + 'x'.repeat(43);
 const payload = JSON.stringify({ id: 'a'.repeat(64), type: 'webhook.test' });
 const { eventId } = verifyWebhook({ rawBody: payload, headers: generateTestHeaders({ payload, secret }), secrets: secret });
@@ -124,11 +129,51 @@ if (typeof createOrdersClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', apiH
 console.log('payments-webhooks loads from CommonJS');
 `;
 
+// The shipped signature vectors through the installed Web Crypto verifier, as a merchant on an
+// edge runtime would import it; the same file runs under Node and under Bun.
+const WEB_VECTORS = `import { verifyWebhookAsync } from 'payments-webhooks/web';
+import file from 'payments-webhooks/signature-vectors.json' with { type: 'json' };
+
+const failures = [];
+for (const v of file.vectors) {
+  const headers = {};
+  for (const [name, value] of v.headers) headers[name] = name in headers ? [].concat(headers[name], value) : value;
+  const rawBody = Uint8Array.from(atob(v.bodyBase64), (c) => c.charCodeAt(0));
+  try {
+    const r = await verifyWebhookAsync({ rawBody, headers, secrets: v.secrets, toleranceSeconds: v.toleranceSeconds, now: () => v.now * 1000 });
+    const got = JSON.stringify({ eventId: r.eventId, timestamp: r.timestamp, secretIndex: r.secretIndex });
+    if (!v.valid || got !== JSON.stringify(v.expected)) failures.push(v.name + ': accepted ' + got);
+  } catch (err) {
+    if (v.valid || err.code !== v.error) failures.push(v.name + ': refused with ' + (err.code ?? err.message));
+  }
+}
+const runtime = typeof Bun === 'undefined' ? 'node ' + process.version : 'bun ' + Bun.version;
+console.log(runtime + ': payments-webhooks/web passed ' + (file.vectors.length - failures.length) + ' of ' + file.vectors.length + ' signature vectors');
+for (const f of failures) console.log('  ' + f);
+process.exitCode = failures.length === 0 ? 0 : 1;
+`;
+
+/** The installed web entry bundles for a runtime without Node's built-ins: esbuild would fail on any. */
+async function webEntryHasNoNodeImports(dir: string): Promise<void> {
+  const out = await build({
+    stdin: { contents: "export * from 'payments-webhooks/web';", resolveDir: dir, loader: 'js' },
+    bundle: true,
+    write: false,
+    platform: 'neutral',
+    format: 'esm',
+    logLevel: 'silent',
+  });
+  const code = out.outputFiles[0]?.text ?? '';
+  if (/\bimport\s*[("'{*]|\brequire\s*\(|["']node:/.test(code)) throw new Error('payments-webhooks/web still loads a module after bundling');
+  console.log(`payments-webhooks/web bundles for a runtime without Node built-ins (${(code.length / 1024).toFixed(1)} KiB, no import left)`);
+}
+
 // A merchant's TypeScript on the installed declarations, as ESM (consumer.ts) and CommonJS
 // (consumer.cts), strict. The @ts-expect-error lines prove the types say something: each must
 // be an error, so declarations that degrade to `any` fail the check too.
 const CONSUMER = `import { generateTestHeaders, isWebhookVerificationError, verifyWebhook, type VerifiedWebhook, type WebhookEvent, type WebhookVerificationErrorCode } from 'payments-webhooks';
 import { createTransactionsClient } from 'payments-webhooks/api';
+import { verifyWebhookAsync } from 'payments-webhooks/web';
 
 const secret = 'whsec_' + 'x'.repeat(43);
 const payload = JSON.stringify({ id: 'a'.repeat(64), type: 'webhook.test' });
@@ -159,6 +204,8 @@ try {
 }
 // @ts-expect-error: rawBody is the body as received, never a parsed object
 verifyWebhook({ rawBody: { id: 'x' }, headers: {}, secrets: secret });
+const onTheEdge: Promise<VerifiedWebhook<WebhookEvent>> = verifyWebhookAsync({ rawBody: new Uint8Array(), headers: new Headers(), secrets: secret, subtle: crypto.subtle });
+void onTheEdge.catch(() => undefined);
 
 async function listed(): Promise<void> {
   const transactions = createTransactionsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', apiHash: 'h' });
@@ -238,6 +285,10 @@ async function main(): Promise<number> {
     await writeFile(path.join(helpersDir, 'from-commonjs.cjs'), FROM_COMMONJS);
     await must('node', ['from-commonjs.cjs'], helpersDir, false);
     await typeCheck(helpersDir);
+    await writeFile(path.join(helpersDir, 'web-vectors.mjs'), WEB_VECTORS);
+    await must('node', ['web-vectors.mjs'], helpersDir, false);
+    await must(path.join(ROOT, 'node_modules', '.bin', 'bun'), ['web-vectors.mjs'], helpersDir, false);
+    await webEntryHasNoNodeImports(helpersDir);
 
     console.log('check:packages: the reference server and the receiver on payments-webhooks');
     const reference = spawn(process.execPath, ['--import', 'tsx', 'scripts/check-packages/reference.ts'], { cwd: ROOT, env: cleanEnv, stdio: ['pipe', 'pipe', 'inherit'] });

@@ -1,49 +1,101 @@
-// npm run docs: an HTML reference per OpenAPI document (redocly build-docs, self-contained
-// pages) and an index, into DOCS_DIR (default docs/api/, git-ignored), which the server
-// serves as static files on /docs. `--if-stale` (npm start) builds only when the pages are
-// missing or older than a spec file. The pages are built beside the folder and swapped in,
-// so a running server never reads a half-built reference.
+// npm run docs: an HTML reference per contract document (redocly build-docs: Redoc 3 renders the
+// OpenAPI documents and the AsyncAPI 3 webhooks document alike, scripts inlined so the pages need
+// no CDN) and a landing page generated from the documents' own `info`, into DOCS_DIR (default
+// docs/api/, git-ignored), which the server serves as static files on /docs.
+//   npm run docs                 every page; built beside the folder and swapped in, so a running
+//                                server never reads a half-built reference
+//   npm run docs -- webhooks     only the named pages (and the index), each written atomically
+//   --if-stale (npm start)       only when the pages are missing or older than a source
+// The webhooks page gets its signature worked example here, computed from the document's own
+// example with the service's signing code (scripts/lib/docs-webhooks.ts), never typed by hand.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../server/config.ts';
-import { OPENAPI_DOCS, ROOT, SPEC_DIR, bin } from './lib/specs.ts';
+import { landingPage, readDocumentInfo } from './lib/docs-index.ts';
+import { webhooksWithWorkedExample } from './lib/docs-webhooks.ts';
+import { ASYNCAPI_DOC, OPENAPI_DOCS, ROOT, SPEC_DIR, bin } from './lib/specs.ts';
 import { run } from './lib/run.ts';
 
 export const DOCS_DIR = loadConfig().docsDir;
 
+export interface ContractDocument {
+  /** Page name: `<name>.html` under /docs. */
+  name: string;
+  file: string;
+  kind: 'openapi' | 'asyncapi';
+}
+
+/** Every document with a page, in the order of the landing page. */
+export const DOCUMENTS: readonly ContractDocument[] = [
+  ...OPENAPI_DOCS.map((d) => ({ name: d.name, file: d.file, kind: 'openapi' as const })),
+  { name: 'webhooks', file: ASYNCAPI_DOC, kind: 'asyncapi' },
+];
+
+async function redocly(args: string[], what: string): Promise<void> {
+  const result = await run(bin('redocly'), args);
+  if (result.code !== 0) throw new Error(`redocly ${args[0]} ${what} failed:\n${result.stderr}`);
+}
+
+/** One document's page, `<outDir>/<name>.html`, written beside and renamed into place. */
+export async function buildDocument(doc: ContractDocument, outDir: string = DOCS_DIR): Promise<void> {
+  const out = path.join(outDir, `${doc.name}.html`);
+  const partial = `${out}.building-${process.pid}`;
+  const source = path.join(outDir, `.${doc.name}.source-${process.pid}.json`);
+  try {
+    let input = doc.name;
+    if (doc.kind === 'asyncapi') {
+      // The document bundled to one file (its ./common/ refs resolved), plus the worked example.
+      await redocly(['bundle', doc.file, '--ext', 'json', '-o', source], doc.name);
+      const bundled = JSON.parse(await readFile(source, 'utf8')) as Record<string, unknown>;
+      await writeFile(source, JSON.stringify(await webhooksWithWorkedExample(bundled, doc.file)));
+      input = source;
+    }
+    await redocly(['build-docs', input, '--inlineBundle', '-o', partial], doc.name);
+    await rename(partial, out);
+  } finally {
+    await rm(partial, { force: true });
+    await rm(source, { force: true });
+  }
+}
+
+/** The landing page, from each document's `info`. */
+export async function buildIndex(outDir: string = DOCS_DIR): Promise<void> {
+  const infos = await Promise.all(DOCUMENTS.map(async (d) => ({ ...d, info: await readDocumentInfo(d.file) })));
+  const out = path.join(outDir, 'index.html');
+  await writeFile(`${out}.building-${process.pid}`, landingPage(infos));
+  await rename(`${out}.building-${process.pid}`, out);
+}
+
+/** Every page into a fresh folder, swapped in whole. */
 export async function buildDocs(outDir: string = DOCS_DIR): Promise<void> {
   const scratch = `${outDir}.building-${process.pid}`;
   await rm(scratch, { recursive: true, force: true });
   await mkdir(scratch, { recursive: true });
   try {
-    for (const doc of OPENAPI_DOCS) {
-      const out = path.join(scratch, `${doc.name}.html`);
-      const result = await run(bin('redocly'), ['build-docs', doc.name, '-o', out]);
-      if (result.code !== 0) throw new Error(`redocly build-docs ${doc.name} failed:\n${result.stderr}`);
+    // Two at a time: each is one redocly process, and the machine has few cores.
+    for (let i = 0; i < DOCUMENTS.length; i += 2) {
+      await Promise.all(DOCUMENTS.slice(i, i + 2).map((doc) => buildDocument(doc, scratch)));
     }
-    const links = OPENAPI_DOCS.map((d) => `<li><a href="./${d.name}.html">${d.name}</a></li>`).join('\n      ');
-    await writeFile(
-      path.join(scratch, 'index.html'),
-      `<!doctype html>
-<html lang="en">
-  <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>API reference</title></head>
-  <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem">
-    <h1>API reference</h1>
-    <ul>
-      ${links}
-    </ul>
-    <p>Webhooks and the payout-completed callback are described in <code>spec/webhooks.asyncapi.yaml</code>.</p>
-  </body>
-</html>
-`,
-    );
+    await buildIndex(scratch);
     await rm(outDir, { recursive: true, force: true });
     await rename(scratch, outDir);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/** The named pages and the index, into the existing folder. */
+export async function buildPages(names: readonly string[], outDir: string = DOCS_DIR): Promise<void> {
+  const docs = names.map((name) => {
+    const doc = DOCUMENTS.find((d) => d.name === name);
+    if (!doc) throw new Error(`no document named ${name}; one of ${DOCUMENTS.map((d) => d.name).join(', ')}`);
+    return doc;
+  });
+  await mkdir(outDir, { recursive: true });
+  await Promise.all(docs.map((doc) => buildDocument(doc, outDir)));
+  await buildIndex(outDir);
 }
 
 async function newestMtime(dir: string): Promise<number> {
@@ -54,18 +106,25 @@ async function newestMtime(dir: string): Promise<number> {
   return newest;
 }
 
-/** True when the built reference is missing or older than a spec file or redocly.yaml. */
+/** True when the built reference is missing or older than a spec file, redocly.yaml or the signing code. */
 export async function docsStale(outDir: string = DOCS_DIR): Promise<boolean> {
   const index = path.join(outDir, 'index.html');
-  if (!existsSync(index)) return true;
+  if (!existsSync(index) || DOCUMENTS.some((d) => !existsSync(path.join(outDir, `${d.name}.html`)))) return true;
   const built = (await stat(index)).mtimeMs;
-  const sources = Math.max(await newestMtime(SPEC_DIR), (await stat(path.join(ROOT, 'redocly.yaml'))).mtimeMs);
+  const sources = Math.max(
+    await newestMtime(SPEC_DIR),
+    await newestMtime(path.join(ROOT, 'signing')),
+    (await stat(path.join(ROOT, 'redocly.yaml'))).mtimeMs,
+  );
   return sources > built;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const names = process.argv.slice(2).filter((a) => !a.startsWith('--'));
   if (process.argv.includes('--if-stale') && !(await docsStale())) process.exit(0);
   const started = Date.now();
-  await buildDocs();
-  console.log(`API reference written to ${path.relative(process.cwd(), DOCS_DIR) || '.'}/index.html in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (names.length > 0) await buildPages(names);
+  else await buildDocs();
+  const what = names.length > 0 ? names.map((n) => `${n}.html`).join(', ') : `${DOCUMENTS.length} pages`;
+  console.log(`API reference (${what}) written to ${path.relative(process.cwd(), DOCS_DIR) || '.'}/index.html in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

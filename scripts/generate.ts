@@ -7,6 +7,8 @@
 //   generated/openapi/<api>.bundled.json, generated/asyncapi/webhooks.bundled.json
 //                                 one-file bundles that keep their $refs (shared schemas under
 //                                 components), for SDK generators, docs and other tools
+//   generated/signature-vectors.json  signature test vectors (the document's examples, signed by
+//                                 signing/, then broken one rule at a time), shipped by payments-webhooks
 //   generated/problem-types.ts    the stable problem types, typed
 //   generated/vocabulary.ts       the API names, permissions, member roles, amount rules, asset decimals and
 //                                 limits the code needs as values (enum arrays of each document
@@ -20,6 +22,7 @@ import { parse as parseYaml } from 'yaml';
 import { ASYNCAPI_DOC, GENERATED_DIR, OPENAPI_DOCS, PROBLEM_TYPES, ROOT, SPEC_DIR, bin } from './lib/specs.ts';
 import { run } from './lib/run.ts';
 import { loadAsyncApi } from './lib/asyncapi.ts';
+import { buildSignatureVectors } from './lib/signature-vectors.ts';
 
 const rel = (file: string): string => path.relative(ROOT, file).split(path.sep).join('/');
 const tsHeader = (source: string): string =>
@@ -216,6 +219,7 @@ export async function generateAll(outDir: string = GENERATED_DIR): Promise<strin
     await put('types/events.ts', await eventTypes());
     await put('asyncapi/webhooks.json', stampedJson(rel(ASYNCAPI_DOC), strictVariant(await loadAsyncApi(ASYNCAPI_DOC)) as Record<string, unknown>));
     await put('asyncapi/webhooks.bundled.json', stampedJson(rel(ASYNCAPI_DOC), await referencedBundle(ASYNCAPI_DOC, scratch)));
+    await put('signature-vectors.json', stampedJson(`${rel(ASYNCAPI_DOC)} and signing/`, { ...(await buildSignatureVectors()) }));
     await put('problem-types.ts', await problemTypes());
     await put('vocabulary.ts', await vocabulary());
     await put(

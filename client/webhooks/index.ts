@@ -1,32 +1,13 @@
 /**
  * Webhook signatures for order webhooks and payout-completed callbacks: verification for
- * merchants' receivers, signing for the service, and test helpers.
+ * merchants' receivers, signing for the service, and test helpers. Everything of the `web`
+ * entry (the Web Crypto verifier, the header parser, the errors), plus what needs node:crypto.
  */
 
-export {
-  DEFAULT_TOLERANCE_SECONDS,
-  EVENT_ID_HEADER,
-  MIN_SECRET_BYTES,
-  SECRET_PREFIX,
-  SIGNATURE_HEADER,
-  computeSignature,
-  generateSecret,
-  parseSignatureHeader,
-  secretByteLength,
-  signatureHeader,
-} from '../../signing/signature.ts';
-export type { ParsedSignatureHeader, RawBody } from '../../signing/signature.ts';
+export * from './web.ts';
 
+export { computeSignature, generateSecret, signatureHeader } from '../../signing/signature.ts';
 export { verifyWebhook } from './verify.ts';
-export type { VerifiedWebhook, VerifyWebhookInput, WebhookHeaders } from './verify.ts';
-export type { WebhookEvent } from '../../generated/types/events.ts';
-
-export {
-  WEBHOOK_VERIFICATION_ERROR_CODES,
-  WebhookVerificationError,
-  isWebhookVerificationError,
-} from '../../signing/errors.ts';
-export type { WebhookVerificationErrorCode } from '../../signing/errors.ts';
 
 export { generateTestHeaders } from './testing.ts';
 export type { GenerateTestHeadersOptions } from './testing.ts';

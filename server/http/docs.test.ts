@@ -35,9 +35,23 @@ describe('/docs', () => {
     expect(index.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await index.text()).toContain('<p>built</p>');
     expect((await fetch(`${server.url}/docs/orders.html`)).status).toBe(200);
+    await writeFile(path.join(docsDir, 'webhooks.html'), '<!doctype html><title>webhooks</title>');
+    expect((await fetch(`${server.url}/docs/webhooks.html`)).status).toBe(200);
     const root = await fetch(`${server.url}/docs`, { redirect: 'manual' });
     expect(root.status).toBe(302);
     expect(root.headers.get('location')).toBe('/docs/index.html');
+  });
+
+  it('serves the contract documents as JSON: /openapi/<api>.json and /asyncapi/webhooks.json', async () => {
+    const orders = await fetch(`${server.url}/openapi/orders.json`);
+    expect(orders.status).toBe(200);
+    expect(((await orders.json()) as { openapi: string }).openapi).toMatch(/^3\.1/);
+    const webhooks = await fetch(`${server.url}/asyncapi/webhooks.json`);
+    expect(webhooks.status).toBe(200);
+    expect(webhooks.headers.get('content-type')).toMatch(/^application\/json/);
+    const doc = (await webhooks.json()) as { asyncapi: string; components: { messages: Record<string, { name: string }> } };
+    expect(doc.asyncapi).toMatch(/^3\./);
+    expect(Object.values(doc.components.messages).map((m) => m.name)).toContain('order.payment_review_required');
   });
 
   it('serves no other file from the folder', async () => {

@@ -8,7 +8,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 
 /** Requests outside the contract's operations, named by a fixed prefix. */
 function fixedName(path: string): string {
-  for (const name of ['healthz', 'readyz', 'metrics', 'portal', 'docs', 'openapi']) {
+  for (const name of ['healthz', 'readyz', 'metrics', 'portal', 'docs', 'openapi', 'asyncapi']) {
     if (path === `/${name}` || path.startsWith(`/${name}/`)) return name;
   }
   return 'unrouted';
