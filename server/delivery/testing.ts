@@ -22,6 +22,7 @@ import { recordOrderEvent, type NewOrderEvent } from '../domain/events.ts';
 import { newEndpointId } from '../domain/ids.ts';
 import type { EndpointRecord, EventRecord } from '../domain/model.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
+import type { Timers } from './worker/timers.ts';
 
 const run = promisify(execFile);
 
@@ -208,6 +209,38 @@ export function captureLogger(level = 'debug'): { log: Logger; lines: string[] }
     },
   });
   return { log: pino({ level }, stream), lines };
+}
+
+// ---- timers --------------------------------------------------------------------------------
+
+/**
+ * Timers whose timeouts fire only when told to (a test decides when every wait ends). A turn
+ * of the event loop is not a wait in time: setImmediate runs for real.
+ */
+export class FakeTimers implements Timers {
+  private seq = 0;
+  readonly pending = new Map<number, { fn: () => void; ms: number }>();
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = ++this.seq;
+    this.pending.set(id, { fn, ms });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+  setImmediate(fn: () => void): void {
+    setImmediate(fn);
+  }
+  /** Delays of the timeouts currently set. */
+  delays(): number[] {
+    return [...this.pending.values()].map((t) => t.ms);
+  }
+  /** Fires the timeouts currently set. */
+  fireAll(): void {
+    const due = [...this.pending.values()];
+    this.pending.clear();
+    for (const t of due) t.fn();
+  }
 }
 
 // ---- seeding -------------------------------------------------------------------------------
