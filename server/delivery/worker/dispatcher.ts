@@ -72,44 +72,103 @@ interface DispatcherDeps<S extends Slot> {
   hooks: DispatcherHooks<S>;
 }
 
-export function createDispatcher<S extends Slot>({ limits, health, clock, hooks }: DispatcherDeps<S>): Dispatcher<S> {
-  const { concurrency, slowConcurrency, perEndpointLimit, timeoutMs, leaseMs } = limits;
+/** The dispatcher's state; the helpers below read it, the dispatcher alone changes it. */
+interface State<S extends Slot> {
+  readonly limits: Limits;
+  readonly health: DestinationHealth;
   /** Claimed deliveries waiting for a slot, per destination. */
-  const ready = new Map<string, Lease[]>();
+  readonly ready: Map<string, Lease[]>;
   /** Sends in flight per destination. */
-  const sendingTo = new Map<string, number>();
-  const inFlight = new Set<S>();
-  const held = new Set<Lease>();
-  let shared = 0;
-  let slow = 0;
-  let seq = 0;
-  let stopped = false;
+  readonly sendingTo: Map<string, number>;
+  readonly inFlight: Set<S>;
+  /** Leases held: ready, sending, or waiting to be recorded. */
+  readonly held: Set<Lease>;
+  /** Attempts in flight per budget. */
+  shared: number;
+  slow: number;
+  seq: number;
+  stopped: boolean;
+}
+
+/** Whether a prefetched lease may still be sent at `now`. */
+function sendable({ timeoutMs, leaseMs }: Limits, lease: Lease, now: number): boolean {
+  const left = (lease.delivery.leaseExpiresAt ?? 0) - now;
+  return left >= timeoutMs + SEND_MARGIN_MS && leaseMs - left <= PREFETCH_MAX_WAIT_MS;
+}
+
+/** Whether the next delivery of `dest` (suspect or not) has a slot now. */
+function hasRoom(st: State<Slot>, dest: string, isSuspect: boolean): boolean {
+  const { slowConcurrency, concurrency, perEndpointLimit } = st.limits;
+  return isSuspect ? st.slow < slowConcurrency && !st.sendingTo.has(dest) : st.shared < concurrency && (st.sendingTo.get(dest) ?? 0) < perEndpointLimit;
+}
+
+/** Leases counted against claims: all held, less the slow budget's (up to slowConcurrency). */
+function countedHeld(st: State<Slot>): number {
+  let slowHeld = st.slow;
+  for (const queue of st.ready.values()) if (queue.length > 0 && st.health.suspect(queue[0]!)) slowHeld += queue.length;
+  return st.held.size - Math.min(slowHeld, st.limits.slowConcurrency);
+}
+
+/**
+ * The shared slots what is held cannot fill. A destination that is not suspect fills up to
+ * perEndpointLimit less what it sends already from its ready queue; a suspect one sends from
+ * the slow budget only, so it neither counts nor holds a spread back. Destinations beyond those
+ * stay free for other instances: claims are exclusive, and a worker that took every destination
+ * of a backlog left a second instance nothing to send.
+ */
+function spreadOf(st: State<Slot>): { slots: number; perDestination: number } {
+  const { concurrency, perEndpointLimit } = st.limits;
+  let covered = st.shared;
+  for (const [dest, queue] of st.ready) {
+    if (queue.length === 0 || st.health.suspect(queue[0]!)) continue;
+    covered += Math.min(queue.length, Math.max(0, perEndpointLimit - (st.sendingTo.get(dest) ?? 0)));
+  }
+  return { slots: Math.max(0, concurrency - covered), perDestination: perEndpointLimit };
+}
+
+/** Moves shared-budget attempts launched up to `upTo` to the slow budget, as far as it has room. */
+function moveOpen(st: State<Slot>, upTo: number): void {
+  for (const slot of st.inFlight) {
+    if (st.slow >= st.limits.slowConcurrency) break;
+    if (slot.budget !== 'shared' || slot.seq > upTo) continue;
+    slot.budget = 'slow';
+    st.shared -= 1;
+    st.slow += 1;
+  }
+}
+
+/** Frees a slot's budget and destination counts; false if it was free already. */
+function vacate(st: State<Slot>, slot: Slot): boolean {
+  if (!st.inFlight.delete(slot)) return false;
+  if (slot.budget === 'shared') st.shared -= 1;
+  else st.slow -= 1;
+  const n = (st.sendingTo.get(slot.lease.dest) ?? 1) - 1;
+  if (n <= 0) st.sendingTo.delete(slot.lease.dest);
+  else st.sendingTo.set(slot.lease.dest, n);
+  return true;
+}
+
+export function createDispatcher<S extends Slot>({ limits, health, clock, hooks }: DispatcherDeps<S>): Dispatcher<S> {
+  const st: State<S> = { limits, health, ready: new Map(), sendingTo: new Map(), inFlight: new Set(), held: new Set(), shared: 0, slow: 0, seq: 0, stopped: false };
   /** Leases too old to send, collected during one dispatch. */
   let expiring: Lease[] = [];
 
-  /** Whether a prefetched lease may still be sent at `now`. */
-  const sendable = (lease: Lease, now: number): boolean => {
-    const left = (lease.delivery.leaseExpiresAt ?? 0) - now;
-    return left >= timeoutMs + SEND_MARGIN_MS && leaseMs - left <= PREFETCH_MAX_WAIT_MS;
-  };
-
   function launch(lease: Lease, budget: Budget): void {
-    if (budget === 'shared') shared += 1;
-    else slow += 1;
-    sendingTo.set(lease.dest, (sendingTo.get(lease.dest) ?? 0) + 1);
-    inFlight.add(hooks.start(lease, budget, ++seq));
+    if (budget === 'shared') st.shared += 1;
+    else st.slow += 1;
+    st.sendingTo.set(lease.dest, (st.sendingTo.get(lease.dest) ?? 0) + 1);
+    st.inFlight.add(hooks.start(lease, budget, ++st.seq));
   }
 
   /** Starts what one destination's queue can send now; true when it waits for the shared budget. */
   function dispatchQueue(dest: string, queue: Lease[]): boolean {
     while (queue.length > 0) {
       const isSuspect = health.suspect(queue[0]!);
-      const room = isSuspect ? slow < slowConcurrency && !sendingTo.has(dest) : shared < concurrency && (sendingTo.get(dest) ?? 0) < perEndpointLimit;
-      if (!room) return !isSuspect && shared >= concurrency;
+      if (!hasRoom(st, dest, isSuspect)) return !isSuspect && st.shared >= limits.concurrency;
       const lease = queue.shift()!;
-      if (sendable(lease, clock.now())) launch(lease, isSuspect ? 'slow' : 'shared');
+      if (sendable(limits, lease, clock.now())) launch(lease, isSuspect ? 'slow' : 'shared');
       else {
-        held.delete(lease);
+        st.held.delete(lease);
         expiring.push(lease);
       }
     }
@@ -119,21 +178,21 @@ export function createDispatcher<S extends Slot>({ limits, health, clock, hooks 
   /** One pass over the ready queues: only the destinations that answered here last, or all. */
   function pass(answeredOnly: boolean): boolean {
     let waitingForShared = false;
-    for (const [dest, queue] of ready) {
+    for (const [dest, queue] of st.ready) {
       if (answeredOnly && !health.answered(dest)) continue;
       if (dispatchQueue(dest, queue)) waitingForShared = true;
-      if (queue.length === 0) ready.delete(dest);
+      if (queue.length === 0) st.ready.delete(dest);
     }
     return waitingForShared;
   }
 
   function dispatch(): void {
-    if (stopped) return;
+    if (st.stopped) return;
     const answeredWait = pass(true);
     const waitingForShared = pass(false) || answeredWait;
     // Also with nothing waiting here: a full shared budget holds claims back from spreading to
     // the destinations due in the store (spread), until hanging attempts move out of it.
-    if (waitingForShared || shared >= concurrency) hooks.sharedFull();
+    if (waitingForShared || st.shared >= limits.concurrency) hooks.sharedFull();
     if (expiring.length > 0) {
       const leases = expiring;
       expiring = [];
@@ -141,79 +200,43 @@ export function createDispatcher<S extends Slot>({ limits, health, clock, hooks 
     }
   }
 
-  /** Leases counted against claims: all held, less the slow budget's (up to slowConcurrency). */
-  function countedHeld(): number {
-    let slowHeld = slow;
-    for (const queue of ready.values()) if (queue.length > 0 && health.suspect(queue[0]!)) slowHeld += queue.length;
-    return held.size - Math.min(slowHeld, slowConcurrency);
-  }
-
   return {
     take(batch) {
       for (const claimed of batch) {
         const lease = toLease(claimed);
-        held.add(lease);
-        let queue = ready.get(lease.dest);
-        if (queue === undefined) ready.set(lease.dest, (queue = []));
+        st.held.add(lease);
+        let queue = st.ready.get(lease.dest);
+        if (queue === undefined) st.ready.set(lease.dest, (queue = []));
         queue.push(lease);
       }
       dispatch();
     },
     dispatch,
     freeSlot(slot) {
-      if (!inFlight.delete(slot)) return false;
-      if (slot.budget === 'shared') shared -= 1;
-      else slow -= 1;
-      const n = (sendingTo.get(slot.lease.dest) ?? 1) - 1;
-      if (n <= 0) sendingTo.delete(slot.lease.dest);
-      else sendingTo.set(slot.lease.dest, n);
+      if (!vacate(st, slot)) return false;
       dispatch();
       return true;
     },
-    letGo(lease) {
-      held.delete(lease);
-    },
+    letGo: (lease) => void st.held.delete(lease),
     moveToSlow(upTo) {
-      if (stopped) return;
-      for (const slot of inFlight) {
-        if (slow >= slowConcurrency) break;
-        if (slot.budget !== 'shared' || slot.seq > upTo) continue;
-        slot.budget = 'slow';
-        shared -= 1;
-        slow += 1;
-      }
+      if (st.stopped) return;
+      moveOpen(st, upTo);
       dispatch();
     },
-    stop() {
-      stopped = true;
-    },
+    stop: () => void (st.stopped = true),
     drainReady() {
-      const leases = [...ready.values()].flat();
-      ready.clear();
-      for (const lease of leases) held.delete(lease);
+      const leases = [...st.ready.values()].flat();
+      st.ready.clear();
+      for (const lease of leases) st.held.delete(lease);
       return leases;
     },
-    claimRoom: (recording = 0) => Math.max(0, Math.min(limits.batchSize, limits.maxHeld - (countedHeld() - recording))),
-    /**
-     * A destination that is not suspect fills up to perEndpointLimit less what it sends already
-     * from its ready queue; a suspect one sends from the slow budget only, so it neither counts
-     * nor holds a spread back. Destinations beyond those stay free for other instances: claims
-     * are exclusive, and a worker that took every destination of a backlog left a second
-     * instance nothing to send.
-     */
-    spread() {
-      let covered = shared;
-      for (const [dest, queue] of ready) {
-        if (queue.length === 0 || health.suspect(queue[0]!)) continue;
-        covered += Math.min(queue.length, Math.max(0, perEndpointLimit - (sendingTo.get(dest) ?? 0)));
-      }
-      return { slots: Math.max(0, concurrency - covered), perDestination: perEndpointLimit };
-    },
-    readyAt: (dest) => ready.get(dest)?.length ?? 0,
-    held: () => held.size,
-    sending: () => inFlight,
-    sharedInFlight: () => shared,
-    slowFull: () => slow >= slowConcurrency,
-    lastSeq: () => seq,
+    claimRoom: (recording = 0) => Math.max(0, Math.min(limits.batchSize, limits.maxHeld - (countedHeld(st) - recording))),
+    spread: () => spreadOf(st),
+    readyAt: (dest) => st.ready.get(dest)?.length ?? 0,
+    held: () => st.held.size,
+    sending: () => st.inFlight,
+    sharedInFlight: () => st.shared,
+    slowFull: () => st.slow >= limits.slowConcurrency,
+    lastSeq: () => st.seq,
   };
 }
