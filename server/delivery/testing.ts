@@ -21,7 +21,9 @@ import type { Scope, Services } from '../domain/context.ts';
 import { recordOrderEvent, type NewOrderEvent } from '../domain/events.ts';
 import { newEndpointId } from '../domain/ids.ts';
 import type { EndpointRecord, EventRecord } from '../domain/model.ts';
+import type { ClaimedDelivery } from '../store/types.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
+import type { Timers } from './worker/timers.ts';
 
 const run = promisify(execFile);
 
@@ -210,6 +212,38 @@ export function captureLogger(level = 'debug'): { log: Logger; lines: string[] }
   return { log: pino({ level }, stream), lines };
 }
 
+// ---- timers --------------------------------------------------------------------------------
+
+/**
+ * Timers whose timeouts fire only when told to (a test decides when every wait ends). A turn
+ * of the event loop is not a wait in time: setImmediate runs for real.
+ */
+export class FakeTimers implements Timers {
+  private seq = 0;
+  readonly pending = new Map<number, { fn: () => void; ms: number }>();
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = ++this.seq;
+    this.pending.set(id, { fn, ms });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+  setImmediate(fn: () => void): void {
+    setImmediate(fn);
+  }
+  /** Delays of the timeouts currently set. */
+  delays(): number[] {
+    return [...this.pending.values()].map((t) => t.ms);
+  }
+  /** Fires the timeouts currently set. */
+  fireAll(): void {
+    const due = [...this.pending.values()];
+    this.pending.clear();
+    for (const t of due) t.fn();
+  }
+}
+
 // ---- seeding -------------------------------------------------------------------------------
 
 export interface SeededEndpoint {
@@ -265,4 +299,40 @@ export async function recordEvent(
   );
   if (deliveryId === null) throw new Error('no delivery was prepared: the environment has no active endpoint');
   return { event, deliveryId };
+}
+
+// ---- claimed deliveries (for the worker's parts) -------------------------------------------
+
+let claimedSeq = 0;
+
+/** A claimed delivery as the queue returns it, without a store: to endpoint `endpointId` (null: a payout callback to `url`). */
+export function claimedDelivery(o: { endpointId?: string | null; url?: string; attemptCount?: number; leaseExpiresAt?: number; id?: string } = {}): ClaimedDelivery {
+  const n = ++claimedSeq;
+  const id = o.id ?? `dlv_${n}`;
+  const eventId = n.toString(16).padStart(64, '0');
+  return {
+    delivery: {
+      id,
+      environmentId: 'env_1',
+      eventId,
+      kind: o.endpointId === null ? 'payout_callback' : 'order_event',
+      endpointId: o.endpointId === undefined ? 'ep_1' : o.endpointId,
+      endpointVersion: o.endpointId === null ? null : 1,
+      url: o.url ?? 'http://127.0.0.1:9/hooks',
+      state: 'pending',
+      attemptCount: o.attemptCount ?? 0,
+      cycle: 1,
+      nextAttemptAt: 0,
+      leaseOwner: 'worker',
+      leaseExpiresAt: o.leaseExpiresAt ?? null,
+      orderId: null,
+      merchantReference: null,
+      transactionId: null,
+      createdAt: 0,
+      updatedAt: 0,
+      deliveredAt: null,
+    },
+    event: { id: eventId, environmentId: 'env_1', type: 'order.created', payload: `{"id":"${eventId}"}`, orderId: null, merchantReference: null, transactionId: null, createdAt: 0 },
+    secretEnc: 'sealed',
+  };
 }

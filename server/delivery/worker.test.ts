@@ -14,6 +14,7 @@ import {
   answer,
   captureLogger,
   closedPort,
+  FakeTimers,
   fakeResolver,
   loopbackPolicy,
   neverAnswer,
@@ -23,35 +24,12 @@ import {
   type Receiver,
   type ReceivedRequest,
 } from './testing.ts';
-import { COMPLETE_LINGER_MIN, MAX_IDLE_MS, createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions, type Timers } from './worker.ts';
+import { COMPLETE_LINGER_MIN, MAX_IDLE_MS, createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './worker.ts';
 
 // Real HTTP to 127.0.0.1 receivers, the real SQLite store in a temp file, a ManualClock for
 // the schedule (so ten attempts over ~16 hours run in milliseconds), and injected timers where
 // the loop's waits matter.
 
-
-/** Timers that only fire when told to. */
-class FakeTimers implements Timers {
-  private seq = 0;
-  readonly pending = new Map<number, { fn: () => void; ms: number }>();
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = ++this.seq;
-    this.pending.set(id, { fn, ms });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.pending.delete(handle as number);
-  }
-  /** Delays of the timers currently set. */
-  delays(): number[] {
-    return [...this.pending.values()].map((t) => t.ms);
-  }
-  fireAll(): void {
-    const due = [...this.pending.values()];
-    this.pending.clear();
-    for (const t of due) t.fn();
-  }
-}
 
 async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -112,6 +90,24 @@ function worker(opts: Partial<DeliveryWorkerOptions> & { timeoutMs?: number } = 
   return w;
 }
 
+/**
+ * A started worker on timers that fire only when told to, and `look()`: it has the worker look
+ * at the queue now and resolves once the worker is idle again, holding no lease (every attempt
+ * it made is recorded) and asleep, with the length of that sleep (until the next delivery is
+ * due, at most MAX_IDLE_MS). The tests drive the production loop this way, step by step.
+ */
+function driven(opts: Partial<DeliveryWorkerOptions> & { timeoutMs?: number } = {}): { w: DeliveryWorker; timers: FakeTimers; look(): Promise<number> } {
+  const timers = new FakeTimers();
+  const w = worker({ timers, ...opts });
+  w.start();
+  const look = async (): Promise<number> => {
+    w.wake(); // clears the sleep at once, or has a look in progress look again
+    await eventually(async () => timers.pending.size === 1 && w.inFlight() === 0);
+    return timers.delays()[0]!;
+  };
+  return { w, timers, look };
+}
+
 async function delivery(environmentId: string, id: string): Promise<{ d: DeliveryRecord; attempts: AttemptRecord[] }> {
   return store.transaction(async (tx) => {
     const d = await tx.deliveries.get(environmentId, id);
@@ -130,7 +126,7 @@ describe('delivery worker', () => {
     const { scope, secret, endpoint } = await seedEndpoint(services, `${rx.url}/hooks/payments`);
     const { event, deliveryId } = await recordEvent(services, scope);
 
-    expect(await worker().runOnce()).toBe(1);
+    expect(await driven().look()).toBe(MAX_IDLE_MS); // sent, recorded, nothing else due
 
     expect(rx.requests).toHaveLength(1);
     const seen = rx.requests[0]!;
@@ -167,11 +163,12 @@ describe('delivery worker', () => {
     const rx = await receiver({ handler: (req, res, body, i) => answer(i === 0 ? 500 : 200)(req, res, body, i) });
     const { scope, secret } = await seedEndpoint(services, rx.url);
     const { event, deliveryId } = await recordEvent(services, scope);
-    const w = worker();
+    const { look } = driven();
 
-    expect(await w.runOnce()).toBe(1);
+    expect(await look()).toBe(RETRY_DELAYS_MS[0]!); // asleep until the retry is due
     clock.advance(RETRY_DELAYS_MS[0]!);
-    expect(await w.runOnce()).toBe(1);
+    expect(await look()).toBe(MAX_IDLE_MS);
+    expect(rx.requests).toHaveLength(2);
 
     const [first, second] = rx.requests;
     expect(timestampOf(second!) - timestampOf(first!)).toBe(RETRY_DELAYS_MS[0]! / 1000);
@@ -189,22 +186,24 @@ describe('delivery worker', () => {
     const rx = await receiver({ handler: answer(503, 'maintenance') });
     const { scope } = await seedEndpoint(services, rx.url);
     const { deliveryId } = await recordEvent(services, scope);
-    const w = worker();
+    const { look } = driven();
     const start = clock.now();
 
     for (let n = 1; n <= MAX_ATTEMPTS; n++) {
-      expect(await w.runOnce()).toBe(1);
+      const sleep = await look();
       expect(rx.requests).toHaveLength(n);
       const { d } = await delivery(scope.environmentId, deliveryId);
       expect(d.attemptCount).toBe(n);
       if (n < MAX_ATTEMPTS) {
         expect(d.state).toBe('pending');
         expect(d.nextAttemptAt).toBe(clock.now() + RETRY_DELAYS_MS[n - 1]!);
-        // Not a millisecond early...
+        expect(sleep).toBe(Math.min(RETRY_DELAYS_MS[n - 1]!, MAX_IDLE_MS)); // until it is due (the safety net caps it)
+        // Not a millisecond early: a look then claims nothing and sleeps the last millisecond...
         clock.set(d.nextAttemptAt! - 1);
-        expect(await w.runOnce()).toBe(0);
+        expect(await look()).toBe(1);
+        expect(rx.requests).toHaveLength(n);
         clock.set(d.nextAttemptAt!);
-      }
+      } else expect(sleep).toBe(MAX_IDLE_MS);
     }
     const { d, attempts } = await delivery(scope.environmentId, deliveryId);
     expect(d).toMatchObject({ state: 'failed', attemptCount: MAX_ATTEMPTS, nextAttemptAt: null, leaseOwner: null });
@@ -213,7 +212,7 @@ describe('delivery worker', () => {
     expect(clock.now() - start).toBe(RETRY_DELAYS_MS.reduce((a, b) => a + b, 0));
 
     clock.advance(7 * 24 * 3_600_000);
-    expect(await w.runOnce()).toBe(0);
+    expect(await look()).toBe(MAX_IDLE_MS);
     expect(rx.requests).toHaveLength(MAX_ATTEMPTS);
   });
 
@@ -227,9 +226,10 @@ describe('delivery worker', () => {
     });
     const { scope } = await seedEndpoint(services, rx.url);
     const { deliveryId } = await recordEvent(services, scope);
-    const w = worker({ timeoutMs: 200 });
+    const { look } = driven({ timeoutMs: 200 });
     for (let i = 0; i < 3; i++) {
-      expect(await w.runOnce()).toBe(1);
+      await look();
+      expect(rx.requests).toHaveLength(i + 1);
       const { d } = await delivery(scope.environmentId, deliveryId);
       if (d.nextAttemptAt !== null) clock.set(d.nextAttemptAt);
     }
@@ -248,7 +248,7 @@ describe('delivery worker', () => {
       [internal, (await recordEvent(services, internal.scope)).deliveryId, 'destination_not_allowed'],
       [refused, (await recordEvent(services, refused.scope)).deliveryId, 'connection_refused'],
     ] as const;
-    expect(await worker().runOnce()).toBe(3);
+    expect(await driven().look()).toBe(RETRY_DELAYS_MS[0]!); // all three attempted, asleep until their retries
     for (const [seeded, id, errorClass] of ids) {
       const { d, attempts } = await delivery(seeded.scope.environmentId, id);
       expect(d).toMatchObject({ state: 'pending', attemptCount: 1, nextAttemptAt: clock.now() + RETRY_DELAYS_MS[0]! });
@@ -268,7 +268,8 @@ describe('delivery worker', () => {
         notifyUrl: `${rx.url}/payout-callbacks`,
       }),
     );
-    expect(await worker().runOnce()).toBe(1);
+    await driven().look();
+    expect(rx.requests).toHaveLength(1);
     const seen = rx.requests[0]!;
     expect(seen.url).toBe('/payout-callbacks');
     expect(seen.headers['service-event-id']).toBe(event.id);
@@ -282,9 +283,10 @@ describe('delivery worker', () => {
     const rx = await receiver({ handler: (req, res, body, i) => answer(i < 3 ? 500 : 204)(req, res, body, i) });
     const { scope } = await seedEndpoint(services, rx.url);
     const { deliveryId } = await recordEvent(services, scope);
-    const w = worker();
+    const { look } = driven();
     for (let n = 1; n <= 4; n++) {
-      expect(await w.runOnce()).toBe(1);
+      await look();
+      expect(rx.requests).toHaveLength(n);
       const { d } = await delivery(scope.environmentId, deliveryId);
       if (d.nextAttemptAt !== null) clock.set(d.nextAttemptAt);
     }
@@ -296,7 +298,7 @@ describe('delivery worker', () => {
       [3, 500, false],
       [4, 204, true],
     ]);
-    expect(await w.runOnce()).toBe(0);
+    expect(await look()).toBe(MAX_IDLE_MS);
     expect(rx.requests).toHaveLength(4);
   });
 
@@ -521,13 +523,13 @@ describe('delivery worker', () => {
     const crashed = await store.queue.claim({ owner: 'crashed-worker', now: clock.now(), leaseMs, limit: 10, perEndpointLimit: 4 });
     expect(crashed.map((c) => c.delivery.id)).toEqual([deliveryId]);
 
-    const w = worker({ owner: 'survivor' });
-    expect(await w.runOnce()).toBe(0);
+    const { look } = driven({ owner: 'survivor' });
+    expect(await look()).toBe(leaseMs); // asleep until the lease expires
     clock.advance(leaseMs - 1);
-    expect(await w.runOnce()).toBe(0);
+    expect(await look()).toBe(1);
     expect(rx.requests).toHaveLength(0);
     clock.advance(1);
-    expect(await w.runOnce()).toBe(1);
+    expect(await look()).toBe(MAX_IDLE_MS);
     expect(rx.requests).toHaveLength(1);
     const { d, attempts } = await delivery(scope.environmentId, deliveryId);
     expect(d).toMatchObject({ state: 'delivered', attemptCount: 1 });
@@ -556,33 +558,34 @@ describe('delivery worker', () => {
     const seeded = await seedEndpoint(services, rx.url);
     endpointId = seeded.endpoint.id;
     const { deliveryId } = await recordEvent(services, seeded.scope);
-    const w = worker();
+    const { look } = driven();
 
-    expect(await w.runOnce()).toBe(1);
+    await look();
+    expect(rx.requests).toHaveLength(1);
     const { d, attempts } = await delivery(seeded.scope.environmentId, deliveryId);
     expect(d.state).toBe('disabled');
     expect(d.leaseOwner).toBeNull();
     expect(attempts).toHaveLength(1); // the attempt is kept in the log
     clock.advance(24 * 3_600_000);
-    expect(await w.runOnce()).toBe(0);
+    expect(await look()).toBe(MAX_IDLE_MS);
     expect(rx.requests).toHaveLength(1);
   });
 
   it('records nothing when the lease was lost during the attempt, and logs it', async () => {
-    let deliveryId = '';
-    let w: DeliveryWorker | null = null;
     const rx = await receiver({
       handler: async (req, res, body, i) => {
-        // Simulates a lease taken over meanwhile (e.g. this process was paused past the lease).
-        await store.queue.release(w!.owner, [deliveryId]);
+        // Simulates a lease taken over meanwhile: this process was paused past its lease, and
+        // another worker claimed the delivery. (Giving the lease back instead would wake this
+        // worker, whose loop would claim it again first.)
+        clock.advance(60_000);
         await store.queue.claim({ owner: 'other-worker', now: clock.now(), leaseMs: 60_000, limit: 10, perEndpointLimit: 4 });
         answer(200)(req, res, body, i);
       },
     });
     const { scope } = await seedEndpoint(services, rx.url);
-    deliveryId = (await recordEvent(services, scope)).deliveryId;
-    w = worker();
-    expect(await w.runOnce()).toBe(1);
+    const { deliveryId } = await recordEvent(services, scope);
+    await driven().look();
+    expect(rx.requests).toHaveLength(1);
     const { d, attempts } = await delivery(scope.environmentId, deliveryId);
     expect(d).toMatchObject({ state: 'pending', attemptCount: 0, leaseOwner: 'other-worker' });
     expect(attempts).toHaveLength(0);
@@ -594,7 +597,7 @@ describe('delivery worker', () => {
     const { scope, endpoint } = await seedEndpoint(services, rx.url);
     await store.transaction((tx) => tx.endpoints.update({ ...endpoint, secretEnc: createSecretBox(randomBytes(32)).seal('whsec_sealed_under_another_key_0123456789') }));
     const { deliveryId } = await recordEvent(services, scope);
-    expect(await worker().runOnce()).toBe(1);
+    expect(await driven().look()).toBe(RETRY_DELAYS_MS[0]!);
     expect(rx.requests).toHaveLength(0);
     const { d, attempts } = await delivery(scope.environmentId, deliveryId);
     expect(d).toMatchObject({ state: 'pending', attemptCount: 1, nextAttemptAt: clock.now() + RETRY_DELAYS_MS[0]! });
@@ -637,7 +640,8 @@ describe('delivery worker', () => {
 
     // Another worker can take it at once.
     rx.handle(answer(200));
-    expect(await worker().runOnce()).toBe(1);
+    await driven().look();
+    expect(rx.requests).toHaveLength(2);
     expect((await delivery(scope.environmentId, deliveryId)).d.state).toBe('delivered');
   });
 

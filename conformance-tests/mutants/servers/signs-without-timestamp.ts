@@ -2,7 +2,7 @@
 // of `<t>.<raw body>` (the header keeps its form t=...,v1=...).
 // Seam: an injected Sender that re-signs each request. It learns the secret the way the
 // delivery worker hands it over: the worker opens the endpoint's sealed secret and sends in the
-// same synchronous step (server/delivery/worker.ts), so a SecretBox that remembers
+// same synchronous step (server/delivery/worker/attempt.ts), so a SecretBox that remembers
 // the last secret it opened gives the Sender exactly the secret of the request at hand.
 // Caught by the sender target's `sender.<message>.signature` checks.
 import { createHmac } from 'node:crypto';

@@ -1,0 +1,35 @@
+// Every wait of the worker goes through Timers, so tests decide when each one ends; the real
+// ones never keep the process alive (the HTTP server does).
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+  /** Runs fn on the next turn of the event loop, after the I/O callbacks of this one. */
+  setImmediate(fn: () => void): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  setImmediate: (fn) => void setImmediate(fn),
+};
+
+/** Longest sleep between two looks at the queue (safety net; wake-ups normally come first). */
+export const MAX_IDLE_MS = 30_000;
+/** First back-off after a store error; doubles up to MAX_IDLE_MS. */
+export const ERROR_BACKOFF_MS = 1_000;
+
+/** The pause before the next try after a store error: ERROR_BACKOFF_MS, doubling up to MAX_IDLE_MS. */
+export function errorBackoff(): { next(): number; reset(): void } {
+  let ms = ERROR_BACKOFF_MS;
+  return {
+    next() {
+      const now = ms;
+      ms = Math.min(ms * 2, MAX_IDLE_MS);
+      return now;
+    },
+    reset() {
+      ms = ERROR_BACKOFF_MS;
+    },
+  };
+}
