@@ -1,19 +1,17 @@
-// The payments-webhooks package: the webhook helpers (index) and the typed API clients (api),
+// The payments-webhooks package: the webhook helpers (index), the typed API clients (api) and the command (cli),
 // as ESM and CommonJS with type declarations. signing/, the generated types and openapi-fetch's
 // code are bundled in: openapi-fetch's CommonJS build exports its client as `exports.default`,
 // which a CommonJS bundle of an ESM-typed package would read as the whole module object (Node's
 // interop), so its ESM build is inlined instead. openapi-fetch stays a dependency for the types
 // the declarations name.
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
-export default defineConfig({
-  entry: { index: 'webhooks/index.ts', api: 'api.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  platform: 'node',
-  target: 'node22',
-  outDir: 'dist',
-  clean: true,
-  noExternal: ['openapi-fetch'],
-  tsconfig: 'tsconfig.json',
-});
+// The `payments-webhooks` command (cli/bin.ts, package.json "bin") is one ESM file with the same
+// code bundled in (the signing code included, so it signs exactly as the service does);
+// eventsource-parser, which only it uses, stays a dependency.
+const shared: Options = { platform: 'node', target: 'node22', outDir: 'dist', noExternal: ['openapi-fetch'], tsconfig: 'tsconfig.json' };
+
+export default defineConfig([
+  { ...shared, entry: { index: 'webhooks/index.ts', api: 'api.ts' }, format: ['esm', 'cjs'], dts: true, clean: true },
+  { ...shared, entry: { cli: 'cli/bin.ts' }, format: ['esm'], dts: false, clean: false },
+]);

@@ -16,6 +16,7 @@ export {
   signatureHeader,
 } from '../../signing/signature.ts';
 export type { ParsedSignatureHeader, RawBody } from '../../signing/signature.ts';
+export { WEBHOOK_USER_AGENT, deliveryHeaders } from '../../signing/delivery.ts';
 
 export { verifyWebhook } from './verify.ts';
 export type { VerifiedWebhook, VerifyWebhookInput, WebhookHeaders } from './verify.ts';
