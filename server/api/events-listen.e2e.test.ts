@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
-import { freePort } from '../testing/child-server.ts';
+import { freePort, startServer } from '../testing/child-server.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
 import { allEvents } from './testing/orders.ts';
 
@@ -147,6 +147,36 @@ describe('payments-webhooks listen and trigger', () => {
       expect(await second.exited).toBe(0);
       expect(second.output()).toContain('Stopped.');
     } finally {
+      rx.server.close();
+    }
+  });
+
+  it('survives a server restart: prints that it lost the connection, reconnects, and loses nothing', async () => {
+    const port = await freePort();
+    const first = await startServer({ env: { PORT: String(port) } });
+    const tenant = first.tenant!;
+    const rx = await receiver();
+    // The port both servers listen on (startServer's url names the one it would have chosen).
+    const url = `http://127.0.0.1:${port}`;
+    const auth = ['--api-key', tenant.apiKey, '--api-secret', tenant.apiHash, '--base-url', url];
+    const l = cli(['listen', '--forward-to', rx.url, ...auth, '--state', path.join(dir, 'restart.json')]);
+    let second: Awaited<ReturnType<typeof startServer>> | null = null;
+    try {
+      await l.waitFor(/signing secret is/);
+      expect(await cli(['trigger', 'order.created', ...auth]).exited).toBe(0);
+      await until(() => rx.received.length === 1, 'the event before the restart');
+      await first.stop();
+      await l.waitFor(/reconnecting in \d+\.\d s \(attempt 1\)/);
+      second = await startServer({ dataDir: first.dataDir, env: { PORT: String(port) } });
+      await l.waitFor(/Reconnected\./, 30_000);
+      expect(await cli(['trigger', 'order.paid', ...auth]).exited).toBe(0);
+      await until(() => rx.received.length === 3, 'the events after the restart');
+      expect(rx.received.map((r) => (JSON.parse(r.body) as { type: string }).type)).toEqual(['order.created', 'order.created', 'order.paid']);
+    } finally {
+      l.child.kill('SIGINT');
+      await l.exited;
+      await second?.stop();
+      await first.stop();
       rx.server.close();
     }
   });
