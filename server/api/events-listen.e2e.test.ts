@@ -119,7 +119,7 @@ describe('payments-webhooks listen and trigger', () => {
       const secret = (await first.waitFor(/signing secret is (whsec_[A-Za-z0-9_-]+)/))[1]!;
       expect(await trigger('order.paid')).toMatch(/Triggered order\.paid on order [0-9a-f-]{36}/);
       await until(() => rx.received.length >= 2, 'order.created and order.paid at the receiver');
-      const verified = rx.received.map((r) => verifyWebhook({ rawBody: r.body, headers: r.headers as Record<string, string>, secrets: secret }));
+      const verified = rx.received.map((r) => verifyWebhook<{ type: string; id: string }>({ rawBody: r.body, headers: r.headers as Record<string, string>, secrets: secret }));
       expect(verified.map((v) => v.event.type)).toEqual(['order.created', 'order.paid']);
       expect(rx.received[1]!.headers['user-agent']).toBe('PaymentsService-Webhooks/2.0');
       // The forwarded body is the feed's envelope, byte for byte what a delivery carries.
@@ -136,7 +136,7 @@ describe('payments-webhooks listen and trigger', () => {
       expect((await second.waitFor(/signing secret is (whsec_[A-Za-z0-9_-]+)/))[1]).toBe(secret);
       await trigger('webhook.test');
       await until(() => rx.received.length >= 5, 'the events of the restart');
-      const types = rx.received.map((r) => verifyWebhook({ rawBody: r.body, headers: r.headers as Record<string, string>, secrets: secret }).event.type);
+      const types = rx.received.map((r) => verifyWebhook<{ type: string }>({ rawBody: r.body, headers: r.headers as Record<string, string>, secrets: secret }).event.type);
       expect(types).toEqual(['order.created', 'order.paid', 'order.created', 'order.payment_review_required', 'webhook.test']);
       // Every order event of the environment reached the receiver, each once.
       const ids = rx.received.map((r) => r.headers['service-event-id']);

@@ -35,14 +35,14 @@ async function listenWith(creds: { apiKey: string; apiHash: string }, opts: { af
   });
   if (!opened.ok) throw new Error(`stream refused: ${opened.status} ${JSON.stringify(opened.problem)}`);
   const received: StreamMessage[] = [];
-  let notify: (() => void) | null = null;
+  let notify = (): void => undefined;
   const ended = (async () => {
     for await (const m of opened.messages) {
       received.push(m);
-      notify?.();
+      notify();
     }
   })();
-  ended.catch(() => notify?.());
+  ended.catch(() => notify());
   return {
     async take(n) {
       while (received.length < n) {

@@ -41,6 +41,9 @@ export interface StreamRequest {
 export type StreamBatch = StreamedEvent[];
 
 const BATCH = 100;
+/** After a wake-up that found nothing yet: this many looks, this often. */
+const CHASE_LOOKS = 10;
+const CHASE_MS = 10;
 
 /**
  * Opens the stream: checks the cursor (a 400 before anything is streamed) and answers the
@@ -81,12 +84,19 @@ async function* follow(
   });
   try {
     let batch = first;
+    // Looks left at the short interval: a commit of this instance woke the stream, but its
+    // event was not readable yet (PostgreSQL holds it back while an older transaction runs).
+    let chasing = 0;
     while (!req.signal.aborted) {
       const last = batch[batch.length - 1];
       if (last) cursor = last.cursor;
       yield batch;
+      if (batch.length > 0) chasing = 0;
       // A full batch: more are waiting, read on without waiting.
-      if (batch.length < BATCH) await waker.wait(req.pollMs);
+      if (batch.length < BATCH) {
+        const woken = await waker.wait(chasing > 0 ? Math.min(CHASE_MS, req.pollMs) : req.pollMs);
+        chasing = woken ? CHASE_LOOKS : Math.max(0, chasing - 1);
+      }
       if (req.signal.aborted) return;
       batch = await read(cursor);
     }
@@ -115,20 +125,21 @@ class Waker {
     this.release?.();
   }
 
-  async wait(ms: number): Promise<void> {
-    if (this.woken || this.signal.aborted) {
-      this.woken = false;
-      return;
+  /** Whether a wake-up (rather than the time) ended the wait. */
+  async wait(ms: number): Promise<boolean> {
+    if (!this.woken && !this.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const handle = this.timers.setTimeout(() => this.release?.(), ms);
+        this.release = () => {
+          this.timers.clearTimeout(handle);
+          this.release = null;
+          resolve();
+        };
+      });
     }
-    await new Promise<void>((resolve) => {
-      const handle = this.timers.setTimeout(() => this.release?.(), ms);
-      this.release = () => {
-        this.timers.clearTimeout(handle);
-        this.release = null;
-        resolve();
-      };
-    });
+    const woken = this.woken;
     this.woken = false;
+    return woken;
   }
 
   dispose(): void {
