@@ -1,10 +1,11 @@
 // The live event stream (GET /v2/events/stream) over real HTTP: what it carries and in which
 // order, resumption by Last-Event-ID and by ?after=, the type filter, refusals before the
-// stream starts, tenant and environment scoping, and its end when the server stops. Read with
+// stream starts, tenant and environment scoping, heartbeats, and its end when the server stops. Read with
 // the package's own stream reader (client/cli/stream-reader.ts), as `listen` reads it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEventStream, StreamEnded, type StreamMessage } from '../../client/cli/stream-reader.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
+import { buildApp } from './index.ts';
 import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 import { allEvents, deposit, WITH_TOKEN, type Clients } from './testing/orders.ts';
 
@@ -166,6 +167,22 @@ describe('GET /v2/events/stream', () => {
     const t = await server.newTenant();
     const live = await server.keyWith(t, ['orders_write'], 'live');
     expectProblem(await sendRaw(server.url, keyOf(live), 'POST', '/sandbox/events/test'), 403, 'live-key-not-allowed');
+  });
+
+  it('sends a heartbeat comment while nothing else is written', async () => {
+    const own = await startTestServer({ build: (services, config) => buildApp(services, config, { streams: { heartbeatMs: 20 } }) });
+    try {
+      const t = await own.newTenant();
+      const res = await fetch(`${own.url}/v2/events/stream`, { headers: { 'x-api-key': t.apiKey, 'x-api-hash': t.apiHash } });
+      const reader = res.body!.getReader();
+      let text = '';
+      while (!text.includes(': heartbeat\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      expect(text.startsWith(': connected\n\n')).toBe(true);
+      expect(text).not.toContain('data:');
+    } finally {
+      await own.close();
+    }
   });
 
   it('ends open streams when the server stops, so the stop does not wait for them', async () => {
