@@ -2,6 +2,7 @@
 // delivery (the package's deliveryHeaders: Service-Signature, Service-Event-Id, Content-Type,
 // User-Agent), and measures the receiver's answer.
 import { deliveryHeaders } from '../webhooks/index.ts';
+import { describe } from './stream-reader.ts';
 
 export interface ForwardResult {
   /** The receiver's HTTP status, or null when it could not be reached. */
@@ -28,8 +29,7 @@ export function createForwarder(url: string, secret: string, deps: { now: () => 
         await res.arrayBuffer().catch(() => undefined);
         return { status: res.status, error: null, ms: deps.now() - started };
       } catch (err) {
-        const cause = (err as { cause?: { code?: string } }).cause?.code;
-        return { status: null, error: cause ?? (err instanceof Error ? err.message : String(err)), ms: deps.now() - started };
+        return { status: null, error: describe(err), ms: deps.now() - started };
       }
     },
   };

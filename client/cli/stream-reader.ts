@@ -87,7 +87,7 @@ async function* messagesOf(body: ReadableStream<Uint8Array>, connection: AbortCo
         chunk = await reader.read();
       } catch (err) {
         if (opts.signal.aborted) return;
-        throw new StreamEnded(silent ? `no data for ${Math.round(opts.idleMs / 1000)} s` : `connection lost (${describe(err)})`);
+        throw new StreamEnded(silent ? `no data for ${opts.idleMs >= 1000 ? `${opts.idleMs / 1000} s` : `${opts.idleMs} ms`}` : `connection lost (${describe(err)})`);
       }
       if (chunk.done) throw new StreamEnded('the server closed the stream');
       clearTimeout(watchdog);
