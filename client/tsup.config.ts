@@ -1,26 +1,31 @@
 // The payments-webhooks package: the webhook helpers (index), the Web Crypto verifier for
-// runtimes without node:crypto (web) and the typed API clients (api), as ESM and CommonJS with
-// type declarations, and the signature test vectors (generated/signature-vectors.json) copied
-// beside them as dist/signature-vectors.json. signing/, the generated types and openapi-fetch's
+// runtimes without node:crypto (web), the typed API clients (api) and the command (cli), as ESM
+// and CommonJS with type declarations, and the signature test vectors
+// (generated/signature-vectors.json) copied beside them as dist/signature-vectors.json.
+// signing/, the generated types and openapi-fetch's
 // code are bundled in: openapi-fetch's CommonJS build exports its client as `exports.default`,
 // which a CommonJS bundle of an ESM-typed package would read as the whole module object (Node's
 // interop), so its ESM build is inlined instead. openapi-fetch stays a dependency for the types
 // the declarations name.
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
 const VECTORS = path.resolve(import.meta.dirname, '..', 'generated', 'signature-vectors.json');
 
-export default defineConfig({
-  entry: { index: 'webhooks/index.ts', web: 'webhooks/web.ts', api: 'api.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  platform: 'node',
-  target: 'node22',
-  outDir: 'dist',
-  clean: true,
-  noExternal: ['openapi-fetch'],
-  tsconfig: 'tsconfig.json',
-  onSuccess: () => copyFile(VECTORS, path.resolve(import.meta.dirname, 'dist', 'signature-vectors.json')),
-});
+// The `payments-webhooks` command (cli/bin.ts, package.json "bin" through bin.js) is one ESM file
+// with the same code bundled in (the signing code included, so it signs exactly as the service
+// does); eventsource-parser, which only it uses, stays a dependency.
+const shared: Options = { platform: 'node', target: 'node22', outDir: 'dist', noExternal: ['openapi-fetch'], tsconfig: 'tsconfig.json' };
+
+export default defineConfig([
+  {
+    ...shared,
+    entry: { index: 'webhooks/index.ts', web: 'webhooks/web.ts', api: 'api.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    clean: true,
+    onSuccess: () => copyFile(VECTORS, path.resolve(import.meta.dirname, 'dist', 'signature-vectors.json')),
+  },
+  { ...shared, entry: { cli: 'cli/bin.ts' }, format: ['esm'], dts: false, clean: false },
+]);

@@ -7,8 +7,10 @@
 //                                                        JavaScript on the installed helpers,
 // loads the helpers from CommonJS too, runs the shipped signature vectors through the installed
 // Web Crypto verifier (payments-webhooks/web) under Node and under Bun, proves that entry bundles
-// with no Node built-in (esbuild, platform neutral), and type-checks a merchant's strict TypeScript against
-// the installed declarations (ESM and CommonJS resolution). Exits 1 unless every step exits 0. Prints the
+// with no Node built-in (esbuild, platform neutral), type-checks a merchant's strict TypeScript
+// against the installed declarations (ESM and CommonJS resolution), and runs the installed
+// `payments-webhooks` command: --help, then listen and trigger (check-packages/listen.ts).
+// Exits 1 unless every step exits 0. Prints the
 // installed size of each package (with its dependencies) and the suite's run time per target.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +20,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { checkListen } from './check-packages/listen.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PACKAGES = [
@@ -293,7 +296,9 @@ async function main(): Promise<number> {
     console.log('check:packages: the reference server and the receiver on payments-webhooks');
     const reference = spawn(process.execPath, ['--import', 'tsx', 'scripts/check-packages/reference.ts'], { cwd: ROOT, env: cleanEnv, stdio: ['pipe', 'pipe', 'inherit'] });
     children.push(reference);
-    const server = JSON.parse(await firstLine(reference)) as { url: string; api: string[]; sender: string[] };
+    const server = JSON.parse(await firstLine(reference)) as { url: string; api: string[]; sender: string[]; merchant: { apiKey: string; apiSecret: string } };
+    console.log('check:packages: payments-webhooks listen and trigger');
+    ok &&= await checkListen(helpersDir, cleanEnv, server);
     await writeFile(path.join(helpersDir, 'receiver.js'), RECEIVER);
     const [webhook, previousWebhook, callback, previousCallback] = [secret(), secret(), secret(), secret()];
     const receiverEnv = { ...cleanEnv, WEBHOOK_SECRETS: JSON.stringify([webhook, previousWebhook]), CALLBACK_SECRETS: JSON.stringify([callback, previousCallback]) };

@@ -89,6 +89,7 @@ async function main(): Promise<void> {
     (stopping ??= (async () => {
       log.info({ signal }, 'shutting down: not ready, no new connections, draining requests and deliveries');
       readiness.draining();
+      built?.endStreams();
       starting.abort(new Error(`${signal} during start-up`));
       await Promise.all(servers.map((s) => closeServer(s, REQUEST_DRAIN_MS)));
       await built?.stop();

@@ -63,7 +63,7 @@ export class ApiClient {
   }
 
   async call(op: ApiOperation, req: ApiRequest, signal?: AbortSignal): Promise<ApiResponse> {
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
+    const headers: Record<string, string> = { accept: op.streams ? 'text/event-stream, application/problem+json' : 'application/json, application/problem+json' };
     if (req.auth.kind === 'key') {
       if (req.auth.apiKey !== undefined) headers['x-api-key'] = req.auth.apiKey;
       if (req.auth.apiHash !== undefined) headers['x-api-hash'] = req.auth.apiHash;
@@ -86,6 +86,8 @@ export class ApiClient {
       ...(body !== undefined ? { body } : {}),
       timeoutMs: this.#opts.timeoutMs,
       responseBodyLimit: READ_LIMIT,
+      // An event stream stays open: its first message (a blank line ends it) is the answer.
+      ...(op.streams ? { readUntil: '\n\n' } : {}),
       ...(req.label !== undefined ? { label: req.label } : {}),
       ...(signal ? { signal } : {}),
     });

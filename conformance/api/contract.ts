@@ -36,7 +36,11 @@ export interface ApiOperation {
   allowsMemberToken: boolean;
   /** Whether the operation declares the `x-tenant-id` header. */
   declaresTenantHeader: boolean;
+  /** Whether its success is an event stream (`text/event-stream`): judged by its first message. */
+  streams: boolean;
 }
+
+export const EVENT_STREAM = 'text/event-stream';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -79,6 +83,7 @@ export function walkOperations(apis: readonly ApiName[] = API_NAMES): ApiOperati
           .sort((a, b) => a - b),
         allowsMemberToken: spec.security.some((s) => 'MemberToken' in s),
         declaresTenantHeader: spec.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'x-tenant-id'),
+        streams: spec.responses.some((r) => r.contentType === EVENT_STREAM),
       });
     }
   }

@@ -5,7 +5,7 @@
 import type { CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
 import { describeStatus } from '../core/http.ts';
 import type { ApiResponse } from './client.ts';
-import { PROBLEM_TYPES_RULE, isDocumented, operationRule, problemSlug, problemStatus } from './contract.ts';
+import { EVENT_STREAM, PROBLEM_TYPES_RULE, isDocumented, operationRule, problemSlug, problemStatus } from './contract.ts';
 import type { ApiOperation, ProblemSlug } from './contract.ts';
 import { NOT_IMPLEMENTED_NOTE, NO_5XX_RULE, PROBLEM_RULE } from './rules.ts';
 
@@ -76,11 +76,21 @@ export function judgeSuccess(op: ApiOperation, res: ApiResponse, evidence: Excha
 
 function bodyProblems(op: ApiOperation, res: ApiResponse): string[] {
   const documented = op.spec.responses.find((r) => r.status === String(res.status));
+  if (documented?.contentType === EVENT_STREAM) return eventStreamProblems(res);
   if (documented?.schema && !res.isJson) {
     const ct = res.contentType ?? '(none)';
     return [`the body is not JSON (content type ${ct})`];
   }
   return op.compiled.validateResponse(res.status ?? 0, res.contentType, res.json);
+}
+
+/** The start of an event stream: its content type, and a first message of comment or field lines. */
+function eventStreamProblems(res: ApiResponse): string[] {
+  const problems: string[] = [];
+  if (res.contentType?.split(';')[0]?.trim() !== EVENT_STREAM) problems.push(`the content type is ${res.contentType ?? '(none)'}, not ${EVENT_STREAM}`);
+  const first = res.exchange.response.body.split('\n\n')[0] ?? '';
+  if (!/^(?::[^\n]*|[A-Za-z]+(?::[^\n]*)?)(?:\n(?::[^\n]*|[A-Za-z]+(?::[^\n]*)?))*$/.test(first)) problems.push('the stream does not start with a message of Server-Sent Events lines');
+  return problems;
 }
 
 export interface ExpectedProblem {

@@ -28,6 +28,11 @@ export interface HttpRequest {
    * answers (the api target validates response bodies) raises it and cuts the evidence itself.
    */
   responseBodyLimit?: number;
+  /**
+   * Stop reading once the answer so far contains this text (an event stream never ends: its
+   * first complete message is what a check judges).
+   */
+  readUntil?: string;
 }
 
 export async function exchange(req: HttpRequest): Promise<Exchange> {
@@ -48,7 +53,7 @@ export async function exchange(req: HttpRequest): Promise<Exchange> {
       ...(req.body !== undefined ? { body: Buffer.from(req.body) } : {}),
       signal: controller.signal,
     });
-    const { text, truncated } = await readLimited(res.body, req.responseBodyLimit ?? RESPONSE_BODY_LIMIT);
+    const { text, truncated } = await readLimited(res.body, req.responseBodyLimit ?? RESPONSE_BODY_LIMIT, req.readUntil);
     response = {
       status: res.statusCode,
       headers: flattenHeaders(res.headers),
@@ -97,7 +102,7 @@ function describeRequest(req: HttpRequest): SentRequest {
   };
 }
 
-async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?: () => void }, limit: number): Promise<{ text: string; truncated: boolean }> {
+async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?: () => void }, limit: number, until?: string): Promise<{ text: string; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   let truncated = false;
@@ -112,6 +117,10 @@ async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?
     }
     chunks.push(buf);
     size += buf.length;
+    if (until !== undefined && Buffer.concat(chunks).includes(until)) {
+      body.destroy?.();
+      break;
+    }
   }
   // Drop a multi-byte character cut at the limit.
   const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks)).replace(/\uFFFD$/, '');

@@ -158,6 +158,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream new events live
+         * @description Streams the events of the tenant environment of the key as they are recorded, as
+         *     Server-Sent Events (`text/event-stream`, the WHATWG HTML "server-sent events" format
+         *     that `EventSource` reads). Requires the `orders_read` permission. It carries the
+         *     order events (`order.created`, `order.paid`, `order.payment_review_required`) and
+         *     `webhook.test` events, never payout callbacks. This is what
+         *     `payments-webhooks listen` reads to forward events to a receiver on a laptop.
+         *
+         *     - Each event is one SSE message: `id` is an opaque cursor, `event` the event type and
+         *       `data` the event envelope on one line, byte for byte the body a webhook delivery
+         *       signs and sends.
+         *     - Without a cursor the stream starts with the events recorded from now on. To resume
+         *       after a dropped connection, send the `id` of the last message handled, either as the
+         *       `Last-Event-ID` header (what `EventSource` does on its own) or as the `after` query
+         *       parameter; the header wins when both are given. The stream then continues with
+         *       every event recorded after that one, in the order they were committed: nothing is
+         *       skipped, at least once.
+         *     - `types` (comma-separated) keeps only those event types; omit it for all of them.
+         *     - Events are in commit order and arrive within about 100 ms of their commit, from
+         *       any instance of the service. A comment line (`: heartbeat`) is sent every 15
+         *       seconds while nothing else is, so that idle connections stay open through proxies
+         *       and a client can tell a dead connection from a quiet one.
+         *     - The server ends the stream when it shuts down (reconnect with the last `id`).
+         *       Errors before the stream starts are ordinary `application/problem+json` answers:
+         *       `401` for missing or wrong credentials, `403` without `orders_read`, `400` for a
+         *       cursor this operation did not issue or an unknown type.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -386,6 +430,11 @@ export interface components {
             /** @description Every deposit to the order, verified or not, oldest first. */
             data: components["schemas"]["OrderPayment"][];
         };
+        /**
+         * @description Opaque position in the event stream (the `id` of an SSE message); pass it back unchanged.
+         * @example MTY1
+         */
+        StreamCursor: string;
         /** @description A page of order events, newest first. */
         EventPage: {
             /** @description Order events, newest first; at most `limit`. */
@@ -894,6 +943,73 @@ export interface operations {
                 };
             };
             /** @description An invalid query parameter or header (`validation-failed`), for example a `limit` out of range or a malformed cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrdersRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The same cursor as `Last-Event-ID`, for clients that cannot set headers.
+                 * @example MTY1
+                 */
+                after?: components["schemas"]["StreamCursor"];
+                /**
+                 * @description Comma-separated event types to keep; omit it for every type.
+                 * @example order.paid,order.payment_review_required
+                 */
+                types?: string;
+            };
+            header?: {
+                /**
+                 * @description The tenant id. Optional; when present it must be the tenant of the API key (`403` `tenant-mismatch` otherwise).
+                 * @example ten_8f3k2m9q4w
+                 */
+                "x-tenant-id"?: components["parameters"]["TenantIdHeader"];
+                /**
+                 * @description The `id` of the last message handled; the stream resumes after it.
+                 * @example MTY1
+                 */
+                "last-event-id"?: components["schemas"]["StreamCursor"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream; it stays open until the client or the server closes it. */
+            200: {
+                headers: {
+                    /** @description Always `no-cache`. */
+                    "Cache-Control"?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example : connected
+                     *
+                     *     id: MTY2
+                     *     event: order.paid
+                     *     data: {"id":"b2e8572271b18f8f577d15ee4d6bd67b37575550fb948c599969844aa61d864c","type":"order.paid","apiVersion":"v2","createdAt":"2026-11-22T08:15:30.123Z","data":{"orderId":"3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90","merchantReference":"cart-7781","amountMinor":4999,"currency":"USD","status":"paid","assetId":"USDC","networkId":"ethereum","amountBaseUnits":"49990000","receivedBaseUnits":"49990000"}}
+                     *
+                     *     : heartbeat
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A cursor this operation did not issue, or an unknown event type (`validation-failed`). */
             400: {
                 headers: {
                     [name: string]: unknown;

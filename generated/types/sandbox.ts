@@ -200,6 +200,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/events/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a webhook.test event
+         * @description Records a `webhook.test` event in the `test` environment and answers it. Requires the
+         *     `orders_write` permission. The event is not an order event: it is not listed by
+         *     `GET /v2/events` and no webhook delivery is made for it (the Webhook Management API's
+         *     `POST /v2/webhooks/endpoints/{endpointId}/test` sends one to an endpoint). It is
+         *     streamed by `GET /v2/events/stream`, so `payments-webhooks trigger webhook.test`
+         *     reaches `payments-webhooks listen` without any endpoint. No request body.
+         */
+        post: operations["createSandboxTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -410,6 +435,16 @@ export interface components {
             /** @description Every deposit to the order, verified or not, oldest first. Empty at creation. */
             payments: components["schemas"]["OrderPayment"][];
         };
+        /** @description Sent only when Send test webhook is selected. No order; `data.environment` identifies the connection. */
+        WebhookTestEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook.test";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookTestData"];
+        };
         /**
          * @description One deposit to an order. Every deposit credited to an order is also a `payment`
          *     transaction (`transactionId`) carrying the order's `orderId` and `orderNumber` and the
@@ -588,6 +623,20 @@ export interface components {
          * @example merchant-payout-2026-000183
          */
         ThirdPartyId: string;
+        /**
+         * @description Stable event id, 64 lowercase hex characters; the same on every attempt and every manual retry.
+         * @example 5d41402abc4b2a76b9719d911017c592a1f0e4b8c3d2e1f00112233445566778
+         */
+        EventId: string;
+        /**
+         * @description A tenant environment.
+         * @enum {string}
+         */
+        Environment: "test" | "live";
+        /** @description Data of `webhook.test`. The event has no order. */
+        WebhookTestData: {
+            environment: components["schemas"]["Environment"];
+        };
     };
     responses: {
         /** @description Missing or wrong credentials. */
@@ -1198,6 +1247,50 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createSandboxTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recorded event, byte for byte what the stream carries. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0f4a8c2e6b1d3f5a7c9e0b2d4f6a8c0e1b3d5f7a9c0e2b4d6f8a0c1e3b5d7f9a",
+                     *       "type": "webhook.test",
+                     *       "apiVersion": "v2",
+                     *       "createdAt": "2026-11-22T08:20:00.000Z",
+                     *       "data": {
+                     *         "environment": "test"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookTestEvent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The key belongs to the `live` environment, or lacks the `orders_write` permission. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
 }
 type FlattenedDeepRequired<T> = {
     [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
@@ -1218,3 +1311,4 @@ export const paymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components
 export const transactionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionStatus"]> = ["pending", "completed", "cancelled", "active", "revoked", "pending_confirmation", "refunded"];
 export const transactionSideValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionSide"]> = ["credit", "debit"];
 export const transactionTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionType"]> = ["payout", "staking", "payment", "refund"];
+export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];

@@ -5,6 +5,8 @@ import type { Config } from '../config.ts';
 import type { Services } from '../domain/context.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import { createApp } from '../http/app.ts';
+import type { EventStreamSettings } from '../http/event-stream.ts';
+import { realStreamTimers } from '../domain/orders/stream.ts';
 import { untyped, type Handler } from '../http/handler-types.ts';
 import type { ApiName } from '../contract/operations.ts';
 import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from '../delivery/engine.ts';
@@ -29,7 +31,9 @@ export interface BuiltApp {
   readiness: Readiness;
   /** Starts background work (the delivery engine). */
   start(): Promise<void>;
-  /** Stops background work, draining what is in flight. */
+  /** Ends every open event stream (GET /v2/events/stream): called first on shutdown, so that draining requests never waits for one. */
+  endStreams(): void;
+  /** Stops background work, draining what is in flight (event streams end first). */
   stop(): Promise<void>;
 }
 
@@ -43,7 +47,14 @@ export interface BuildAppOptions {
   /** main.ts creates these before the store is open (they answer while it starts). */
   metrics?: Metrics;
   readiness?: Readiness;
+  /** Event stream timing (defaults: poll every 100 ms, heartbeat after 15 s of silence, real timers). */
+  streams?: Partial<Pick<EventStreamSettings, 'pollMs' | 'heartbeatMs' | 'timers'>>;
 }
+
+/** How often an event stream looks at the store at most, for other instances' events. */
+export const STREAM_POLL_MS = 100;
+/** The heartbeat of an idle event stream (documented in spec/orders.openapi.yaml). */
+export const STREAM_HEARTBEAT_MS = 15_000;
 
 export function buildApp(services: Services, config: Config, opts: BuildAppOptions = {}): BuiltApp {
   const handlers: Record<ApiName, Record<string, Handler>> = {
@@ -59,7 +70,15 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   // Rendered list pages, only where the store can say cheaply when they go stale (SQLite); a
   // store that cannot gives null for every environment, so any id asks.
   const pages = config.listCacheBytes > 0 && services.store.transactionsVersion('') !== null ? new PageCache(config.listCacheBytes) : null;
+  const shutdown = new AbortController();
+  const streams: EventStreamSettings = {
+    shutdown: shutdown.signal,
+    pollMs: Math.min(opts.streams?.pollMs ?? STREAM_POLL_MS, STREAM_POLL_MS),
+    heartbeatMs: opts.streams?.heartbeatMs ?? STREAM_HEARTBEAT_MS,
+    timers: opts.streams?.timers ?? realStreamTimers,
+  };
   const app = createApp(services, {
+    streams,
     handlers,
     observe: requestMetrics(metrics),
     validateResponses: config.validateResponses,
@@ -83,7 +102,11 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
       engine.start();
       readiness.serving(store);
     },
+    endStreams() {
+      shutdown.abort();
+    },
     async stop() {
+      shutdown.abort();
       readiness.draining();
       await engine.stop();
     },

@@ -3,6 +3,9 @@
 import type { operations } from '../../generated/types/orders.ts';
 import { listOrderEvents } from '../domain/orders/feed.ts';
 import { createOrder, getOrder, listOrderPayments } from '../domain/orders/orders.ts';
+import { openEventStream } from '../domain/orders/stream.ts';
+import type { EventType } from '../domain/model.ts';
+import { SSE_HEADERS, sseBody, StreamedReply } from '../http/event-stream.ts';
 import type { HandlersFor } from '../http/handler-types.ts';
 import { presentOrder, presentPaymentList } from './present/orders.ts';
 
@@ -29,5 +32,22 @@ export const ordersHandlers: HandlersFor<operations> = {
       ...(query.type !== undefined ? { type: query.type } : {}),
     });
     return { status: 200, body: { data: page.events, nextCursor: page.nextCursor } };
+  },
+
+  async streamEvents({ query, headers }, { services, scope, streams }) {
+    // Ends when the client goes away (the body is cancelled) or the server stops.
+    const stop = new AbortController();
+    const fromHeader = headers['last-event-id'];
+    const batches = await openEventStream(services, scope, {
+      cursor: fromHeader ?? query.after ?? null,
+      cursorPointer: fromHeader !== undefined ? '/header/last-event-id' : '/query/after',
+      // The router validated the list against the spec's pattern of event types.
+      types: query.types !== undefined ? (query.types.split(',') as EventType[]) : [],
+      signal: AbortSignal.any([stop.signal, streams.shutdown]),
+      pollMs: streams.pollMs,
+      timers: streams.timers,
+    });
+    const body = sseBody(batches, stop, services.clock, streams.heartbeatMs);
+    return { status: 200, body: new StreamedReply(new Response(body, { status: 200, headers: SSE_HEADERS })) };
   },
 };

@@ -1,7 +1,14 @@
-// The sandbox API: money operations and order operations, in two modules.
+// The sandbox API: money operations and order operations, in two modules, and the test event.
 import type { operations } from '../../generated/types/sandbox.ts';
+import { recordStreamTestEvent } from '../domain/events.ts';
 import type { HandlersFor } from '../http/handler-types.ts';
 import { sandboxMoneyHandlers } from './sandbox-money.ts';
 import { sandboxOrderHandlers } from './sandbox-orders.ts';
 
-export const sandboxHandlers: Partial<HandlersFor<operations>> = { ...sandboxMoneyHandlers, ...sandboxOrderHandlers };
+export const sandboxHandlers: Partial<HandlersFor<operations>> = {
+  ...sandboxMoneyHandlers,
+  ...sandboxOrderHandlers,
+  async createSandboxTestEvent(_input, { services, scope }) {
+    return { status: 201, body: await recordStreamTestEvent(services, scope) };
+  },
+};

@@ -1,11 +1,11 @@
 // The signed request of one delivery attempt. The body is the event's stored payload, byte for
 // byte (the exact text that was signed is the text that is sent); the signature carries a fresh
 // `t` for every attempt, and the event id stays the same across attempts and manual retries.
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../signing/signature.ts';
+import { deliveryHeaders, WEBHOOK_USER_AGENT } from '../../signing/delivery.ts';
 import type { EventRecord } from '../domain/model.ts';
 
 /** The `User-Agent` of every delivery (spec/webhooks.asyncapi.yaml). */
-export const USER_AGENT = 'PaymentsService-Webhooks/2.0';
+export const USER_AGENT = WEBHOOK_USER_AGENT;
 
 export interface DeliveryRequest {
   /** The exact bytes to send (UTF-8 of this string); the signature covers them. */
@@ -23,14 +23,5 @@ export interface DeliveryRequest {
 export function buildDeliveryRequest(event: EventRecord, secret: string, nowMs: number): DeliveryRequest {
   const body = event.payload;
   const timestamp = Math.floor(nowMs / 1000);
-  return {
-    body,
-    timestamp,
-    headers: {
-      'Content-Type': 'application/json',
-      [EVENT_ID_HEADER]: event.id,
-      [SIGNATURE_HEADER]: signatureHeader(secret, timestamp, body),
-      'User-Agent': USER_AGENT,
-    },
-  };
+  return { body, timestamp, headers: deliveryHeaders(secret, event.id, body, timestamp) };
 }

@@ -126,6 +126,28 @@ export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope,
   return { event, deliveryId };
 }
 
+/**
+ * A `webhook.test` event with no delivery (POST /sandbox/events/test): only the event stream
+ * carries it, so `payments-webhooks trigger webhook.test` reaches `listen` without an endpoint.
+ */
+export async function recordStreamTestEvent(services: Services, scope: Scope): Promise<WebhookTestEvent> {
+  const createdAt = services.clock.now();
+  const id = newEventId(createdAt);
+  const body = webhookTestBody(id, createdAt, scope.environment);
+  const event: EventRecord = {
+    id,
+    environmentId: scope.environmentId,
+    type: 'webhook.test',
+    payload: JSON.stringify(body),
+    orderId: null,
+    merchantReference: null,
+    transactionId: null,
+    createdAt,
+  };
+  await services.store.transaction((tx) => tx.events.insert(event));
+  return body;
+}
+
 /** `webhook.test` to the given active endpoint: same signed path, no order. */
 export async function recordTestEvent(
   tx: Tx,

@@ -3,6 +3,7 @@
 import type { Principal } from '../domain/auth.ts';
 import type { Scope, Services } from '../domain/context.ts';
 import type { PageCache } from './page-cache.ts';
+import type { EventStreamSettings, StreamedReply } from './event-stream.ts';
 import type { RenderedJson } from './rendered.ts';
 
 export interface HandlerContext {
@@ -12,6 +13,8 @@ export interface HandlerContext {
   requestId: string;
   /** Rendered list pages (LIST_CACHE_MB); null when off. */
   pages: PageCache | null;
+  /** How event streams run (GET /v2/events/stream). */
+  streams: EventStreamSettings;
 }
 
 export interface Reply {
@@ -31,9 +34,11 @@ export type Handler = (input: HandlerInput, ctx: HandlerContext) => Promise<Repl
 
 type SuccessStatus = 200 | 201 | 202;
 type JsonContent<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
+/** An event stream is answered as a streamed Response; JSON as a body (or its rendered text). */
+type Answer<R> = R extends { content: { 'text/event-stream': unknown } } ? StreamedReply : JsonContent<R> | RenderedJson<JsonContent<R>>;
 type Ok<Op> = Op extends { responses: infer Rs }
   ? {
-      [S in keyof Rs & SuccessStatus]: { status: S; body: JsonContent<Rs[S]> | RenderedJson<JsonContent<Rs[S]>>; headers?: Record<string, string> };
+      [S in keyof Rs & SuccessStatus]: { status: S; body: Answer<Rs[S]>; headers?: Record<string, string> };
     }[keyof Rs & SuccessStatus]
   : never;
 type Param<Op, K extends 'query' | 'path' | 'header'> = Op extends { parameters: infer P }

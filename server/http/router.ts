@@ -25,6 +25,7 @@ import { validateRequestStep } from './middleware/validate.ts';
 import type { PageCache } from './page-cache.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { RenderedJson } from './rendered.ts';
+import { StreamedReply, type EventStreamSettings } from './event-stream.ts';
 
 export interface RouterOptions {
   /** Check every response against the spec; a violation becomes a 500 and is logged. */
@@ -33,6 +34,7 @@ export interface RouterOptions {
   rateLimiter?: RateLimiter;
   /** Rendered list pages, handed to the handlers (page-cache.ts); absent: none. */
   pages?: PageCache;
+  streams: EventStreamSettings;
 }
 
 export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<string, Handler>, services: Services, opts: RouterOptions): void {
@@ -42,7 +44,9 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
     // Every operation of the contract is served: a missing handler is a startup error.
     if (!handler) throw new Error(`no handler for ${api}.${spec.operationId}`);
 
-    const around: Array<MiddlewareHandler<AppEnv>> = opts.validateResponses ? [checkResponse(op, services.log)] : [];
+    // A stream never ends on its own: its answer cannot be read whole to be checked.
+    const streams = spec.responses.some((r) => r.contentType === 'text/event-stream');
+    const around: Array<MiddlewareHandler<AppEnv>> = opts.validateResponses && !streams ? [checkResponse(op, services.log)] : [];
     const steps: Step[] = [
       // The operation being served, first: request metrics label by it.
       operationStep(spec.operationId),
@@ -60,7 +64,7 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
       const principal = c.get('principal');
       const scope = { tenantId: principal.tenantId, environmentId: principal.environmentId, environment: principal.environment };
       const requestId = c.get('requestId');
-      const reply = await handler(c.get('request'), { principal, scope, services, requestId, pages: opts.pages ?? null });
+      const reply = await handler(c.get('request'), { principal, scope, services, requestId, pages: opts.pages ?? null, streams: opts.streams });
       return jsonResponse(reply, requestId);
     });
   }
@@ -72,6 +76,10 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
  * (c.header after the handler) makes it rebuild the response around a web stream instead.
  */
 function jsonResponse(reply: { status: number; body: unknown; headers?: Record<string, string> }, requestId: string): Response {
+  if (reply.body instanceof StreamedReply) {
+    reply.body.response.headers.set('x-request-id', requestId);
+    return reply.body.response;
+  }
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) headers[name.toLowerCase()] = value;
   headers['x-request-id'] = requestId;

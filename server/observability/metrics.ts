@@ -235,6 +235,7 @@ export function observeStore(store: Store, metrics: Metrics): Store {
       stats: (now) => store.queue.stats(now),
     },
     onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
+    onEventsRecorded: (listener) => store.onEventsRecorded(listener),
     close: () => store.close(),
   };
 }

@@ -18,6 +18,8 @@ export interface Sql<B, J> {
   guarded<T>(op: () => Promise<T>): Promise<T>;
   /** What orders the rows of transactions and webhook_endpoints by insertion: PostgreSQL's seq column, SQLite's rowid. */
   readonly insertionOrder: 'seq' | 'rowid';
+  /** What orders events by commit for the event stream (repos/event-stream.ts): seq (one writer), or the writing transaction's id. */
+  readonly commitOrder: 'seq' | 'transaction';
   /** Whether a WITH clause may hold INSERTs (PostgreSQL): several writes in one statement, one round trip. */
   readonly writableCte: boolean;
   /** What deliveries are read from, with their lease: SQLite's table (the lease is in the row), PostgreSQL's view over deliveries and delivery_leases. */

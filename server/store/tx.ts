@@ -17,6 +17,8 @@ export class TxScope {
   deliveriesReady = false;
   /** Environments whose transactions it changed; null while none (most transactions change none or one). */
   touched: Set<string> | null = null;
+  /** Environments it recorded events in; null while none. */
+  eventEnvironments: Set<string> | null = null;
 
   check(): void {
     if (!this.open) throw new Error('transaction already finished: do not keep the Tx beyond its callback');
@@ -35,6 +37,8 @@ export class TxScope {
   /** After the commit: the callbacks in order, then one wake-up when deliveries may be due. */
   committed(listeners: DeliveryListeners): void {
     if (this.deliveriesReady) this.callbacks.push(() => listeners.wake());
+    const events = this.eventEnvironments;
+    if (events) this.callbacks.push(() => listeners.eventsRecorded(events));
     for (const cb of this.callbacks) runSafely(cb, 'afterCommit callback', listeners.report);
   }
 
@@ -52,6 +56,9 @@ export function transactionView<B, J>(sql: Sql<B, J>, hooks: DialectHooks, scope
     },
     transactionsChanged(environmentId) {
       (scope.touched ??= new Set()).add(environmentId);
+    },
+    eventsRecorded(environmentId) {
+      (scope.eventEnvironments ??= new Set()).add(environmentId);
     },
   });
   return {
@@ -81,9 +88,10 @@ function guard<T extends object>(repo: T, scope: TxScope): T {
   return wrapped as T;
 }
 
-/** The onDeliveriesReady listeners of one store. */
+/** The onDeliveriesReady and onEventsRecorded listeners of one store. */
 export class DeliveryListeners {
   private readonly listeners = new Set<() => void>();
+  private readonly eventListeners = new Set<(environmentId: string) => void>();
 
   constructor(readonly report: Report) {}
 
@@ -92,12 +100,24 @@ export class DeliveryListeners {
     return () => this.listeners.delete(listener);
   }
 
+  addEvents(listener: (environmentId: string) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
   wake(): void {
     for (const listener of this.listeners) runSafely(listener, 'onDeliveriesReady listener', this.report);
   }
 
+  eventsRecorded(environments: Iterable<string>): void {
+    for (const environmentId of environments) {
+      for (const listener of this.eventListeners) runSafely(() => listener(environmentId), 'onEventsRecorded listener', this.report);
+    }
+  }
+
   clear(): void {
     this.listeners.clear();
+    this.eventListeners.clear();
   }
 }
 

@@ -104,6 +104,21 @@ export interface EventRepo {
   get(environmentId: string, id: string): Promise<EventRecord | null>;
   /** Newest first; `types` filters. Cursor is opaque to callers. */
   list(environmentId: string, opts: { types: readonly EventType[]; limit: number; cursor: string | null }): Promise<Page<EventRecord>>;
+  /** The stream cursor of "now": every event committed later comes after it (GET /v2/events/stream). */
+  streamHead(environmentId: string): Promise<string>;
+  /**
+   * At most `limit` events committed after `cursor` (a streamHead or StreamedEvent cursor of
+   * this environment; InvalidCursorError otherwise), in commit order, `types` filtering (empty:
+   * all). An event that can still commit behind the last one answered is never skipped: a
+   * read that goes on from the last cursor misses nothing, from any instance.
+   */
+  streamAfter(environmentId: string, opts: { cursor: string; types: readonly EventType[]; limit: number }): Promise<StreamedEvent[]>;
+}
+
+/** An event of the stream with the opaque cursor that resumes after it. */
+export interface StreamedEvent {
+  event: EventRecord;
+  cursor: string;
 }
 
 export interface EndpointRepo {
@@ -154,7 +169,7 @@ export interface ReadTx {
   tenants: Pick<TenantRepo, 'getTenant' | 'getEnvironment' | 'findEnvironment' | 'getApiKey' | 'getMemberByTokenHash' | 'findServiceAccount'>;
   transactions: Pick<TransactionRepo, 'get' | 'findByThirdPartyId' | 'listByUser' | 'search' | 'listByOrder'>;
   orders: Pick<OrderRepo, 'get' | 'findIdempotencyKey'>;
-  events: Pick<EventRepo, 'get' | 'list'>;
+  events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter'>;
   endpoints: Pick<EndpointRepo, 'get' | 'getActive' | 'list'>;
   deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts'>;
 }
@@ -284,6 +299,11 @@ export interface Store {
   readonly queue: DeliveryQueue;
   /** Called when deliveries may have become due, in this process or (PostgreSQL) another. */
   onDeliveriesReady(listener: () => void): () => void;
+  /**
+   * Called after a commit of this instance that recorded events, with their environment: the
+   * event stream's wake-up. Another instance's commits are not heard (the stream polls too).
+   */
+  onEventsRecorded(listener: (environmentId: string) => void): () => void;
   close(): Promise<void>;
 }
 

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
-import { T0, attempt, deliveryRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
+import { T0, attempt, deliveryRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
 import type { DeliveryRecord } from '../../domain/model.ts';
 import { UniqueViolation, type Store } from '../types.ts';
 import { loadMigrations, migrate } from './migrate.ts';
@@ -257,6 +257,40 @@ describe('PostgreSQL store', () => {
     const [late, owner] = await Promise.all([a.queue.complete('a', d.id, result), b.queue.complete('b', d.id, result)]);
     expect([late, owner]).toEqual([false, true]);
     expect(await a.transaction((tx) => tx.deliveries.attempts(d.id))).toEqual([result.attempt]);
+  });
+
+  it('the event stream never skips an event that another instance commits after a later one was read', async () => {
+    const [a, b] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const head = await a.read((tx) => tx.events.streamHead(env.id));
+    const first = eventRecord(env, { createdAt: T0 });
+    const second = eventRecord(env, { createdAt: T0 + 1 });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted = false;
+    // Instance a writes the first event (the lower seq) and keeps its transaction open…
+    const slow = a.transaction(async (tx) => {
+      await tx.events.insert(first);
+      inserted = true;
+      await held;
+    });
+    await waitFor(() => inserted);
+    // …while instance b commits the second one, which a reader would see first by seq alone.
+    await b.transaction((tx) => tx.events.insert(second));
+    let cursor = head;
+    const seen: string[] = [];
+    const drain = async (): Promise<void> => {
+      const items = await b.read((tx) => tx.events.streamAfter(env.id, { cursor, types: [], limit: 100 }));
+      seen.push(...items.map((i) => i.event.id));
+      cursor = items.at(-1)?.cursor ?? cursor;
+    };
+    await drain();
+    // Held back behind the open transaction: nothing is answered that the first could precede.
+    expect(seen).toEqual([]);
+    release();
+    await slow;
+    await drain();
+    expect(seen).toEqual([first.id, second.id]);
   });
 
   it('a commit on one instance wakes the listeners of another; a rollback does not', async () => {

@@ -15,6 +15,7 @@ export function postgresSql(db: Conn): Sql<boolean, unknown> {
     // PostgreSQL aborts the whole transaction on an error: a savepoint keeps it usable.
     guarded: (op) => db.guarded(op),
     insertionOrder: 'seq',
+    commitOrder: 'transaction',
     writableCte: true,
     deliveryRecords: 'delivery_records',
     true: 'TRUE',

@@ -199,6 +199,10 @@ export class PostgresStore implements Store {
     return this.listeners.add(listener);
   }
 
+  onEventsRecorded(listener: (environmentId: string) => void): () => void {
+    return this.listeners.addEvents(listener);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -3,7 +3,7 @@ import type { DeliveryRepo } from '../types.ts';
 import { all, bind, getter, seqPage } from './query.ts';
 
 /** `ready` is called when a write may have made deliveries due; the store turns it into one wake-up on commit. */
-export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryRepo {
+export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void, eventsRecorded: (environmentId: string) => void): DeliveryRepo {
   const m = sql.map;
   return {
     async insert(d) {
@@ -43,6 +43,7 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void): DeliveryR
         if (ep !== undefined) await sql.insert('deliveries', m.deliveryToRow({ ...d, endpointId: ep.id, endpointVersion: ep.version, url: ep.url }));
         inserted = ep !== undefined;
       }
+      eventsRecorded(event.environmentId);
       if (inserted && d.state === 'pending') ready();
       return inserted;
     },

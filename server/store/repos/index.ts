@@ -22,8 +22,8 @@ export function repositories<B, J>(sql: Sql<B, J>, hooks: DialectHooks, notes: W
     tenants: tenantRepo(sql, hooks.adjustWallet),
     transactions: transactionRepo(sql, hooks, notes.transactionsChanged),
     orders: orderRepo(sql, hooks.nextOrderNumber),
-    events: eventRepo(sql),
+    events: eventRepo(sql, notes.eventsRecorded),
     endpoints: endpointRepo(sql),
-    deliveries: deliveryRepo(sql, notes.deliveriesReady),
+    deliveries: deliveryRepo(sql, notes.deliveriesReady, notes.eventsRecorded),
   };
 }

@@ -5,6 +5,8 @@ export interface WriteNotes {
   deliveriesReady(): void;
   /** A write changed the environment's transactions (Store.transactionsVersion moves on commit). */
   transactionsChanged(environmentId: string): void;
+  /** A write recorded an event of the environment (the event stream's listeners hear it on commit). */
+  eventsRecorded(environmentId: string): void;
 }
 
-export const NO_NOTES: WriteNotes = { deliveriesReady: () => undefined, transactionsChanged: () => undefined };
+export const NO_NOTES: WriteNotes = { deliveriesReady: () => undefined, transactionsChanged: () => undefined, eventsRecorded: () => undefined };

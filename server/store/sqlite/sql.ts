@@ -74,6 +74,7 @@ export function sqliteSql(db: Db): Sql<Bit, string> {
     // A failed statement undoes only itself in SQLite: the transaction stays usable.
     guarded: (op) => op(),
     insertionOrder: 'rowid',
+    commitOrder: 'seq',
     writableCte: false,
     deliveryRecords: 'deliveries',
     true: '1',

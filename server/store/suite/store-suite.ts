@@ -12,6 +12,7 @@ import { isolationCases } from './isolation-cases.ts';
 import { lifecycleCases } from './lifecycle-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
+import { streamCases } from './stream-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
 
 export function describeStoreSuite(name: string, open: () => Promise<Store>): void {
@@ -32,6 +33,7 @@ export function describeStoreSuite(name: string, open: () => Promise<Store>): vo
 
     describe('tenants, wallets, transactions and orders', () => coreCases(s));
     describe('events, endpoints and deliveries', () => webhookCases(s));
+    describe('event stream', () => streamCases(s));
     describe('delivery queue', () => queueCases(s));
     describe('delivery queue depth', () => queueStatsCases(s));
     describe('tenant isolation', () => isolationCases(s));

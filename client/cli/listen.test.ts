@@ -1,0 +1,117 @@
+// `listen` against a stand-in service on loopback (real HTTP, real files), to drive what the
+// real server rarely does: a stream that drops at once, one that goes silent, a saved cursor it
+// refuses. The back-off waits go through the injected sleep, so nothing here waits for them.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { ListenArgs } from './args.ts';
+import { listen } from './listen.ts';
+
+type Stream = (req: IncomingMessage, res: ServerResponse, connection: number) => void;
+
+let dir: string;
+let servers: Server[] = [];
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'listen-cli-'));
+});
+afterEach(async () => {
+  for (const s of servers) s.closeAllConnections();
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  servers = [];
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A service whose wallet accepts the key and whose stream does what `stream` says. */
+async function service(stream: Stream): Promise<string> {
+  let connections = 0;
+  const server = createServer((req, res) => {
+    if (req.url === '/sandbox/wallet') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"environment":"test","balance":"1"}');
+    stream(req, res, ++connections);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Runs listen until `done` says so from its output; the back-off waits are recorded, not waited. */
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function run(baseUrl: string, done: (lines: string[]) => boolean, opts: { idleMs?: number } = {}): Promise<{ lines: string[]; waits: number[] }> {
+  const lines: string[] = [];
+  const waits: number[] = [];
+  const stop = new AbortController();
+  const note = (line: string): void => {
+    lines.push(line);
+    if (done(lines)) stop.abort();
+  };
+  const args: ListenArgs = { command: 'listen', baseUrl, apiKey: 'pk_test_x', apiSecret: 's', forwardTo: `http://127.0.0.1:${await closedPort()}/webhooks`, events: [], secret: null, statePath: path.join(dir, 'state.json') };
+  await listen(args, stop.signal, {
+    output: { out: note, err: note },
+    now: Date.now,
+    env: {},
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+    ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
+  });
+  return { lines, waits };
+}
+
+const sse = (res: ServerResponse): ServerResponse => res.writeHead(200, { 'content-type': 'text/event-stream' });
+
+it('prints every lost connection and reconnects with a growing back-off, reset once a connection held', async () => {
+  const url = await service((_req, res, n) => {
+    // Three refusals of the stream (503), then a connection that drops after its first line.
+    if (n <= 3) return res.writeHead(503, { 'content-type': 'application/problem+json' }).end('{"type":"https://errors.payments.example/store-unavailable"}');
+    sse(res).end(': connected\n\n');
+  });
+  const { lines, waits } = await run(url, (l) => l.filter((x) => x.includes('reconnecting')).length === 5);
+  expect(waits).toEqual([500, 1000, 2000, 500, 500]);
+  expect(lines.filter((l) => l.includes('reconnecting'))).toEqual([
+    'the service answered 503; reconnecting in 0.5 s (attempt 1)',
+    'the service answered 503; reconnecting in 1.0 s (attempt 2)',
+    'the service answered 503; reconnecting in 2.0 s (attempt 3)',
+    'the server closed the stream; reconnecting in 0.5 s (attempt 1)',
+    'the server closed the stream; reconnecting in 0.5 s (attempt 1)',
+  ]);
+  expect(lines).toContain('Reconnected.');
+  expect(lines.at(-1)).toBe('Stopped.');
+});
+
+it('takes a silent connection for a dropped one', async () => {
+  const url = await service((_req, res) => void sse(res).write(': connected\n\n'));
+  const { lines } = await run(url, (l) => l.some((x) => x.includes('reconnecting')), { idleMs: 50 });
+  expect(lines.find((l) => l.includes('reconnecting'))).toBe('no data for 50 ms; reconnecting in 0.5 s (attempt 1)');
+});
+
+it('starts from now when the service refuses the saved cursor, and keeps the cursor of each forwarded event', async () => {
+  const seen: Array<string | undefined> = [];
+  const url = await service((req, res, n) => {
+    seen.push(req.headers['last-event-id'] as string | undefined);
+    if (n === 1) {
+      return res.writeHead(400, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'https://errors.payments.example/validation-failed', detail: '/header/last-event-id is not a cursor issued by GET /v2/events/stream.' }));
+    }
+    const data = JSON.stringify({ id: 'e'.repeat(64), type: 'webhook.test', apiVersion: 'v2', createdAt: '2026-11-25T14:00:00.000Z', data: { environment: 'test' } });
+    sse(res).write(`id: MC4y\nevent: webhook.test\ndata: ${data}\n\n`);
+  });
+  const { writeFile } = await import('node:fs/promises');
+  await writeFile(path.join(dir, 'state.json'), JSON.stringify({ cursor: 'b2xk', secret: null }));
+  const { lines } = await run(url, (l) => l.some((x) => x.includes('webhook.test')));
+  expect(seen).toEqual(['b2xk', undefined]);
+  expect(lines).toContain('The saved cursor was not accepted by this service: starting from now.');
+  // The receiver cannot be reached: printed, and the cursor still moves on.
+  expect(lines.find((l) => l.includes('webhook.test'))).toMatch(/webhook\.test\s+e{64}  -> failed \(ECONNREFUSED\) \[\d+ ms\]$/);
+  const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { cursor: string; secret: string };
+  expect(state.cursor).toBe('MC4y');
+  expect(state.secret).toMatch(/^whsec_/);
+});

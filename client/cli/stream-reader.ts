@@ -1,0 +1,122 @@
+// Reads the service's live event stream (GET /v2/events/stream, Server-Sent Events) with the
+// key's credentials, resuming after a cursor. The SSE framing is parsed by eventsource-parser;
+// a connection that stays silent for longer than idleMs (the server sends a heartbeat every
+// 15 s) is taken as dropped, so a dead connection is never mistaken for a quiet one.
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { Connection } from './args.ts';
+
+export interface StreamMessage {
+  /** The cursor to resume after this message. */
+  id: string;
+  /** The event type. */
+  event: string;
+  /** The event envelope, byte for byte what a webhook signs and sends. */
+  data: string;
+}
+
+export interface Problem {
+  type?: string;
+  title?: string;
+  detail?: string;
+}
+
+export type OpenResult = { ok: true; messages: AsyncGenerator<StreamMessage> } | { ok: false; status: number; problem: Problem };
+
+export interface OpenOptions {
+  connection: Connection;
+  /** Resume after this cursor (sent as Last-Event-ID); null: from now on. */
+  after: string | null;
+  types: readonly string[];
+  signal: AbortSignal;
+  /** Longest silence before the connection counts as dropped. */
+  idleMs: number;
+  fetch?: typeof fetch;
+}
+
+/** Why an open stream ended: it never ends on its own. */
+export class StreamEnded extends Error {
+  override readonly name = 'StreamEnded';
+}
+
+/** Opens the stream. Network failures reject (the caller tells unreachable from dropped). */
+export async function openEventStream(opts: OpenOptions): Promise<OpenResult> {
+  const url = new URL(`${opts.connection.baseUrl}/v2/events/stream`);
+  if (opts.types.length > 0) url.searchParams.set('types', opts.types.join(','));
+  const headers: Record<string, string> = {
+    accept: 'text/event-stream',
+    'x-api-key': opts.connection.apiKey,
+    'x-api-hash': opts.connection.apiSecret,
+    ...(opts.after !== null ? { 'last-event-id': opts.after } : {}),
+  };
+  // This connection's own controller: the idle watchdog aborts it without ending the session.
+  const connection = new AbortController();
+  const abort = (): void => connection.abort();
+  opts.signal.addEventListener('abort', abort, { once: true });
+  let res: Response;
+  try {
+    res = await (opts.fetch ?? fetch)(url, { headers, signal: connection.signal });
+  } catch (err) {
+    opts.signal.removeEventListener('abort', abort);
+    throw err;
+  }
+  if (!res.ok || !res.body) {
+    opts.signal.removeEventListener('abort', abort);
+    return { ok: false, status: res.status, problem: await problemOf(res) };
+  }
+  return { ok: true, messages: messagesOf(res.body, connection, opts, () => opts.signal.removeEventListener('abort', abort)) };
+}
+
+async function* messagesOf(body: ReadableStream<Uint8Array>, connection: AbortController, opts: OpenOptions, done: () => void): AsyncGenerator<StreamMessage> {
+  const queue: StreamMessage[] = [];
+  const parser = createParser({
+    onEvent(m: EventSourceMessage) {
+      if (m.id !== undefined && m.event !== undefined) queue.push({ id: m.id, event: m.event, data: m.data });
+    },
+  });
+  let silent = false;
+  let watchdog = setTimeout(() => {
+    silent = true;
+    connection.abort();
+  }, opts.idleMs);
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        if (opts.signal.aborted) return;
+        throw new StreamEnded(silent ? `no data for ${opts.idleMs >= 1000 ? `${opts.idleMs / 1000} s` : `${opts.idleMs} ms`}` : `connection lost (${describe(err)})`);
+      }
+      if (chunk.done) throw new StreamEnded('the server closed the stream');
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        silent = true;
+        connection.abort();
+      }, opts.idleMs);
+      parser.feed(decoder.decode(chunk.value, { stream: true }));
+      while (queue.length > 0) yield queue.shift()!;
+    }
+  } finally {
+    clearTimeout(watchdog);
+    connection.abort();
+    done();
+  }
+}
+
+async function problemOf(res: Response): Promise<Problem> {
+  try {
+    return (await res.json()) as Problem;
+  } catch {
+    return {};
+  }
+}
+
+/** A short reason for a network error (fetch wraps the system error in `cause`). */
+export function describe(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return cause.code;
+  if (cause?.message) return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
