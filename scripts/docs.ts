@@ -8,21 +8,39 @@ import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../server/config.ts';
-import { OPENAPI_DOCS, ROOT, SPEC_DIR, bin } from './lib/specs.ts';
+import { OPENAPI_DOCS, ROOT, SPEC_DIR, bin, type OpenApiDoc } from './lib/specs.ts';
 import { run } from './lib/run.ts';
 
 export const DOCS_DIR = loadConfig().docsDir;
+
+async function renderPage(name: OpenApiDoc['name'], out: string): Promise<void> {
+  const result = await run(bin('redocly'), ['build-docs', name, '-o', out]);
+  if (result.code !== 0) throw new Error(`redocly build-docs ${name} failed:\n${result.stderr}`);
+}
+
+/**
+ * Rebuilds one document's page (npm run dev, after a change to that document): written beside
+ * it and renamed over it, so a reader gets the old page or the new one, never half of one.
+ */
+export async function buildDoc(name: OpenApiDoc['name'], outDir: string = DOCS_DIR): Promise<string> {
+  await mkdir(outDir, { recursive: true });
+  const page = path.join(outDir, `${name}.html`);
+  const scratch = `${page}.building-${process.pid}`;
+  try {
+    await renderPage(name, scratch);
+    await rename(scratch, page);
+  } finally {
+    await rm(scratch, { force: true });
+  }
+  return page;
+}
 
 export async function buildDocs(outDir: string = DOCS_DIR): Promise<void> {
   const scratch = `${outDir}.building-${process.pid}`;
   await rm(scratch, { recursive: true, force: true });
   await mkdir(scratch, { recursive: true });
   try {
-    for (const doc of OPENAPI_DOCS) {
-      const out = path.join(scratch, `${doc.name}.html`);
-      const result = await run(bin('redocly'), ['build-docs', doc.name, '-o', out]);
-      if (result.code !== 0) throw new Error(`redocly build-docs ${doc.name} failed:\n${result.stderr}`);
-    }
+    for (const doc of OPENAPI_DOCS) await renderPage(doc.name, path.join(scratch, `${doc.name}.html`));
     const links = OPENAPI_DOCS.map((d) => `<li><a href="./${d.name}.html">${d.name}</a></li>`).join('\n      ');
     await writeFile(
       path.join(scratch, 'index.html'),

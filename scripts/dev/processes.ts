@@ -1,0 +1,100 @@
+// The server and the mock as child processes. Each runs in a process group of its own (the
+// mock's Prism is a grandchild), so stopping one stops all of it; every group still running
+// when the loop exits, however it exits, is killed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { whenReady } from '../../server/lifecycle/supervision.ts';
+import { ROOT, TOOL_ENV } from '../lib/specs.ts';
+
+const STOP_GRACE_MS = 5_000;
+const running = new Set<number>();
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+process.once('exit', () => {
+  for (const pid of running) killGroup(pid, 'SIGKILL');
+});
+
+export interface Managed {
+  pid: number;
+  child: ChildProcess;
+  /** Resolves when the whole group is gone. */
+  stop(): Promise<void>;
+}
+
+/** node with tsx's loader (not the tsx CLI, which adds a process), in a group of its own. */
+export function spawnTs(script: string, env: NodeJS.ProcessEnv, onOutput: (line: string) => void, ipc = false): Managed {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+    cwd: ROOT,
+    env: { ...TOOL_ENV, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? (['ipc'] as const) : [])],
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not start ${script}`);
+  running.add(pid);
+  child.channel?.unref();
+  // A process being stopped says so and is no news.
+  let stopping = false;
+  for (const stream of [child.stdout, child.stderr]) {
+    let rest = '';
+    stream?.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString()).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) if (!stopping) onOutput(line);
+    });
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    pid,
+    child,
+    async stop() {
+      stopping = true;
+      killGroup(pid, 'SIGTERM');
+      const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+      // The group may outlive its leader (Prism under the mock script).
+      killGroup(pid, 'SIGKILL');
+      running.delete(pid);
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** server/main.ts on a port of its own, ready when it says so (server/lifecycle/supervision.ts). */
+export async function startServer(port: number, env: NodeJS.ProcessEnv, onOutput: (line: string) => void): Promise<Managed> {
+  const managed = spawnTs('server/main.ts', { ...env, PORT: String(port), HOST: '127.0.0.1' }, onOutput, true);
+  try {
+    await whenReady(managed.child, 120_000);
+  } catch (err) {
+    await managed.stop();
+    throw new Error(`the server ${(err as Error).message}`);
+  }
+  return managed;
+}
