@@ -34,8 +34,9 @@ const settings = checkSettings('npm run dev', () => ({
 // cache on disk makes each start after the first cheaper.
 process.env.NODE_COMPILE_CACHE ??= path.join(ROOT, 'node_modules', '.cache', 'node-compile-cache');
 
-// Prism's per-request lines and its start-up chatter; its errors and warnings stay.
-const quiet = /\b(info|success|start|awaiting)\b|^mock \w+: http/i;
+// Prism's per-request lines (every request the designer's client makes) and its start-up
+// chatter; its own failures (a document it cannot load) stay.
+const quiet = /\b(info|success|start|awaiting)\b|^mock \w+: http|\[(HTTP SERVER|VALIDATOR|NEGOTIATOR)\]/i;
 const output = (who: string) => (line: string) => {
   if (line.trim() === '' || (who === 'mock' && quiet.test(line))) return;
   process.stdout.write(`${dim(`[${who}]`)} ${line}\n`);

@@ -2,6 +2,8 @@
 // document, the AsyncAPI parser's validation for the webhooks document. Shared by
 // `npm run lint:spec` (every document) and `npm run dev` (the document that changed).
 import path from 'node:path';
+import { getLineColLocation, lint as redoclyLint } from '@redocly/openapi-core';
+import { redoclyConfig } from './redocly.ts';
 import { bin, ROOT } from './specs.ts';
 import { run } from './run.ts';
 import { validateAsyncApi } from './asyncapi.ts';
@@ -31,6 +33,21 @@ export async function lintOpenApi(name: string): Promise<LintProblem[]> {
     const loc = p.location[0];
     const where = loc ? `${loc.source.ref}:${loc.start?.line ?? '?'}:${loc.start?.col ?? '?'} ${loc.pointer ?? ''}`.trim() : '';
     return { severity: p.severity, rule: p.ruleId, message: p.message, where };
+  });
+}
+
+/**
+ * The same lint in this process (@redocly/openapi-core 1.x, the CLI is 2.x): what `npm run dev`
+ * checks on every save without a process start. The two agree on these documents today;
+ * `npm run lint:spec` (the CLI) stays the judge in CI.
+ */
+export async function lintOpenApiFile(file: string): Promise<LintProblem[]> {
+  const problems = await redoclyLint({ ref: file, config: await redoclyConfig() });
+  return problems.map((p) => {
+    const loc = p.location[0];
+    const at = loc ? getLineColLocation(loc) : undefined;
+    const where = loc && at ? `${path.relative(ROOT, loc.source.absoluteRef)}:${at.start.line}:${at.start.col} ${loc.pointer ?? ''}`.trim() : '';
+    return { severity: p.severity === 'error' ? 'error' : 'warn', rule: p.ruleId, message: p.message, where };
   });
 }
 
