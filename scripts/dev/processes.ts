@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { whenReady } from '../../server/lifecycle/supervision.ts';
+export { freePort } from '../../server/testing/child-server.ts';
 import { ROOT, TOOL_ENV } from '../lib/specs.ts';
 
 const STOP_GRACE_MS = 5_000;
@@ -66,17 +67,6 @@ export function spawnTs(script: string, env: NodeJS.ProcessEnv, onOutput: (line:
       running.delete(pid);
     },
   };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export function isFree(port: number): Promise<boolean> {
