@@ -17,6 +17,7 @@ import { createReloadHub } from './reload.ts';
 import { dim, emit, failed, info, ok, red, timed } from './reporter.ts';
 import { loadRelease } from './steps/spec-diff.ts';
 import { formatTsError, startTypecheck } from './steps/typecheck.ts';
+import { allStopped } from './processes.ts';
 import { watchSpec } from './watcher.ts';
 
 const { values } = parseArgs({ options: { base: { type: 'string' } }, allowPositionals: false });
@@ -85,6 +86,7 @@ async function shutdown(signal: string): Promise<void> {
   reload.close();
   for (const p of proxies) p.closeAllConnections();
   await Promise.all([...proxies.map((p) => new Promise((r) => p.close(r))), state.server.stop(), state.mock.stop(), typecheck.stop()]);
+  await allStopped();
   emit({ type: 'stopped' });
   process.exit(0);
 }

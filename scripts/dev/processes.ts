@@ -19,6 +19,28 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Stops under way (a replaced process drains in the background): the loop waits for them at exit.
+const inflight = new Set<Promise<void>>();
+function track(stop: Promise<void>): Promise<void> {
+  inflight.add(stop);
+  void stop.finally(() => inflight.delete(stop));
+  return stop;
+}
+
+/** Resolves when every stop begun so far has finished. */
+export async function allStopped(): Promise<void> {
+  await Promise.all([...inflight]);
+}
+
 process.once('exit', () => {
   for (const pid of running) killGroup(pid, 'SIGKILL');
 });
@@ -53,18 +75,25 @@ export function spawnTs(script: string, env: NodeJS.ProcessEnv, onOutput: (line:
     });
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stopGroup = async (leader: number): Promise<void> => {
+    killGroup(leader, 'SIGTERM');
+    const timer = setTimeout(() => killGroup(leader, 'SIGKILL'), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+    // The group may outlive its leader (Prism under the mock script); a kill is delivered
+    // before its processes are gone, so wait for the group to be empty.
+    killGroup(leader, 'SIGKILL');
+    for (let waited = 0; groupAlive(leader) && waited < STOP_GRACE_MS; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    running.delete(leader);
+  };
+  let stopped: Promise<void> | undefined;
   return {
     pid,
     child,
-    async stop() {
+    stop() {
       stopping = true;
-      killGroup(pid, 'SIGTERM');
-      const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), STOP_GRACE_MS);
-      await exited;
-      clearTimeout(timer);
-      // The group may outlive its leader (Prism under the mock script).
-      killGroup(pid, 'SIGKILL');
-      running.delete(pid);
+      stopped ??= track(stopGroup(pid));
+      return stopped;
     },
   };
 }
