@@ -35,12 +35,31 @@ const settings = checkSettings('npm run dev', () => ({
 // cache on disk makes each start after the first cheaper.
 process.env.NODE_COMPILE_CACHE ??= path.join(ROOT, 'node_modules', '.cache', 'node-compile-cache');
 
+// A signal during start-up exits at once: the exit kills every process group started so far
+// (processes.ts), which a death by the signal's default action would not.
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const exitNow = (): never => process.exit(130);
+for (const signal of SIGNALS) process.on(signal, exitNow);
+
+const reload = createReloadHub();
+// The ports first: they answer 503 "starting" until the server and the mock are up.
+let state: LoopState | undefined;
+const proxies: Server[] = await Promise.all([
+  startProxy({ name: 'server', upstream: () => (state ? { pid: state.server.pid, portFor: () => state?.server.port ?? 0 } : null), reload }, settings.port, settings.host),
+  startProxy({ name: 'mock', upstream: () => state?.mock ?? null }, settings.mockPort, settings.host),
+]);
+const [serverPort, mockPort] = proxies.map((p) => (p.address() as { port: number }).port);
+const serverUrl = `http://${settings.host}:${serverPort}`;
+const mockUrl = `http://${settings.host}:${mockPort}`;
+
 // Prism's per-request lines (every request the designer's client makes) and its start-up
-// chatter; its own failures (a document it cannot load) stay.
+// chatter; its own failures (a document it cannot load) stay. The server's lines name its own
+// port (the demo tenant's "Try it"): the designer's is the loop's.
 const quiet = /\b(info|success|start|awaiting)\b|^mock \w+: http|\[(HTTP SERVER|VALIDATOR|NEGOTIATOR)\]/i;
 const output = (who: string) => (line: string) => {
   if (line.trim() === '' || (who === 'mock' && quiet.test(line))) return;
-  process.stdout.write(`${dim(`[${who}]`)} ${line}\n`);
+  const shown = who === 'server' ? line.replace(/localhost:\d+/g, `localhost:${serverPort}`) : line;
+  process.stdout.write(`${dim(`[${who}]`)} ${shown}\n`);
 };
 
 info(`npm run dev: ${path.relative(process.cwd(), SPEC_DIR) || 'spec'}/ → generated/, the server, the mock and the docs`);
@@ -48,24 +67,17 @@ if (await docsStale(settings.docsDir)) await timed('docs (every page, once)', ()
 
 const serverEnv: NodeJS.ProcessEnv = { DATA_DIR: settings.dataDir, DOCS_DIR: settings.docsDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
 const layout = await mockLayout();
-const reload = createReloadHub();
 const lastGood = await createLastGood(path.join(settings.dataDir, 'last-good-spec'));
 const [server, mock] = await timed('server and mock started', () => Promise.all([launchServer({ serverEnv, output }), startMockProcess(layout, lastGood, output('mock'))]));
 const release = loadRelease(values.base).catch((err: Error) => {
   failed('spec:diff: the base did not load', [err.message]);
   return undefined;
 });
-const state: LoopState = { server, mock, layout, reload, docsDir: settings.docsDir, lastGood, serverEnv, output, release };
-
-const proxies: Server[] = await Promise.all([
-  startProxy({ name: 'server', upstream: () => ({ pid: state.server.pid, portFor: () => state.server.port }), reload }, settings.port, settings.host),
-  startProxy({ name: 'mock', upstream: () => state.mock }, settings.mockPort, settings.host),
-]);
-const serverUrl = `http://${settings.host}:${(proxies[0]?.address() as { port: number }).port}`;
-const mockUrl = `http://${settings.host}:${(proxies[1]?.address() as { port: number }).port}`;
+const loop: LoopState = { server, mock, layout, reload, docsDir: settings.docsDir, lastGood, serverEnv, output, release };
+state = loop;
 info(`server ${serverUrl} (data in ${path.relative(process.cwd(), settings.dataDir)}), docs ${serverUrl}/docs, mock ${mockUrl} (${layout.served.join(', ')})`);
 
-void state.release.then((r) => info(r === undefined ? 'spec:diff: no earlier version of spec/ to compare with' : `spec:diff compares with ${r.ref} (${r.why})`));
+void loop.release.then((r) => info(r === undefined ? 'spec:diff: no earlier version of spec/ to compare with' : `spec:diff compares with ${r.ref} (${r.why})`));
 const typecheck = startTypecheck((r) => {
   if (r.first) info(`type-check: ${r.total} error(s) in the project${r.total === 0 ? '' : ` (${r.caused.slice(0, 5).map(formatTsError).join('; ')})`}`);
   else if (r.caused.length > 0) failed(`type-check: ${r.caused.length} error(s) caused by the change (${r.total} in all)`, r.caused.map(formatTsError));
@@ -73,7 +85,7 @@ const typecheck = startTypecheck((r) => {
   emit({ type: 'typecheck', errors: r.total });
 });
 
-const stopWatching = watchSpec(SPEC_DIR, serialize((files) => onSave(state, files)));
+const stopWatching = watchSpec(SPEC_DIR, serialize((files) => onSave(loop, files)));
 info(`watching spec/ ${dim('(Ctrl-C stops everything)')}`);
 emit({ type: 'ready', serverUrl, mockUrl });
 
@@ -85,13 +97,12 @@ async function shutdown(signal: string): Promise<void> {
   stopWatching();
   reload.close();
   for (const p of proxies) p.closeAllConnections();
-  await Promise.all([...proxies.map((p) => new Promise((r) => p.close(r))), state.server.stop(), state.mock.stop(), typecheck.stop()]);
+  await Promise.all([...proxies.map((p) => new Promise((r) => p.close(r))), loop.server.stop(), loop.mock.stop(), typecheck.stop()]);
   await allStopped();
   emit({ type: 'stopped' });
   process.exit(0);
 }
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+for (const signal of SIGNALS) process.off(signal, exitNow).on(signal, () => void shutdown(signal));
 process.on('disconnect', () => void shutdown('the parent left'));
 process.on('uncaughtException', (err) => {
   process.stderr.write(`${red('npm run dev failed:')} ${err.stack ?? err.message}\n`);
