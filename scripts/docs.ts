@@ -68,6 +68,18 @@ export async function buildIndex(outDir: string = DOCS_DIR): Promise<void> {
   await rename(`${out}.building-${process.pid}`, out);
 }
 
+/**
+ * Rebuilds one document's page (npm run dev, after a change to that document), written beside
+ * it and renamed over it, so a reader gets the old page or the new one, never half of one.
+ */
+export async function buildDoc(name: string, outDir: string = DOCS_DIR): Promise<string> {
+  const doc = DOCUMENTS.find((d) => d.name === name);
+  if (!doc) throw new Error(`no document named ${name}`);
+  await mkdir(outDir, { recursive: true });
+  await buildDocument(doc, outDir);
+  return path.join(outDir, `${doc.name}.html`);
+}
+
 /** Every page into a fresh folder, swapped in whole. */
 export async function buildDocs(outDir: string = DOCS_DIR): Promise<void> {
   const scratch = `${outDir}.building-${process.pid}`;

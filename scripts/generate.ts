@@ -17,12 +17,14 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { bundle as redoclyBundle } from '@redocly/openapi-core';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { parse as parseYaml } from 'yaml';
-import { ASYNCAPI_DOC, GENERATED_DIR, OPENAPI_DOCS, PROBLEM_TYPES, ROOT, SPEC_DIR, bin } from './lib/specs.ts';
+import { ASYNCAPI_DOC, GENERATED_DIR, OPENAPI_DOCS, PROBLEM_TYPES, ROOT, SPEC_DIR, bin, type OpenApiDoc } from './lib/specs.ts';
 import { run } from './lib/run.ts';
 import { loadAsyncApi } from './lib/asyncapi.ts';
 import { buildSignatureVectors } from './lib/signature-vectors.ts';
+import { redoclyConfig } from './lib/redocly.ts';
 
 const rel = (file: string): string => path.relative(ROOT, file).split(path.sep).join('/');
 const tsHeader = (source: string): string =>
@@ -42,11 +44,14 @@ async function openApiTypes(file: string): Promise<string> {
   return tsHeader(rel(file)) + astToString(ast);
 }
 
-async function bundledOpenApi(name: string, scratch: string): Promise<Record<string, unknown>> {
-  const out = path.join(scratch, `${name}.json`);
-  const result = await run(bin('redocly'), ['bundle', name, '--dereferenced', '--ext', 'json', '-o', out]);
-  if (result.code !== 0) throw new Error(`redocly bundle ${name} failed:\n${result.stderr}`);
-  return JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
+// The OpenAPI bundles are made in this process by @redocly/openapi-core, the bundler
+// openapi-typescript already uses for the types (a redocly CLI process costs a second of start-up
+// per bundle; its output is the same for these documents). The AsyncAPI bundle stays on the CLI.
+async function openApiBundle(doc: OpenApiDoc, dereference: boolean): Promise<Record<string, unknown>> {
+  const { bundle, problems } = await redoclyBundle({ ref: doc.file, config: await redoclyConfig(), dereference });
+  const errors = problems.filter((p) => p.severity === 'error');
+  if (errors.length > 0) throw new Error(`bundling ${rel(doc.file)} failed:\n${errors.map((p) => `  ${p.message} (${p.location[0]?.pointer ?? ''})`).join('\n')}`);
+  return JSON.parse(JSON.stringify(bundle.parsed)) as Record<string, unknown>;
 }
 
 /**
@@ -200,36 +205,69 @@ async function problemTypes(): Promise<string> {
   );
 }
 
-/** Writes every generated file under outDir (generated/ by default). */
-export async function generateAll(outDir: string = GENERATED_DIR): Promise<string[]> {
+/** What a part of spec/ generates: an OpenAPI document by name, the webhooks document, or the problem types. */
+export type GenerationTarget = OpenApiDoc['name'] | 'webhooks' | 'problem-types';
+
+export const ALL_TARGETS: readonly GenerationTarget[] = [...OPENAPI_DOCS.map((d) => d.name), 'webhooks', 'problem-types'];
+
+export interface Generated {
+  /** Path under generated/ → content. */
+  files: Map<string, string>;
+  /** The resolved document of each document target as spec:diff compares it (dereferenced, not strict). */
+  resolved: Map<string, Record<string, unknown>>;
+}
+
+const README = `<!-- ${jsonHeader('spec/')} -->\n# generated/\n\nWritten by \`npm run generate\` from \`spec/\`; never edited by hand. \`npm run check:generated\` fails when it is stale.\n`;
+
+async function generateTarget(target: GenerationTarget, scratch: string, out: Generated): Promise<void> {
+  if (target === 'problem-types') {
+    out.files.set('problem-types.ts', await problemTypes());
+    return;
+  }
+  if (target === 'webhooks') {
+    const [types, resolved, bundled] = await Promise.all([eventTypes(), loadAsyncApi(ASYNCAPI_DOC), referencedBundle(ASYNCAPI_DOC, scratch)]);
+    out.files.set('types/events.ts', types);
+    out.files.set('asyncapi/webhooks.json', stampedJson(rel(ASYNCAPI_DOC), strictVariant(resolved) as Record<string, unknown>));
+    out.files.set('asyncapi/webhooks.bundled.json', stampedJson(rel(ASYNCAPI_DOC), bundled));
+    out.files.set('signature-vectors.json', stampedJson(`${rel(ASYNCAPI_DOC)} and signing/`, { ...(await buildSignatureVectors()) }));
+    out.resolved.set('webhooks', resolved);
+    return;
+  }
+  const doc = OPENAPI_DOCS.find((d) => d.name === target);
+  if (!doc) throw new Error(`unknown generation target ${target}`);
+  const [types, resolved, bundled] = await Promise.all([openApiTypes(doc.file), openApiBundle(doc, true), openApiBundle(doc, false)]);
+  out.files.set(`types/${doc.name}.ts`, types);
+  out.files.set(`openapi/${doc.name}.json`, stampedJson(rel(doc.file), strictVariant(resolved) as Record<string, unknown>));
+  out.files.set(`openapi/${doc.name}.bundled.json`, stampedJson(rel(doc.file), bundled));
+  out.resolved.set(doc.name, resolved);
+}
+
+/**
+ * The generated files of some targets, in memory. vocabulary.ts (read from every OpenAPI
+ * document and the common schemas, cheap) and the README are always part of the answer.
+ */
+export async function generateTargets(targets: Iterable<GenerationTarget>): Promise<Generated> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'generate-'));
-  const written: string[] = [];
-  const put = async (file: string, content: string): Promise<void> => {
-    const target = path.join(outDir, file);
-    await mkdir(path.dirname(target), { recursive: true });
-    await writeFile(target, content);
-    written.push(file);
-  };
+  const out: Generated = { files: new Map(), resolved: new Map() };
   try {
-    for (const doc of OPENAPI_DOCS) {
-      await put(`types/${doc.name}.ts`, await openApiTypes(doc.file));
-      await put(`openapi/${doc.name}.json`, stampedJson(rel(doc.file), strictVariant(await bundledOpenApi(doc.name, scratch)) as Record<string, unknown>));
-      await put(`openapi/${doc.name}.bundled.json`, stampedJson(rel(doc.file), await referencedBundle(doc.file, scratch)));
-    }
-    await put('types/events.ts', await eventTypes());
-    await put('asyncapi/webhooks.json', stampedJson(rel(ASYNCAPI_DOC), strictVariant(await loadAsyncApi(ASYNCAPI_DOC)) as Record<string, unknown>));
-    await put('asyncapi/webhooks.bundled.json', stampedJson(rel(ASYNCAPI_DOC), await referencedBundle(ASYNCAPI_DOC, scratch)));
-    await put('signature-vectors.json', stampedJson(`${rel(ASYNCAPI_DOC)} and signing/`, { ...(await buildSignatureVectors()) }));
-    await put('problem-types.ts', await problemTypes());
-    await put('vocabulary.ts', await vocabulary());
-    await put(
-      'README.md',
-      `<!-- ${jsonHeader('spec/')} -->\n# generated/\n\nWritten by \`npm run generate\` from \`spec/\`; never edited by hand. \`npm run check:generated\` fails when it is stale.\n`,
-    );
+    for (const target of new Set(targets)) await generateTarget(target, scratch, out);
+    out.files.set('vocabulary.ts', await vocabulary());
+    out.files.set('README.md', README);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  return written;
+  return out;
+}
+
+/** Writes every generated file under outDir (generated/ by default). */
+export async function generateAll(outDir: string = GENERATED_DIR): Promise<string[]> {
+  const { files } = await generateTargets(ALL_TARGETS);
+  for (const [file, content] of files) {
+    const target = path.join(outDir, file);
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, content);
+  }
+  return [...files.keys()];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

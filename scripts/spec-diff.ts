@@ -5,16 +5,12 @@
 // The base: --base when given; otherwise `main`; when the checkout is on `main` itself (CI on
 // the submitted main), the newest `spec-v*` tag reachable from HEAD, else HEAD's first parent (the
 // main before the last merge).
-import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { stringify as toYaml } from 'yaml';
-import { type Change, compareSpecDirs, specAtRef } from './lib/spec-diff.ts';
+import { type Change, compareSpecDirs, resolveBase, specAtRef } from './lib/spec-diff.ts';
 import { ROOT } from './lib/specs.ts';
-
-const execFileAsync = promisify(execFile);
 
 const { values } = parseArgs({
   options: {
@@ -28,34 +24,12 @@ const { values } = parseArgs({
 });
 const repo = path.resolve(values.repo);
 
-async function git(...args: string[]): Promise<string | undefined> {
-  try {
-    return (await execFileAsync('git', args, { cwd: repo })).stdout.trim();
-  } catch {
-    return undefined;
-  }
-}
-
-async function resolveBase(given: string | undefined): Promise<{ ref: string; why: string } | undefined> {
-  if (given !== undefined) return { ref: given, why: 'given with --base' };
-  const branch = await git('rev-parse', '--abbrev-ref', 'HEAD');
-  const head = await git('rev-parse', 'HEAD');
-  const main = await git('rev-parse', '--verify', '--quiet', 'main^{commit}');
-  const onMain = branch === 'main' || (branch === 'HEAD' && main === head);
-  if (main !== undefined && !onMain) return { ref: 'main', why: 'the default' };
-  const tag = await git('describe', '--tags', '--abbrev=0', '--match', 'spec-v*', 'HEAD');
-  if (tag !== undefined && tag !== '') return { ref: tag, why: 'HEAD is main: the last contract release tag' };
-  const parent = await git('rev-parse', '--verify', '--quiet', 'HEAD^1^{commit}');
-  if (parent !== undefined) return { ref: 'HEAD^1', why: 'HEAD is main and no spec-v* tag: the first parent, main before the last merge' };
-  return undefined;
-}
-
 if (values.help) {
   console.log('usage: npm run spec:diff [-- --base <git ref>] [--all] [--repo <checkout>]\n  Lists breaking changes of spec/ against the base and fails on any not accepted in spec/breaking-changes.yaml.');
   process.exit(0);
 }
 
-const base = await resolveBase(values.base);
+const base = await resolveBase(repo, values.base);
 if (base === undefined) {
   console.log('spec:diff: no earlier version of spec/ to compare with (no main, tag or parent commit); nothing to check.');
   process.exit(0);

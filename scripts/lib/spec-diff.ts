@@ -72,6 +72,32 @@ export async function specAtRef(ref: string, cwd: string = ROOT): Promise<string
   return path.join(dir, 'spec');
 }
 
+/**
+ * The version of spec/ a change is compared with: `given` when set; otherwise `main`; when the
+ * checkout is on `main` itself (CI on the submitted main), the newest `spec-v*` tag reachable
+ * from HEAD, else HEAD's first parent (the main before the last merge). Undefined: none.
+ */
+export async function resolveBase(repo: string, given: string | undefined): Promise<{ ref: string; why: string } | undefined> {
+  const git = async (...args: string[]): Promise<string | undefined> => {
+    try {
+      return (await execFileAsync('git', args, { cwd: repo })).stdout.trim();
+    } catch {
+      return undefined;
+    }
+  };
+  if (given !== undefined) return { ref: given, why: 'given with --base' };
+  const branch = await git('rev-parse', '--abbrev-ref', 'HEAD');
+  const head = await git('rev-parse', 'HEAD');
+  const main = await git('rev-parse', '--verify', '--quiet', 'main^{commit}');
+  const onMain = branch === 'main' || (branch === 'HEAD' && main === head);
+  if (main !== undefined && !onMain) return { ref: 'main', why: 'the default' };
+  const tag = await git('describe', '--tags', '--abbrev=0', '--match', 'spec-v*', 'HEAD');
+  if (tag !== undefined && tag !== '') return { ref: tag, why: 'HEAD is main: the last contract release tag' };
+  const parent = await git('rev-parse', '--verify', '--quiet', 'HEAD^1^{commit}');
+  if (parent !== undefined) return { ref: 'HEAD^1', why: 'HEAD is main and no spec-v* tag: the first parent, main before the last merge' };
+  return undefined;
+}
+
 interface SpecDocs {
   openapi: Map<string, Json>;
   asyncapi: Map<string, Json>;

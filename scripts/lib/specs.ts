@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SPEC_DIR = path.join(ROOT, 'spec');
+// SPEC_DIR: another copy of spec/ (npm run dev runs the mock on the last copy that passed its checks).
+export const SPEC_DIR = process.env.SPEC_DIR ? path.resolve(process.env.SPEC_DIR) : path.join(ROOT, 'spec');
 export const GENERATED_DIR = path.join(ROOT, 'generated');
 
 export interface OpenApiDoc {

@@ -2,6 +2,7 @@
 // transaction), lookup and payment history. Every read and write is scoped to the caller's
 // tenant environment: another environment's order is as unknown as a made-up id.
 import { createHash } from 'node:crypto';
+import type { components } from '../../../generated/types/orders.ts';
 import { UniqueViolation, type ReadTx, type Tx } from '../../store/types.ts';
 import type { OrderRecord, TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
@@ -9,15 +10,8 @@ import { AppError } from '../errors.ts';
 import { newOrderId } from '../ids.ts';
 import { emitOrderEvent } from './event-data.ts';
 
-export interface NewOrder {
-  merchantReference: string;
-  /** USD cents. */
-  amountMinor: number;
-  assetId?: string;
-  networkId?: string;
-  /** Expected token amount in base units (decimal string, > 0). */
-  amountBaseUnits?: string;
-}
+/** The request body of `POST /v2/orders` as the contract defines it: a field added there reaches here. */
+export type NewOrder = components['schemas']['CreateOrderRequest'];
 
 /** An order and its payment transactions, oldest first. */
 export interface OrderView {

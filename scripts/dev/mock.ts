@@ -1,0 +1,127 @@
+// The mock for the loop: `scripts/mock.ts` as a child process with MOCK_PORT set and SPEC_DIR
+// the last good copy of spec/ (last-good.ts), serving once a path of each document answers
+// from Prism (not its "no path matched" 404).
+//
+// The layout is read from scripts/mock.ts itself: one that exports `startMock` serves every
+// document on MOCK_PORT; the older one (`startMocks`) the Transactions API on MOCK_PORT and the
+// order API on the next port.
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { OPENAPI_DOCS, type OpenApiDoc } from '../lib/specs.ts';
+import { freePort, isFree, spawnTs, type Managed } from './processes.ts';
+import type { Upstream } from './proxy.ts';
+
+type ApiName = OpenApiDoc['name'];
+
+const START_LIMIT_MS = 120_000;
+
+export interface MockLayout {
+  served: readonly ApiName[];
+  /** The ports the mock started with MOCK_PORT=base listens on. */
+  ports(base: number): number[];
+  portOf(api: ApiName, base: number): number;
+  /** The document a request path belongs to. */
+  apiOf(path: string): ApiName;
+}
+
+const apiOf = (path: string): ApiName => (path.startsWith('/v2/') ? 'orders' : path.startsWith('/sandbox') ? 'sandbox' : path.startsWith('/management') ? 'management' : 'transactions');
+
+export async function mockLayout(): Promise<MockLayout> {
+  const mod = (await import('../mock.ts')) as Record<string, unknown>;
+  if (typeof mod.startMock === 'function') {
+    return { served: OPENAPI_DOCS.map((d) => d.name), ports: (b) => [b], portOf: (_a, b) => b, apiOf };
+  }
+  const legacy: ApiName[] = ['transactions', 'orders'];
+  return { served: legacy, ports: (b) => [b, b + 1], portOf: (a, b) => b + Math.max(0, legacy.indexOf(a)), apiOf };
+}
+
+/** `count` consecutive free ports (the older layout takes two); the first is returned. */
+async function freeBase(count: number): Promise<number> {
+  for (;;) {
+    const base = count === 1 ? await freePort() : 20_000 + Math.floor(Math.random() * 30_000);
+    const free = await Promise.all(Array.from({ length: count }, (_, i) => isFree(base + i)));
+    if (free.every(Boolean)) return base;
+  }
+}
+
+/** A GET path of the document, its parameters filled in: `/v2/orders/x`. */
+async function probePath(api: ApiName): Promise<string> {
+  const doc = OPENAPI_DOCS.find((d) => d.name === api);
+  const paths = (parseYaml(await readFile(doc?.file ?? '', 'utf8')) as { paths?: Record<string, object> }).paths ?? {};
+  const get = Object.keys(paths).find((p) => 'get' in (paths[p] ?? {}));
+  return (get ?? Object.keys(paths)[0] ?? '/').replace(/\{[^}]+\}/g, 'x');
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const body = await res.text();
+    return !(res.status === 404 && body.includes('NO_PATH_MATCHED'));
+  } catch {
+    return false;
+  }
+}
+
+export interface RunningMock extends Managed, Upstream {
+  base: number;
+  exited(): boolean;
+}
+
+const probeUrl = async (layout: MockLayout, api: ApiName, base: number): Promise<string> => `http://127.0.0.1:${layout.portOf(api, base)}${await probePath(api)}`;
+
+/** Starts the mock on ports of its own, on the documents in specDir; resolves when every document it serves answers. */
+export async function startMockProcess(layout: MockLayout, specDir: string, onOutput: (line: string) => void): Promise<RunningMock> {
+  const base = await freeBase(layout.ports(0).length);
+  const managed = spawnTs('scripts/mock.ts', { MOCK_PORT: String(base), MOCK_HOST: '127.0.0.1', SPEC_DIR: specDir }, onOutput);
+  let exited = false;
+  managed.child.once('exit', () => (exited = true));
+  const probes = await Promise.all(layout.served.map((api) => probeUrl(layout, api, base)));
+  const deadline = Date.now() + START_LIMIT_MS;
+  for (const url of probes) {
+    while (!(await answers(url))) {
+      const why = exited ? 'exited before it served (see its output above)' : Date.now() > deadline ? `did not serve within ${START_LIMIT_MS / 1000} s` : null;
+      if (why !== null) {
+        await managed.stop();
+        throw new Error(`the mock ${why}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return { ...managed, base, exited: () => exited, portFor: (path) => layout.portOf(layout.apiOf(path), base) };
+}
+
+/**
+ * Whether the running mock took in a change of these documents' files by itself: Prism's CLI
+ * reloads a document when its file changes, which shows as its port refusing connections
+ * (while it parses) and then answering again. Started before the files are written. False
+ * when it did not go down within `graceMs` (a change of a common/ file only, which Prism does
+ * not watch; a mock that does not reload), or did not come back: the loop starts a new one.
+ */
+export async function followsChange(mock: RunningMock, layout: MockLayout, apis: readonly ApiName[], graceMs: number): Promise<boolean> {
+  const urls = await Promise.all(apis.filter((a) => layout.served.includes(a)).map((api) => probeUrl(layout, api, mock.base)));
+  const reloaded = await Promise.all(
+    urls.map(async (url) => {
+      const deadline = Date.now() + graceMs;
+      while (await reachable(url)) {
+        if (Date.now() > deadline || mock.exited()) return false;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const back = Date.now() + START_LIMIT_MS;
+      while (!(await answers(url))) {
+        if (Date.now() > back || mock.exited()) return false;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return true;
+    }),
+  );
+  return reloaded.every(Boolean);
+}
+
+async function reachable(url: string): Promise<boolean> {
+  try {
+    await (await fetch(url, { signal: AbortSignal.timeout(2_000) })).arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
