@@ -17,6 +17,8 @@ const START_LIMIT_MS = 120_000;
 
 export interface MockLayout {
   served: readonly ApiName[];
+  /** The mock reloads generated/ on `POST /_mock/reload` (it serves the bundled documents, not spec/). */
+  reloadsOnRequest: boolean;
   /** The ports the mock started with MOCK_PORT=base listens on. */
   ports(base: number): number[];
   portOf(api: ApiName, base: number): number;
@@ -29,10 +31,10 @@ const apiOf = (path: string): ApiName => (path.startsWith('/v2/') ? 'orders' : p
 export async function mockLayout(): Promise<MockLayout> {
   const mod = (await import('../mock.ts')) as Record<string, unknown>;
   if (typeof mod.startMock === 'function') {
-    return { served: OPENAPI_DOCS.map((d) => d.name), ports: (b) => [b], portOf: (_a, b) => b, apiOf };
+    return { served: OPENAPI_DOCS.map((d) => d.name), reloadsOnRequest: true, ports: (b) => [b], portOf: (_a, b) => b, apiOf };
   }
   const legacy: ApiName[] = ['transactions', 'orders'];
-  return { served: legacy, ports: (b) => [b, b + 1], portOf: (a, b) => b + Math.max(0, legacy.indexOf(a)), apiOf };
+  return { served: legacy, reloadsOnRequest: false, ports: (b) => [b, b + 1], portOf: (a, b) => b + Math.max(0, legacy.indexOf(a)), apiOf };
 }
 
 /** `count` consecutive free ports (the older layout takes two); the first is returned. */
@@ -121,6 +123,17 @@ async function reachable(url: string): Promise<boolean> {
   try {
     await (await fetch(url, { signal: AbortSignal.timeout(2_000) })).arrayBuffer();
     return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Asks a mock that serves generated/ to reload it; resolves once it serves the new documents. */
+export async function reloadMock(mock: RunningMock): Promise<boolean> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${mock.base}/_mock/reload`, { method: 'POST', signal: AbortSignal.timeout(START_LIMIT_MS) });
+    await res.arrayBuffer();
+    return res.ok;
   } catch {
     return false;
   }

@@ -40,8 +40,12 @@ export function joinedDocument(): Obj {
 export interface PrismProcess {
   url: string;
   child: ChildProcess;
+  /** Writes `doc` over the served file; resolves when Prism, which watches it, listens again on it. */
+  reload(doc: Obj): Promise<void>;
   close(): Promise<void>;
 }
+
+const RELOAD_LIMIT_MS = 60_000;
 
 /** Starts `prism mock` on the joined document on a free loopback port; resolves once it listens. */
 export async function startPrism(log: (line: string) => void): Promise<PrismProcess> {
@@ -57,6 +61,8 @@ export async function startPrism(log: (line: string) => void): Promise<PrismProc
     }
     await rm(dir, { recursive: true, force: true });
   };
+  // Every "listening" line after the first one ends a reload (Prism restarts itself on a change).
+  const relisten: Array<() => void> = [];
   try {
     // Port 0: the system picks a free one, and Prism names it in its "listening" line.
     const url = await new Promise<string>((resolve, reject) => {
@@ -70,7 +76,11 @@ export async function startPrism(log: (line: string) => void): Promise<PrismProc
         const url = /Prism is listening on (http:\/\/[\w.:[\]-]+)/.exec(seen)?.[1];
         if (url && !listening) {
           listening = true;
+          seen = '';
           resolve(url);
+        } else if (url) {
+          seen = '';
+          relisten.splice(0).forEach((done) => done());
         }
       };
       child.stdout?.on('data', onData);
@@ -78,7 +88,18 @@ export async function startPrism(log: (line: string) => void): Promise<PrismProc
       child.once('exit', (code) => reject(new Error(`prism exited with ${code} before listening:\n${seen}`)));
       child.once('error', reject);
     });
-    return { url, child, close };
+    const reload = async (doc: Obj): Promise<void> => {
+      const listening = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`prism did not reload its document within ${RELOAD_LIMIT_MS} ms`)), RELOAD_LIMIT_MS);
+        relisten.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      await writeFile(file, JSON.stringify(doc));
+      await listening;
+    };
+    return { url, child, reload, close };
   } catch (err) {
     await close();
     throw err;

@@ -4,7 +4,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { generateSecret } from '../../signing/signature.ts';
 import { createMockFront } from './front.ts';
-import { startPrism } from './prism.ts';
+import { joinedDocument, startPrism } from './prism.ts';
 import { createMockSender } from './webhooks.ts';
 
 export interface MockOptions {
@@ -22,6 +22,11 @@ export interface MockOptions {
 export interface RunningMock {
   url: string;
   secrets: { webhook: string; callback: string };
+  /**
+   * Serves the documents of generated/ as they are now: Prism reloads the joined document and the
+   * front its validators. Also `POST /_mock/reload` (npm run dev calls it after a good save).
+   */
+  reload(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -31,11 +36,34 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   const prism = await startPrism(opts.log ?? (() => {}));
   let url = '';
   const sender = createMockSender();
-  const app = createMockFront({ prismUrl: prism.url, selfUrl: () => url, webhookSecret: secrets.webhook, callbackSecret: secrets.callback, sender });
+  const newFront = (): ReturnType<typeof createMockFront> =>
+    createMockFront({ prismUrl: prism.url, selfUrl: () => url, webhookSecret: secrets.webhook, callbackSecret: secrets.callback, sender });
+  let front = newFront();
+  // One reload at a time; a call made during one waits for it and then runs its own.
+  let reloading: Promise<void> = Promise.resolve();
+  const reload = (): Promise<void> => {
+    reloading = reloading.catch(() => {}).then(async () => {
+      await prism.reload(joinedDocument());
+      front = newFront();
+    });
+    return reloading;
+  };
+  const fetch = async (req: Request): Promise<Response> => {
+    if (req.method === 'POST' && new URL(req.url).pathname === '/_mock/reload') {
+      try {
+        await reload();
+        return new Response(null, { status: 204 });
+      } catch (err) {
+        const detail = err instanceof Error ? err.message : String(err);
+        return Response.json({ type: 'about:blank', title: 'The mock could not reload its documents', status: 503, detail }, { status: 503, headers: { 'content-type': 'application/problem+json' } });
+      }
+    }
+    return front.fetch(req);
+  };
   let server: ServerType;
   try {
     server = await new Promise<ServerType>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, port: opts.port ?? 4010, hostname: host }, () => resolve(s));
+      const s = serve({ fetch, port: opts.port ?? 4010, hostname: host }, () => resolve(s));
       s.once('error', reject);
     });
   } catch (err) {
@@ -47,6 +75,7 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   return {
     url,
     secrets,
+    reload,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
