@@ -38,7 +38,8 @@ export function joinedDocument(): Obj {
 }
 
 export interface PrismProcess {
-  url: string;
+  /** Where Prism listens now: a reload moves it to another free port. */
+  readonly url: string;
   child: ChildProcess;
   /** Writes `doc` over the served file; resolves when Prism, which watches it, listens again on it. */
   reload(doc: Obj): Promise<void>;
@@ -61,11 +62,13 @@ export async function startPrism(log: (line: string) => void): Promise<PrismProc
     }
     await rm(dir, { recursive: true, force: true });
   };
-  // Every "listening" line after the first one ends a reload (Prism restarts itself on a change).
+  // Every "listening" line after the first one ends a reload (Prism restarts itself on a change,
+  // on a new port, since it was given port 0).
   const relisten: Array<() => void> = [];
+  let current = '';
   try {
     // Port 0: the system picks a free one, and Prism names it in its "listening" line.
-    const url = await new Promise<string>((resolve, reject) => {
+    await new Promise<string>((resolve, reject) => {
       let seen = '';
       let listening = false;
       const onData = (chunk: Buffer): void => {
@@ -77,9 +80,11 @@ export async function startPrism(log: (line: string) => void): Promise<PrismProc
         if (url && !listening) {
           listening = true;
           seen = '';
+          current = url;
           resolve(url);
         } else if (url) {
           seen = '';
+          current = url;
           relisten.splice(0).forEach((done) => done());
         }
       };
@@ -99,7 +104,14 @@ export async function startPrism(log: (line: string) => void): Promise<PrismProc
       await writeFile(file, JSON.stringify(doc));
       await listening;
     };
-    return { url, child, reload, close };
+    return {
+      get url() {
+        return current;
+      },
+      child,
+      reload,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;
