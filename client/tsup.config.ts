@@ -1,13 +1,13 @@
 // The payments-webhooks package: the webhook helpers (index), the Web Crypto verifier for
 // runtimes without node:crypto (web), the typed API clients (api) and the command (cli), as ESM
 // and CommonJS with type declarations, and the signature test vectors
-// (generated/signature-vectors.json) copied beside them as dist/signature-vectors.json.
+// (generated/signature-vectors.json) beside them as dist/signature-vectors.json, without indentation.
 // signing/, the generated types and openapi-fetch's
 // code are bundled in: openapi-fetch's CommonJS build exports its client as `exports.default`,
 // which a CommonJS bundle of an ESM-typed package would read as the whole module object (Node's
 // interop), so its ESM build is inlined instead. openapi-fetch stays a dependency for the types
 // the declarations name.
-import { copyFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 
@@ -15,7 +15,8 @@ const VECTORS = path.resolve(import.meta.dirname, '..', 'generated', 'signature-
 
 // The `payments-webhooks` command (cli/bin.ts, package.json "bin" through bin.js) is one ESM file
 // with the same code bundled in (the signing code included, so it signs exactly as the service
-// does); eventsource-parser, which only it uses, stays a dependency.
+// does), and eventsource-parser too: a few kilobytes bundled, where the installed package with its
+// maps and sources would put payments-webhooks over its 1 MB installed-size goal.
 const shared: Options = { platform: 'node', target: 'node22', outDir: 'dist', noExternal: ['openapi-fetch'], tsconfig: 'tsconfig.json' };
 
 export default defineConfig([
@@ -25,7 +26,8 @@ export default defineConfig([
     format: ['esm', 'cjs'],
     dts: true,
     clean: true,
-    onSuccess: () => copyFile(VECTORS, path.resolve(import.meta.dirname, 'dist', 'signature-vectors.json')),
+    // Shipped without indentation: the same JSON, about a fifth smaller installed.
+    onSuccess: async () => writeFile(path.resolve(import.meta.dirname, 'dist', 'signature-vectors.json'), JSON.stringify(JSON.parse(await readFile(VECTORS, 'utf8')))),
   },
-  { ...shared, entry: { cli: 'cli/bin.ts' }, format: ['esm'], dts: false, clean: false },
+  { ...shared, entry: { cli: 'cli/bin.ts' }, format: ['esm'], dts: false, clean: false, noExternal: ['openapi-fetch', 'eventsource-parser'] },
 ]);
