@@ -2,9 +2,8 @@
 // the last good copy of spec/ (last-good.ts), serving once a path of each document answers
 // from Prism (not its "no path matched" 404).
 //
-// The layout is read from scripts/mock.ts itself: one that exports `startMock` serves every
-// document on MOCK_PORT; the older one (`startMocks`) the Transactions API on MOCK_PORT and the
-// order API on the next port.
+// The mock serves every document on MOCK_PORT from generated/, and reloads it on
+// `POST /_mock/reload` after a save that passed.
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { OPENAPI_DOCS, type OpenApiDoc } from '../lib/specs.ts';
@@ -17,8 +16,6 @@ const START_LIMIT_MS = 120_000;
 
 export interface MockLayout {
   served: readonly ApiName[];
-  /** The mock reloads generated/ on `POST /_mock/reload` (it serves the bundled documents, not spec/). */
-  reloadsOnRequest: boolean;
   /** The ports the mock started with MOCK_PORT=base listens on. */
   ports(base: number): number[];
   portOf(api: ApiName, base: number): number;
@@ -29,12 +26,7 @@ export interface MockLayout {
 const apiOf = (path: string): ApiName => (path.startsWith('/v2/') ? 'orders' : path.startsWith('/sandbox') ? 'sandbox' : path.startsWith('/management') ? 'management' : 'transactions');
 
 export async function mockLayout(): Promise<MockLayout> {
-  const mod = (await import('../mock.ts')) as Record<string, unknown>;
-  if (typeof mod.startMock === 'function') {
-    return { served: OPENAPI_DOCS.map((d) => d.name), reloadsOnRequest: true, ports: (b) => [b], portOf: (_a, b) => b, apiOf };
-  }
-  const legacy: ApiName[] = ['transactions', 'orders'];
-  return { served: legacy, reloadsOnRequest: false, ports: (b) => [b, b + 1], portOf: (a, b) => b + Math.max(0, legacy.indexOf(a)), apiOf };
+  return { served: OPENAPI_DOCS.map((d) => d.name), ports: (b) => [b], portOf: (_a, b) => b, apiOf };
 }
 
 /** `count` consecutive free ports (the older layout takes two); the first is returned. */
@@ -90,42 +82,6 @@ export async function startMockProcess(layout: MockLayout, specDir: string, onOu
     }
   }
   return { ...managed, base, exited: () => exited, portFor: (path) => layout.portOf(layout.apiOf(path), base) };
-}
-
-/**
- * Whether the running mock took in a change of these documents' files by itself: Prism's CLI
- * reloads a document when its file changes, which shows as its port refusing connections
- * (while it parses) and then answering again. Started before the files are written. False
- * when it did not go down within `graceMs` (a change of a common/ file only, which Prism does
- * not watch; a mock that does not reload), or did not come back: the loop starts a new one.
- */
-export async function followsChange(mock: RunningMock, layout: MockLayout, apis: readonly ApiName[], graceMs: number): Promise<boolean> {
-  const urls = await Promise.all(apis.filter((a) => layout.served.includes(a)).map((api) => probeUrl(layout, api, mock.base)));
-  const reloaded = await Promise.all(
-    urls.map(async (url) => {
-      const deadline = Date.now() + graceMs;
-      while (await reachable(url)) {
-        if (Date.now() > deadline || mock.exited()) return false;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      const back = Date.now() + START_LIMIT_MS;
-      while (!(await answers(url))) {
-        if (Date.now() > back || mock.exited()) return false;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      return true;
-    }),
-  );
-  return reloaded.every(Boolean);
-}
-
-async function reachable(url: string): Promise<boolean> {
-  try {
-    await (await fetch(url, { signal: AbortSignal.timeout(2_000) })).arrayBuffer();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Asks a mock that serves generated/ to reload it; resolves once it serves the new documents. */

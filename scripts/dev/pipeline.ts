@@ -8,7 +8,7 @@ import path from 'node:path';
 import { generateTargets, type GenerationTarget } from '../generate.ts';
 import { ROOT, type OpenApiDoc } from '../lib/specs.ts';
 import { affectedBy } from './affected.ts';
-import { followsChange, reloadMock, startMockProcess, type MockLayout, type RunningMock } from './mock.ts';
+import { reloadMock, startMockProcess, type MockLayout, type RunningMock } from './mock.ts';
 import { promote } from './last-good.ts';
 import { freePort, startServer, type Managed } from './processes.ts';
 import type { ReloadHub } from './reload.ts';
@@ -62,20 +62,11 @@ function replace<T extends Managed>(current: T, next: T, set: (m: T) => void): v
   void current.stop();
 }
 
-const MOCK_RELOAD_GRACE_MS = 3_000;
-
 /** The mock serves the last good copy: promote the saved files; it reloads them, or a new one starts. */
 async function followMock(state: LoopState, files: readonly string[], targets: readonly GenerationTarget[]): Promise<string> {
-  const apis = targets.filter((t): t is OpenApiDoc['name'] => t !== 'webhooks' && t !== 'problem-types');
-  if (state.layout.reloadsOnRequest) {
-    // This mock serves generated/, written above only for a save that passed.
-    await promote(files, state.lastGood);
-    if (await reloadMock(state.mock)) return 'mock reloaded the documents';
-  } else {
-    const following = followsChange(state.mock, state.layout, apis, MOCK_RELOAD_GRACE_MS);
-    await promote(files, state.lastGood);
-    if (await following) return 'mock reloaded the document';
-  }
+  // The mock serves generated/, written above only for a save that passed.
+  await promote(files, state.lastGood);
+  if (await reloadMock(state.mock)) return 'mock reloaded the documents';
   replace(state.mock, await startMockProcess(state.layout, state.lastGood, state.output('mock')), (m) => (state.mock = m));
   return 'mock restarted';
 }
