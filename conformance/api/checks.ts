@@ -10,19 +10,20 @@
 // Every refusal must be a documented 4xx of the operation, application/problem+json, valid
 // against Problem, with a type of common/problem-types.yaml; never a 5xx.
 import type { Check, CheckContext, CheckOutcome, SpecRule } from '../core/check.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiClient, Auth, KeyCredentials } from './client.ts';
-import { describeOperation, operationRule } from './contract.ts';
-import type { ApiOperation } from './contract.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiClient, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import { describeOperation, operationRule } from '../core/openapi/contract.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
 import { SIDE_EFFECTS, prepareRequest } from './fixtures.ts';
 import { invalidCases } from './invalid.ts';
 import type { InvalidCase } from './invalid.ts';
-import { draw, sameShape } from './requests.ts';
+import { draw, sameShape } from '../core/openapi/requests.ts';
 import { AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, STAKING_ASSET_RULE, STATUS_RULE, TENANT_HEADER_RULE, VALIDATION_RULE } from './rules.ts';
-import { clone } from './schema.ts';
+import { clone } from '../core/openapi/schema.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
-import { judgeProblem, judgeSuccess, skip } from './verdict.ts';
+import { skip } from '../core/outcome.ts';
+import { judgeProblem, judgeSuccess } from './verdict.ts';
 
 export const TARGET = 'api';
 

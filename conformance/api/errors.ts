@@ -8,13 +8,13 @@
 //   an unknown refund account or transaction, revoking what is not an active staking payout,
 //   unknown orders and searches, notifyUrl destinations, a second active webhook endpoint.
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiClient, ApiRequest, ApiResponse, Auth, KeyCredentials } from './client.ts';
-import { describeOperation } from './contract.ts';
-import type { ApiOperation } from './contract.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiClient, ApiRequest, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import { describeOperation } from '../core/openapi/contract.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
 import { guard } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
-import { draw, sameShape } from './requests.ts';
+import { draw, sameShape } from '../core/openapi/requests.ts';
 import {
   DESTINATION_RULE,
   ENDPOINT_EXISTS_RULE,
@@ -26,10 +26,11 @@ import {
   REVOKE_RULE,
   TENANT_HEADER_REQUIRED_RULE,
 } from './rules.ts';
-import { isObj } from './schema.ts';
+import { isObj } from '../core/openapi/schema.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
-import { fail, judgeProblem, judgeSuccess, pass, skip } from './verdict.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
+import { judgeProblem, judgeSuccess } from './verdict.ts';
 
 const TARGET = 'api';
 const GROUP = 'error rows';

@@ -6,11 +6,12 @@
 // for all: the media type is handled before any operation's logic.
 import type { Check, Exchange } from '../core/check.ts';
 import { guard } from './checks.ts';
-import type { ApiClient } from './client.ts';
+import type { ApiClient } from '../core/openapi/client.ts';
 import { prepareRequest } from './fixtures.ts';
 import { MEDIA_TYPE_RULE } from './rules.ts';
 import type { ApiState } from './state.ts';
-import { fail, judgeSuccess, pass, skip } from './verdict.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
+import { judgeSuccess } from './verdict.ts';
 
 const SPELLINGS = ['application/json; charset=utf-8', 'Application/JSON'] as const;
 

@@ -6,15 +6,16 @@
 // - without the header every request creates an order: two identical requests, two orders.
 import { isDeepStrictEqual } from 'node:util';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { applies, spell, BODY_FORMS } from '../receiver/forms.ts';
-import type { BodyForm } from '../receiver/forms.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiResponse } from './client.ts';
+import { applies, spell, BODY_FORMS } from '../core/forms.ts';
+import type { BodyForm } from '../core/forms.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiResponse } from '../core/openapi/client.ts';
 import { guard } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
 import { ORDER_IDEMPOTENCY_JSON_RULE, ORDER_WITHOUT_KEY_RULE } from './rules.ts';
 import type { StatefulChecksOptions } from './stateful.ts';
-import { fail, judgeSuccess, pass, skip } from './verdict.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
+import { judgeSuccess } from './verdict.ts';
 
 /** The spellings a replay is sent in: the two the rule names, and escapes (also "the same JSON"). */
 const REPLAY_FORMS: readonly BodyForm[] = ['key-order', 'whitespace', 'escapes'];

@@ -13,12 +13,12 @@
 // - with another tenant's credentials, nothing of this tenant can be read by id.
 import { AMOUNT_RULE, ASSET_DECIMALS } from '../../generated/vocabulary.ts';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiClient, ApiResponse, Auth, KeyCredentials } from './client.ts';
-import type { ApiOperation } from './contract.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiClient, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
 import { guard } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
-import { freshen } from './requests.ts';
+import { freshen } from '../core/openapi/requests.ts';
 import {
   CANCELLED_ORDER_RULE,
   DUPLICATE_THIRD_PARTY_RULE,
@@ -31,10 +31,12 @@ import {
   SEARCH_PARAMETER_RULE,
   STAKING_DEFAULT_RULE,
 } from './rules.ts';
-import { constraints, isObj } from './schema.ts';
+import { constraints, isObj } from '../core/openapi/schema.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
-import { describeAnswer, fail, judgeProblem, judgeSuccess, pass, skip } from './verdict.ts';
+import { describeAnswer } from '../core/openapi/answer.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
+import { judgeProblem, judgeSuccess } from './verdict.ts';
 
 const TARGET = 'api';
 const GROUP = 'stateful rules';

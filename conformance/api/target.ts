@@ -4,11 +4,11 @@
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
 import { operationChecks } from './checks.ts';
-import { ApiClient } from './client.ts';
-import type { KeyCredentials } from './client.ts';
-import { walkOperations } from './contract.ts';
-import type { ApiName, ApiOperation } from './contract.ts';
-import { credentialOption } from './options.ts';
+import { ApiClient } from '../core/openapi/client.ts';
+import type { KeyCredentials } from '../core/openapi/client.ts';
+import { walkOperations } from '../core/openapi/contract.ts';
+import type { ApiName, ApiOperation } from '../core/openapi/contract.ts';
+import { credentialOption } from '../core/credentials.ts';
 import { errorChecks } from './errors.ts';
 import { API_CATALOGUE } from '../core/coverage.ts';
 import { statefulChecks } from './stateful.ts';

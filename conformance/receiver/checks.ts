@@ -7,7 +7,8 @@ import type { Check, CheckOutcome, Exchange, Failure, SpecRule } from '../core/c
 import { describeStatus, exchange, is2xx } from '../core/http.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
 import { signedHeader } from '../core/signature.ts';
-import { EventFactory, subSeed, tamper } from './events.ts';
+import { subSeed } from '../core/seed.ts';
+import { EventFactory, tamper } from './events.ts';
 import { exactChecks } from './exact.ts';
 import { MALFORMED_SIGNATURES, acceptedOrFailure, answered, article, rejectedOutcome, type ChannelEndpoints, type Endpoint } from './verdicts.ts';
 import type { EventSample } from './events.ts';

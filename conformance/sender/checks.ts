@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { MAX_DELIVERY_ATTEMPTS } from '../../generated/vocabulary.ts';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { fail, pass, skip } from '../api/verdict.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
 import { SuiteReceiver, answer, answerAfter } from './receiver.ts';
 import { FAILING_ANSWER_HOLD_MS, failureKnownMono, staleTimestamp } from './fresh.ts';
 import { rotationChecks } from './rotation.ts';

@@ -9,7 +9,7 @@
 // Both run at the end of the sender target: the endpoint's and the environment's secrets are
 // rotated for good (the session keeps the endpoint's new one).
 import type { CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { fail, pass } from '../api/verdict.ts';
+import { fail, pass } from '../core/outcome.ts';
 import { answer } from './receiver.ts';
 import type { Received, Responder, SuiteReceiver } from './receiver.ts';
 import { CALLBACK_ROTATION_RULE, ROTATION_RULE, SIGNATURE_RULE } from './rules.ts';

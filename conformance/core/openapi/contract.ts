@@ -3,13 +3,13 @@
 // examples, its statuses and a spec pointer for reports. The api target derives its checks
 // from this walk, so an operation, a field or a bound added to the spec is checked without
 // hand edits.
-import { operationsOf, type JsonSchema, type OperationSpec, type ParameterSpec } from '../../contract/operations.ts';
-import { compileOperation, type CompiledOperation } from '../../contract/validate.ts';
-import { API_NAMES, SPEC_FILES, type ApiName } from '../../generated/vocabulary.ts';
-import { PROBLEM_TYPE_BASE, problemTypes } from '../../generated/problem-types.ts';
-import { createSuiteAjv } from '../core/ajv.ts';
-import type { SpecRule } from '../core/check.ts';
-import { loadOpenApi } from '../core/documents.ts';
+import { operationsOf, type JsonSchema, type OperationSpec, type ParameterSpec } from '../../../contract/operations.ts';
+import { compileOperation, type CompiledOperation } from '../../../contract/validate.ts';
+import { API_NAMES, SPEC_FILES, type ApiName } from '../../../generated/vocabulary.ts';
+import { PROBLEM_TYPE_BASE, problemTypes } from '../../../generated/problem-types.ts';
+import { createSuiteAjv } from '../ajv.ts';
+import type { SpecRule } from '../check.ts';
+import { loadOpenApi } from '../documents.ts';
 
 export type { ApiName, JsonSchema, OperationSpec, ParameterSpec };
 
