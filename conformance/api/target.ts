@@ -10,7 +10,7 @@ import { walkOperations } from '../core/openapi/contract.ts';
 import type { ApiName, ApiOperation } from '../core/openapi/contract.ts';
 import { credentialOption } from '../core/credentials.ts';
 import { errorChecks } from './errors.ts';
-import { API_CATALOGUE } from '../core/coverage.ts';
+import { API_CATALOGUE } from './rules.ts';
 import { statefulChecks } from './stateful.ts';
 import { orderRetryChecks } from './order-retries.ts';
 import { mediaTypeChecks } from './media-type.ts';

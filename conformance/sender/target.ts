@@ -11,7 +11,7 @@ import { credentialOption } from '../core/credentials.ts';
 import { subSeed } from '../core/seed.ts';
 import { MIN_SECRET_BYTES, secretByteLength } from '../../signing/signature.ts';
 import { senderChecks } from './checks.ts';
-import { SENDER_CATALOGUE } from '../core/coverage.ts';
+import { SENDER_CATALOGUE } from './rules.ts';
 import { SuiteReceiver } from './receiver.ts';
 import { SenderSession } from './session.ts';
 

@@ -109,7 +109,7 @@ export function isDocumented(op: ApiOperation, status: number): boolean {
 }
 
 /** The rule behind an operation's documented answers. */
-export function operationRule(op: ApiOperation, what: string): SpecRule {
+export function operationRule(op: ApiOperation, what: string): SpecRule<never> {
   return { source: `${op.pointer} (${op.spec.operationId}: ${what})` };
 }
 
@@ -128,7 +128,7 @@ export function problemStatus(slug: ProblemSlug): number {
   return problemTypes[slug].status;
 }
 
-export const PROBLEM_TYPES_RULE: SpecRule = {
+export const PROBLEM_TYPES_RULE: SpecRule<never> = {
   source: 'common/problem-types.yaml',
   quote: 'The stable problem types of every API. `type` is https://errors.payments.example/<slug>.',
 };
