@@ -43,7 +43,6 @@ export const API = ruleBook('api', API_CATALOGUE);
 /** A rule of the api target: its `covers` names entries of API_CATALOGUE only. */
 export type ApiRule = RuleOf<typeof API>;
 
-
 export const AUTH_RULE: ApiRule = {
   covers: ['interface#auth-key-hash'],
   source: 'transactions.openapi.yaml#/info/description (Authentication)',

@@ -18,9 +18,6 @@ export interface CatalogueEntry<Id extends string = string> {
   unobservable?: string;
 }
 
-/** The ids of a catalogue, as a union of string literals (what `covers` may name). */
-export type CoverageIdOf<C extends readonly CatalogueEntry[]> = C[number]['id'];
-
 export type { CoverageStatus, RuleCoverage };
 
 export const INTERFACE = 'payments-service-interface.md';

@@ -32,7 +32,6 @@ export const SENDER = ruleBook('sender', SENDER_CATALOGUE);
 /** A rule of the sender target: its `covers` names entries of SENDER_CATALOGUE only. */
 export type SenderRule = RuleOf<typeof SENDER>;
 
-
 export const HEADERS_RULE: SenderRule = {
   covers: ['interface#headers', 'interface#signatures-1'],
   source: `${INTERFACE} § Request headers on each webhook delivery; ${ASYNCAPI_FILE}#/components/schemas/WebhookHeaders`,
