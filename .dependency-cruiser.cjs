@@ -112,6 +112,22 @@ module.exports = {
       to: { path: '^(server|client|scripts|conformance-tests)/' },
     },
     {
+      name: 'conformance-targets-stand-apart',
+      severity: 'error',
+      comment:
+        'Each target folder of the conformance suite (api/, receiver/, sender/) imports core/ and itself, never another ' +
+        'target: what two targets share (seeds, outcomes, the OpenAPI client, body forms) lives in conformance/core/.',
+      from: { path: '^conformance/(api|receiver|sender)/' },
+      to: { path: '^conformance/(api|receiver|sender)/', pathNot: '^conformance/$1/' },
+    },
+    {
+      name: 'conformance-core-below-targets',
+      severity: 'error',
+      comment: 'conformance/core/ is what every target builds on (defineCheck, coverage, the runner): it imports no target.',
+      from: { path: '^conformance/core/' },
+      to: { path: '^conformance/(api|receiver|sender)/' },
+    },
+    {
       name: 'packages-without-server-dependencies',
       severity: 'error',
       comment:

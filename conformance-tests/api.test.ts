@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../server/testing/harness.ts';
 import type { TestServer } from '../server/testing/harness.ts';
 import { apiArgs, counts, idsWith, runTarget, startSink } from './testing/run.ts';
-import { walkOperations } from '../conformance/api/contract.ts';
+import { walkOperations } from '../conformance/core/openapi/contract.ts';
 import { invalidCases } from '../conformance/api/invalid.ts';
 import type { TargetRun } from './testing/run.ts';
 

@@ -9,20 +9,23 @@
 //   (invalid.ts) gets 400 validation-failed naming the field.
 // Every refusal must be a documented 4xx of the operation, application/problem+json, valid
 // against Problem, with a type of common/problem-types.yaml; never a 5xx.
-import type { Check, CheckContext, CheckOutcome, SpecRule } from '../core/check.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiClient, Auth, KeyCredentials } from './client.ts';
-import { describeOperation, operationRule } from './contract.ts';
-import type { ApiOperation } from './contract.ts';
+import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
+import { defineCheck } from '../core/define.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiClient, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import { describeOperation, operationRule } from '../core/openapi/contract.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
 import { SIDE_EFFECTS, prepareRequest } from './fixtures.ts';
 import { invalidCases } from './invalid.ts';
 import type { InvalidCase } from './invalid.ts';
-import { draw, sameShape } from './requests.ts';
-import { AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, STAKING_ASSET_RULE, STATUS_RULE, TENANT_HEADER_RULE, VALIDATION_RULE } from './rules.ts';
-import { clone } from './schema.ts';
+import { draw, sameShape } from '../core/openapi/requests.ts';
+import { API, AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, STAKING_ASSET_RULE, STATUS_RULE, TENANT_HEADER_RULE, VALIDATION_RULE } from './rules.ts';
+import type { ApiRule } from './rules.ts';
+import { clone } from '../core/openapi/schema.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
-import { judgeProblem, judgeSuccess, skip } from './verdict.ts';
+import { skip } from '../core/outcome.ts';
+import { judgeProblem, judgeSuccess } from './verdict.ts';
 
 export const TARGET = 'api';
 
@@ -47,8 +50,8 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
   const base = `${TARGET}.${op.spec.operationId}`;
   const name = describeOperation(op);
   const checks: Check[] = [];
-  const check = (id: string, title: string, rules: SpecRule[], run: (ctx: CheckContext) => Promise<CheckOutcome>): void => {
-    checks.push({ id: `${base}.${id}`, title: `${name}: ${title}`, target: TARGET, group, rules, run: (ctx) => guard(() => run(ctx)) });
+  const check = (id: string, title: string, rules: ApiRule[], run: (ctx: CheckContext) => Promise<CheckOutcome>): void => {
+    checks.push(defineCheck({ book: API, id: `${op.spec.operationId}.${id}`, title: `${name}: ${title}`, group, rules, run: (ctx) => guard(() => run(ctx)) }));
   };
 
   // ---- a valid request succeeds -------------------------------------------------------------
@@ -149,6 +152,15 @@ function other(value: string, seed: number): string {
 function withNotes(outcome: CheckOutcome, notes: string[]): CheckOutcome {
   if (notes.length === 0 || outcome.status === 'not_implemented') return outcome;
   return { ...outcome, notes: [...(outcome.notes ?? []), ...notes] } as CheckOutcome;
+}
+
+/** The run of a rule about state: skipped under --skip-stateful, else guarded like every api check. */
+export function statefulRun(skipStateful: boolean, run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): (ctx: CheckContext) => Promise<CheckOutcome> {
+  return (ctx) =>
+    guard(async () => {
+      if (skipStateful) return skip('--skip-stateful: a rule about state, which a mock does not keep');
+      return run(ctx, []);
+    });
 }
 
 /** Runs a check body; a missing fixture or capability becomes a skip with its reason. */

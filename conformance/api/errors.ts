@@ -7,15 +7,17 @@
 // - the rows that need state: x-tenant-id missing on GET /transactions, insufficient funds,
 //   an unknown refund account or transaction, revoking what is not an active staking payout,
 //   unknown orders and searches, notifyUrl destinations, a second active webhook endpoint.
-import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiClient, ApiRequest, ApiResponse, Auth, KeyCredentials } from './client.ts';
-import { describeOperation } from './contract.ts';
-import type { ApiOperation } from './contract.ts';
-import { guard } from './checks.ts';
+import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
+import { defineCheck } from '../core/define.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiClient, ApiRequest, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import { describeOperation } from '../core/openapi/contract.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
+import { guard, statefulRun } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
-import { draw, sameShape } from './requests.ts';
+import { draw, sameShape } from '../core/openapi/requests.ts';
 import {
+  API,
   DESTINATION_RULE,
   ENDPOINT_EXISTS_RULE,
   INSUFFICIENT_FUNDS_RULE,
@@ -26,12 +28,13 @@ import {
   REVOKE_RULE,
   TENANT_HEADER_REQUIRED_RULE,
 } from './rules.ts';
-import { isObj } from './schema.ts';
+import type { ApiRule } from './rules.ts';
+import { isObj } from '../core/openapi/schema.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
-import { fail, judgeProblem, judgeSuccess, pass, skip } from './verdict.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
+import { judgeProblem, judgeSuccess } from './verdict.ts';
 
-const TARGET = 'api';
 const GROUP = 'error rows';
 /** Beyond the documented limit of every JSON body (common/responses.yaml: 65536 bytes), by far. */
 const OVERSIZED_BYTES = 1024 * 1024;
@@ -62,9 +65,8 @@ export function errorChecks(o: ErrorChecksOptions): Check[] {
 
 function operationErrorChecks(op: ApiOperation, o: ErrorChecksOptions): Check[] {
   const checks: Check[] = [];
-  const base = `${TARGET}.${op.spec.operationId}`;
-  const check = (id: string, title: string, rules: SpecRule[], run: (ctx: CheckContext) => Promise<CheckOutcome>): void => {
-    checks.push({ id: `${base}.${id}`, title: `${describeOperation(op)}: ${title}`, target: TARGET, group: `${op.api} ${op.spec.operationId}`, rules, run: (ctx) => guard(() => run(ctx)) });
+  const check = (id: string, title: string, rules: ApiRule[], run: (ctx: CheckContext) => Promise<CheckOutcome>): void => {
+    checks.push(defineCheck({ book: API, id: `${op.spec.operationId}.${id}`, title: `${describeOperation(op)}: ${title}`, group: `${op.api} ${op.spec.operationId}`, rules, run: (ctx) => guard(() => run(ctx)) }));
   };
 
   if (op.spec.requestBody) {
@@ -96,7 +98,7 @@ function operationErrorChecks(op: ApiOperation, o: ErrorChecksOptions): Check[] 
   const usesKeys = op.spec.security.some((s) => 'ApiKey' in s || 'ApiHash' in s);
   if (op.spec.permission && usesKeys) {
     // The seed's own row is GET /transactions/users; every other operation is PRODUCT.md's rule.
-    const rule: SpecRule = op.spec.operationId === 'listUserTransactions' ? { ...PERMISSION_RULE, covers: ['interface#errors-permission', 'product#permissions'] } : PERMISSION_RULE;
+    const rule: ApiRule = op.spec.operationId === 'listUserTransactions' ? { ...PERMISSION_RULE, covers: ['interface#errors-permission', 'product#permissions'] } : PERMISSION_RULE;
     check('auth.permission-denied', `a key without the ${op.spec.permission} permission gets 403 permission-denied`, [rule], async (ctx) => {
       if (o.skipStateful) return skip('--skip-stateful: a mock cannot tell one key from another');
       if (!o.limited) return skip('needs --limited-api-key and --limited-api-hash (a key of the tenant environment with no permission)');
@@ -114,20 +116,9 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
   const s = o.state;
   const key: Auth = s.keyAuth();
   const tenant = { 'x-tenant-id': o.creds.tenantId };
-  const check = (id: string, title: string, rules: SpecRule[], needs: string[], run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): void => {
+  const check = (id: string, title: string, rules: ApiRule[], needs: string[], run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): void => {
     if (!needs.every((n) => s.hasOp(n))) return;
-    checks.push({
-      id: `${TARGET}.rules.${id}`,
-      title,
-      target: TARGET,
-      group: GROUP,
-      rules,
-      run: (ctx) =>
-        guard(async () => {
-          if (o.skipStateful) return skip('--skip-stateful: a rule about state, which a mock does not keep');
-          return run(ctx, []);
-        }),
-    });
+    checks.push(defineCheck({ book: API, id: `rules.${id}`, title, group: GROUP, rules, run: statefulRun(o.skipStateful, run) }));
   };
   const call = async (evidence: Exchange[], operationId: string, req: ApiRequest, ctx: CheckContext): Promise<ApiResponse> => {
     const res = await o.client.call(s.op(operationId), req, ctx.signal);

@@ -6,8 +6,8 @@
 // operation the table does not name gets its path ids by parameter name (orderId, endpointId,
 // deliveryId, transactionId), so a new operation on an existing resource works without an edit.
 // Under --skip-stateful nothing is created and the examples are sent as documented.
-import type { ApiOperation } from './contract.ts';
-import type { RequestParts } from './requests.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
+import type { RequestParts } from '../core/openapi/requests.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
 

@@ -5,11 +5,11 @@
 // with fast-check from the run's seed, and the checks confirm with the contract's own
 // validator that the request is invalid where the case says, before sending it.
 import fc from 'fast-check';
-import type { ApiOperation, JsonSchema, ParameterSpec } from './contract.ts';
-import type { RequestParts } from './requests.ts';
-import { draw } from './requests.ts';
-import { clone, constraints, isObj, isType } from './schema.ts';
-import type { Constraints } from './schema.ts';
+import type { ApiOperation, JsonSchema, ParameterSpec } from '../core/openapi/contract.ts';
+import type { RequestParts } from '../core/openapi/requests.ts';
+import { draw } from '../core/openapi/requests.ts';
+import { clone, constraints, isObj, isType } from '../core/openapi/schema.ts';
+import type { Constraints } from '../core/openapi/schema.ts';
 
 export type InvalidKind =
   | 'missing'

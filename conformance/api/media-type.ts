@@ -5,12 +5,14 @@
 // One operation (createOrder, whose success creates nothing a later check depends on) stands
 // for all: the media type is handled before any operation's logic.
 import type { Check, Exchange } from '../core/check.ts';
+import { defineCheck } from '../core/define.ts';
 import { guard } from './checks.ts';
-import type { ApiClient } from './client.ts';
+import type { ApiClient } from '../core/openapi/client.ts';
 import { prepareRequest } from './fixtures.ts';
-import { MEDIA_TYPE_RULE } from './rules.ts';
+import { API, MEDIA_TYPE_RULE } from './rules.ts';
 import type { ApiState } from './state.ts';
-import { fail, judgeSuccess, pass, skip } from './verdict.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
+import { judgeSuccess } from './verdict.ts';
 
 const SPELLINGS = ['application/json; charset=utf-8', 'Application/JSON'] as const;
 
@@ -18,10 +20,10 @@ export function mediaTypeChecks(o: { state: ApiState; client: ApiClient; skipSta
   if (!o.state.hasOp('createOrder')) return [];
   const op = o.state.op('createOrder');
   return [
-    {
-      id: 'api.createOrder.body.json-media-type-forms',
+    defineCheck({
+      book: API,
+      id: 'createOrder.body.json-media-type-forms',
       title: `POST ${op.spec.path}: a JSON body sent as ${SPELLINGS.join(' or as ')} is accepted like application/json`,
-      target: 'api',
       group: `${op.api} ${op.spec.operationId}`,
       rules: [MEDIA_TYPE_RULE],
       run: (ctx) =>
@@ -39,6 +41,6 @@ export function mediaTypeChecks(o: { state: ApiState; client: ApiClient; skipSta
           }
           return pass();
         }),
-    },
+    }),
   ];
 }

@@ -6,15 +6,18 @@
 // - without the header every request creates an order: two identical requests, two orders.
 import { isDeepStrictEqual } from 'node:util';
 import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { applies, spell, BODY_FORMS } from '../receiver/forms.ts';
-import type { BodyForm } from '../receiver/forms.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiResponse } from './client.ts';
-import { guard } from './checks.ts';
+import { defineCheck } from '../core/define.ts';
+import { applies, spell, BODY_FORMS } from '../core/forms.ts';
+import type { BodyForm } from '../core/forms.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiResponse } from '../core/openapi/client.ts';
+import { statefulRun } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
-import { ORDER_IDEMPOTENCY_JSON_RULE, ORDER_WITHOUT_KEY_RULE } from './rules.ts';
+import { API, ORDER_IDEMPOTENCY_JSON_RULE, ORDER_WITHOUT_KEY_RULE } from './rules.ts';
+import type { ApiRule } from './rules.ts';
 import type { StatefulChecksOptions } from './stateful.ts';
-import { fail, judgeSuccess, pass, skip } from './verdict.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
+import { judgeSuccess } from './verdict.ts';
 
 /** The spellings a replay is sent in: the two the rule names, and escapes (also "the same JSON"). */
 const REPLAY_FORMS: readonly BodyForm[] = ['key-order', 'whitespace', 'escapes'];
@@ -25,18 +28,8 @@ export function orderRetryChecks(o: StatefulChecksOptions): Check[] {
   const s = o.state;
   if (!s.hasOp('createOrder')) return [];
   const op = s.op('createOrder');
-  const check = (id: string, title: string, rule: SpecRule, run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): Check => ({
-    id: `api.rules.${id}`,
-    title,
-    target: 'api',
-    group: 'stateful rules',
-    rules: [rule],
-    run: (ctx) =>
-      guard(async () => {
-        if (o.skipStateful) return skip('--skip-stateful: a rule about state, which a mock does not keep');
-        return run(ctx, []);
-      }),
-  });
+  const check = (id: string, title: string, rule: ApiRule, run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): Check =>
+    defineCheck({ book: API, id: `rules.${id}`, title, group: 'stateful rules', rules: [rule], run: statefulRun(o.skipStateful, run) });
   const created = (res: ApiResponse, evidence: Exchange[], what: string, rule: SpecRule): CheckOutcome | null => {
     const verdict = judgeSuccess(op, res, evidence);
     if (verdict.status === 'passed') return null;

@@ -1,94 +1,132 @@
 // The rules the api target enforces, quoted from the contract (the interface document, the
 // product decisions written into spec/, and the OpenAPI documents), so a failure names the rule
 // in the contract's own words.
-import type { SpecRule } from '../core/check.ts';
+import { INTERFACE, ORDERS_API, PRODUCT, entry } from '../core/coverage.ts';
+import { ruleBook, type RuleOf } from '../core/define.ts';
 
-const INTERFACE = 'payments-service-interface.md';
+/** The rules in the api target's scope, for the coverage summary; `covers` names these ids. */
+export const API_CATALOGUE = [
+  entry('interface#auth-key-hash', INTERFACE, 'Authentication: x-api-key and x-api-hash on every operation'),
+  entry('interface#auth-tenant-header', INTERFACE, 'Authentication: x-tenant-id required on GET /transactions'),
+  entry('interface#tx-1', INTERFACE, 'Transactions API rule 1 (a payout is a pending credit deducted from the wallet)'),
+  entry('interface#tx-2', INTERFACE, 'Transactions API rule 2 (notifyUrl is called when the payout completes)', 'a delivery: the sender target checks the payout-completed callback'),
+  entry('interface#tx-3', INTERFACE, 'Transactions API rule 3 (durationInMonths defaults to 3)'),
+  entry('interface#tx-4', INTERFACE, 'Transactions API rule 4 (staking asset KRU)'),
+  entry('interface#tx-5', INTERFACE, 'Transactions API rule 5 (refunds apply to pending_confirmation)'),
+  entry('interface#errors-payout-duplicate', INTERFACE, 'Errors: POST /transactions/payout | same third party id'),
+  entry('interface#errors-staking-duplicate', INTERFACE, 'Errors: POST /transactions/staking/payout | same third party id'),
+  entry('interface#errors-permission', INTERFACE, 'Errors: GET /transactions/users | permission denied'),
+  entry('interface#errors-search-parameter', INTERFACE, 'Errors: GET /transactions | neither orderNumber nor txHash'),
+  entry('interface#errors-internal', INTERFACE, 'Errors: every Transactions API operation | internal failure', 'needs an internal failure of the implementation, which a request cannot cause on purpose'),
+  entry('interface#errors-cancelled-order', INTERFACE, 'Errors: GET /v2/orders/:orderId | cancelled order 404 (payments stay readable)'),
+  entry('product#status-codes', PRODUCT, 'Errors: creations 201, reads 200; problem+json with a stable type'),
+  entry('product#validation', PRODUCT, 'Errors: 400 malformed or invalid input (field by field)'),
+  entry('product#json-body', PRODUCT, 'Errors: 413 body too large, 415 not JSON, 400 malformed JSON'),
+  entry('product#permissions', PRODUCT, 'Credentials: a missing permission is 403'),
+  entry('product#tenant-mismatch', PRODUCT, 'Credentials: x-tenant-id other than the key\'s tenant is 403'),
+  entry('product#isolation', PRODUCT, 'Credentials: nothing of one tenant environment is visible to another'),
+  entry('product#amounts', PRODUCT, 'Transactions: exact decimal amounts, at most 8 places, greater than zero'),
+  entry('product#insufficient-funds', PRODUCT, 'Transactions: 422 insufficient-funds when the wallet cannot cover a payout'),
+  entry('product#payout-settles', PRODUCT, 'Transactions: a payout is pending until completed or cancelled'),
+  entry('product#revoke', PRODUCT, 'Transactions: revoke 404 unknown, 409 not an active staking payout'),
+  entry('product#refund', PRODUCT, 'Transactions: refund 404 unknown, 409 other state, 422 unknown account'),
+  entry('product#search', PRODUCT, 'Transactions: GET /transactions answers one record or 404'),
+  entry('product#orders-404', PRODUCT, 'Orders: 404 when unknown or cancelled'),
+  entry('product#destinations', PRODUCT, 'Webhooks: destination rules for endpoint URLs and notifyUrl (400 naming the rule)'),
+  entry('product#one-endpoint', PRODUCT, 'Paths: 409 while the environment has an active endpoint'),
+  entry('orders#idempotency-replay', ORDERS_API, 'POST /v2/orders, Retries: the same Idempotency-Key and body replays the first answer; another body is 422 idempotency-key-reused'),
+  entry('orders#idempotency-json', ORDERS_API, 'POST /v2/orders, Retries: the same body is compared as JSON (key order and white space do not matter)'),
+  entry('orders#no-key', ORDERS_API, 'POST /v2/orders, Retries: without an Idempotency-Key every request creates an order'),
+] as const;
 
-export const AUTH_RULE: SpecRule = {
+export const API = ruleBook('api', API_CATALOGUE);
+/** A rule of the api target: its `covers` names entries of API_CATALOGUE only. */
+export type ApiRule = RuleOf<typeof API>;
+
+export const AUTH_RULE: ApiRule = {
   covers: ['interface#auth-key-hash'],
   source: 'transactions.openapi.yaml#/info/description (Authentication)',
   quote:
     'Every request carries two headers: x-api-key, the API client\'s public identifier, and x-api-hash, its secret. Missing or wrong credentials answer 401.',
 };
 
-export const MEMBER_AUTH_RULE: SpecRule = {
+export const MEMBER_AUTH_RULE: ApiRule = {
   covers: ['interface#auth-key-hash'],
   source: 'management.openapi.yaml#/info/description (Authentication and roles)',
   quote: 'Either credential is accepted on every operation: a developer-portal member token, Authorization: Bearer <token> ... or an API key (x-api-key and x-api-hash) with the webhooks_manage permission. Missing or wrong credentials answer 401.',
 };
 
-export const TENANT_HEADER_RULE: SpecRule = {
+export const TENANT_HEADER_RULE: ApiRule = {
   covers: ['product#tenant-mismatch'],
   source: 'transactions.openapi.yaml#/info/description (Tenancy)',
   quote: 'GET /transactions requires the header x-tenant-id; every other operation accepts it optionally. When present it must be the tenant of the key, otherwise the answer is 403 (tenant-mismatch).',
 };
 
-export const VALIDATION_RULE: SpecRule = {
+export const VALIDATION_RULE: ApiRule = {
   covers: ['product#validation'],
   source: 'spec/README.md (Conventions) and common/problem-types.yaml#/validation-failed',
   quote:
     'Request bodies and response objects are closed (additionalProperties: false): unknown request fields are a 400. validation-failed (400): a field is missing or invalid; `errors` lists each one with its JSON pointer.',
 };
 
-export const DECIMAL_RULE: SpecRule = {
+export const DECIMAL_RULE: ApiRule = {
   covers: ['product#amounts'],
   source: 'common/schemas.yaml#/Amount (x-decimal)',
   quote: 'Greater than zero, at most 8 decimal places and at most 15 significant digits, so that the value is exact in every JSON parser.',
 };
 
-export const PROBLEM_RULE: SpecRule = {
+export const PROBLEM_RULE: ApiRule = {
   source: 'common/schemas.yaml#/Problem',
   quote: 'Every error body is application/problem+json (RFC 9457): type (a stable URI), title, status, detail.',
 };
 
-export const NO_5XX_RULE: SpecRule = {
+export const NO_5XX_RULE: ApiRule = {
   source: 'spec/README.md (Conventions)',
   quote: 'Every operation has ... every error response it can produce (including 401, 413/415 for JSON bodies, 429 and 500). A malformed request is a client error (4xx), never an internal one.',
 };
 
-export const STATUS_RULE: SpecRule = {
+export const STATUS_RULE: ApiRule = {
   covers: ['product#status-codes'],
   source: 'PRODUCT.md § Errors',
   quote: 'Creations answer 201, reads and state changes 200.',
 };
 
-export const DUPLICATE_THIRD_PARTY_RULE: SpecRule = {
+export const DUPLICATE_THIRD_PARTY_RULE: ApiRule = {
   source: `${INTERFACE} § Errors; transactions.openapi.yaml#/paths/~1transactions~1payout/post`,
   quote: 'thirdPartyId is unique per tenant environment among payouts. A repeat answers 409 (duplicate-third-party-id) with existingTransactionId, whatever the rest of the body, and creates nothing.',
 };
 
-export const STAKING_DEFAULT_RULE: SpecRule = {
+export const STAKING_DEFAULT_RULE: ApiRule = {
   covers: ['interface#tx-3'],
   source: `${INTERFACE} § Endpoints, Transactions API rule 3`,
   quote: 'When durationInMonths is omitted on a staking payout, 3 months applies.',
 };
 
-export const PAYOUT_SETTLES_RULE: SpecRule = {
+export const PAYOUT_SETTLES_RULE: ApiRule = {
   covers: ['interface#tx-1', 'product#payout-settles'],
   source: 'transactions.openapi.yaml#/paths/~1transactions~1payout/post',
   quote: 'The payout creates a locked/pending credit for the user: the transaction has the status pending until the funds are confirmed. The payout later settles as completed (notification status success) or cancelled.',
 };
 
-export const REFUND_RULE: SpecRule = {
+export const REFUND_RULE: ApiRule = {
   covers: ['interface#tx-5', 'product#refund'],
   source: `${INTERFACE} § Endpoints, Transactions API rule 5; transactions.openapi.yaml#/paths/~1transactions~1refund/post`,
   quote: 'The refund operation applies to payments in status pending_confirmation ... any other type or status (already refunded, confirmed, a payout...) answers 409 (not-refundable). On success the payment\'s status becomes refunded.',
 };
 
-export const CANCELLED_ORDER_RULE: SpecRule = {
+export const CANCELLED_ORDER_RULE: ApiRule = {
   covers: ['interface#errors-cancelled-order', 'product#orders-404'],
   source: `${INTERFACE} § Order lookup`,
   quote: 'A cancelled order returns 404 (its payment history remains available for reconciliation).',
 };
 
-export const ISOLATION_RULE: SpecRule = {
+export const ISOLATION_RULE: ApiRule = {
   covers: ['product#isolation'],
   source: 'PRODUCT.md § Credentials and tenancy',
   quote: 'API keys, wallets, webhook endpoints, orders and transactions belong to one tenant environment. Nothing of one tenant environment is ever visible to another.',
 };
 
-export const SEARCH_PARAMETER_RULE: SpecRule = {
+export const SEARCH_PARAMETER_RULE: ApiRule = {
   covers: ['interface#errors-search-parameter'],
   source: `${INTERFACE} § Errors`,
   quote: 'GET /transactions | neither orderNumber nor txHash supplied | error response: either orderNumber or txHash is required',
@@ -97,67 +135,67 @@ export const SEARCH_PARAMETER_RULE: SpecRule = {
 export const NOT_IMPLEMENTED_NOTE =
   'a documented operation answered as if it did not exist (404 route-not-found, 405, 501 or a 404 that is not one of the contract\'s problems)';
 
-export const JSON_BODY_RULE: SpecRule = {
+export const JSON_BODY_RULE: ApiRule = {
   covers: ['product#json-body'],
   source: `${INTERFACE} § Endpoints (Transactions API); PRODUCT.md § Errors`,
   quote: 'Request bodies are JSON (Content-Type: application/json). 400 malformed or invalid input, 413 body too large, 415 not JSON.',
 };
 
-export const PERMISSION_RULE: SpecRule = {
+export const PERMISSION_RULE: ApiRule = {
   covers: ['product#permissions'],
   source: `${INTERFACE} § Errors (GET /transactions/users: permission denied); PRODUCT.md § Credentials and tenancy`,
   quote: 'A key has permissions (payouts, staking, transactions_read, refunds, orders_read, orders_write, webhooks_manage). A missing permission: 403 ("permission denied" in the seed).',
 };
 
-export const TENANT_HEADER_REQUIRED_RULE: SpecRule = {
+export const TENANT_HEADER_REQUIRED_RULE: ApiRule = {
   covers: ['interface#auth-tenant-header'],
   source: `${INTERFACE} § Authentication (x-tenant-id | GET /transactions); PRODUCT.md § Credentials and tenancy`,
   quote: 'x-tenant-id | GET /transactions | The tenant id. GET /transactions requires x-tenant-id; a value other than the key\'s tenant: 403.',
 };
 
-export const INSUFFICIENT_FUNDS_RULE: SpecRule = {
+export const INSUFFICIENT_FUNDS_RULE: ApiRule = {
   covers: ['interface#tx-1', 'product#insufficient-funds'],
   source: `${INTERFACE} § Endpoints, Transactions API rule 1; PRODUCT.md § Transactions`,
   quote: 'A payout deducts its amount from the tenant environment\'s distribution wallet at creation (422 insufficient-funds when the wallet cannot cover it).',
 };
 
-export const REFUND_ACCOUNT_RULE: SpecRule = {
+export const REFUND_ACCOUNT_RULE: ApiRule = {
   covers: ['product#refund'],
   source: 'PRODUCT.md § Transactions (Refund)',
   quote: 'Refund: txId must be a payment in pending_confirmation of the tenant (404 unknown, 409 any other state); email names a service account (422 when none has it).',
 };
 
-export const REVOKE_RULE: SpecRule = {
+export const REVOKE_RULE: ApiRule = {
   covers: ['product#revoke'],
   source: 'PRODUCT.md § Transactions (Staking); transactions.openapi.yaml#/paths/~1transactions~1staking~1payout~1revoke/post',
   quote: 'Revoke: 404 for an unknown transaction of the tenant, 409 for one that is not an active staking payout.',
 };
 
-export const NOT_FOUND_RULE: SpecRule = {
+export const NOT_FOUND_RULE: ApiRule = {
   covers: ['product#search', 'product#orders-404'],
   source: 'PRODUCT.md § Transactions and § Orders (v2)',
   quote: 'GET /transactions: one record (the most recent when several match), or 404. GET /v2/orders/:orderId: 404 when unknown or cancelled.',
 };
 
-export const DESTINATION_RULE: SpecRule = {
+export const DESTINATION_RULE: ApiRule = {
   covers: ['product#destinations'],
   source: `${INTERFACE} § Webhook configuration rule 5; PRODUCT.md § Webhooks (destination rules, notifyUrl)`,
   quote: 'URL rules: HTTPS; resolves to a public IPv4 address. Unsupported: localhost, private addresses, IPv6-only destinations, custom ports, credentials in the URL, URL fragments. notifyUrl follows the destination rules (400 when it breaks one).',
 };
 
-export const ENDPOINT_EXISTS_RULE: SpecRule = {
+export const ENDPOINT_EXISTS_RULE: ApiRule = {
   covers: ['product#one-endpoint'],
   source: `${INTERFACE} § Resources (Webhook configuration); PRODUCT.md § Paths`,
   quote: 'Each configuration has exactly one destination URL. POST /v2/webhooks/endpoints (body {url}; 409 while the environment has an active one).',
 };
 
-export const STAKING_ASSET_RULE: SpecRule = {
+export const STAKING_ASSET_RULE: ApiRule = {
   source: `${INTERFACE} § Endpoints, Transactions API rule 4; PRODUCT.md § Transactions (Staking)`,
   covers: ['interface#tx-4'],
   quote: 'Staking asset supported: KRU. asset must be KRU (400 otherwise).',
 };
 
-export const PAYMENT_AMOUNT_RULE: SpecRule = {
+export const PAYMENT_AMOUNT_RULE: ApiRule = {
   source: 'common/transactions.yaml#/Transaction; common/orders.yaml#/AssetId (x-asset-decimals)',
   quote:
     '`amount` has one meaning everywhere: the amount in the asset\'s units, never base units. A payment of an order carries `amount` when the order\'s asset has known decimals and amountBaseUnits / 10^decimals fits Amount; otherwise `amount` is absent and amountBaseUnits is the only amount: it is never rounded.',
@@ -165,33 +203,33 @@ export const PAYMENT_AMOUNT_RULE: SpecRule = {
 
 const ORDERS_RETRIES = 'orders.openapi.yaml#/paths/~1v2~1orders/post (Retries)';
 
-export const ORDER_IDEMPOTENCY_RULE: SpecRule = {
+export const ORDER_IDEMPOTENCY_RULE: ApiRule = {
   covers: ['orders#idempotency-replay'],
   source: ORDERS_RETRIES,
   quote:
     'A later request with the same Idempotency-Key and the same body creates nothing and answers the first answer again (201, same Location), with Idempotent-Replayed: true. The same key with another body is refused with 422 idempotency-key-reused.',
 };
 
-export const USER_PAGING_RULE: SpecRule = {
+export const USER_PAGING_RULE: ApiRule = {
   source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
   quote:
     'When older records remain, the answer carries a Next-Cursor header; pass its value as cursor for the next, older page; the last page has no Next-Cursor. A cursor that was not issued for this user\'s list is a 400 validation-failed.',
 };
 
-export const ORDER_IDEMPOTENCY_JSON_RULE: SpecRule = {
+export const ORDER_IDEMPOTENCY_JSON_RULE: ApiRule = {
   covers: ['orders#idempotency-json'],
   source: ORDERS_RETRIES,
   quote:
     'A later request with the same key and the same body (compared as JSON: key order and white space do not matter) creates nothing and answers the first answer again (201, the order as it was created, same Location), with Idempotent-Replayed: true.',
 };
 
-export const ORDER_WITHOUT_KEY_RULE: SpecRule = {
+export const ORDER_WITHOUT_KEY_RULE: ApiRule = {
   covers: ['orders#no-key'],
   source: ORDERS_RETRIES,
   quote: 'Without the header every request creates an order.',
 };
 
-export const MEDIA_TYPE_RULE: SpecRule = {
+export const MEDIA_TYPE_RULE: ApiRule = {
   covers: ['product#json-body'],
   source: 'common/problem-types.yaml#/unsupported-media-type; RFC 9110 § 8.3.1 (Media Type)',
   quote: 'Request bodies must be application/json. The type and subtype tokens are case-insensitive; parameters (charset=utf-8) may follow.',

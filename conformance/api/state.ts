@@ -6,13 +6,14 @@
 // failure itself is reported by the creating operation's own check.
 import type { Exchange } from '../core/check.ts';
 import { describeStatus } from '../core/http.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiClient, ApiResponse, Auth, KeyCredentials } from './client.ts';
-import type { ApiOperation } from './contract.ts';
-import { exampleRequest } from './requests.ts';
-import type { RequestParts } from './requests.ts';
-import { isObj } from './schema.ts';
-import { describeAnswer, routeMissing } from './verdict.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiClient, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
+import { exampleRequest } from '../core/openapi/requests.ts';
+import type { RequestParts } from '../core/openapi/requests.ts';
+import { isObj } from '../core/openapi/schema.ts';
+import { describeAnswer } from '../core/openapi/answer.ts';
+import { routeMissing } from './verdict.ts';
 
 /** Why a check cannot run: a fixture could not be created, or an option or feature is missing. */
 export class Unavailable extends Error {

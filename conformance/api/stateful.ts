@@ -12,14 +12,16 @@
 // - GET /transactions/users pages with its Next-Cursor header, and refuses another list's cursor;
 // - with another tenant's credentials, nothing of this tenant can be read by id.
 import { AMOUNT_RULE, ASSET_DECIMALS } from '../../generated/vocabulary.ts';
-import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { subSeed } from '../receiver/events.ts';
-import type { ApiClient, ApiResponse, Auth, KeyCredentials } from './client.ts';
-import type { ApiOperation } from './contract.ts';
-import { guard } from './checks.ts';
+import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
+import { defineCheck } from '../core/define.ts';
+import { subSeed } from '../core/seed.ts';
+import type { ApiClient, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
+import { statefulRun } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
-import { freshen } from './requests.ts';
+import { freshen } from '../core/openapi/requests.ts';
 import {
+  API,
   CANCELLED_ORDER_RULE,
   DUPLICATE_THIRD_PARTY_RULE,
   ISOLATION_RULE,
@@ -31,12 +33,14 @@ import {
   SEARCH_PARAMETER_RULE,
   STAKING_DEFAULT_RULE,
 } from './rules.ts';
-import { constraints, isObj } from './schema.ts';
+import type { ApiRule } from './rules.ts';
+import { constraints, isObj } from '../core/openapi/schema.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
-import { describeAnswer, fail, judgeProblem, judgeSuccess, pass, skip } from './verdict.ts';
+import { describeAnswer } from '../core/openapi/answer.ts';
+import { fail, pass } from '../core/outcome.ts';
+import { judgeProblem, judgeSuccess } from './verdict.ts';
 
-const TARGET = 'api';
 const GROUP = 'stateful rules';
 
 export interface StatefulChecksOptions {
@@ -54,19 +58,8 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
   const checks: Check[] = [];
   const s = o.state;
   const key: Auth = s.keyAuth();
-  const check = (id: string, title: string, rules: SpecRule[], run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): void => {
-    checks.push({
-      id: `${TARGET}.rules.${id}`,
-      title,
-      target: TARGET,
-      group: GROUP,
-      rules,
-      run: (ctx) =>
-        guard(async () => {
-          if (o.skipStateful) return skip('--skip-stateful: a rule about state, which a mock does not keep');
-          return run(ctx, []);
-        }),
-    });
+  const check = (id: string, title: string, rules: ApiRule[], run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): void => {
+    checks.push(defineCheck({ book: API, id: `rules.${id}`, title, group: GROUP, rules, run: statefulRun(o.skipStateful, run) }));
   };
   const call = async (evidence: Exchange[], operationId: string, req: Parameters<ApiClient['call']>[1], ctx: CheckContext): Promise<ApiResponse> => {
     const res = await o.client.call(s.op(operationId), req, ctx.signal);

@@ -3,23 +3,13 @@
 // problem+json, valid against Problem, a type of common/problem-types.yaml whose status is
 // the answer's), or an operation that is not served at all.
 import type { CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
+import { fail, pass } from '../core/outcome.ts';
+import { describeAnswer } from '../core/openapi/answer.ts';
 import { describeStatus } from '../core/http.ts';
-import type { ApiResponse } from './client.ts';
-import { EVENT_STREAM, PROBLEM_TYPES_RULE, isDocumented, operationRule, problemSlug, problemStatus } from './contract.ts';
-import type { ApiOperation, ProblemSlug } from './contract.ts';
+import type { ApiResponse } from '../core/openapi/client.ts';
+import { EVENT_STREAM, PROBLEM_TYPES_RULE, isDocumented, operationRule, problemSlug, problemStatus } from '../core/openapi/contract.ts';
+import type { ApiOperation, ProblemSlug } from '../core/openapi/contract.ts';
 import { NOT_IMPLEMENTED_NOTE, NO_5XX_RULE, PROBLEM_RULE } from './rules.ts';
-
-export function fail(message: string, rule: SpecRule, exchanges: Exchange[], notes?: string[]): CheckOutcome {
-  return { status: 'failed', failure: { message, rule, exchanges }, ...(notes && notes.length > 0 ? { notes } : {}) };
-}
-
-export function pass(notes?: string[]): CheckOutcome {
-  return { status: 'passed', ...(notes && notes.length > 0 ? { notes } : {}) };
-}
-
-export function skip(reason: string, notes?: string[]): CheckOutcome {
-  return { status: 'skipped', reason, ...(notes && notes.length > 0 ? { notes } : {}) };
-}
 
 /**
  * Why the answer shows that the operation is not served (404 route-not-found, 405, 501, or a
@@ -37,20 +27,6 @@ export function routeMissing(res: ApiResponse): string | null {
 
 export function notImplemented(op: ApiOperation, res: ApiResponse, why: string): CheckOutcome {
   return { status: 'not_implemented', reason: `${op.spec.method.toUpperCase()} ${op.spec.path} is not served (${why}): ${NOT_IMPLEMENTED_NOTE}` };
-}
-
-/** A one-line summary of a problem answer, for messages: `409 duplicate-third-party-id ("...")`. */
-export function describeAnswer(res: ApiResponse): string {
-  if (res.status === null) return describeStatus(res.exchange.response);
-  const body = res.json as { type?: unknown; detail?: unknown } | undefined;
-  const isProblem = (res.contentType ?? '').includes('problem+json');
-  if (res.isJson && body && typeof body === 'object' && (isProblem || problemSlug(body.type) !== null)) {
-    const slug = problemSlug(body.type);
-    const type = slug ?? (typeof body.type === 'string' ? body.type : undefined);
-    const detail = typeof body.detail === 'string' ? ` ("${body.detail.slice(0, 160)}")` : '';
-    if (type) return `${res.status} ${type}${detail}`;
-  }
-  return String(res.status);
 }
 
 /** The documented success of `op`, with a body valid against its response schema. */

@@ -16,11 +16,15 @@ export type CheckStatus = (typeof CHECK_STATUSES)[number];
  * document such as `payments-service-interface.md#webhook-signatures rule 4`. `quote` is the
  * rule in the document's own words.
  */
-export interface SpecRule {
+export interface SpecRule<Id extends string = string> {
   source: string;
   quote?: string;
-  /** The catalogue entries (core/coverage.ts) a check enforcing this rule covers. */
-  covers?: readonly string[];
+  /**
+   * The catalogue entries a check enforcing this rule covers (the catalogue of the target's
+   * rules.ts). A target's rules are typed `SpecRule<its catalogue's ids>`, so an id that is not
+   * in the catalogue fails the type check.
+   */
+  covers?: readonly Id[];
 }
 
 /** A request as it was sent; the body is cut to keep reports readable. */

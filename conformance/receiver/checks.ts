@@ -3,11 +3,13 @@
 // accepted; requests that break a verification rule must not be.
 import { createHmac } from 'node:crypto';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
-import type { Check, CheckOutcome, Exchange, Failure, SpecRule } from '../core/check.ts';
+import { defineCheck, type UncatalogedRule } from '../core/define.ts';
+import type { Check, CheckOutcome, Exchange } from '../core/check.ts';
 import { describeStatus, exchange, is2xx } from '../core/http.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
 import { signedHeader } from '../core/signature.ts';
-import { EventFactory, subSeed, tamper } from './events.ts';
+import { subSeed } from '../core/seed.ts';
+import { EventFactory, tamper } from './events.ts';
 import { exactChecks } from './exact.ts';
 import { MALFORMED_SIGNATURES, acceptedOrFailure, answered, article, rejectedOutcome, type ChannelEndpoints, type Endpoint } from './verdicts.ts';
 import type { EventSample } from './events.ts';
@@ -15,12 +17,13 @@ import {
   ANSWER_2XX_AFTER_ACCEPTING,
   DELIVERY_RULES,
   EVENT_ID_HEADER_RULE,
+  RECEIVER,
   REJECT_BEFORE_HANDLING,
   REJECT_WITH_NON_2XX,
   VERIFICATION_RULES,
 } from './rules.ts';
+import type { ReceiverRule } from './rules.ts';
 
-const TARGET = 'receiver';
 /** The tolerance of rule 4, and the offset the timestamp checks use (one second beyond it). */
 export const TOLERANCE_SECONDS = 300;
 const OUTSIDE_TOLERANCE = TOLERANCE_SECONDS + 1;
@@ -98,15 +101,15 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
   for (const channel of opts.channels) {
     for (const message of channel.messages) {
       const group = message.name;
-      const messageRule: SpecRule = { source: message.pointer, quote: `${message.title}: sent on ${channel.id}${channel.operationId ? ` by ${channel.operationId}` : ''}` };
+      const messageRule: UncatalogedRule = { source: message.pointer, quote: `${message.title}: sent on ${channel.id}${channel.operationId ? ` by ${channel.operationId}` : ''}` };
       const acceptRules = [messageRule, ANSWER_2XX_AFTER_ACCEPTING, DELIVERY_RULES[1]];
 
       for (const sample of factory.examples(message)) {
         const exampleName = sample.origin.replace(/^example "(.*)"$/, '$1');
-        checks.push({
-          id: `${TARGET}.accepts.${message.name}.${exampleName}`,
+        checks.push(defineCheck({
+          book: RECEIVER,
+          id: `accepts.${message.name}.${exampleName}`,
           title: `Accepts the documented example "${exampleName}" of ${message.name}, correctly signed`,
-          target: TARGET,
           group,
           rules: [{ source: `${message.pointer}/examples/${message.examples.findIndex((e) => e.name === exampleName)}` }, ...acceptRules.slice(1)],
           run: withEndpoint(channel, async (endpoint, signal) => {
@@ -115,15 +118,15 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
             const notes = sample.valid ? [] : [`the documented example does not match its schema (${factory.variator.errors(message.payloadSchema, sample.payload).join('; ')})`];
             return failure ? { status: 'failed', failure, notes } : { status: 'passed', notes };
           }),
-        });
+        }));
       }
 
       if (opts.variations > 0) {
         const samples = Array.from({ length: opts.variations }, (_, i) => factory.variation(message, `variation ${i + 1}`));
-        checks.push({
-          id: `${TARGET}.accepts.${message.name}.generated`,
+        checks.push(defineCheck({
+          book: RECEIVER,
+          id: `accepts.${message.name}.generated`,
           title: `Accepts ${opts.variations} generated variation${opts.variations === 1 ? '' : 's'} of ${message.name} (values drawn within the schema), correctly signed`,
-          target: TARGET,
           group,
           rules: acceptRules,
           run: withEndpoint(channel, async (endpoint, signal) => {
@@ -134,14 +137,14 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
             }
             return { status: 'passed' };
           }),
-        });
+        }));
       }
 
       const duplicate = factory.variation(message, 'duplicate delivery');
-      checks.push({
-        id: `${TARGET}.duplicate.${message.name}`,
+      checks.push(defineCheck({
+        book: RECEIVER,
+        id: `duplicate.${message.name}`,
         title: `Answers 2xx to both attempts of the same ${message.name} event (same id and body, fresh t)`,
-        target: TARGET,
         group,
         rules: [DELIVERY_RULES[3], VERIFICATION_RULES[7], messageRule],
         run: withEndpoint(channel, async (endpoint, signal) => {
@@ -164,7 +167,7 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
             },
           };
         }),
-      });
+      }));
     }
   }
 
@@ -172,23 +175,23 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
   for (const channel of opts.channels) {
     if (channel.messages.length === 0) continue;
     const group = `verification (${channel.id})`;
-    const prefix = `${TARGET}.verification.${channel.id}`;
+    const prefix = `verification.${channel.id}`;
     const withId = channel.messages.filter((m) => m.bodyCarriesEventId);
 
     const rejectCheck = (
       slug: string,
       title: string,
-      rules: SpecRule[],
+      rules: ReceiverRule[],
       build: (sample: EventSample, endpoint: Endpoint) => Promise<{ options: SendOptions; what: string }> | { options: SendOptions; what: string },
       messages: MessageSpec[] = channel.messages,
     ): void => {
       if (messages.length === 0) return;
       const message = factory.pick(messages, `${channel.id}/${slug}`);
       const sample = factory.variation(message, slug);
-      checks.push({
+      checks.push(defineCheck({
+        book: RECEIVER,
         id: `${prefix}.${slug}`,
         title,
-        target: TARGET,
         group,
         rules: [...rules, REJECT_WITH_NON_2XX, REJECT_BEFORE_HANDLING],
         run: withEndpoint(channel, async (endpoint, signal) => {
@@ -196,7 +199,7 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
           const x = await send(endpoint, sample, options, signal);
           return rejectedOutcome(x, what, rules[0] ?? REJECT_WITH_NON_2XX);
         }),
-      });
+      }));
     };
 
     rejectCheck('tampered-body', 'Rejects a body changed by one byte after signing', [VERIFICATION_RULES[2], VERIFICATION_RULES[3]], (sample) => {
@@ -273,10 +276,10 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
     if (channel.messages.length === 0) continue;
     const message = factory.pick(channel.messages, `${channel.id}/rotation`);
     const sample = factory.variation(message, 'rotation');
-    checks.push({
-      id: `${TARGET}.rotation.${channel.id}`,
+    checks.push(defineCheck({
+      book: RECEIVER,
+      id: `rotation.${channel.id}`,
       title: 'Accepts a signature made with the previous secret during a rotation',
-      target: TARGET,
       group: 'rotation',
       rules: [VERIFICATION_RULES[8]],
       run: withEndpoint(channel, async (endpoint, signal) => {
@@ -294,7 +297,7 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
           ],
         };
       }),
-    });
+    }));
   }
 
   // ---- every verification rule, to the letter (exact.ts) ---------------------------------

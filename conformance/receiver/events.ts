@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import type { MessageSpec } from '../core/asyncapi.ts';
 import { exampleHeader } from '../core/asyncapi.ts';
+import { subSeed } from '../core/seed.ts';
 import { Variator, patternArbitrary } from '../core/vary.ts';
 
 export interface EventSample {
@@ -23,16 +24,6 @@ export interface EventSample {
 /** Fallbacks when a message's examples do not show these headers. */
 const DEFAULT_CONTENT_TYPE = 'application/json';
 const DEFAULT_USER_AGENT = 'PaymentsService-Webhooks/2.0';
-
-/** A 32-bit seed for one purpose, derived from the run's seed and a label (stable under reordering). */
-export function subSeed(seed: number, label: string): number {
-  let h = 0x811c9dc5;
-  for (const ch of `${seed}/${label}`) {
-    h ^= ch.codePointAt(0) ?? 0;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
 
 export class EventFactory {
   readonly variator: Variator;

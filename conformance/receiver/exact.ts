@@ -5,19 +5,20 @@
 // names in one spelling, a tolerance one second short). Each check names its rule.
 import { createHmac } from 'node:crypto';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
-import type { Check, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
+import { defineCheck } from '../core/define.ts';
+import type { Check, CheckOutcome, Exchange } from '../core/check.ts';
 import { exchange } from '../core/http.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
 import { EventFactory } from './events.ts';
 import type { EventSample } from './events.ts';
-import { BODY_FORMS, applies, spell } from './forms.ts';
-import type { BodyForm } from './forms.ts';
-import { REJECT_BEFORE_HANDLING, REJECT_WITH_NON_2XX, VERIFICATION_RULES } from './rules.ts';
+import { BODY_FORMS, applies, spell } from '../core/forms.ts';
+import type { BodyForm } from '../core/forms.ts';
+import { RECEIVER, REJECT_BEFORE_HANDLING, REJECT_WITH_NON_2XX, VERIFICATION_RULES } from './rules.ts';
+import type { ReceiverRule } from './rules.ts';
 import { hmacHex } from '../core/signature.ts';
 import { acceptedOrFailure, article, rejectedOutcome } from './verdicts.ts';
 import type { ChannelEndpoints, Endpoint } from './verdicts.ts';
 
-const TARGET = 'receiver';
 const TOLERANCE_SECONDS = 300;
 /** The age of createdAt in the rule 6 check: about the last of ten attempts (16 h). */
 const OLD_EVENT_SECONDS = 16 * 3600;
@@ -55,7 +56,7 @@ export function exactChecks(opts: ExactChecksOptions): Check[] {
   for (const channel of opts.channels) {
     if (channel.messages.length === 0) continue;
     const group = `verification (${channel.id})`;
-    const prefix = `${TARGET}.verification.${channel.id}`;
+    const prefix = `verification.${channel.id}`;
     const endpointOf = (): Endpoint | string => {
       const e = opts.endpoints[channel.id];
       if (!e) return `no endpoint was given for the ${channel.id} channel`;
@@ -87,7 +88,7 @@ export function exactChecks(opts: ExactChecksOptions): Check[] {
       slug: string,
       kind: 'accept' | 'reject',
       title: string,
-      rules: SpecRule[],
+      rules: ReceiverRule[],
       messages: MessageSpec[],
       build: (sample: EventSample, endpoint: Endpoint) => Promise<Wire | string> | Wire | string,
     ): void => {
@@ -105,10 +106,10 @@ export function exactChecks(opts: ExactChecksOptions): Check[] {
         }
       }
       const sample = sampleOf(message);
-      checks.push({
+      checks.push(defineCheck({
+        book: RECEIVER,
         id: `${prefix}.${slug}`,
         title,
-        target: TARGET,
         group,
         rules: kind === 'accept' ? rules : [...rules, REJECT_WITH_NON_2XX, REJECT_BEFORE_HANDLING],
         run: async (ctx): Promise<CheckOutcome> => {
@@ -121,7 +122,7 @@ export function exactChecks(opts: ExactChecksOptions): Check[] {
           const failure = acceptedOrFailure(x, { ...sample, body: w.body }, w.what, rules[0] ?? REJECT_WITH_NON_2XX);
           return failure ? { status: 'failed', failure: { ...failure, rule: failure.rule.source.includes('Delivery rules') ? failure.rule : (rules[0] ?? failure.rule) } } : { status: 'passed' };
         },
-      });
+      }));
     };
     const all = channel.messages;
     const withId = all.filter((m) => m.bodyCarriesEventId);
@@ -160,7 +161,7 @@ export function exactChecks(opts: ExactChecksOptions): Check[] {
     });
 
     // ---- rules 1 and 5: the whole digest, exactly as written ------------------------------
-    const digest = (slug: string, title: string, rules: SpecRule[], change: (hex: string) => string, what: string): void =>
+    const digest = (slug: string, title: string, rules: ReceiverRule[], change: (hex: string) => string, what: string): void =>
       add(`digest.${slug}`, 'reject', `Rejects a v1 ${title}`, rules, all, (s, e) => {
         const t = nowSeconds();
         const good = hmacHex(e.secret, String(t), s.body);

@@ -1,13 +1,29 @@
 // The rules a merchant's receiver must follow, quoted from the interface document
 // (payments-service-interface.md) and the AsyncAPI document, so a failure names the rule in
 // the contract's own words.
-import type { SpecRule } from '../core/check.ts';
 import { ASYNCAPI_FILE } from '../core/asyncapi.ts';
+import { INTERFACE, entry, numbered } from '../core/coverage.ts';
+import { ruleBook, type RuleOf } from '../core/define.ts';
 
-const INTERFACE = 'payments-service-interface.md';
+const MERCHANT_SIDE = 'a duty of the merchant\'s business logic after verification (reading the order, pausing fulfilment, recovery); a black-box request cannot observe it';
+
+/** The rules in the receiver target's scope, for the coverage summary; `covers` names these ids. */
+export const RECEIVER_CATALOGUE = [
+  ...numbered('signatures', 'Webhook signatures, verification rule', [1, 2, 3, 4, 5, 6, 7, 8]),
+  entry('interface#delivery-1', INTERFACE, 'Delivery rules, rule 1 (only a 2xx accepts a delivery)'),
+  entry('interface#delivery-3', INTERFACE, 'Delivery rules, rule 3 (handle duplicates by event id)'),
+  entry('interface#delivery-4', INTERFACE, 'Delivery rules, rule 4 (read the latest order before fulfilment)', MERCHANT_SIDE),
+  entry('interface#delivery-5', INTERFACE, 'Delivery rules, rule 5 (a review event stops automatic fulfilment)', MERCHANT_SIDE),
+  entry('interface#receiver-2xx', INTERFACE, 'Webhook receiver: 2xx only after durably accepting the event'),
+  entry('interface#errors-receiver-reject', INTERFACE, 'Errors: webhook receiver | signature invalid, or timestamp outside 300 seconds'),
+] as const;
+
+export const RECEIVER = ruleBook('receiver', RECEIVER_CATALOGUE);
+/** A rule of the receiver target: its `covers` names entries of RECEIVER_CATALOGUE only. */
+export type ReceiverRule = RuleOf<typeof RECEIVER>;
 
 /** "Webhook signatures", verification rules for the receiver, numbered as in the document. */
-export const VERIFICATION_RULES: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7 | 8, SpecRule>> = {
+export const VERIFICATION_RULES: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7 | 8, ReceiverRule>> = {
   1: {
     source: `${INTERFACE} § Webhook signatures, verification rule 1`,
     covers: ['interface#signatures-1'],
@@ -51,27 +67,27 @@ export const VERIFICATION_RULES: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7 | 8, 
 };
 
 /** "Errors": the receiver row. */
-export const REJECT_BEFORE_HANDLING: SpecRule = {
+export const REJECT_BEFORE_HANDLING: ReceiverRule = {
   source: `${INTERFACE} § Errors (webhook receiver: signature invalid, or timestamp outside 300 seconds)`,
   covers: ['interface#errors-receiver-reject'],
   quote: 'webhook receiver | signature invalid, or timestamp outside 300 seconds | the receiver rejects the event before handling',
 };
 
 /** The AsyncAPI document's wording of the same rule, with the status it implies. */
-export const REJECT_WITH_NON_2XX: SpecRule = {
+export const REJECT_WITH_NON_2XX: ReceiverRule = {
   source: `${ASYNCAPI_FILE}#/info/description (Verifying a request)`,
   quote: 'A request whose signature is invalid, or whose timestamp is outside 300 seconds, is rejected by the receiver before any handling; answer it with a non-2xx status.',
 };
 
 /** "Webhook receiver (served by the merchant)". */
-export const ANSWER_2XX_AFTER_ACCEPTING: SpecRule = {
+export const ANSWER_2XX_AFTER_ACCEPTING: ReceiverRule = {
   source: `${INTERFACE} § Webhook receiver (served by the merchant)`,
   covers: ['interface#receiver-2xx'],
   quote: 'The receiver answers any 2xx status only after durably accepting the event.',
 };
 
 /** "Delivery rules" 1 and 3. */
-export const DELIVERY_RULES: Readonly<Record<1 | 3, SpecRule>> = {
+export const DELIVERY_RULES: Readonly<Record<1 | 3, ReceiverRule>> = {
   1: {
     source: `${INTERFACE} § Delivery rules, rule 1`,
     covers: ['interface#delivery-1'],
@@ -85,7 +101,7 @@ export const DELIVERY_RULES: Readonly<Record<1 | 3, SpecRule>> = {
 };
 
 /** "Request headers on each webhook delivery". */
-export const EVENT_ID_HEADER_RULE: SpecRule = {
+export const EVENT_ID_HEADER_RULE: ReceiverRule = {
   source: `${INTERFACE} § Request headers on each webhook delivery`,
   covers: ['interface#signatures-7'],
   quote: 'Service-Event-Id | equals the id of the JSON body',

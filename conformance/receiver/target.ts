@@ -6,7 +6,7 @@ import { UsageError, integerOption, optionalString, urlOption } from '../core/ta
 import type { OptionValues, Target } from '../core/target.ts';
 import { MIN_SECRET_BYTES, secretByteLength } from '../../signing/signature.ts';
 import { TOLERANCE_SECONDS, receiverChecks } from './checks.ts';
-import { RECEIVER_CATALOGUE } from '../core/coverage.ts';
+import { RECEIVER_CATALOGUE } from './rules.ts';
 import type { ChannelEndpoints } from './checks.ts';
 
 /** The server of the AsyncAPI document whose channel gets the callback options. */

@@ -17,11 +17,13 @@
 import { performance } from 'node:perf_hooks';
 import { MAX_DELIVERY_ATTEMPTS } from '../../generated/vocabulary.ts';
 import type { ChannelSpec, MessageSpec } from '../core/asyncapi.ts';
-import type { Check, CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { fail, pass, skip } from '../api/verdict.ts';
+import type { Check, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
+import { defineCheck, type UncatalogedRule } from '../core/define.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
 import { SuiteReceiver, answer, answerAfter } from './receiver.ts';
 import { FAILING_ANSWER_HOLD_MS, failureKnownMono, staleTimestamp } from './fresh.ts';
 import { rotationChecks } from './rotation.ts';
+import type { AddCheck } from './rotation.ts';
 import type { Received, Responder } from './receiver.ts';
 import {
   CALLBACK_SIGNATURE_RULE,
@@ -38,13 +40,15 @@ import {
   TEN_ATTEMPTS_RULE,
   TEST_WEBHOOK_RULE,
   TIMEOUT_RULE,
+  SENDER,
   VERSION_RULE,
 } from './rules.ts';
+import type { SenderRule } from './rules.ts';
 import { StepFailed } from './session.ts';
 import type { Endpoint, SenderSession } from './session.ts';
 import { asExchange, eventIdOf, headerProblems, parseBody, payloadProblems, signatureProblems, signatureTimestamp } from './verify.ts';
 
-const TARGET = 'sender';
+const TARGET = SENDER.target;
 /** The contract's attempt deadline, and how far from it a cut still counts as "at 10 s". */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 const CUT_EARLIEST_MS = 9_000;
@@ -114,11 +118,11 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     }
     return p;
   };
-  const add = (id: string, group: string, title: string, rules: SpecRule[], run: (ctx: CheckContext) => Promise<CheckOutcome>): void => {
-    checks.push({
-      id: `${TARGET}.${id}`,
+  const add: AddCheck = (id, group, title, rules, run) => {
+    checks.push(defineCheck({
+      book: SENDER,
+      id,
       title,
-      target: TARGET,
       group,
       rules,
       run: async (ctx) => {
@@ -132,7 +136,7 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
           throw err;
         }
       },
-    });
+    }));
   };
 
   // ---- setup --------------------------------------------------------------------------------
@@ -253,11 +257,11 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     group: string,
     observed: () => Promise<Observed>,
     secret: () => Promise<string>,
-    signatureRule: SpecRule,
+    signatureRule: SenderRule,
     extra: (r: Received) => string[] = () => [],
   ): void {
     const base = m.name;
-    const messageRule: SpecRule = { source: m.pointer, quote: `${m.title}: headers and payload as the message defines them` };
+    const messageRule: UncatalogedRule = { source: m.pointer, quote: `${m.title}: headers and payload as the message defines them` };
     add(`${base}.headers`, group, `${m.name} deliveries carry Content-Type application/json, Service-Event-Id${m.bodyCarriesEventId ? ' (= the body id)' : ''} and a well-formed Service-Signature`, [HEADERS_RULE, messageRule], async () => {
       const seen = await observed();
       if (seen.unavailable) throw seen.unavailable;

@@ -9,15 +9,17 @@
 // Both run at the end of the sender target: the endpoint's and the environment's secrets are
 // rotated for good (the session keeps the endpoint's new one).
 import type { CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
-import { fail, pass } from '../api/verdict.ts';
+import { fail, pass } from '../core/outcome.ts';
 import { answer } from './receiver.ts';
 import type { Received, Responder, SuiteReceiver } from './receiver.ts';
 import { CALLBACK_ROTATION_RULE, ROTATION_RULE, SIGNATURE_RULE } from './rules.ts';
+import type { SenderRule } from './rules.ts';
 import { StepFailed } from './session.ts';
 import type { Endpoint, SenderSession } from './session.ts';
 import { asExchange, eventIdOf, parseBody, signatureProblems } from './verify.ts';
 
-export type AddCheck = (id: string, group: string, title: string, rules: SpecRule[], run: (ctx: CheckContext) => Promise<CheckOutcome>) => void;
+/** Adds a check through defineCheck, with the sender's handling of a failed step (checks.ts). */
+export type AddCheck = (id: string, group: string, title: string, rules: SenderRule[], run: (ctx: CheckContext) => Promise<CheckOutcome>) => void;
 
 export interface RotationOptions {
   add: AddCheck;

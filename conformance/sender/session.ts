@@ -4,15 +4,15 @@
 // scenario (a URL edit per scenario, so a scenario never receives another's deliveries), and
 // triggers events through the v2 order API and the sandbox.
 import type { Exchange } from '../core/check.ts';
-import { ApiClient } from '../api/client.ts';
-import type { ApiResponse, Auth, KeyCredentials } from '../api/client.ts';
-import { walkOperations } from '../api/contract.ts';
-import type { ApiName, ApiOperation } from '../api/contract.ts';
-import { exampleRequest } from '../api/requests.ts';
-import type { RequestParts } from '../api/requests.ts';
-import { isObj } from '../api/schema.ts';
-import { describeAnswer } from '../api/verdict.ts';
-import { subSeed } from '../receiver/events.ts';
+import { ApiClient } from '../core/openapi/client.ts';
+import type { ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import { walkOperations } from '../core/openapi/contract.ts';
+import type { ApiName, ApiOperation } from '../core/openapi/contract.ts';
+import { exampleRequest } from '../core/openapi/requests.ts';
+import type { RequestParts } from '../core/openapi/requests.ts';
+import { isObj } from '../core/openapi/schema.ts';
+import { describeAnswer } from '../core/openapi/answer.ts';
+import { subSeed } from '../core/seed.ts';
 
 type Json = Record<string, unknown>;
 

@@ -6,12 +6,12 @@ import { webhookChannels } from '../core/asyncapi.ts';
 import type { ChannelSpec } from '../core/asyncapi.ts';
 import { UsageError, integerOption, requiredString, urlOption } from '../core/target.ts';
 import type { Target } from '../core/target.ts';
-import type { ApiName } from '../api/contract.ts';
-import { credentialOption } from '../api/options.ts';
-import { subSeed } from '../receiver/events.ts';
+import type { ApiName } from '../core/openapi/contract.ts';
+import { credentialOption } from '../core/credentials.ts';
+import { subSeed } from '../core/seed.ts';
 import { MIN_SECRET_BYTES, secretByteLength } from '../../signing/signature.ts';
 import { senderChecks } from './checks.ts';
-import { SENDER_CATALOGUE } from '../core/coverage.ts';
+import { SENDER_CATALOGUE } from './rules.ts';
 import { SuiteReceiver } from './receiver.ts';
 import { SenderSession } from './session.ts';
 

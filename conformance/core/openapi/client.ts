@@ -1,8 +1,8 @@
 // Calls one documented operation of the implementation under test and records the exchange
 // as evidence: credentials are redacted, the whole answer is read (to validate it against the
 // response schema) but only its first 2 KiB are kept in the evidence.
-import type { Exchange } from '../core/check.ts';
-import { RESPONSE_BODY_LIMIT, exchange } from '../core/http.ts';
+import type { Exchange } from '../check.ts';
+import { RESPONSE_BODY_LIMIT, exchange } from '../http.ts';
 import type { ApiName, ApiOperation } from './contract.ts';
 
 /** Answers larger than this are not read (the api target never needs more). */

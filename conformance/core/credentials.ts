@@ -1,8 +1,8 @@
 // Credentials on the command line of the api and sender targets: given as the value itself or
 // as env:NAME (read from the environment variable NAME, which keeps it out of the shell
 // history). Never printed.
-import { UsageError, optionalString } from '../core/target.ts';
-import type { OptionValues } from '../core/target.ts';
+import { UsageError, optionalString } from './target.ts';
+import type { OptionValues } from './target.ts';
 
 export function credentialOption(values: OptionValues, name: string, env: NodeJS.ProcessEnv, required: true): string;
 export function credentialOption(values: OptionValues, name: string, env: NodeJS.ProcessEnv, required: false): string | undefined;

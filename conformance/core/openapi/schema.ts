@@ -2,7 +2,7 @@
 // generator needs them: `allOf` merged into one set of constraints, the contract's `x-decimal`
 // rule, and a cached validator per schema (the suite's own Ajv setup, x-decimal included).
 import type { ValidateFunction } from 'ajv';
-import { createSuiteAjv } from '../core/ajv.ts';
+import { createSuiteAjv } from '../ajv.ts';
 import type { JsonSchema } from './contract.ts';
 
 type Obj = Record<string, unknown>;

@@ -3,13 +3,13 @@
 // examples, its statuses and a spec pointer for reports. The api target derives its checks
 // from this walk, so an operation, a field or a bound added to the spec is checked without
 // hand edits.
-import { operationsOf, type JsonSchema, type OperationSpec, type ParameterSpec } from '../../contract/operations.ts';
-import { compileOperation, type CompiledOperation } from '../../contract/validate.ts';
-import { API_NAMES, SPEC_FILES, type ApiName } from '../../generated/vocabulary.ts';
-import { PROBLEM_TYPE_BASE, problemTypes } from '../../generated/problem-types.ts';
-import { createSuiteAjv } from '../core/ajv.ts';
-import type { SpecRule } from '../core/check.ts';
-import { loadOpenApi } from '../core/documents.ts';
+import { operationsOf, type JsonSchema, type OperationSpec, type ParameterSpec } from '../../../contract/operations.ts';
+import { compileOperation, type CompiledOperation } from '../../../contract/validate.ts';
+import { API_NAMES, SPEC_FILES, type ApiName } from '../../../generated/vocabulary.ts';
+import { PROBLEM_TYPE_BASE, problemTypes } from '../../../generated/problem-types.ts';
+import { createSuiteAjv } from '../ajv.ts';
+import type { SpecRule } from '../check.ts';
+import { loadOpenApi } from '../documents.ts';
 
 export type { ApiName, JsonSchema, OperationSpec, ParameterSpec };
 
@@ -109,7 +109,7 @@ export function isDocumented(op: ApiOperation, status: number): boolean {
 }
 
 /** The rule behind an operation's documented answers. */
-export function operationRule(op: ApiOperation, what: string): SpecRule {
+export function operationRule(op: ApiOperation, what: string): SpecRule<never> {
   return { source: `${op.pointer} (${op.spec.operationId}: ${what})` };
 }
 
@@ -128,7 +128,7 @@ export function problemStatus(slug: ProblemSlug): number {
   return problemTypes[slug].status;
 }
 
-export const PROBLEM_TYPES_RULE: SpecRule = {
+export const PROBLEM_TYPES_RULE: SpecRule<never> = {
   source: 'common/problem-types.yaml',
   quote: 'The stable problem types of every API. `type` is https://errors.payments.example/<slug>.',
 };
