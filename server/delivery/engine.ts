@@ -1,5 +1,5 @@
 // The delivery engine of one server process: one sender (one shared keep-alive Agent behind the
-// destination policy) and one worker on the store's queue. server/api/index.ts starts it with
+// destination policy) and one worker on the store's queue. server/app/build-app.ts starts it with
 // the app and stops it (draining in-flight attempts) on shutdown.
 import type { Services } from '../domain/context.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
