@@ -65,7 +65,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     management: untyped(managementHandlers),
   };
   const metrics = opts.metrics ?? createMetrics({ clock: services.clock });
-  // Store commits and recorded attempts are measured around the store, from outside it.
+  // Store commits are measured around the store, from outside it; recorded attempts come from the worker.
   services = { ...services, store: observeStore(services.store, metrics) };
   const readiness = opts.readiness ?? createReadiness({ clock: services.clock });
   // Rendered list pages, only where the store can say cheaply when they go stale (SQLite); a
@@ -91,7 +91,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
       mountPortal(app, services);
     },
   });
-  const engine = createDeliveryEngine(services, { retryScale: config.retryScale, ...opts.delivery });
+  const engine = createDeliveryEngine(services, { retryScale: config.retryScale, onAttempt: (r) => metrics.attempt(r), ...opts.delivery });
   const store = services.store;
   metrics.observe({ queue: () => store.queue.stats(services.clock.now()), inFlight: () => engine.worker.inFlight(), ...(pages ? { pages: () => pages } : {}) });
   return {
