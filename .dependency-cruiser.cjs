@@ -5,9 +5,10 @@
 // A layer imports only from layers before it: generated/ from nothing of ours, the domain
 // from generated/ and the small shared modules below (signing/, contract/, server/money/,
 // server/destination/), the store from the domain's model and the store's own interface
-// (server/store/types.ts, which the domain uses to persist). HTTP, the portal, the delivery
-// engine and the admin tool sit on top and may use everything below. client/ and the
-// conformance suite stand beside the server and import nothing from it.
+// (server/store/types.ts, which the domain uses to persist). HTTP, the handlers (server/api/),
+// the portal, the delivery engine and the admin tool sit on top and may use everything below;
+// server/app/ composes them into the server. client/ and the conformance suite stand beside the
+// server and import nothing from it.
 
 const TEST = '(^|/)(testing|suite)/|\\.test\\.tsx?$|\\.e2e\\.test\\.tsx?$';
 
@@ -83,6 +84,19 @@ module.exports = {
       comment: 'The destination policy is checked by the domain (save time) and the sender (connect time): it imports neither.',
       from: { path: '^server/destination/', pathNot: TEST },
       to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/destination/' },
+    },
+    {
+      name: 'handlers-do-not-compose',
+      severity: 'error',
+      comment:
+        'A handler (server/api/) maps a validated request to a domain call. Composing the server (the delivery ' +
+        'engine, the portal, the operator\'s metrics, the lifecycle) is server/app/\'s: the handlers import none of it, ' +
+        'nor a store implementation.',
+      from: { path: '^server/api/', pathNot: TEST },
+      to: {
+        path: '^server/(app|delivery|portal|observability|lifecycle|admin|faults|store)/|^server/(main|services|runtime)\\.ts$',
+        pathNot: '^server/store/(types|errors)\\.ts$',
+      },
     },
     {
       name: 'server-not-from-scripts',

@@ -12,7 +12,7 @@ import { createTenant } from './domain/admin.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { SERVER_LIMITS } from './http/server-limits.ts';
 import { createLogger } from './logger.ts';
-import { buildApp, type BuiltApp } from './api/index.ts';
+import { buildApp, type BuiltApp } from './app/build-app.ts';
 import type { Services } from './domain/context.ts';
 import { openServicesWithRetry } from './lifecycle/open-with-retry.ts';
 import { announceReady, stopWithSupervisor } from './lifecycle/supervision.ts';

@@ -12,10 +12,11 @@ import { Hono, type Context } from 'hono';
 import pino from 'pino';
 import { API_NAMES, compileOperation, loadDocument, loadOperations, type ApiName, type OperationSpec } from '../../server/contract/operations.ts';
 import { AppError } from '../../server/domain/errors.ts';
-import { newEventId, newRequestId } from '../../server/domain/ids.ts';
+import { newEventId } from '../../server/domain/ids.ts';
 import type { AppEnv } from '../../server/http/app-env.ts';
 import { problemErrorHandler } from '../../server/http/errors.ts';
 import { jsonBodyStep } from '../../server/http/middleware/body.ts';
+import { requestId } from '../../server/http/middleware/request-id.ts';
 import { runSteps, type Step } from '../../server/http/middleware/step.ts';
 import { validateRequestStep } from '../../server/http/middleware/validate.ts';
 import { routeNotFound } from '../../server/http/route-not-found.ts';
@@ -45,10 +46,7 @@ const HOP_BY_HOP = new Set(['host', 'content-length', 'connection', 'keep-alive'
 
 export function createMockFront(opts: FrontOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.use('*', async (c, next) => {
-    c.set('requestId', newRequestId());
-    await next();
-  });
+  app.use('*', requestId());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   mountMockRoutes(app, opts);
   for (const api of API_NAMES) mountApi(app, api, opts);

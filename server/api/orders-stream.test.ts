@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEventStream, StreamEnded, type StreamMessage } from '../../client/cli/stream-reader.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { buildApp } from './index.ts';
+import { buildApp } from '../app/build-app.ts';
 import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 import { allEvents, deposit, WITH_TOKEN, type Clients } from './testing/orders.ts';
 

@@ -1,10 +1,10 @@
 // The delivery engine of one server process: one sender (one shared keep-alive Agent behind the
-// destination policy) and one worker on the store's queue. server/api/index.ts starts it with
+// destination policy) and one worker on the store's queue. server/app/build-app.ts starts it with
 // the app and stops it (draining in-flight attempts) on shutdown.
 import type { Services } from '../domain/context.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
 import { createSender, type Sender, type SenderOptions } from './sender.ts';
-import { createDeliveryWorker, type DeliveryWorker, type RetrySchedule, type Timers } from './worker.ts';
+import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions, type RetrySchedule, type Timers } from './worker.ts';
 
 export interface DeliveryEngineOptions {
   /** WEBHOOK_RETRY_SCALE: factor applied to the retry schedule (1 = the real schedule). */
@@ -32,6 +32,8 @@ export interface DeliveryEngineOptions {
   sender?: (opts: SenderOptions) => Sender;
   /** Replaces the retry schedule (`nextAttemptAt`); same purpose and rule as `sender`. */
   schedule?: RetrySchedule;
+  /** Told of every recorded attempt (the worker's event; the operator's metrics count them). */
+  onAttempt?: DeliveryWorkerOptions['onAttempt'];
 }
 
 export interface DeliveryEngine {
@@ -69,6 +71,7 @@ export function createDeliveryEngine(services: Services, opts: DeliveryEngineOpt
       ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
       ...(opts.timers !== undefined ? { timers: opts.timers } : {}),
       ...(opts.schedule !== undefined ? { schedule: opts.schedule } : {}),
+      ...(opts.onAttempt !== undefined ? { onAttempt: opts.onAttempt } : {}),
     });
   } catch (err) {
     void sender.close();

@@ -12,9 +12,10 @@ import { loadConfig } from '../config.ts';
 import { createTenant, type CreatedTenant } from '../domain/admin.ts';
 import { openServices } from '../services.ts';
 import { createTestDatabase } from '../store/postgres/testing.ts';
-import type { Page, Store } from '../store/types.ts';
+import type { Store } from '../store/types.ts';
 import type { DeliveryRecord } from '../domain/model.ts';
 import { startServer, type RunningServer } from '../testing/child-server.ts';
+import { leasedDeliveries } from './testing.ts';
 
 const PHASE_ONE = 2000;
 const PHASE_TWO = 1000;
@@ -52,18 +53,8 @@ async function produce(from: number, count: number): Promise<void> {
   );
 }
 
-/** Pending deliveries with a live lease, read through the store (whichever way it keeps leases). */
-async function liveLeases(): Promise<DeliveryRecord[]> {
-  const leased: DeliveryRecord[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: Page<DeliveryRecord> = await store.read((tx) => tx.deliveries.list(environmentId, { q: null, limit: 100, cursor }));
-    const now = Date.now();
-    leased.push(...page.items.filter((d) => d.state === 'pending' && d.leaseOwner !== null && (d.leaseExpiresAt ?? 0) > now));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return leased;
-}
+/** Pending deliveries with a live lease now, read through the store (whichever way it keeps leases). */
+const liveLeases = (): Promise<DeliveryRecord[]> => leasedDeliveries(store, environmentId, Date.now());
 
 async function ownerHoldingLeases(): Promise<string> {
   const deadline = Date.now() + 30_000;

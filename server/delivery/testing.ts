@@ -20,8 +20,8 @@ import { createTenant } from '../domain/admin.ts';
 import type { Scope, Services } from '../domain/context.ts';
 import { recordOrderEvent, type NewOrderEvent } from '../domain/events.ts';
 import { newEndpointId } from '../domain/ids.ts';
-import type { EndpointRecord, EventRecord } from '../domain/model.ts';
-import type { ClaimedDelivery } from '../store/types.ts';
+import type { DeliveryRecord, EndpointRecord, EventRecord } from '../domain/model.ts';
+import type { ClaimedDelivery, Page, Store } from '../store/types.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
 import type { Timers } from './worker/timers.ts';
 
@@ -335,4 +335,21 @@ export function claimedDelivery(o: { endpointId?: string | null; url?: string; a
     event: { id: eventId, environmentId: 'env_1', type: 'order.created', payload: `{"id":"${eventId}"}`, orderId: null, merchantReference: null, transactionId: null, createdAt: 0 },
     secretEnc: 'sealed',
   };
+}
+
+// ---- leases --------------------------------------------------------------------------------
+
+/**
+ * An environment's pending deliveries under a lease (one live at `liveAt` when given), read
+ * through the store, whichever way it keeps leases: after a kill, what the dead process held.
+ */
+export async function leasedDeliveries(store: Store, environmentId: string, liveAt?: number): Promise<DeliveryRecord[]> {
+  const leased: DeliveryRecord[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: Page<DeliveryRecord> = await store.read((tx) => tx.deliveries.list(environmentId, { q: null, limit: 100, cursor }));
+    leased.push(...page.items.filter((d) => d.state === 'pending' && d.leaseOwner !== null && (liveAt === undefined || (d.leaseExpiresAt ?? 0) > liveAt)));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return leased;
 }

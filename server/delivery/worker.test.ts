@@ -6,7 +6,7 @@ import type { Services } from '../domain/context.ts';
 import { createSecretBox } from '../domain/secrets.ts';
 import { recordPayoutCallback } from '../domain/events.ts';
 import { openTestStore } from '../testing/store.ts';
-import type { DeliveryQueue, Store } from '../store/types.ts';
+import type { AttemptResult, DeliveryQueue, Store } from '../store/types.ts';
 import type { AttemptRecord, DeliveryRecord } from '../domain/model.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.ts';
 import { createSender, type Sender } from './sender.ts';
@@ -584,12 +584,29 @@ describe('delivery worker', () => {
     });
     const { scope } = await seedEndpoint(services, rx.url);
     const { deliveryId } = await recordEvent(services, scope);
-    await driven().look();
+    const told: AttemptResult[] = [];
+    await driven({ onAttempt: (r) => told.push(r) }).look();
     expect(rx.requests).toHaveLength(1);
     const { d, attempts } = await delivery(scope.environmentId, deliveryId);
     expect(d).toMatchObject({ state: 'pending', attemptCount: 0, leaseOwner: 'other-worker' });
     expect(attempts).toHaveLength(0);
+    expect(told).toEqual([]); // nothing recorded, nothing counted
     expect(logs.lines.some((l) => l.includes('lease lost') && l.includes(deliveryId))).toBe(true);
+  });
+
+  it('tells onAttempt of every attempt it recorded, with what it recorded', async () => {
+    const rx = await receiver({ handler: (req, res, body, i) => answer(i === 0 ? 500 : 200)(req, res, body, i) });
+    const { scope } = await seedEndpoint(services, rx.url);
+    const { deliveryId } = await recordEvent(services, scope);
+    const told: AttemptResult[] = [];
+    const { look } = driven({ onAttempt: (r) => told.push(r) });
+    await look();
+    clock.advance(RETRY_DELAYS_MS[0]!);
+    await look();
+    const { attempts } = await delivery(scope.environmentId, deliveryId);
+    expect(attempts).toHaveLength(2);
+    expect(told.map((r) => r.state)).toEqual(['pending', 'delivered']);
+    expect(told.map((r) => r.attempt)).toEqual([...attempts].sort((a, b) => a.number - b.number));
   });
 
   it('records a failed attempt without sending when the secret cannot be opened', async () => {

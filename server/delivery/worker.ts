@@ -53,7 +53,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secrets.ts';
-import type { Store } from '../store/types.ts';
+import type { AttemptResult, Store } from '../store/types.ts';
 import { boundedMemo } from './memo.ts';
 import { nextAttemptAt, type RetryPolicy } from './schedule.ts';
 import type { Sender } from './sender.ts';
@@ -93,6 +93,8 @@ export interface DeliveryWorkerOptions extends LimitOptions {
    * mutants (conformance-tests/mutants/servers/), never set in production.
    */
   schedule?: RetrySchedule;
+  /** Told of every attempt once it is recorded under its lease (the operator's metrics subscribe here). */
+  onAttempt?: (result: AttemptResult) => void;
 }
 
 export interface DeliveryWorker {
@@ -188,6 +190,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     settle(done, ok, message) {
       dispatcher.letGo(done.lease);
       logOutcome(log, done, ok, message);
+      if (ok) opts.onAttempt?.(done.completion.result);
     },
   });
 

@@ -147,6 +147,9 @@ describe.skipIf(!LONG_FAULTS)('PostgreSQL restarted and unreachable for 10 s und
     expect(saw.counts['503']).toBeGreaterThan(0);
     expect(readyz.status).toBe(503);
     expect(recoveredMs).toBeGreaterThanOrEqual(0);
+    // Orders were acknowledged before the stop and after the restart, each with its event.
+    expect(ackedBefore).toBeGreaterThan(0);
+    expect(events.length).toBeGreaterThanOrEqual(acked.length);
     expect(lostOrders).toBe(0);
     expect(lostEvents).toBe(0);
   }, 180_000);

@@ -4,8 +4,8 @@
 import { Hono } from 'hono';
 import type { Config } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
-import { newRequestId } from '../domain/ids.ts';
 import type { AppEnv } from '../http/app-env.ts';
+import { requestId } from '../http/middleware/request-id.ts';
 import { problemResponse } from '../http/problem.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Readiness } from '../observability/readiness.ts';
@@ -13,12 +13,13 @@ import { mountOperatorRoutes } from '../observability/routes.ts';
 
 export function createStartingApp(config: Config, readiness: Readiness, metrics: Metrics): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.use('*', requestId());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   mountOperatorRoutes(app, { readiness, metrics, token: config.metrics.token, openMetrics: false });
   app.all('*', (c) => {
     const state = readiness.current();
     const why = state.ready ? 'starting' : state.detail;
-    return problemResponse(new AppError('store-unavailable', `The instance is not serving yet (${why}). Retry in a few seconds.`, { retryAfter: 5 }), c.req.path, newRequestId());
+    return problemResponse(new AppError('store-unavailable', `The instance is not serving yet (${why}). Retry in a few seconds.`, { retryAfter: 5 }), c.req.path, c.get('requestId'));
   });
   return app;
 }

@@ -29,7 +29,7 @@ export interface Metrics {
   readonly registry: Registry;
   /** One answered HTTP request (operation: the contract's operationId, or a fixed name). */
   request(operation: string, method: string, status: number, seconds: number): void;
-  /** One recorded delivery attempt (from the AttemptResult the worker stores). */
+  /** One recorded delivery attempt (the delivery worker's `onAttempt` event, with the AttemptResult it stored). */
   attempt(result: AttemptResult): void;
   /** One store transaction: committed or rolled back, and how long it took. */
   transaction(outcome: 'commit' | 'rollback', seconds: number): void;
@@ -186,8 +186,9 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
 }
 
 /**
- * The store, observed: every transaction's duration and outcome, every recorded attempt. A
- * wrapper from outside, so the stores themselves know nothing of metrics.
+ * The store, observed: every transaction's duration and outcome. A wrapper from outside, so the
+ * stores themselves know nothing of metrics. Recorded attempts are the delivery worker's event
+ * (its `onAttempt`), not the store's: the queue passes through untouched.
  */
 export function observeStore(store: Store, metrics: Metrics): Store {
   return {
@@ -209,31 +210,7 @@ export function observeStore(store: Store, metrics: Metrics): Store {
         throw err;
       }
     },
-    queue: {
-      claim: (o) => store.queue.claim(o),
-      async complete(owner, id, result) {
-        const stored = await store.queue.complete(owner, id, result);
-        if (stored) metrics.attempt(result);
-        return stored;
-      },
-      async completeMany(owner, completions) {
-        const stored = await store.queue.completeMany(owner, completions);
-        completions.forEach((c, i) => {
-          if (stored[i]) metrics.attempt(c.result);
-        });
-        return stored;
-      },
-      async completeAndClaim(owner, completions, claim) {
-        const result = await store.queue.completeAndClaim(owner, completions, claim);
-        completions.forEach((c, i) => {
-          if (result.applied[i]) metrics.attempt(c.result);
-        });
-        return result;
-      },
-      release: (owner, ids) => store.queue.release(owner, ids),
-      nextDueAt: () => store.queue.nextDueAt(),
-      stats: (now) => store.queue.stats(now),
-    },
+    queue: store.queue,
     onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
     onEventsRecorded: (listener) => store.onEventsRecorded(listener),
     close: () => store.close(),

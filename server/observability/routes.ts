@@ -5,8 +5,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import { AppError } from '../domain/errors.ts';
-import { newRequestId } from '../domain/ids.ts';
 import type { AppEnv } from '../http/app-env.ts';
+import { requestId } from '../http/middleware/request-id.ts';
 import { problemResponse } from '../http/problem.ts';
 import type { Metrics } from './metrics.ts';
 import type { Readiness } from './readiness.ts';
@@ -28,20 +28,19 @@ function tokenMatches(header: string | undefined, token: string): boolean {
   return m !== null && timingSafeEqual(digest(m[1] ?? ''), digest(token));
 }
 
+/** Mounted on an app whose first middleware is requestId() (http/middleware/request-id.ts). */
 export function mountOperatorRoutes(app: Hono<AppEnv>, opts: OperatorRouteOptions): void {
   app.get('/readyz', async (c) => {
     const state = await opts.readiness.check();
     if (state.ready) return c.json({ status: 'ready' });
-    const requestId = c.get('requestId') ?? newRequestId();
-    return problemResponse(new AppError('not-ready', `Not ready (${state.reason}): ${state.detail}.`, { retryAfter: 5 }), c.req.path, requestId, {
+    return problemResponse(new AppError('not-ready', `Not ready (${state.reason}): ${state.detail}.`, { retryAfter: 5 }), c.req.path, c.get('requestId'), {
       'cache-control': 'no-store',
     });
   });
   if (opts.token === null && !opts.openMetrics) return; // not served here: a 404 like any unknown path
   app.get('/metrics', async (c) => {
     if (opts.token !== null && !tokenMatches(c.req.header('authorization'), opts.token)) {
-      const requestId = c.get('requestId') ?? newRequestId();
-      return problemResponse(new AppError('unauthenticated', '/metrics needs `Authorization: Bearer <METRICS_TOKEN>`.'), c.req.path, requestId, {
+      return problemResponse(new AppError('unauthenticated', '/metrics needs `Authorization: Bearer <METRICS_TOKEN>`.'), c.req.path, c.get('requestId'), {
         'www-authenticate': 'Bearer',
       });
     }
@@ -52,8 +51,9 @@ export function mountOperatorRoutes(app: Hono<AppEnv>, opts: OperatorRouteOption
 /** The operator's own listener (METRICS_PORT): /healthz, /readyz and /metrics only. */
 export function createOperatorApp(opts: Omit<OperatorRouteOptions, 'openMetrics'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.use('*', requestId());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   mountOperatorRoutes(app, { ...opts, openMetrics: true });
-  app.notFound((c) => problemResponse(new AppError('route-not-found', `No operator route at ${c.req.method} ${c.req.path}.`), c.req.path, newRequestId()));
+  app.notFound((c) => problemResponse(new AppError('route-not-found', `No operator route at ${c.req.method} ${c.req.path}.`), c.req.path, c.get('requestId')));
   return app;
 }

@@ -13,7 +13,7 @@ import { createApiKey, createTenant, type CreatedTenant } from '../domain/admin.
 import type { EnvironmentName, Permission } from '../domain/model.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Scope, Services } from '../domain/context.ts';
-import { buildApp, type BuiltApp } from '../api/index.ts';
+import { buildApp, type BuiltApp } from '../app/build-app.ts';
 import { openServices } from '../services.ts';
 import { answerClientErrors } from '../http/client-error.ts';
 import { SERVER_LIMITS } from '../http/server-limits.ts';

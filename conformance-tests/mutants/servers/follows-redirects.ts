@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
+import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
 import type { SendOutcome } from '../../../server/delivery/sender.ts';
 
 export function build(services: Services, config: Config): BuiltApp {

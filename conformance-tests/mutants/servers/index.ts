@@ -4,7 +4,7 @@
 // conformance/mutants/mutants.test.ts runs the relevant target against each one.
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import type { BuiltApp } from '../../../server/api/index.ts';
+import type { BuiltApp } from '../../../server/app/build-app.ts';
 import * as followsRedirects from './follows-redirects.ts';
 import * as missingHashAccepted from './missing-hash-accepted.ts';
 import * as retriesPastTen from './retries-past-ten.ts';

@@ -4,7 +4,7 @@
 // Caught by the api target's `api.<operation>.auth.missing-hash` checks.
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
+import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
 import { wrapApp } from './wrap.ts';
 
 export function build(services: Services, config: Config): BuiltApp {

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import type { BuiltApp } from '../../../server/api/index.ts';
+import type { BuiltApp } from '../../../server/app/build-app.ts';
 import { eventIdOf, resigned, withSender } from './sender-seam.ts';
 
 const CYCLE = 10;

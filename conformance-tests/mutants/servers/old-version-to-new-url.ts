@@ -4,7 +4,7 @@
 // Caught by the sender target's `sender.version.url-edit` check.
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import type { BuiltApp } from '../../../server/api/index.ts';
+import type { BuiltApp } from '../../../server/app/build-app.ts';
 import type { SendRequest } from '../../../server/delivery/sender.ts';
 import { eventIdOf, withSender } from './sender-seam.ts';
 

@@ -3,7 +3,7 @@
 // Caught by the sender target's `sender.retry.after-failure` check.
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import type { BuiltApp } from '../../../server/api/index.ts';
+import type { BuiltApp } from '../../../server/app/build-app.ts';
 import { eventIdOf, resigned, withSender } from './sender-seam.ts';
 
 export function build(services: Services, config: Config): BuiltApp {

@@ -5,7 +5,7 @@
 // `sender.retry.manual-fresh-timestamp` checks (the retry is held a second and more).
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import type { BuiltApp } from '../../../server/api/index.ts';
+import type { BuiltApp } from '../../../server/app/build-app.ts';
 import { SIGNATURE_HEADER } from '../../../signing/signature.ts';
 import { eventIdOf, headerName, withSender } from './sender-seam.ts';
 

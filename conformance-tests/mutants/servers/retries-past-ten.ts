@@ -3,7 +3,7 @@
 // Caught by the sender target's `sender.attempts.at-most-ten` check.
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
+import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
 import { MAX_ATTEMPTS, nextAttemptAt } from '../../../server/delivery/schedule.ts';
 
 export function build(services: Services, config: Config): BuiltApp {

@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
 import type { SecretBox } from '../../../server/domain/secrets.ts';
-import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
+import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
 import { createSender } from '../../../server/delivery/sender.ts';
 import type { SendOutcome, SendRequest } from '../../../server/delivery/sender.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../../signing/signature.ts';

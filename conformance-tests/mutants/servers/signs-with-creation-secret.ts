@@ -4,7 +4,7 @@
 // Caught by the sender target's `sender.rotation.new-secret` and `sender.rotation.callback-secret` checks.
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import type { BuiltApp } from '../../../server/api/index.ts';
+import type { BuiltApp } from '../../../server/app/build-app.ts';
 import { SIGNATURE_HEADER, signatureHeader } from '../../../signing/signature.ts';
 import { headerName, withSender } from './sender-seam.ts';
 

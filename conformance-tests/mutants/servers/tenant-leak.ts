@@ -6,7 +6,7 @@
 // stale reads, by rules that read a changed resource back).
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import { buildApp, type BuiltApp } from '../../../server/api/index.ts';
+import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
 import { wrapApp } from './wrap.ts';
 
 interface Cached {

@@ -1,10 +1,10 @@
-// The seam of the HTTP mutants: the real app (server/api/index.ts buildApp) behind one Hono
+// The seam of the HTTP mutants: the real app (server/app/build-app.ts buildApp) behind one Hono
 // middleware that introduces the defect. Everything else (routing, validation, the store,
 // the delivery engine) is the bundled server's own. A middleware that needs to change the
 // request itself sends the changed request to the real app with `inner`.
 import { Hono } from 'hono';
 import type { MiddlewareHandler } from 'hono';
-import type { BuiltApp } from '../../../server/api/index.ts';
+import type { BuiltApp } from '../../../server/app/build-app.ts';
 import type { AppEnv } from '../../../server/http/app-env.ts';
 
 /** Sends a request to the real app. */

@@ -12,16 +12,14 @@ import { createDestinationPolicy } from '../../destination/policy.ts';
 import { openTestStore } from '../../testing/store.ts';
 import type { AppEnv } from '../app-env.ts';
 import { problemErrorHandler } from '../errors.ts';
+import { requestId } from './request-id.ts';
 
 export const silentLog = pino({ level: 'silent' });
 
 /** POST and GET /op/:id through `chain`; the answer echoes principal, body and request. */
 export function appWith(...chain: Array<MiddlewareHandler<AppEnv>>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.use('*', async (c, next) => {
-    c.set('requestId', 'req_test');
-    await next();
-  });
+  app.use('*', requestId({ newId: () => 'req_test' }));
   app.on(['GET', 'POST'], ['/op/:id'], ...chain, (c) =>
     c.json({ principal: c.get('principal') ?? null, body: c.get('body') ?? null, request: c.get('request') ?? null }),
   );

@@ -1,5 +1,6 @@
-// The whole server: every API's handlers on one Hono app, plus the delivery engine's
-// lifecycle. main.ts and the test harness both build it here.
+// The composition root: every API's handlers (server/api/) on one Hono app, the operator's
+// metrics and readiness, the portal and docs, and the delivery engine's lifecycle. main.ts, the
+// test harness and the conformance suite's mutants all build the server here.
 import type { Hono } from 'hono';
 import type { Config } from '../config.ts';
 import type { Services } from '../domain/context.ts';
@@ -14,10 +15,10 @@ import { createRateLimiter } from '../http/rate-limit.ts';
 import { PageCache } from '../http/page-cache.ts';
 import { mountDocs } from '../http/docs.ts';
 import { mountPortal } from '../portal/mount.ts';
-import { managementHandlers } from './management.ts';
-import { ordersHandlers } from './orders.ts';
-import { sandboxHandlers } from './sandbox.ts';
-import { transactionsHandlers } from './transactions.ts';
+import { managementHandlers } from '../api/management.ts';
+import { ordersHandlers } from '../api/orders.ts';
+import { sandboxHandlers } from '../api/sandbox.ts';
+import { transactionsHandlers } from '../api/transactions.ts';
 import { requestMetrics } from '../observability/http-metrics.ts';
 import { createMetrics, observeStore, type Metrics } from '../observability/metrics.ts';
 import { createReadiness, type Readiness } from '../observability/readiness.ts';
@@ -64,7 +65,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     management: untyped(managementHandlers),
   };
   const metrics = opts.metrics ?? createMetrics({ clock: services.clock });
-  // Store commits and recorded attempts are measured around the store, from outside it.
+  // Store commits are measured around the store, from outside it; recorded attempts come from the worker.
   services = { ...services, store: observeStore(services.store, metrics) };
   const readiness = opts.readiness ?? createReadiness({ clock: services.clock });
   // Rendered list pages, only where the store can say cheaply when they go stale (SQLite); a
@@ -90,7 +91,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
       mountPortal(app, services);
     },
   });
-  const engine = createDeliveryEngine(services, { retryScale: config.retryScale, ...opts.delivery });
+  const engine = createDeliveryEngine(services, { retryScale: config.retryScale, onAttempt: (r) => metrics.attempt(r), ...opts.delivery });
   const store = services.store;
   metrics.observe({ queue: () => store.queue.stats(services.clock.now()), inFlight: () => engine.worker.inFlight(), ...(pages ? { pages: () => pages } : {}) });
   return {
