@@ -289,8 +289,42 @@ describe('PostgreSQL store', () => {
     expect(seen).toEqual([]);
     release();
     await slow;
-    await drain();
+    await waitFor(() => seen.length >= 2, 15_000, drain);
     expect(seen).toEqual([first.id, second.id]);
+  });
+
+  it('a stream opened while an older transaction runs replays nothing committed before it, and loses nothing after', async () => {
+    const [a, b] = await twoInstances();
+    const { env } = await seedEnvironment(a);
+    const [old, before, after] = [0, 1, 2].map((i) => eventRecord(env, { createdAt: T0 + i }));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted = false;
+    // An older transaction holds the snapshot's xmin back…
+    const slow = a.transaction(async (tx) => {
+      await tx.events.insert(old!);
+      inserted = true;
+      await held;
+    });
+    await waitFor(() => inserted);
+    // …while a later one commits before the stream opens: it is behind "now", though above xmin.
+    await b.transaction((tx) => tx.events.insert(before!));
+    const head = await b.read((tx) => tx.events.streamHead(env.id));
+    await b.transaction((tx) => tx.events.insert(after!));
+    release();
+    await slow;
+    let cursor = head;
+    const seen: string[] = [];
+    // One event at a time: every cursor handed out must keep what the opening had seen.
+    const next = async (): Promise<void> => {
+      const items = await b.read((tx) => tx.events.streamAfter(env.id, { cursor, types: [], limit: 1 }));
+      seen.push(...items.map((x) => x.event.id));
+      cursor = items.at(-1)?.cursor ?? cursor;
+    };
+    await waitFor(() => seen.length >= 2, 15_000, next);
+    expect(seen).toEqual([old!.id, after!.id]);
+    // The cursors are still ones this store accepts when given back.
+    await expect(b.read((tx) => tx.events.streamAfter(env.id, { cursor, types: [], limit: 1 }))).resolves.toEqual([]);
   });
 
   it('a commit on one instance wakes the listeners of another; a rollback does not', async () => {

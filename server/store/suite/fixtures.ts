@@ -206,9 +206,12 @@ export function attempt(deliveryId: string, o: Partial<AttemptRecord> = {}): Att
 }
 
 /** Polls until `check` holds (listeners may fire asynchronously in some stores). */
-export async function waitFor(check: () => boolean, timeoutMs = 2000): Promise<void> {
+/** Waits until `check` holds, running `step` (if given) before each look. */
+export async function waitFor(check: () => boolean, timeoutMs = 2000, step?: () => Promise<void>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  for (;;) {
+    await step?.();
+    if (check()) return;
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 10));
   }
