@@ -24,6 +24,8 @@ export interface Outcome<T> {
   value: T;
   /** It queued deliveries: the batch notifies the other instances on commit. */
   notify: boolean;
+  /** Environments whose transactions it changed: the batch tells every instance on commit. */
+  touched: ReadonlySet<string> | null;
   /** Runs its afterCommit callbacks and wakes this instance's listeners. */
   committed(): void;
 }
@@ -47,8 +49,11 @@ export interface GroupCommitOptions {
   maxCommitting?: number;
   /** How often a unit hit by a deadlock or serialization failure is run in all. */
   maxRuns?: number;
-  /** Sends the batch's notification inside it (delivered on commit only). */
-  notify(client: pg.PoolClient): Promise<unknown>;
+  /**
+   * Sends the batch's notifications inside it (delivered on commit only): that deliveries are
+   * due, and which environments' transactions changed; called only when there is either.
+   */
+  notify(client: pg.PoolClient, deliveries: boolean, changed: ReadonlySet<string>): Promise<unknown>;
   log: Logger;
 }
 
@@ -167,7 +172,10 @@ export class PgGroupCommitter {
     if (fatal === null) {
       try {
         // Delivered to every listening instance on commit, never on rollback.
-        if (done.some((d) => d.ok && d.outcome.notify)) await this.opts.notify(client);
+        const deliveries = done.some((d) => d.ok && d.outcome.notify);
+        const changed = new Set<string>();
+        for (const d of done) if (d.ok && d.outcome.touched) for (const id of d.outcome.touched) changed.add(id);
+        if (deliveries || changed.size > 0) await this.opts.notify(client, deliveries, changed);
         const result = await client.query('COMMIT');
         if (result.command === 'ROLLBACK') throw new Error('batch rolled back at COMMIT');
         this.stats.batches += 1;
