@@ -14,7 +14,7 @@ async function freshStore(): Promise<Store> {
   const db = await createTestDatabase();
   // Without the staleness bound: the suite checks when one instance's own versions move, which
   // must not turn on how soon a heartbeat comes back on a loaded machine.
-  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity });
+  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity });
   const close = store.close.bind(store);
   store.close = async () => {
     try {
@@ -49,7 +49,8 @@ describe('PostgreSQL store', () => {
   };
   const open = async (url: string, poolSize = 10, transactionsStalenessMs?: number): Promise<PostgresStore> => {
     // Silent: some cases kill connections and cause deadlocks on purpose.
-    const store = await openPostgresStore({ connectionString: url, poolSize, log: pino({ level: 'silent' }), ...(transactionsStalenessMs !== undefined ? { transactionsStalenessMs } : {}) });
+    const bounds = transactionsStalenessMs !== undefined ? { transactionsStalenessMs, transactionsMaxAgeMs: Infinity } : {};
+    const store = await openPostgresStore({ connectionString: url, poolSize, log: pino({ level: 'silent' }), ...bounds });
     stores.push(store);
     return store;
   };

@@ -9,10 +9,12 @@
 // transaction again (in a later batch), so a transaction body may run more than once: keep it free of effects
 // outside the store (use afterCommit for those).
 //
-// Wake-ups: a batch that adds or restarts due deliveries sends NOTIFY deliveries_ready inside
-// its transaction (PostgreSQL delivers it on commit only); every instance LISTENs on a
-// dedicated connection and wakes its listeners. Listeners of the committing instance are
-// woken directly after commit, and skip the echo of their own notification.
+// Wake-ups: once a batch that adds or restarts due deliveries has committed, and before its
+// callers are answered, it sends NOTIFY deliveries_ready (group-commit.ts says why not inside
+// the batch); every instance LISTENs on a dedicated connection and wakes its listeners. An
+// instance that dies between the two leaves the other instances to their 30 s safety net.
+// Listeners of the committing instance are woken directly after commit, and skip the echo of
+// their own notification.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
@@ -26,7 +28,7 @@ import * as queue from './queue.ts';
 import { stats as queueStats } from './queue-stats.ts';
 import { OrderNumbers } from './order-numbers.ts';
 import { postgresHooks, postgresSql } from './sql.ts';
-import { HEARTBEAT_MS, PgTransactionVersions, STALENESS_MS } from './versions.ts';
+import { HEARTBEAT_MS, PgTransactionVersions } from './versions.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/database (any libpq-style URL node-postgres accepts). */
@@ -38,6 +40,8 @@ export interface PostgresStoreOptions {
   guardNesting?: boolean;
   /** The staleness bound of transactionsVersion (versions.ts; default STALENESS_MS). */
   transactionsStalenessMs?: number;
+  /** How often transactionsVersion moves by time alone (versions.ts; default MAX_AGE_MS). */
+  transactionsMaxAgeMs?: number;
 }
 
 export const DELIVERIES_CHANNEL = 'deliveries_ready';
@@ -104,10 +108,12 @@ export class PostgresStore implements Store {
      * event's time to delivery), and the API never waits behind the queue.
      */
     private readonly queuePool: pg.Pool,
+    /** Sends the notifications of committed batches (group-commit.ts: notify), without waiting for a flush. */
+    private readonly notifierPool: pg.Pool,
     guardNesting = true,
-    stalenessMs = STALENESS_MS,
+    bounds: { stalenessMs?: number; maxAgeMs?: number } = {},
   ) {
-    this.versions = new PgTransactionVersions(stalenessMs);
+    this.versions = new PgTransactionVersions(bounds.stalenessMs, bounds.maxAgeMs);
     this.nesting = nestingGuard(guardNesting);
     this.listeners = new DeliveryListeners((err, what) => log.error({ err }, what));
     this.sequences = new Conn(sequencePool);
@@ -116,8 +122,8 @@ export class PostgresStore implements Store {
     this.reads = readView(postgresSql(onPool), postgresHooks(onPool, this.orderNumbers));
     this.committer = new PgGroupCommitter(pool, {
       maxRuns: MAX_TRANSACTION_RUNS,
-      notify: (client, deliveries, changed) =>
-        client.query('SELECT CASE WHEN $5::boolean THEN pg_notify($1, $2) END, CASE WHEN $6::boolean THEN pg_notify($3, $4) END', [
+      notify: (deliveries, changed) =>
+        notifierPool.query('SELECT CASE WHEN $5::boolean THEN pg_notify($1, $2) END, CASE WHEN $6::boolean THEN pg_notify($3, $4) END', [
           DELIVERIES_CHANNEL,
           this.instanceId,
           TRANSACTIONS_CHANNEL,
@@ -127,7 +133,7 @@ export class PostgresStore implements Store {
         ]),
       log,
     });
-    for (const p of [sequencePool, queuePool]) {
+    for (const p of [sequencePool, queuePool, notifierPool]) {
       p.on('error', (err) => {
         if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
       });
@@ -249,7 +255,7 @@ export class PostgresStore implements Store {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     this.listeners.clear();
     await this.notifications.stop();
-    await Promise.all([this.pool.end(), this.sequencePool.end(), this.queuePool.end()]);
+    await Promise.all([this.pool.end(), this.sequencePool.end(), this.queuePool.end(), this.notifierPool.end()]);
   }
 
   private createTx(db: Conn, scope: TxScope): Tx {
@@ -313,6 +319,8 @@ class NotificationListener {
     const client = new pg.Client({
       connectionString: this.connectionString,
       application_name: `${APPLICATION_NAME}:listener`,
+      // Its heartbeats need no flush (openPostgresStore: notifierPool).
+      options: ASYNC_COMMIT,
       // Notice a silently dead connection (no notifications would arrive on it).
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
@@ -396,6 +404,8 @@ class NotificationListener {
 }
 
 const RECONNECT_MIN_MS = 250;
+/** Connection options of the connections that only NOTIFY (see openPostgresStore). */
+const ASYNC_COMMIT = '-c synchronous_commit=off';
 const RECONNECT_MAX_MS = 30_000;
 
 /** What to log of a driver error: node-postgres attaches the whole client object to some. */
@@ -420,7 +430,13 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   const sequencePool = new pg.Pool({ connectionString: opts.connectionString, max: 2, types: typeParsers, application_name: APPLICATION_NAME, connectionTimeoutMillis: 15_000 });
   // Claim, completion batch and a release or look-ahead at once; more would only queue in the database.
   const queuePool = new pg.Pool({ connectionString: opts.connectionString, max: 3, types: typeParsers, application_name: `${APPLICATION_NAME}:queue`, connectionTimeoutMillis: 15_000, keepAlive: true });
-  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, opts.guardNesting ?? true, opts.transactionsStalenessMs);
+  // A notification needs no durability of its own (it tells of a commit that is durable): its
+  // transaction holds the notification-queue lock only until its commit record is written.
+  const notifierPool = new pg.Pool({ connectionString: opts.connectionString, max: 2, application_name: `${APPLICATION_NAME}:notify`, connectionTimeoutMillis: 15_000, options: ASYNC_COMMIT });
+  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, notifierPool, opts.guardNesting ?? true, {
+    ...(opts.transactionsStalenessMs !== undefined ? { stalenessMs: opts.transactionsStalenessMs } : {}),
+    ...(opts.transactionsMaxAgeMs !== undefined ? { maxAgeMs: opts.transactionsMaxAgeMs } : {}),
+  });
   try {
     await store.start();
     return store;

@@ -1,8 +1,9 @@
 // Store.transactionsVersion for PostgreSQL, where any number of instances commit to the same
-// database: a counter per environment, moved before a writer of this instance is answered,
-// and moved again when the batch's NOTIFY transactions_changed (sent inside the committing
-// transaction, so delivered on commit only) reaches this instance's listener: that is how the
-// other instances' writes move it.
+// database: a counter per environment, moved before a writer of this instance is answered
+// (and after a batch whose commit failed: it may have committed all the same), and moved when
+// another instance's NOTIFY transactions_changed reaches this instance's listener. An instance
+// sends it once its batch has committed and before it answers the batch's writers
+// (group-commit.ts).
 //
 // The staleness bound: notifications reach a listener in commit order, so once a heartbeat
 // this instance sent at time T comes back, every write acknowledged (anywhere) before T has
@@ -11,9 +12,14 @@
 // is cached or answered from the cache. So a cached answer misses at most the writes
 // acknowledged by other instances in the last STALENESS_MS; this instance's own, none.
 // A lost listener connection moves the epoch: notifications sent meanwhile are lost.
-
+//
+// Two writes are never told: one whose instance died between its commit and its
+// notification (its writer was never answered), and one whose notification failed (logged).
+// For them, versions also move every MAX_AGE_MS: no page is answered from a cache for longer.
 /** How old the newest proof of having heard every other instance's writes may be. */
 export const STALENESS_MS = 100;
+/** How long a page is answered at most, told of its changes or not (see above). */
+export const MAX_AGE_MS = 1000;
 /** How often a heartbeat goes out (one at a time). */
 export const HEARTBEAT_MS = 20;
 
@@ -29,10 +35,12 @@ export class PgTransactionVersions {
 
   /**
    * `stalenessMs`: STALENESS_MS; Infinity gives a version however long ago a heartbeat came
-   * back (tests of one instance's own versions). `now`: a monotonic clock in milliseconds.
+   * back (tests of one instance's own versions). `maxAgeMs`: MAX_AGE_MS (Infinity: never
+   * moved by time alone). `now`: a monotonic clock in milliseconds.
    */
   constructor(
     private readonly stalenessMs = STALENESS_MS,
+    private readonly maxAgeMs = MAX_AGE_MS,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -43,8 +51,9 @@ export class PgTransactionVersions {
 
   /** The version of the environment's transactions, or null while this instance may have missed writes. */
   of(environmentId: string): string | null {
-    if (this.now() - this.currentAsOf > this.stalenessMs) return null;
-    return `${this.epoch}.${this.counters.get(environmentId) ?? 0}`;
+    const now = this.now();
+    if (now - this.currentAsOf > this.stalenessMs) return null;
+    return `${this.epoch}.${Math.floor(now / this.maxAgeMs)}.${this.counters.get(environmentId) ?? 0}`;
   }
 
   /** The payload of a heartbeat to send now, or null while one is on its way. */
