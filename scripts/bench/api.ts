@@ -1,4 +1,4 @@
-// npm run bench:api [-- --store sqlite|postgres|both --duration S --connections N]: the real
+// npm run bench:api [-- --store sqlite|postgres|both --only reads,orders --duration S --connections N]: the real
 // server (child process, production settings: LOG_LEVEL=warn, VALIDATE_RESPONSES=false,
 // CHECK_NESTED_TRANSACTIONS=false, RATE_LIMIT_RPS=0) on each store, every row beside its floor measured in the same run with
 // the same load generator (autocannon): a bare node:http server that reads and parses the same
@@ -33,6 +33,8 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'both' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
+    // Which blocks: reads (payout and list, with their servers) and/or orders.
+    only: { type: 'string', default: 'reads,orders' },
     // A folder for V8 CPU profiles of the server processes (node --cpu-prof), written at exit.
     profile: { type: 'string' },
   },
@@ -41,6 +43,11 @@ const duration = checkSettings('bench:api', () => positiveIntSetting('--duration
 const connections = checkSettings('bench:api', () => positiveIntSetting('--connections', values.connections));
 if (values.store !== 'both' && values.store !== 'sqlite' && values.store !== 'postgres') {
   process.stderr.write(`bench:api: --store must be sqlite, postgres or both, not ${values.store}\n`);
+  process.exit(2);
+}
+const ONLY = new Set(values.only.split(','));
+if ([...ONLY].some((b) => b !== 'reads' && b !== 'orders')) {
+  process.stderr.write(`bench:api: --only takes reads and/or orders, not ${values.only}\n`);
   process.exit(2);
 }
 const stores = values.store === 'both' ? (['sqlite', 'postgres'] as const) : ([values.store] as const);
@@ -151,14 +158,16 @@ const ORDERS = 'POST /v2/orders (order + event + delivery)';
 async function ceilings(url: string, rows: Row[]): Promise<void> {
   const bin = findPgbench();
   if (bin === null) console.error('pgbench not found: the PostgreSQL rows are printed without their pgbench ceilings');
-  const scripts = await pgbenchScripts(url, 'user-listed');
-  const byRow: Array<[string, string]> = [[LIST_ROW, scripts.read], [PAYOUT, scripts.payout], [ORDERS, scripts.order]];
+  const scripts = await pgbenchScripts(url, ONLY.has('reads') ? 'user-listed' : null, ONLY.has('orders'));
+  const byRow: Array<[string, string | undefined]> = [[LIST_ROW, scripts.read], [PAYOUT, scripts.payout], [ORDERS, scripts.order]];
   for (const [what, script] of byRow) {
+    if (script === undefined) continue;
     const c = await pgbench(bin, url, script, duration, connections);
     console.error(`pgbench ${what}: ${c.rate ?? '–'} /s (${c.note})`);
     const row = rows.find((r) => r.what === what);
     if (row) row.pgbench = c;
   }
+  if (scripts.environmentId === undefined) return;
   const driver = await driverLoop(url, scripts.environmentId, 'user-listed', duration, connections);
   console.error(`pg driver loop ${LIST_ROW}: ${driver.rate} /s (${driver.note})`);
   const list = rows.find((r) => r.what === LIST_ROW);
@@ -214,7 +223,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   try {
     // --- payout and list, NODE_ENV=production
-    {
+    if (ONLY.has('reads')) {
       const env = { ...base, NODE_ENV: 'production' };
       const server = await startServer({ env, ...nodeArgs });
       try {
@@ -252,7 +261,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
       }
     }
     // --- orders: a loopback webhook endpoint, so NODE_ENV=test with insecure URLs allowed
-    {
+    if (ONLY.has('orders')) {
       const env = { ...base, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true' };
       const server = await startServer({ env, ...nodeArgs });
       try {

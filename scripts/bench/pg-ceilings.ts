@@ -83,33 +83,45 @@ export interface Scripts {
 /** The list query exactly as the store sends it (repos/transactions.ts, listByUser). */
 export const LIST_QUERY = 'SELECT seq AS page_seq, * FROM transactions WHERE environment_id = $1 AND user_id = $2 ORDER BY created_at DESC, seq DESC LIMIT $3';
 
-/** pgbench scripts of the rows' statements, copying what the server wrote for the listed user's environment. */
-export async function pgbenchScripts(url: string, listedUser: string): Promise<Scripts & { environmentId: string }> {
+/** The list's environment: the one whose transactions the listed user has. */
+async function listedEnvironment(db: pg.Client, listedUser: string): Promise<string> {
+  const found = await db.query<{ environment_id: string }>('SELECT environment_id FROM transactions WHERE user_id = $1 LIMIT 1', [listedUser]);
+  const environmentId = found.rows[0]?.environment_id;
+  if (environmentId === undefined) throw new Error(`pgbench: no transactions of ${listedUser}`);
+  return environmentId;
+}
+
+/** pgbench scripts of the rows' statements that ran (`listedUser` null: the reads did not), copying what the server wrote. */
+export async function pgbenchScripts(url: string, listedUser: string | null, orders: boolean): Promise<Partial<Scripts> & { environmentId?: string }> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
-    const found = await db.query<{ environment_id: string }>('SELECT environment_id FROM transactions WHERE user_id = $1 LIMIT 1', [listedUser]);
-    const environmentId = found.rows[0]?.environment_id;
-    if (environmentId === undefined) throw new Error(`pgbench: no transactions of ${listedUser}`);
-    const env = `'${environmentId.replaceAll("'", "''")}'`;
-    const user = `'${listedUser.replaceAll("'", "''")}'`;
-    const read = `${LIST_QUERY.replace('$1', env).replace('$2', user).replace('$3', '21')};`;
-    // A wallet change as small as the column allows, so the run never empties the wallet.
-    const payout = [
-      'BEGIN;',
-      await insertLike(db, 'transactions', `environment_id = ${env} AND type = 'payout'`),
-      `UPDATE environments SET wallet_balance = wallet_balance + '-0.00000001'::numeric WHERE id = ${env} AND wallet_balance + '-0.00000001'::numeric >= 0;`,
-      'END;',
-    ].join('\n');
-    const order = [
-      'BEGIN;',
+    const out: Partial<Scripts> & { environmentId?: string } = {};
+    if (listedUser !== null) {
+      const environmentId = await listedEnvironment(db, listedUser);
+      const env = `'${environmentId.replaceAll("'", "''")}'`;
+      const user = `'${listedUser.replaceAll("'", "''")}'`;
+      out.environmentId = environmentId;
+      out.read = `${LIST_QUERY.replace('$1', env).replace('$2', user).replace('$3', '21')};`;
+      // A wallet change as small as the column allows, so the run never empties the wallet.
+      out.payout = [
+        'BEGIN;',
+        await insertLike(db, 'transactions', `environment_id = ${env} AND type = 'payout'`),
+        `UPDATE environments SET wallet_balance = wallet_balance + '-0.00000001'::numeric WHERE id = ${env} AND wallet_balance + '-0.00000001'::numeric >= 0;`,
+        'END;',
+      ].join('\n');
+    }
+    if (orders) {
       // The orders row's environment (the one with an endpoint), whichever it is.
-      await insertLike(db, 'orders', 'TRUE'),
-      await insertLike(db, 'events', `type LIKE 'order.%'`),
-      await insertLike(db, 'deliveries', 'TRUE', { event_id: 'events' }),
-      'END;',
-    ].join('\n');
-    return { environmentId, read, payout, order };
+      out.order = [
+        'BEGIN;',
+        await insertLike(db, 'orders', 'TRUE'),
+        await insertLike(db, 'events', `type LIKE 'order.%'`),
+        await insertLike(db, 'deliveries', 'TRUE', { event_id: 'events' }),
+        'END;',
+      ].join('\n');
+    }
+    return out;
   } finally {
     await db.end();
   }
