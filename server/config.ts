@@ -30,7 +30,7 @@ export interface Config {
   databasePoolSize: number;
   /** How long verified credentials are trusted without the store (0 = ask the store every time). */
   authCacheTtlMs: number;
-  /** Bytes of rendered list pages kept per instance (LIST_CACHE_MB; 0 = none; SQLite only, http/page-cache.ts). */
+  /** Bytes of rendered list pages kept per instance (LIST_CACHE_MB; 0 = none; http/page-cache.ts). */
   listCacheBytes: number;
   /** Refuse a store call made inside a store transaction (store/nesting-guard.ts); default off in production only. */
   checkNestedTransactions: boolean;

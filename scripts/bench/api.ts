@@ -1,4 +1,4 @@
-// npm run bench:api [-- --store sqlite|postgres|both --duration S --connections N]: the real
+// npm run bench:api [-- --store sqlite|postgres|both --only reads,orders --duration S --connections N]: the real
 // server (child process, production settings: LOG_LEVEL=warn, VALIDATE_RESPONSES=false,
 // CHECK_NESTED_TRANSACTIONS=false, RATE_LIMIT_RPS=0) on each store, every row beside its floor measured in the same run with
 // the same load generator (autocannon): a bare node:http server that reads and parses the same
@@ -6,9 +6,13 @@
 //
 //   POST /transactions/payout  (a durable write: wallet debit + transaction)   ÷ echo
 //   GET  /transactions/users   (20 items)                                      ÷ echo of the same bytes
-//        and on SQLite the same with LIST_CACHE_MB=0 (what a read costs that the cache of
-//        rendered pages cannot answer)
+//        and the same with LIST_CACHE_MB=0 (what a read costs that the cache of rendered
+//        pages cannot answer)
 //   POST /v2/orders            (order + event + delivery to an active endpoint) ÷ echo
+//
+// The PostgreSQL rows also stand beside PostgreSQL's own ceilings, measured in the same run on
+// the same database (pg-ceilings.ts): pgbench running each row's statements, and for the list
+// the same query through `pg` from Node. Without pgbench the table says so.
 //
 // The orders row needs a webhook endpoint on loopback, which NODE_ENV=production refuses; that
 // server runs with NODE_ENV=test and WEBHOOK_ALLOW_INSECURE_URLS=true (the only difference:
@@ -22,12 +26,15 @@ import autocannon from 'autocannon';
 import { createManagementClient } from '../../client/api.ts';
 import { freePort, machine, startServer, summarise, type DemoTenant, type RunningServer, type Summary } from './lib.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
+import { driverLoop, findPgbench, pgbench, pgbenchScripts, type Ceiling } from './pg-ceilings.ts';
 
 const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'both' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
+    // Which blocks: reads (payout and list, with their servers) and/or orders.
+    only: { type: 'string', default: 'reads,orders' },
     // A folder for V8 CPU profiles of the server processes (node --cpu-prof), written at exit.
     profile: { type: 'string' },
   },
@@ -36,6 +43,11 @@ const duration = checkSettings('bench:api', () => positiveIntSetting('--duration
 const connections = checkSettings('bench:api', () => positiveIntSetting('--connections', values.connections));
 if (values.store !== 'both' && values.store !== 'sqlite' && values.store !== 'postgres') {
   process.stderr.write(`bench:api: --store must be sqlite, postgres or both, not ${values.store}\n`);
+  process.exit(2);
+}
+const ONLY = new Set(values.only.split(','));
+if ([...ONLY].some((b) => b !== 'reads' && b !== 'orders')) {
+  process.stderr.write(`bench:api: --only takes reads and/or orders, not ${values.only}\n`);
   process.exit(2);
 }
 const stores = values.store === 'both' ? (['sqlite', 'postgres'] as const) : ([values.store] as const);
@@ -130,6 +142,36 @@ interface Row {
   what: string;
   server: Measured;
   floor: Measured;
+  /** PostgreSQL rows: pgbench running the row's statements, and for the list the raw driver loop. */
+  pgbench?: Ceiling;
+  driver?: Ceiling;
+}
+
+const PAYOUT = 'POST /transactions/payout';
+const LIST_ROW = 'GET /transactions/users (20 items)';
+const ORDERS = 'POST /v2/orders (order + event + delivery)';
+
+/**
+ * PostgreSQL's ceilings for the rows, on the bench's database once the server is idle: pgbench
+ * of each row's statements, and the list query through `pg`. Said, never skipped, when missing.
+ */
+async function ceilings(url: string, rows: Row[]): Promise<void> {
+  const bin = findPgbench();
+  if (bin === null) console.error('pgbench not found: the PostgreSQL rows are printed without their pgbench ceilings');
+  const scripts = await pgbenchScripts(url, ONLY.has('reads') ? 'user-listed' : null, ONLY.has('orders'));
+  const byRow: Array<[string, string | undefined]> = [[LIST_ROW, scripts.read], [PAYOUT, scripts.payout], [ORDERS, scripts.order]];
+  for (const [what, script] of byRow) {
+    if (script === undefined) continue;
+    const c = await pgbench(bin, url, script, duration, connections);
+    console.error(`pgbench ${what}: ${c.rate ?? '–'} /s (${c.note})`);
+    const row = rows.find((r) => r.what === what);
+    if (row) row.pgbench = c;
+  }
+  if (scripts.environmentId === undefined) return;
+  const driver = await driverLoop(url, scripts.environmentId, 'user-listed', duration, connections);
+  console.error(`pg driver loop ${LIST_ROW}: ${driver.rate} /s (${driver.note})`);
+  const list = rows.find((r) => r.what === LIST_ROW);
+  if (list) list.driver = driver;
 }
 
 async function tenantOf(server: RunningServer, env: NodeJS.ProcessEnv): Promise<DemoTenant> {
@@ -141,7 +183,7 @@ async function tenantOf(server: RunningServer, env: NodeJS.ProcessEnv): Promise<
 const UNCACHED = 'GET /transactions/users (20 items), LIST_CACHE_MB=0';
 
 /** The list row on a server of its own without the page cache; every read goes to the store. */
-async function uncachedList(env: NodeJS.ProcessEnv, floorBytes: number): Promise<Measured> {
+async function uncachedList(store: string, env: NodeJS.ProcessEnv, floorBytes: number): Promise<Measured> {
   const server = await startServer({ env: { ...env, LIST_CACHE_MB: '0' }, ...nodeArgs });
   try {
     const headers = headersOf(await tenantOf(server, env));
@@ -153,7 +195,7 @@ async function uncachedList(env: NodeJS.ProcessEnv, floorBytes: number): Promise
     // The same bytes as the floor's, up to the ids: the same length.
     if (Math.abs(reply.body.length - floorBytes) > 64) throw new Error(`the uncached list answered ${reply.body.length} bytes, the floor ${floorBytes}`);
     await run('warmup', { url: `${server.url}${LIST}`, headers }, 2);
-    return await run('sqlite GET /transactions/users (20), LIST_CACHE_MB=0', { url: `${server.url}${LIST}`, headers }, duration, server.child.pid);
+    return await run(`${store} GET /transactions/users (20), LIST_CACHE_MB=0`, { url: `${server.url}${LIST}`, headers }, duration, server.child.pid);
   } finally {
     await server.stop();
   }
@@ -181,7 +223,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   try {
     // --- payout and list, NODE_ENV=production
-    {
+    if (ONLY.has('reads')) {
       const env = { ...base, NODE_ENV: 'production' };
       const server = await startServer({ env, ...nodeArgs });
       try {
@@ -203,14 +245,14 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
         try {
           const payout = await run(`${store} POST /transactions/payout`, post(server.url, '/transactions/payout', headers, payoutBody), duration, server.child.pid);
           const payoutFloor = await run('echo POST (same reply)', post(echo.url, '/transactions/payout', headers, payoutBody), duration, echo.pid);
-          rows.push({ what: 'POST /transactions/payout', server: payout, floor: payoutFloor });
+          rows.push({ what: PAYOUT, server: payout, floor: payoutFloor });
           await run('warmup', { url: `${server.url}${LIST}`, headers }, 2);
           const list = await run(`${store} GET /transactions/users (20)`, { url: `${server.url}${LIST}`, headers }, duration, server.child.pid);
           const listFloor = await run('echo GET (same bytes)', { url: `${echo.url}${LIST}`, headers }, duration, echo.pid);
-          rows.push({ what: 'GET /transactions/users (20 items)', server: list, floor: listFloor });
-          // The row above reads one unchanged page again and again, which SQLite answers from
-          // its cache of rendered pages: the same read with the cache off is what a miss costs.
-          if (store === 'sqlite') rows.push({ what: UNCACHED, server: await uncachedList(env, replies['GET /transactions/users'].body.length), floor: listFloor });
+          rows.push({ what: LIST_ROW, server: list, floor: listFloor });
+          // The row above reads one unchanged page again and again, which the store answers
+          // from its cache of rendered pages: the same read with the cache off is what a miss costs.
+          rows.push({ what: UNCACHED, server: await uncachedList(store, env, replies['GET /transactions/users'].body.length), floor: listFloor });
         } finally {
           echo.stop();
         }
@@ -219,7 +261,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
       }
     }
     // --- orders: a loopback webhook endpoint, so NODE_ENV=test with insecure URLs allowed
-    {
+    if (ONLY.has('orders')) {
       const env = { ...base, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true' };
       const server = await startServer({ env, ...nodeArgs });
       try {
@@ -238,7 +280,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
           // drained meanwhile would take its CPU from the echo and flatter the ratio.
           await drained(() => received);
           const floor = await run('echo POST (same reply)', post(echo.url, '/v2/orders', headers, orderBody), duration, echo.pid);
-          rows.push({ what: 'POST /v2/orders (order + event + delivery)', server: orders, floor });
+          rows.push({ what: ORDERS, server: orders, floor });
         } finally {
           echo.stop();
         }
@@ -246,6 +288,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
         await server.stop();
       }
     }
+    if (db) await ceilings(db.url, rows);
   } finally {
     receiver.close();
     await db?.drop();
@@ -254,27 +297,52 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
 }
 
 const GOALS: Record<string, Record<'sqlite' | 'postgres', number>> = {
-  'POST /transactions/payout': { sqlite: 0.35, postgres: 0.2 },
-  'GET /transactions/users (20 items)': { sqlite: 0.5, postgres: 0.35 },
-  'POST /v2/orders (order + event + delivery)': { sqlite: 0.3, postgres: 0.15 },
+  [PAYOUT]: { sqlite: 0.35, postgres: 0.2 },
+  [LIST_ROW]: { sqlite: 0.5, postgres: 0.35 },
+  [ORDERS]: { sqlite: 0.3, postgres: 0.15 },
+};
+
+/** Issue 29's goals for the PostgreSQL rows against PostgreSQL's own ceilings (pg-ceilings.ts). */
+const CEILING_GOALS: Record<string, { of: 'pgbench' | 'driver'; goal: number }> = {
+  [PAYOUT]: { of: 'pgbench', goal: 2 },
+  [LIST_ROW]: { of: 'driver', goal: 0.5 },
+  [UNCACHED]: { of: 'driver', goal: 0.5 },
+  [ORDERS]: { of: 'pgbench', goal: 1 },
 };
 
 const cpuRatio = (r: Row): string => (r.server.cpuUs && r.floor.cpuUs ? (r.floor.cpuUs / r.server.cpuUs).toFixed(3) : '?');
+const verdict = (ratio: number, goal: number | undefined): string => (goal === undefined ? '–' : `≥ ${goal} ${ratio >= goal ? 'met' : 'not met'}`);
+
+/** pgbench and driver figures of a PostgreSQL row, and the row ÷ the one its goal is set against. */
+function ceilingCells(r: Row, listRow: Row | undefined): string {
+  const c = CEILING_GOALS[r.what];
+  // The uncached list is held to the same query's ceilings, measured once for the list row.
+  const source = r.what === UNCACHED ? listRow : r;
+  const pgb = source?.pgbench;
+  const drv = source?.driver;
+  const basis = c?.of === 'driver' ? drv : pgb;
+  const ratio = basis?.rate ? r.server.rps / basis.rate : null;
+  const pgbCell = pgb ? (pgb.rate ?? pgb.note) : '–';
+  return `${pgbCell} | ${drv?.rate ?? '–'} | ${ratio === null ? '–' : `${ratio.toFixed(3)} of ${c!.of}`} | ${ratio === null ? '–' : verdict(ratio, c!.goal)}`;
+}
 
 const results: Array<[string, Row[]]> = [];
 for (const store of stores) results.push([store, await benchStore(store)]);
 
 console.log(`\nbench:api on ${machine()}; autocannon, ${connections} connections, ${duration} s per run after a warm-up\n`);
 for (const [store, rows] of results) {
+  const pgRows = store === 'postgres';
   console.log(`\n### ${store}\n`);
-  console.log('| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log(
+    `| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |${pgRows ? ' pgbench /s | pg driver /s | ÷ ceiling | goal |' : ''}`,
+  );
+  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${pgRows ? '---:|---:|---:|---|' : ''}`);
+  const listRow = rows.find((r) => r.what === LIST_ROW);
   for (const r of rows) {
     const ratio = r.server.rps / r.floor.rps;
     const goal = GOALS[r.what]?.[store as 'sqlite' | 'postgres'];
-    const verdict = goal === undefined ? '–' : `≥ ${goal} ${ratio >= goal ? 'met' : 'not met'}`;
     console.log(
-      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ${verdict} | ${r.server.cpuUs ?? '?'} / ${r.floor.cpuUs ?? '?'} | ${cpuRatio(r)} |`,
+      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ${verdict(ratio, goal)} | ${r.server.cpuUs ?? '?'} / ${r.floor.cpuUs ?? '?'} | ${cpuRatio(r)} |${pgRows ? ` ${ceilingCells(r, listRow)} |` : ''}`,
     );
   }
 }

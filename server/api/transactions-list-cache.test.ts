@@ -1,10 +1,11 @@
-// GET /transactions/users answered from the cache of rendered pages (http/page-cache.ts) on
-// SQLite: a repeated read is a hit, and every acknowledged write is seen by the reads after it.
-// PostgreSQL keeps no pages (other instances write too). Counted through /metrics.
+// GET /transactions/users answered from the cache of rendered pages (http/page-cache.ts): a
+// repeated read is a hit, and every acknowledged write is seen by the reads after it. Counted
+// through /metrics. (Across PostgreSQL instances: postgres/postgres.test.ts, transactionsVersion.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../domain/clock.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { payout, staking, START } from './testing/transactions.ts';
+import type { PostgresStore } from '../store/postgres/store.ts';
 
 const TOKEN = 'list-cache-metrics-token-0123456789';
 const clock = new ManualClock(START);
@@ -36,6 +37,8 @@ describe('GET /transactions/users from the cache of rendered pages', () => {
   it('answers a repeated read from the cache, with its own request id and the same body and cursor', async () => {
     const t = await server.newTenant();
     for (let i = 0; i < 3; i++) await payout(t, { userId: 'u-cached', amount: i + 1 });
+    const postgres = server.services.store.kind === 'postgres';
+    if (postgres) await (server.services.store as PostgresStore).transactionsCaughtUp();
     const before = await answers();
     const first = await list(t, 'u-cached', 2);
     const second = await list(t, 'u-cached', 2);
@@ -45,8 +48,10 @@ describe('GET /transactions/users from the cache of rendered pages', () => {
     expect(second.response.headers.get('next-cursor')).toBe(first.response.headers.get('next-cursor'));
     expect(second.response.headers.get('content-type')).toBe('application/json');
     expect(second.response.headers.get('x-request-id')).not.toBe(first.response.headers.get('x-request-id'));
-    if (server.services.store.kind === 'postgres') {
-      expect(after).toBeNull();
+    if (postgres) {
+      // A hit as on SQLite; but PostgreSQL gives no version (and the cache is left alone) while
+      // its last heartbeat is older than its staleness bound, which a stalled event loop can make so.
+      expect([[1, 1], [0, 1], [0, 0]]).toContainEqual([after!.hit - before!.hit, after!.miss - before!.miss]);
       return;
     }
     expect(after!.miss - before!.miss).toBe(1);

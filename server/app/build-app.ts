@@ -68,9 +68,9 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   // Store commits are measured around the store, from outside it; recorded attempts come from the worker.
   services = { ...services, store: observeStore(services.store, metrics) };
   const readiness = opts.readiness ?? createReadiness({ clock: services.clock });
-  // Rendered list pages, only where the store can say cheaply when they go stale (SQLite); a
-  // store that cannot gives null for every environment, so any id asks.
-  const pages = config.listCacheBytes > 0 && services.store.transactionsVersion('') !== null ? new PageCache(config.listCacheBytes) : null;
+  // Rendered list pages, answered only while the store gives a version (both stores; PostgreSQL
+  // gives null while it cannot vouch for its staleness bound, and then every read renders).
+  const pages = config.listCacheBytes > 0 ? new PageCache(config.listCacheBytes) : null;
   const shutdown = new AbortController();
   const streams: EventStreamSettings = {
     shutdown: shutdown.signal,

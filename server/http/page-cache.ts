@@ -3,9 +3,11 @@
 //
 // An entry is answered only while the version it was read at (Store.transactionsVersion,
 // taken before the read) is still the environment's version. The store moves the version
-// before a writer is answered, so a read that follows an acknowledged write never gets an
-// answer from before it. Stores that cannot tell cheaply (PostgreSQL: several instances)
-// give no version, and nothing is cached. Bounded by bytes (LIST_CACHE_MB); the least
+// before a writer is answered, so a read that follows an acknowledged write on the same
+// instance never gets an answer from before it; another instance's (or process's) write moves
+// it within the store's bound (PostgreSQL: postgres/versions.ts, 100 ms; SQLite: 100 ms for
+// another process). While a store cannot vouch for its bound it gives no version, and
+// nothing is answered from the cache. Bounded by bytes (LIST_CACHE_MB); the least
 // recently used entry goes first.
 export interface RenderedPage {
   json: string;

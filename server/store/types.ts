@@ -291,9 +291,10 @@ export interface Store {
    * A token that moves whenever a commit may have changed the environment's transactions as
    * `read` sees them: equal tokens, equal reads, so a caller may keep what it built from one.
    * It moves before the writer is answered, so whoever saw a write acknowledged never gets an
-   * older token. Another process's commit to the same database (SQLite: the admin tool) moves
-   * it within a short bound (EXTERNAL_CHECK_MS, 100 ms). null when the store cannot tell
-   * without asking the database (PostgreSQL: other instances commit to it too).
+   * older token. Another process's commit to the same database moves it within a short bound
+   * (SQLite, the admin tool: EXTERNAL_CHECK_MS; PostgreSQL, another instance: STALENESS_MS in
+   * postgres/versions.ts; both 100 ms). null while the store cannot vouch for that bound
+   * (PostgreSQL: its listener is away or its heartbeat late): then keep nothing.
    */
   transactionsVersion(environmentId: string): string | null;
   readonly queue: DeliveryQueue;

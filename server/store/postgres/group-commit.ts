@@ -24,6 +24,8 @@ export interface Outcome<T> {
   value: T;
   /** It queued deliveries: the batch notifies the other instances on commit. */
   notify: boolean;
+  /** Environments whose transactions it changed: the batch tells every instance on commit. */
+  touched: ReadonlySet<string> | null;
   /** Runs its afterCommit callbacks and wakes this instance's listeners. */
   committed(): void;
 }
@@ -47,8 +49,16 @@ export interface GroupCommitOptions {
   maxCommitting?: number;
   /** How often a unit hit by a deadlock or serialization failure is run in all. */
   maxRuns?: number;
-  /** Sends the batch's notification inside it (delivered on commit only). */
-  notify(client: pg.PoolClient): Promise<unknown>;
+  /**
+   * Sends the batch's notifications once its COMMIT is durable, before any of its callers is
+   * answered: that deliveries are due, and which environments' transactions changed; called
+   * only when there is either, and never for a batch that did not commit. Not inside the
+   * batch: a transaction that NOTIFYs holds PostgreSQL's one notification-queue lock from its
+   * COMMIT until its WAL flush, so every notifying batch (every order's) would commit one
+   * flush after the other (pgbench, 32 clients: a 5× slower insert). Its failure is reported
+   * here, never to the callers (their data is committed).
+   */
+  notify(deliveries: boolean, changed: ReadonlySet<string>): Promise<unknown>;
   log: Logger;
 }
 
@@ -166,8 +176,6 @@ export class PgGroupCommitter {
     let broken: Error | undefined;
     if (fatal === null) {
       try {
-        // Delivered to every listening instance on commit, never on rollback.
-        if (done.some((d) => d.ok && d.outcome.notify)) await this.opts.notify(client);
         const result = await client.query('COMMIT');
         if (result.command === 'ROLLBACK') throw new Error('batch rolled back at COMMIT');
         this.stats.batches += 1;
@@ -183,7 +191,21 @@ export class PgGroupCommitter {
       });
     }
     client.release(broken);
+    if (fatal === null) await this.notifyCommitted(done);
     for (const d of done) this.settle(d, fatal);
+  }
+
+  /** Tells every instance what the committed batch changed (see GroupCommitOptions.notify). */
+  private async notifyCommitted(done: Done[]): Promise<void> {
+    const deliveries = done.some((d) => d.ok && d.outcome.notify);
+    const changed = new Set<string>();
+    for (const d of done) if (d.ok && d.outcome.touched) for (const id of d.outcome.touched) changed.add(id);
+    if (!deliveries && changed.size === 0) return;
+    try {
+      await this.opts.notify(deliveries, changed);
+    } catch (err) {
+      this.opts.log.warn({ err: { message: (err as Error).message } }, 'could not notify the other instances of a commit: they see it within their safety bounds');
+    }
   }
 
   /**

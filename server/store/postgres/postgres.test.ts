@@ -12,7 +12,9 @@ import { createTestDatabase, type TestDatabase } from './testing.ts';
 /** A store over a fresh database that is dropped when the store closes. */
 async function freshStore(): Promise<Store> {
   const db = await createTestDatabase();
-  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12 });
+  // Without the staleness bound: the suite checks when one instance's own versions move, which
+  // must not turn on how soon a heartbeat comes back on a loaded machine.
+  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity });
   const close = store.close.bind(store);
   store.close = async () => {
     try {
@@ -45,9 +47,10 @@ describe('PostgreSQL store', () => {
     databases.push(db);
     return db;
   };
-  const open = async (url: string, poolSize = 10): Promise<PostgresStore> => {
+  const open = async (url: string, poolSize = 10, transactionsStalenessMs?: number): Promise<PostgresStore> => {
     // Silent: some cases kill connections and cause deadlocks on purpose.
-    const store = await openPostgresStore({ connectionString: url, poolSize, log: pino({ level: 'silent' }) });
+    const bounds = transactionsStalenessMs !== undefined ? { transactionsStalenessMs, transactionsMaxAgeMs: Infinity } : {};
+    const store = await openPostgresStore({ connectionString: url, poolSize, log: pino({ level: 'silent' }), ...bounds });
     stores.push(store);
     return store;
   };
@@ -373,6 +376,65 @@ describe('PostgreSQL store', () => {
     const before = woken;
     await a.transaction((tx) => tx.deliveries.insert(deliveryRecord(event, ep)));
     await waitFor(() => woken > before, 5000);
+  });
+
+  // A bound no loaded test machine exceeds: null then means "never heard", not "slow".
+  const LONG_BOUND_MS = 600_000;
+
+  it('transactionsVersion: another instance\'s write moves this one\'s version once it has caught up, only for that environment', async () => {
+    const { url } = await database();
+    const a = await open(url, 4, LONG_BOUND_MS);
+    const b = await open(url, 4, LONG_BOUND_MS);
+    await a.migrate();
+    const { env } = await seedEnvironment(a, { walletBalance: '100' });
+    const other = (await seedEnvironment(a)).env;
+    await b.transactionsCaughtUp();
+    const v0 = b.transactionsVersion(env.id);
+    const o0 = b.transactionsVersion(other.id);
+    expect(v0).not.toBeNull();
+    // Moved on the writer's instance before the writer hears back, and on b once it caught up.
+    const own = a.transactionsVersion(env.id);
+    await a.transaction((tx) => tx.transactions.insertAndAdjustWallet(payoutRecord(env), '-1'));
+    expect(a.transactionsVersion(env.id)).not.toBe(own);
+    await b.transactionsCaughtUp();
+    const v1 = b.transactionsVersion(env.id);
+    expect(v1).not.toBe(v0);
+    expect(b.transactionsVersion(other.id)).toBe(o0);
+    // Writes that change no transaction (a wallet alone, a rollback) move nothing.
+    await a.transaction((tx) => tx.tenants.adjustWallet(env.id, '-1'));
+    await expect(
+      a.transaction(async (tx) => {
+        await tx.transactions.insert(payoutRecord(env));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await b.transactionsCaughtUp();
+    expect(b.transactionsVersion(env.id)).toBe(v1);
+  });
+
+  it('transactionsVersion is null while the listener is away, and moves for every environment once it is back', async () => {
+    const { url } = await database();
+    const a = await open(url, 4, LONG_BOUND_MS);
+    await a.migrate();
+    const { env } = await seedEnvironment(a);
+    await a.transactionsCaughtUp();
+    const before = a.transactionsVersion(env.id);
+    expect(before).not.toBeNull();
+    await rawPool(url).query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'payments-service:listener'");
+    // Notifications sent while it was away are lost: no version until it is back, then a new one.
+    await waitFor(() => a.transactionsVersion(env.id) === null, 5000);
+    await a.transactionsCaughtUp();
+    const after = a.transactionsVersion(env.id);
+    expect(after).not.toBeNull();
+    expect(after).not.toBe(before);
+  });
+
+  it('transactionsVersion with the default bound: a version while heartbeats come back', async () => {
+    const { url } = await database();
+    const a = await open(url, 4);
+    await a.transactionsCaughtUp();
+    // The heartbeat just came back: well inside the bound (an event loop stalled for 100 ms would fail this).
+    expect(a.transactionsVersion('env_x')).not.toBeNull();
   });
 
   it('runs a transaction again after a deadlock, and both transactions commit', async () => {

@@ -9,10 +9,12 @@
 // transaction again (in a later batch), so a transaction body may run more than once: keep it free of effects
 // outside the store (use afterCommit for those).
 //
-// Wake-ups: a batch that adds or restarts due deliveries sends NOTIFY deliveries_ready inside
-// its transaction (PostgreSQL delivers it on commit only); every instance LISTENs on a
-// dedicated connection and wakes its listeners. Listeners of the committing instance are
-// woken directly after commit, and skip the echo of their own notification.
+// Wake-ups: once a batch that adds or restarts due deliveries has committed, and before its
+// callers are answered, it sends NOTIFY deliveries_ready (group-commit.ts says why not inside
+// the batch); every instance LISTENs on a dedicated connection and wakes its listeners. An
+// instance that dies between the two leaves the other instances to their 30 s safety net.
+// Listeners of the committing instance are woken directly after commit, and skip the echo of
+// their own notification.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
@@ -26,6 +28,7 @@ import * as queue from './queue.ts';
 import { stats as queueStats } from './queue-stats.ts';
 import { OrderNumbers } from './order-numbers.ts';
 import { postgresHooks, postgresSql } from './sql.ts';
+import { HEARTBEAT_MS, PgTransactionVersions } from './versions.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/database (any libpq-style URL node-postgres accepts). */
@@ -35,9 +38,15 @@ export interface PostgresStoreOptions {
   log?: Logger;
   /** Refuse a store call made inside a transaction (default on; see nesting-guard.ts). */
   guardNesting?: boolean;
+  /** The staleness bound of transactionsVersion (versions.ts; default STALENESS_MS). */
+  transactionsStalenessMs?: number;
+  /** How often transactionsVersion moves by time alone (versions.ts; default MAX_AGE_MS). */
+  transactionsMaxAgeMs?: number;
 }
 
 export const DELIVERIES_CHANNEL = 'deliveries_ready';
+/** `<instance> <environment>…`: whose transactions a batch changed; and heartbeats `hb <instance> <n>` (versions.ts). */
+export const TRANSACTIONS_CHANNEL = 'transactions_changed';
 /** How often a transaction hit by a deadlock or serialization failure is run in all. */
 const MAX_TRANSACTION_RUNS = 4;
 const APPLICATION_NAME = 'payments-service';
@@ -71,6 +80,8 @@ export class PostgresStore implements Store {
   private readonly listeners: DeliveryListeners;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly notifications: NotificationListener;
+  /** Store.transactionsVersion: moved by this instance's commits and every instance's notifications. */
+  private readonly versions: PgTransactionVersions;
   /**
    * Order numbers are taken outside the caller's transaction, on their own small pool, so the
    * sequence row is locked for one statement rather than a whole transaction (which would
@@ -97,8 +108,12 @@ export class PostgresStore implements Store {
      * event's time to delivery), and the API never waits behind the queue.
      */
     private readonly queuePool: pg.Pool,
+    /** Sends the notifications of committed batches (group-commit.ts: notify), without waiting for a flush. */
+    private readonly notifierPool: pg.Pool,
     guardNesting = true,
+    bounds: { stalenessMs?: number; maxAgeMs?: number } = {},
   ) {
+    this.versions = new PgTransactionVersions(bounds.stalenessMs, bounds.maxAgeMs);
     this.nesting = nestingGuard(guardNesting);
     this.listeners = new DeliveryListeners((err, what) => log.error({ err }, what));
     this.sequences = new Conn(sequencePool);
@@ -107,10 +122,18 @@ export class PostgresStore implements Store {
     this.reads = readView(postgresSql(onPool), postgresHooks(onPool, this.orderNumbers));
     this.committer = new PgGroupCommitter(pool, {
       maxRuns: MAX_TRANSACTION_RUNS,
-      notify: (client) => client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]),
+      notify: (deliveries, changed) =>
+        notifierPool.query('SELECT CASE WHEN $5::boolean THEN pg_notify($1, $2) END, CASE WHEN $6::boolean THEN pg_notify($3, $4) END', [
+          DELIVERIES_CHANNEL,
+          this.instanceId,
+          TRANSACTIONS_CHANNEL,
+          [this.instanceId, ...changed].join(' '),
+          deliveries,
+          changed.size > 0,
+        ]),
       log,
     });
-    for (const p of [sequencePool, queuePool]) {
+    for (const p of [sequencePool, queuePool, notifierPool]) {
       p.on('error', (err) => {
         if (!this.closed) log.warn({ err: brief(err) }, 'idle PostgreSQL connection failed');
       });
@@ -131,7 +154,7 @@ export class PostgresStore implements Store {
         });
       });
     }
-    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.listeners.wake(), log);
+    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.listeners.wake(), this.versions, log);
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
       complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.queuePool, owner, id, result)),
@@ -164,6 +187,13 @@ export class PostgresStore implements Store {
    * batch's COMMIT is durable; after a deadlock or serialization failure fn runs again.
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    // The environments the last run changed: moved on failure too (a COMMIT whose answer was
+    // lost may have gone in; a needless move costs one read).
+    let touched: ReadonlySet<string> | null = null;
+    const failed = (err: unknown): never => {
+      if (touched) this.versions.committed(touched);
+      throw err;
+    };
     return this.track(() =>
       this.committer.submit(async (client) => {
         const scope = new SerialTxScope();
@@ -172,13 +202,19 @@ export class PostgresStore implements Store {
           // A call fn started without awaiting still belongs to this unit.
           await scope.idle();
           scope.open = false;
-          return { value, notify: scope.deliveriesReady, committed: () => scope.committed(this.listeners) };
+          touched = scope.touched;
+          const committed = (): void => {
+            // Before the caller hears of the commit: its next read here never gets an older page.
+            if (touched) this.versions.committed(touched);
+            scope.committed(this.listeners);
+          };
+          return { value, notify: scope.deliveriesReady, touched, committed };
         } catch (err) {
           scope.open = false;
           await scope.idle();
           throw mapError(err);
         }
-      }),
+      }).catch(failed),
     );
   }
 
@@ -190,9 +226,18 @@ export class PostgresStore implements Store {
     return this.track(() => fn(this.reads));
   }
 
-  /** Other instances commit to the same database: only a round trip could tell. */
-  transactionsVersion(): null {
-    return null;
+  /**
+   * Moves with this instance's commits at once and with other instances' within STALENESS_MS;
+   * null while this instance cannot vouch for that bound (versions.ts).
+   */
+  transactionsVersion(environmentId: string): string | null {
+    if (this.closed) throw new Error('store is closed');
+    return this.versions.of(environmentId);
+  }
+
+  /** Resolves once every write acknowledged before the call, by any instance, moves this instance's versions. */
+  transactionsCaughtUp(): Promise<void> {
+    return this.versions.caughtUp();
   }
 
   onDeliveriesReady(listener: () => void): () => void {
@@ -210,7 +255,7 @@ export class PostgresStore implements Store {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     this.listeners.clear();
     await this.notifications.stop();
-    await Promise.all([this.pool.end(), this.sequencePool.end(), this.queuePool.end()]);
+    await Promise.all([this.pool.end(), this.sequencePool.end(), this.queuePool.end(), this.notifierPool.end()]);
   }
 
   private createTx(db: Conn, scope: TxScope): Tx {
@@ -246,12 +291,14 @@ class NotificationListener {
   private client: pg.Client | null = null;
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private heartbeats: ReturnType<typeof setInterval> | null = null;
   private backoffMs = RECONNECT_MIN_MS;
 
   constructor(
     private readonly connectionString: string,
     private readonly instanceId: string,
     private readonly wake: () => void,
+    private readonly versions: PgTransactionVersions,
     private readonly log: Logger,
   ) {}
 
@@ -262,6 +309,7 @@ class NotificationListener {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.heartbeats) clearInterval(this.heartbeats);
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
@@ -271,18 +319,21 @@ class NotificationListener {
     const client = new pg.Client({
       connectionString: this.connectionString,
       application_name: `${APPLICATION_NAME}:listener`,
+      // Its heartbeats need no flush (openPostgresStore: notifierPool).
+      options: ASYNC_COMMIT,
       // Notice a silently dead connection (no notifications would arrive on it).
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
     });
     client.on('notification', (msg) => {
       if (msg.channel === DELIVERIES_CHANNEL && msg.payload !== this.instanceId) this.wake();
+      if (msg.channel === TRANSACTIONS_CHANNEL) this.transactionsChanged(msg.payload ?? '');
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, null));
     try {
       await client.connect();
-      await client.query(`LISTEN ${DELIVERIES_CHANNEL}`);
+      await client.query(`LISTEN ${DELIVERIES_CHANNEL}; LISTEN ${TRANSACTIONS_CHANNEL}`);
     } catch (err) {
       client.removeAllListeners('end');
       await client.end().catch(() => undefined);
@@ -294,11 +345,36 @@ class NotificationListener {
     }
     this.client = client;
     this.backoffMs = RECONNECT_MIN_MS;
+    this.heartbeats ??= setInterval(() => this.heartbeat(), HEARTBEAT_MS);
+    // Not what keeps the process alive.
+    this.heartbeats.unref();
+  }
+
+  /** A batch's changed environments, or a heartbeat (`hb <instance> <id>`; versions.ts). */
+  private transactionsChanged(payload: string): void {
+    if (payload.startsWith('hb ')) {
+      const [, instance, id] = payload.split(' ');
+      if (instance === this.instanceId) this.versions.heard(Number(id));
+      return;
+    }
+    const [instance, ...environments] = payload.split(' ');
+    // This instance moved its own versions before answering the writers.
+    if (instance !== this.instanceId) this.versions.committed(environments);
+  }
+
+  /** Sends a heartbeat unless one is on its way; a failed one means the connection is failing. */
+  private heartbeat(): void {
+    const client = this.client;
+    if (client === null) return;
+    const id = this.versions.heartbeat();
+    if (id === null) return;
+    client.query('SELECT pg_notify($1, $2)', [TRANSACTIONS_CHANNEL, `hb ${this.instanceId} ${id}`]).catch(() => this.versions.lost());
   }
 
   private lost(client: pg.Client, err: Error | null): void {
     if (this.client !== client) return; // not the live connection (stopping, or failed to start)
     this.client = null;
+    this.versions.lost();
     client.end().catch(() => undefined);
     if (this.stopped) return;
     this.log.warn({ err: brief(err) }, 'deliveries_ready listener connection lost: reconnecting');
@@ -328,6 +404,8 @@ class NotificationListener {
 }
 
 const RECONNECT_MIN_MS = 250;
+/** Connection options of the connections that only NOTIFY (see openPostgresStore). */
+const ASYNC_COMMIT = '-c synchronous_commit=off';
 const RECONNECT_MAX_MS = 30_000;
 
 /** What to log of a driver error: node-postgres attaches the whole client object to some. */
@@ -352,7 +430,13 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   const sequencePool = new pg.Pool({ connectionString: opts.connectionString, max: 2, types: typeParsers, application_name: APPLICATION_NAME, connectionTimeoutMillis: 15_000 });
   // Claim, completion batch and a release or look-ahead at once; more would only queue in the database.
   const queuePool = new pg.Pool({ connectionString: opts.connectionString, max: 3, types: typeParsers, application_name: `${APPLICATION_NAME}:queue`, connectionTimeoutMillis: 15_000, keepAlive: true });
-  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, opts.guardNesting ?? true);
+  // A notification needs no durability of its own (it tells of a commit that is durable): its
+  // transaction holds the notification-queue lock only until its commit record is written.
+  const notifierPool = new pg.Pool({ connectionString: opts.connectionString, max: 2, application_name: `${APPLICATION_NAME}:notify`, connectionTimeoutMillis: 15_000, options: ASYNC_COMMIT });
+  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, notifierPool, opts.guardNesting ?? true, {
+    ...(opts.transactionsStalenessMs !== undefined ? { stalenessMs: opts.transactionsStalenessMs } : {}),
+    ...(opts.transactionsMaxAgeMs !== undefined ? { maxAgeMs: opts.transactionsMaxAgeMs } : {}),
+  });
   try {
     await store.start();
     return store;
