@@ -6,12 +6,15 @@
 // alone and fails only its caller), and every caller is answered only after the one COMMIT is
 // durable, failures included: a caller told "duplicate" reads a winner that is committed.
 //
-// One batch executes at a time per instance; while it commits (waits for the flush), the next
-// one already executes on another connection. An executing batch may wait for a row lock
-// held by a committing one, never the other way round, so the batches of one instance cannot
-// deadlock each other. Across instances they can: the database aborts one statement, that
-// unit rolls back to its savepoint and runs again in a later batch (as a deadlocked
-// transaction ran again before), the rest of its batch goes on.
+// While a batch commits (waits for the flush), the next one already executes on another
+// connection. Executing is round trips, one statement after another on one connection, so
+// under load more than one batch executes at once (maxExecuting): a further batch starts only
+// when every running one is past taking its first unit and units are still queued, so a
+// burst that one batch can take still goes into one COMMIT. Batches that run at once can wait
+// for each other's row locks (two payouts of one wallet: the later waits for the earlier's
+// COMMIT, as before) and, rarely, deadlock, as batches of two instances always could: the
+// database aborts one statement, that unit rolls back to its savepoint and runs again in a
+// later batch (as a deadlocked transaction ran again before), the rest of its batch goes on.
 //
 // At most 32 units a batch: each unit that writes gets a subtransaction id, and past 64 of
 // them in one transaction PostgreSQL's snapshots slow down for every session (subxid overflow).
@@ -47,6 +50,8 @@ export interface GroupCommitOptions {
   maxBatch?: number;
   /** Batches waiting for their COMMIT at once; the rest of the pool stays for reads. */
   maxCommitting?: number;
+  /** Batches executing their units at once. */
+  maxExecuting?: number;
   /** How often a unit hit by a deadlock or serialization failure is run in all. */
   maxRuns?: number;
   /**
@@ -67,12 +72,15 @@ const IN_FAILED_TRANSACTION = '25P02';
 
 export class PgGroupCommitter {
   private readonly queue: Job[] = [];
-  private draining: Promise<void> | null = null;
+  /** Drain loops running, and those of them waiting to take their next batch's first unit. */
+  private drains = 0;
+  private waiting = 0;
   private readonly committing = new Set<Promise<void>>();
   /** Batches committed and units of work they held, for diagnostics and benchmarks. */
   readonly stats = { batches: 0, units: 0 };
   private readonly maxBatch: number;
   private readonly maxCommitting: number;
+  private readonly maxExecuting: number;
   private readonly maxRuns: number;
 
   constructor(
@@ -81,6 +89,7 @@ export class PgGroupCommitter {
   ) {
     this.maxBatch = opts.maxBatch ?? 32;
     this.maxCommitting = opts.maxCommitting ?? 4;
+    this.maxExecuting = opts.maxExecuting ?? 3;
     this.maxRuns = opts.maxRuns ?? 4;
   }
 
@@ -94,32 +103,46 @@ export class PgGroupCommitter {
   private enqueue(job: Job, first: boolean): void {
     if (first) this.queue.unshift(job);
     else this.queue.push(job);
-    this.draining ??= this.drain();
+    // A loop about to take a batch takes this job too; otherwise another loop, if allowed.
+    if (this.waiting === 0 && this.drains < this.maxExecuting) void this.drain();
   }
 
+  /** Takes batches off the queue until it is empty; several of these run under load. */
   private async drain(): Promise<void> {
-    for (;;) {
-      // One turn of the event loop, so that requests that arrived meanwhile join this batch.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (this.queue.length === 0) {
-        // Checked and cleared in the same tick as enqueue() looks at it: no job is left behind.
-        this.draining = null;
-        return;
+    this.drains += 1;
+    try {
+      for (;;) {
+        this.waiting += 1;
+        try {
+          // One turn of the event loop, so that requests that arrived meanwhile join this batch.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          // Checked in the same tick as enqueue() looks at `waiting`: no job is left behind.
+          if (this.queue.length === 0) return;
+          while (this.committing.size >= this.maxCommitting) await Promise.race(this.committing);
+        } finally {
+          this.waiting -= 1;
+        }
+        await this.runBatch();
       }
-      while (this.committing.size >= this.maxCommitting) await Promise.race(this.committing);
-      let client: pg.PoolClient;
-      try {
-        client = await this.pool.connect();
-      } catch (err) {
-        // No connection (database down or pool starved): the units a batch would have taken fail.
-        for (const job of this.queue.splice(0, this.maxBatch)) job.reject(err);
-        continue;
-      }
-      const { done, fatal } = await this.execute(client);
-      const commit = this.commit(client, done, fatal);
-      this.committing.add(commit);
-      void commit.finally(() => this.committing.delete(commit));
+    } finally {
+      this.drains -= 1;
     }
+  }
+
+  /** Executes one batch, then lets it commit in the background. */
+  private async runBatch(): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      // No connection (database down or pool starved): the units a batch would have taken fail.
+      for (const job of this.queue.splice(0, this.maxBatch)) job.reject(err);
+      return;
+    }
+    const { done, fatal } = await this.execute(client);
+    const commit = this.commit(client, done, fatal);
+    this.committing.add(commit);
+    void commit.finally(() => this.committing.delete(commit));
   }
 
   /** BEGIN, then units one after another, each in the savepoint `unit`, until none is queued or the batch is full. */
