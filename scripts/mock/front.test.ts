@@ -45,7 +45,7 @@ describe('the front routes each operation to its document', () => {
     const sender = createMockSender();
     const app = createMockFront({
       apis: API_NAMES.map((api) => mockedApi(api)),
-      prismUrl: (api) => `http://127.0.0.1:${(standIns.get(api)?.address() as AddressInfo).port}`,
+      prismUrl: async (api) => `http://127.0.0.1:${(standIns.get(api)?.address() as AddressInfo).port}`,
       selfUrl: () => base,
       webhookSecret: generateSecret(),
       callbackSecret: generateSecret(),

@@ -29,7 +29,7 @@ export interface FrontOptions {
   /** The documents served, each prepared once (mockedApi): a reload prepares the changed one only. */
   apis: readonly MockedApi[];
   /** The base URL of the Prism that serves `api`'s document (it moves when Prism reloads). */
-  prismUrl: (api: ApiName) => string;
+  prismUrl: (api: ApiName) => Promise<string>;
   /** This front's own base URL, for the callbacks Prism fires through it. */
   selfUrl: () => string;
   /** Signs POST /_mock/webhooks when the call names no secret (as an endpoint's signing secret). */
@@ -89,7 +89,7 @@ function mountApi(app: Hono<AppEnv>, { api, operations }: MockedApi, opts: Front
   for (const { spec, steps, callbackPointers } of operations) {
     app.on(spec.method.toUpperCase(), [spec.honoPath], async (c) => {
       await runSteps(steps, c);
-      return forwardToPrism(c, opts.prismUrl(api), opts, callbackPointers);
+      return forwardToPrism(c, await opts.prismUrl(api), opts, callbackPointers);
     });
   }
 }

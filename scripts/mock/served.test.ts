@@ -1,5 +1,6 @@
 // A reload serves the documents that changed and only those: the changed document's Prism
-// reloads it (and answers the change), the other three keep the processes and ports they had.
+// reloads it (and answers the change), the other three keep the processes and ports they had;
+// a request to the reloading document waits for the reload instead of failing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_NAMES, loadDocument, type ApiName } from '../../server/contract/operations.ts';
 import { serveDocuments, type ServedDocuments } from './served.ts';
@@ -22,6 +23,14 @@ let reference = 'cart-served-1';
 let served: ServedDocuments;
 const load = (api: ApiName): Obj => (api === 'orders' ? ordersWith(reference) : loadDocument(api));
 
+const urls = async (): Promise<Map<ApiName, string>> => new Map(await Promise.all(API_NAMES.map(async (api) => [api, await served.prismUrl(api)] as const)));
+
+/** getOrder's answer from the orders Prism: its merchantReference. */
+async function paidReference(): Promise<unknown> {
+  const res = await fetch(`${await served.prismUrl('orders')}${ORDER}`, { headers: CREDS });
+  return ((await res.json()) as Obj).merchantReference;
+}
+
 beforeAll(async () => {
   served = await serveDocuments({ log: () => {}, load });
 }, 120_000);
@@ -30,12 +39,19 @@ afterAll(() => served?.close());
 
 describe('serveDocuments', () => {
   it('reloads the one document that changed', async () => {
-    const before = new Map(API_NAMES.map((api) => [api, served.prismUrl(api)]));
+    const before = await urls();
     expect(await served.refresh()).toEqual([]);
     reference = 'cart-served-2';
     expect(await served.refresh()).toEqual(['orders']);
-    for (const api of API_NAMES.filter((a) => a !== 'orders')) expect(served.prismUrl(api)).toBe(before.get(api));
-    const res = await fetch(`${served.prismUrl('orders')}${ORDER}`, { headers: CREDS });
-    expect((await res.json()) as Obj).toMatchObject({ merchantReference: 'cart-served-2' });
+    const after = await urls();
+    for (const api of API_NAMES.filter((a) => a !== 'orders')) expect(after.get(api)).toBe(before.get(api));
+    expect(await paidReference()).toBe('cart-served-2');
+  }, 120_000);
+
+  it('has a request made during the reload wait for it, then answer from the new document', async () => {
+    reference = 'cart-served-3';
+    const refreshed = served.refresh();
+    expect(await paidReference()).toBe('cart-served-3');
+    expect(await refreshed).toEqual(['orders']);
   }, 120_000);
 });

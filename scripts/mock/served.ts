@@ -17,12 +17,15 @@ interface Served {
   text: string;
   prism: PrismProcess;
   mocked: MockedApi;
+  /** Settles when a reload in progress has (Prism listens again, on another port). */
+  reloaded: Promise<void>;
 }
 
 export interface ServedDocuments {
   /** Every document's compiled operations, for a front. */
   mocked(): MockedApi[];
-  prismUrl(api: ApiName): string;
+  /** The base URL of `api`'s Prism; during its reload, once it listens again (a request waits rather than fails). */
+  prismUrl(api: ApiName): Promise<string>;
   /** Serves the documents of generated/ whose content changed since they were served; names them. */
   refresh(): Promise<ApiName[]>;
   close(): Promise<void>;
@@ -30,7 +33,7 @@ export interface ServedDocuments {
 
 async function serveOne(api: ApiName, doc: Obj, log: (line: string) => void): Promise<Served> {
   const prism = await startPrism(prismDocument(doc), log);
-  return { text: JSON.stringify(doc), prism, mocked: mockedApi(api, doc) };
+  return { text: JSON.stringify(doc), prism, mocked: mockedApi(api, doc), reloaded: Promise.resolve() };
 }
 
 /** Starts a Prism for each document (side by side); resolves when every one listens. */
@@ -51,14 +54,23 @@ export async function serveDocuments({ log, load = loadDocument }: ServeOptions)
     if (text === current.text) return false;
     // Prism reloads in its own process while this one compiles the front's validators.
     const reloaded = current.prism.reload(prismDocument(doc));
+    served.set(api, { ...current, reloaded: reloaded.catch(() => {}) });
     const mocked = mockedApi(api, doc);
-    await reloaded;
+    try {
+      await reloaded;
+    } catch (err) {
+      served.set(api, current);
+      throw err;
+    }
     served.set(api, { ...current, text, mocked });
     return true;
   };
   return {
     mocked: () => API_NAMES.map((api) => get(api).mocked),
-    prismUrl: (api) => get(api).prism.url,
+    prismUrl: async (api) => {
+      await get(api).reloaded;
+      return get(api).prism.url;
+    },
     async refresh() {
       const changed = await Promise.all(API_NAMES.map(refreshOne));
       return API_NAMES.filter((_, i) => changed[i]);
