@@ -29,7 +29,8 @@ export interface PrismProcess {
 }
 
 const RELOAD_LIMIT_MS = 60_000;
-const LISTENING = /Prism is listening on (http:\/\/[\w.:[\]-]+)/;
+// The whole line: output arrives in chunks, and a chunk can end inside the port number.
+const LISTENING = /Prism is listening on (http:\/\/[\w.:[\]-]+)\r?\n/;
 
 /** Starts `prism mock` on `doc` on a free loopback port; resolves once it listens. */
 export async function startPrism(doc: Obj, log: (line: string) => void): Promise<PrismProcess> {
@@ -72,7 +73,7 @@ export async function startPrism(doc: Obj, log: (line: string) => void): Promise
 interface Listening {
   /** The first "listening" line. */
   first: Promise<string>;
-  /** The next one (the end of a reload), or an error after `limitMs`. */
+  /** The next one (the end of a reload), or an error if Prism exits or after `limitMs`. */
   next(limitMs: number): Promise<void>;
   url(): string;
 }
@@ -81,7 +82,7 @@ interface Listening {
 function followListening(child: ChildProcess, log: (line: string) => void): Listening {
   let seen = '';
   let current = '';
-  const waiting: Array<() => void> = [];
+  const waiting: Array<(exited?: Error) => void> = [];
   const first = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
       const text = chunk.toString();
@@ -97,15 +98,20 @@ function followListening(child: ChildProcess, log: (line: string) => void): List
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`prism exited with ${code} before listening:\n${seen}`)));
+    child.once('exit', (code) => {
+      const exited = new Error(`prism exited with ${code}${current === '' ? ' before listening' : ''}:\n${seen}`);
+      reject(exited);
+      waiting.splice(0).forEach((done) => done(exited));
+    });
     child.once('error', reject);
   });
   const next = (limitMs: number): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`prism did not reload its document within ${limitMs / 1000} s`)), limitMs);
-      waiting.push(() => {
+      waiting.push((exited) => {
         clearTimeout(timer);
-        resolve();
+        if (exited) reject(exited);
+        else resolve();
       });
     });
   return { first, next, url: () => current };
