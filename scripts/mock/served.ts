@@ -72,8 +72,11 @@ export async function serveDocuments({ log, load = loadDocument }: ServeOptions)
       return get(api).prism.url;
     },
     async refresh() {
-      const changed = await Promise.all(API_NAMES.map(refreshOne));
-      return API_NAMES.filter((_, i) => changed[i]);
+      // Every document is done (reloaded or not) before a failure is reported.
+      const results = await Promise.allSettled(API_NAMES.map(refreshOne));
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+      return API_NAMES.filter((_, i) => (results[i] as PromiseFulfilledResult<boolean>).value);
     },
     async close() {
       await Promise.all([...served.values()].map((s) => s.prism.close()));

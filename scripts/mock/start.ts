@@ -44,7 +44,12 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   let reloading: Promise<void> = Promise.resolve();
   const reload = (): Promise<void> => {
     reloading = reloading.catch(() => {}).then(async () => {
-      if ((await documents.refresh()).length > 0) front = newFront();
+      try {
+        await documents.refresh();
+      } finally {
+        // The compiled operations of every document that did reload (a front costs milliseconds).
+        front = newFront();
+      }
     });
     return reloading;
   };
