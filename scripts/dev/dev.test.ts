@@ -76,7 +76,7 @@ describe('npm run dev', () => {
     expect(await docsPage()).toContain('cart-dev-3');
   }, 300_000);
 
-  it('stops the server, the mock and its Prism on Ctrl-C', async () => {
+  it('stops the server, the mock and its Prisms on Ctrl-C', async () => {
     const pids = await Promise.all([`${loop.serverUrl}/healthz`, `${loop.mockUrl}${ORDER}`].map(async (u) => Number((await fetch(u, { headers: MOCK_HEADERS })).headers.get('x-dev-upstream-pid'))));
     expect(await loop.stop()).toBe(0);
     // Each child led a process group of its own (Prism is the mock's child): -pid is the group.

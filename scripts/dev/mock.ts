@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { OPENAPI_DOCS, type OpenApiDoc } from '../lib/specs.ts';
-import { freePort, isFree, spawnTs, type Managed } from './processes.ts';
+import { freePort, spawnTs, type Managed } from './processes.ts';
 import type { Upstream } from './proxy.ts';
 
 type ApiName = OpenApiDoc['name'];
@@ -15,27 +15,12 @@ type ApiName = OpenApiDoc['name'];
 const START_LIMIT_MS = 120_000;
 
 export interface MockLayout {
+  /** The documents the mock serves, all on its one port (its front routes each path to its document's Prism). */
   served: readonly ApiName[];
-  /** The ports the mock started with MOCK_PORT=base listens on. */
-  ports(base: number): number[];
-  portOf(api: ApiName, base: number): number;
-  /** The document a request path belongs to. */
-  apiOf(path: string): ApiName;
 }
-
-const apiOf = (path: string): ApiName => (path.startsWith('/v2/') ? 'orders' : path.startsWith('/sandbox') ? 'sandbox' : path.startsWith('/management') ? 'management' : 'transactions');
 
 export async function mockLayout(): Promise<MockLayout> {
-  return { served: OPENAPI_DOCS.map((d) => d.name), ports: (b) => [b], portOf: (_a, b) => b, apiOf };
-}
-
-/** `count` consecutive free ports (the older layout takes two); the first is returned. */
-async function freeBase(count: number): Promise<number> {
-  for (;;) {
-    const base = count === 1 ? await freePort() : 20_000 + Math.floor(Math.random() * 30_000);
-    const free = await Promise.all(Array.from({ length: count }, (_, i) => isFree(base + i)));
-    if (free.every(Boolean)) return base;
-  }
+  return { served: OPENAPI_DOCS.map((d) => d.name) };
 }
 
 /** A GET path of the document, its parameters filled in: `/v2/orders/x`. */
@@ -61,15 +46,13 @@ export interface RunningMock extends Managed, Upstream {
   exited(): boolean;
 }
 
-const probeUrl = async (layout: MockLayout, api: ApiName, base: number): Promise<string> => `http://127.0.0.1:${layout.portOf(api, base)}${await probePath(api)}`;
-
-/** Starts the mock on ports of its own, on the documents in specDir; resolves when every document it serves answers. */
+/** Starts the mock on a port of its own, on the documents in specDir; resolves when every document it serves answers. */
 export async function startMockProcess(layout: MockLayout, specDir: string, onOutput: (line: string) => void): Promise<RunningMock> {
-  const base = await freeBase(layout.ports(0).length);
+  const base = await freePort();
   const managed = spawnTs('scripts/mock.ts', { MOCK_PORT: String(base), MOCK_HOST: '127.0.0.1', SPEC_DIR: specDir }, onOutput);
   let exited = false;
   managed.child.once('exit', () => (exited = true));
-  const probes = await Promise.all(layout.served.map((api) => probeUrl(layout, api, base)));
+  const probes = await Promise.all(layout.served.map(async (api) => `http://127.0.0.1:${base}${await probePath(api)}`));
   const deadline = Date.now() + START_LIMIT_MS;
   for (const url of probes) {
     while (!(await answers(url))) {
@@ -81,7 +64,7 @@ export async function startMockProcess(layout: MockLayout, specDir: string, onOu
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return { ...managed, base, exited: () => exited, portFor: (path) => layout.portOf(layout.apiOf(path), base) };
+  return { ...managed, base, exited: () => exited, portFor: () => base };
 }
 
 /** Asks a mock that serves generated/ to reload it; resolves once it serves the new documents. */

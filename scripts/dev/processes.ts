@@ -1,8 +1,7 @@
 // The server and the mock as child processes. Each runs in a process group of its own (the
-// mock's Prism is a grandchild), so stopping one stops all of it; every group still running
+// mock's Prisms are its grandchildren), so stopping one stops all of it; every group still running
 // when the loop exits, however it exits, is killed.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { whenReady } from '../../server/lifecycle/supervision.ts';
 export { freePort } from '../../server/testing/child-server.ts';
@@ -96,14 +95,6 @@ export function spawnTs(script: string, env: NodeJS.ProcessEnv, onOutput: (line:
       return stopped;
     },
   };
-}
-
-export function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
 }
 
 /** server/main.ts on a port of its own, ready when it says so (server/lifecycle/supervision.ts). */

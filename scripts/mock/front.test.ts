@@ -1,8 +1,14 @@
 // Prism's request violations, should any reach the front past the server's validator, become
 // the contract's field issues; its response violations and anything unreadable are not the
 // client's error.
-import { describe, expect, it } from 'vitest';
-import { requestViolations } from './front.ts';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_NAMES, type ApiName } from '../../server/contract/operations.ts';
+import { generateSecret } from '../../signing/signature.ts';
+import { createMockFront, mockedApi, requestViolations } from './front.ts';
+import { createMockSender } from './webhooks.ts';
 
 describe('requestViolations', () => {
   it('turns sl-violations locations into the pointers of 400 validation-failed', () => {
@@ -26,3 +32,45 @@ describe('requestViolations', () => {
     expect(requestViolations('not json')).toEqual([]);
   });
 });
+
+// Each operation goes to the Prism of its own document, as the documents' paths say: stand-ins
+// on loopback answer with the name of the document they stand for.
+describe('the front routes each operation to its document', () => {
+  const standIns = new Map<ApiName, Server>();
+  let front: ServerType;
+  let base = '';
+
+  beforeAll(async () => {
+    for (const api of API_NAMES) standIns.set(api, await listen(createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ api })))));
+    const sender = createMockSender();
+    const app = createMockFront({
+      apis: API_NAMES.map((api) => mockedApi(api)),
+      prismUrl: async (api) => `http://127.0.0.1:${(standIns.get(api)?.address() as AddressInfo).port}`,
+      selfUrl: () => base,
+      webhookSecret: generateSecret(),
+      callbackSecret: generateSecret(),
+      sender,
+    });
+    front = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((resolve) => front.once('listening', resolve));
+    base = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+    return async () => {
+      await sender.close();
+      for (const s of [front, ...standIns.values()]) await new Promise((resolve) => s.close(resolve));
+    };
+  });
+
+  it.each([
+    ['/v2/orders/3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90', 'orders'],
+    ['/v2/webhooks/endpoints', 'management'],
+    ['/sandbox/wallet', 'sandbox'],
+    ['/transactions/users?userId=u-1', 'transactions'],
+  ])('GET %s goes to the Prism of %s', async (path, api) => {
+    const res = await fetch(`${base}${path}`, { headers: { 'x-api-key': 'pk_test_front', 'x-api-hash': 'sk_test_front' } });
+    expect(await res.json()).toEqual({ api });
+  });
+});
+
+function listen(server: Server): Promise<Server> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}

@@ -2,7 +2,7 @@
 // credentials must be present where the operation's security asks for them (401), the body is
 // read and the request validated by the server's own steps (415, 413, 400 malformed-json,
 // 400 validation-failed naming each pointer), and only a request the contract accepts reaches
-// Prism, which answers a documented example (the `Prefer` header picks another). Should Prism
+// the Prism of the operation's document (prism.ts), which answers a documented example (the `Prefer` header picks another). Should Prism
 // still find a request violation (`sl-violations`), that becomes 400 validation-failed too:
 // a refused request never gets an unrelated documented example.
 //
@@ -10,7 +10,8 @@
 // /_mock/callbacks relays the callbacks Prism fires (the payout's notifyUrl), signed.
 import { Hono, type Context } from 'hono';
 import pino from 'pino';
-import { API_NAMES, compileOperation, loadDocument, loadOperations, type ApiName, type OperationSpec } from '../../server/contract/operations.ts';
+import { operationsOf } from '../../contract/operations.ts';
+import { API_NAMES, compileOperation, loadDocument, type ApiName, type OperationSpec } from '../../server/contract/operations.ts';
 import { AppError } from '../../server/domain/errors.ts';
 import { newEventId } from '../../server/domain/ids.ts';
 import type { AppEnv } from '../../server/http/app-env.ts';
@@ -26,8 +27,10 @@ import { checkDestination } from '../../server/domain/destination-check.ts';
 import { UnknownEventError, mockDestinationPolicy, mockEvents, postSigned, sendMockEvent } from './webhooks.ts';
 
 export interface FrontOptions {
-  /** Prism's base URL (the joined document). */
-  prismUrl: string;
+  /** The documents served, each prepared once (mockedApi): a reload prepares the changed one only. */
+  apis: readonly MockedApi[];
+  /** The base URL of the Prism that serves `api`'s document (it moves when Prism reloads). */
+  prismUrl: (api: ApiName) => Promise<string>;
   /** This front's own base URL, for the callbacks Prism fires through it. */
   selfUrl: () => string;
   /** Signs POST /_mock/webhooks when the call names no secret (as an endpoint's signing secret). */
@@ -49,21 +52,42 @@ export function createMockFront(opts: FrontOptions): Hono<AppEnv> {
   app.use('*', requestId());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   mountMockRoutes(app, opts);
-  for (const api of API_NAMES) mountApi(app, api, opts);
+  for (const api of opts.apis) mountApi(app, api, opts);
   app.notFound(routeNotFound(API_NAMES));
   app.onError(problemErrorHandler(pino({ level: 'warn' })));
   return app;
 }
 
-function mountApi(app: Hono<AppEnv>, api: ApiName, opts: FrontOptions): void {
-  const doc = loadDocument(api);
+/** An operation of a document as the front handles it: its steps, then its document's Prism. */
+interface MockedOperation {
+  spec: OperationSpec;
+  steps: Step[];
+  callbackPointers: string[];
+}
+
+export interface MockedApi {
+  api: ApiName;
+  operations: MockedOperation[];
+}
+
+/** Compiles the steps of `api`'s operations (the costly part of a front), from generated/openapi/ by default. */
+export function mockedApi(api: ApiName, doc: Obj = loadDocument(api)): MockedApi {
   const schemes = ((doc.components as Obj | undefined)?.securitySchemes ?? {}) as Record<string, Obj>;
-  for (const spec of loadOperations(api)) {
-    const steps: Step[] = [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), validateRequestStep(compileOperation(spec))];
-    const callbackPointers = callbackBodyPointers(doc, spec);
+  const operations = operationsOf(api, doc).map((spec) => ({
+    spec,
+    steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), validateRequestStep(compileOperation(spec))],
+    callbackPointers: callbackBodyPointers(doc, spec),
+  }));
+  return { api, operations };
+}
+
+// Each operation goes to the Prism of the document it belongs to: the routing follows the
+// documents' own paths (/v2/orders is orders', /v2/webhooks management's), no table of prefixes.
+function mountApi(app: Hono<AppEnv>, { api, operations }: MockedApi, opts: FrontOptions): void {
+  for (const { spec, steps, callbackPointers } of operations) {
     app.on(spec.method.toUpperCase(), [spec.honoPath], async (c) => {
       await runSteps(steps, c);
-      return forwardToPrism(c, opts, callbackPointers);
+      return forwardToPrism(c, await opts.prismUrl(api), opts, callbackPointers);
     });
   }
 }
@@ -105,14 +129,14 @@ function callbackBodyPointers(doc: Obj, spec: OperationSpec): string[] {
   );
 }
 
-async function forwardToPrism(c: Context<AppEnv>, opts: FrontOptions, callbackPointers: readonly string[]): Promise<Response> {
+async function forwardToPrism(c: Context<AppEnv>, prismUrl: string, opts: FrontOptions, callbackPointers: readonly string[]): Promise<Response> {
   const url = new URL(c.req.url);
   const headers = new Headers();
   c.req.raw.headers.forEach((value, name) => {
     if (!HOP_BY_HOP.has(name)) headers.set(name, value);
   });
   const body = c.get('body');
-  const res = await fetch(`${opts.prismUrl}${url.pathname}${url.search}`, {
+  const res = await fetch(`${prismUrl}${url.pathname}${url.search}`, {
     method: c.req.method,
     headers,
     ...(body === undefined ? {} : { body: JSON.stringify(throughCallbackRelay(body, callbackPointers, opts.selfUrl())) }),

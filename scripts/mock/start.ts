@@ -1,10 +1,10 @@
-// startMock: Prism on a free loopback port behind the front on the one base URL. Used by
+// startMock: a Prism per document, each on a free loopback port, behind the front on the one base URL. Used by
 // `npm run mock` and by other scripts that need the mock (start, use, close).
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { generateSecret } from '../../signing/signature.ts';
 import { createMockFront } from './front.ts';
-import { joinedDocument, startPrism } from './prism.ts';
+import { serveDocuments } from './served.ts';
 import { createMockSender } from './webhooks.ts';
 
 export interface MockOptions {
@@ -23,8 +23,9 @@ export interface RunningMock {
   url: string;
   secrets: { webhook: string; callback: string };
   /**
-   * Serves the documents of generated/ as they are now: Prism reloads the joined document and the
-   * front its validators. Also `POST /_mock/reload` (npm run dev calls it after a good save).
+   * Serves the documents of generated/ as they are now: the Prism of each document that changed
+   * reloads it and the front recompiles its validators; the others keep serving. Also
+   * `POST /_mock/reload` (npm run dev calls it after a good save).
    */
   reload(): Promise<void>;
   close(): Promise<void>;
@@ -33,18 +34,22 @@ export interface RunningMock {
 export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   const host = opts.host ?? '127.0.0.1';
   const secrets = { webhook: opts.webhookSecret ?? generateSecret(), callback: opts.callbackSecret ?? generateSecret() };
-  const prism = await startPrism(opts.log ?? (() => {}));
+  const documents = await serveDocuments({ log: opts.log ?? (() => {}) });
   let url = '';
   const sender = createMockSender();
   const newFront = (): ReturnType<typeof createMockFront> =>
-    createMockFront({ prismUrl: prism.url, selfUrl: () => url, webhookSecret: secrets.webhook, callbackSecret: secrets.callback, sender });
+    createMockFront({ apis: documents.mocked(), prismUrl: documents.prismUrl, selfUrl: () => url, webhookSecret: secrets.webhook, callbackSecret: secrets.callback, sender });
   let front = newFront();
   // One reload at a time; a call made during one waits for it and then runs its own.
   let reloading: Promise<void> = Promise.resolve();
   const reload = (): Promise<void> => {
     reloading = reloading.catch(() => {}).then(async () => {
-      await prism.reload(joinedDocument());
-      front = newFront();
+      try {
+        await documents.refresh();
+      } finally {
+        // The compiled operations of every document that did reload (a front costs milliseconds).
+        front = newFront();
+      }
     });
     return reloading;
   };
@@ -67,7 +72,7 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
       s.once('error', reject);
     });
   } catch (err) {
-    await Promise.all([prism.close(), sender.close()]);
+    await Promise.all([documents.close(), sender.close()]);
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
@@ -82,7 +87,7 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
         // Idle keep-alive connections would hold close() for their timeout.
         if ('closeAllConnections' in server) server.closeAllConnections();
       });
-      await Promise.all([prism.close(), sender.close()]);
+      await Promise.all([documents.close(), sender.close()]);
     },
   };
 }
