@@ -34,6 +34,9 @@ export interface Config {
   listCacheBytes: number;
   /** Refuse a store call made inside a store transaction (store/nesting-guard.ts); default off in production only. */
   checkNestedTransactions: boolean;
+  /** DELIVERY_WORKER=off: this instance serves the APIs only and sends no webhooks (PostgreSQL
+   * only: other instances of the same database deliver what it queues). */
+  deliveryWorker: boolean;
 }
 
 export interface MetricsConfig {
@@ -97,7 +100,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const metricsPort = env.METRICS_PORT ? portSetting(env, 'METRICS_PORT', 0) : null;
   const nested = env.CHECK_NESTED_TRANSACTIONS;
   if (nested !== undefined && nested !== 'true' && nested !== 'false') throw new ConfigError(`CHECK_NESTED_TRANSACTIONS must be true or false, not ${nested}`);
+  const worker = env.DELIVERY_WORKER ?? 'on';
+  if (worker !== 'on' && worker !== 'off') throw new ConfigError(`DELIVERY_WORKER must be on or off, not ${worker}`);
+  // With the embedded store nobody else could deliver what this instance queues.
+  if (worker === 'off' && databaseUrl === null) throw new ConfigError('DELIVERY_WORKER=off needs DATABASE_URL: another instance of that database must deliver the webhooks');
   return {
+    deliveryWorker: worker === 'on',
     checkNestedTransactions: nested === undefined ? nodeEnv !== 'production' : nested === 'true',
     rateLimitPerSecond,
     metrics: { token: metricsToken, port: metricsPort, host: env.METRICS_HOST ?? '127.0.0.1' },

@@ -54,3 +54,13 @@ describe('LIST_CACHE_MB', () => {
     }
   });
 });
+
+describe('DELIVERY_WORKER', () => {
+  it('is on by default; off only beside DATABASE_URL, where other instances deliver; anything else is refused', () => {
+    expect(loadConfig({}).deliveryWorker).toBe(true);
+    const pg = { DATABASE_URL: 'postgres://localhost/db', SECRETS_KEY: Buffer.alloc(32).toString('base64url') };
+    expect(loadConfig({ ...pg, DELIVERY_WORKER: 'off' }).deliveryWorker).toBe(false);
+    expect(() => loadConfig({ DELIVERY_WORKER: 'off' })).toThrow(/DELIVERY_WORKER=off needs DATABASE_URL/);
+    expect(() => loadConfig({ ...pg, DELIVERY_WORKER: 'no' })).toThrow(/DELIVERY_WORKER must be on or off, not no/);
+  });
+});

@@ -100,7 +100,8 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     metrics,
     readiness,
     async start() {
-      engine.start();
+      // An API-only instance (DELIVERY_WORKER=off) leaves its queued deliveries to the others.
+      if (config.deliveryWorker) engine.start();
       readiness.serving(store);
     },
     endStreams() {

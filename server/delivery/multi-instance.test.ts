@@ -190,4 +190,27 @@ describe('two instances on one PostgreSQL database', () => {
       `after kill -9: produced ${PHASE_ONE + PHASE_TWO} in all, ${taken.length} leased by the killed instance, all delivered; received ${received.size} distinct, ${duplicated.length} of the taken-over ones twice`,
     );
   }, 240_000);
+
+  it('an API-only instance (DELIVERY_WORKER=off) takes orders and sends nothing; the other instances deliver them', async () => {
+    delayMs = 0;
+    const apiOnly = await startServer({ env: { ...env, DELIVERY_WORKER: 'off' } });
+    servers.push(apiOnly); // killed with the others
+    const orders = createOrdersClient({ baseUrl: apiOnly.url, apiKey: tenant.apiKey, apiHash: tenant.apiHash });
+    const before = received.size;
+    const count = 40;
+    for (let i = 0; i < count; i++) {
+      const r = await orders.POST('/v2/orders', { body: { merchantReference: `api-only-${i}`, amountMinor: 100 } });
+      expect(r.response.status).toBe(201);
+    }
+    // Who holds leases while they go out: never the API-only instance.
+    const holders = new Set<number>();
+    const deadline = Date.now() + 60_000;
+    while (received.size < before + count) {
+      if (Date.now() > deadline) throw new Error(`timed out: ${received.size - before} of ${count} delivered`);
+      for (const d of await liveLeases()) if (d.leaseOwner) holders.add(pidOf(d.leaseOwner));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(holders.has(apiOnly.child.pid!)).toBe(false);
+    expect(await feedIds(apiOnly.url)).toHaveLength(received.size);
+  }, 120_000);
 });
