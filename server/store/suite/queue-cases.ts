@@ -359,4 +359,33 @@ export function queueCases(s: () => Store): void {
     // The busy endpoint is at its limit: the claim still finds the other endpoint's delivery.
     expect((await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 2, limit: 10 }))).map((c) => c.delivery.id)).toEqual([late.id]);
   });
+
+  it('one claim shape on every store: the spread is shared by both steps, past any window, and leases read back as claimed', async () => {
+    const w = await world(s());
+    // A: the endpoint, with a backlog longer than either store's first-step window (at most 200
+    // rows for a claim of 10), due first; then three callback urls B, C, D.
+    const a = Array.from({ length: 300 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 1000 + i }));
+    const cb = (host: string, n: number, from: number) =>
+      Array.from({ length: n }, (_, i) => deliveryRecord(w.event, null, { url: `https://${host}.northwind.example/callbacks`, nextAttemptAt: from + i }));
+    const [b, c, d] = [cb('b', 3, T0 - 600), cb('c', 2, T0 - 500), cb('d', 2, T0 - 400)];
+    await insert(s(), ...a, ...b, ...c, ...d);
+    const ids = (cs: { delivery: { id: string } }[]) => cs.map((x) => x.delivery.id);
+    const claim = (owner: string, now: number, slots: number) => ({ ...opts(owner, now, { limit: 10, perEndpointLimit: 2, exclusive: true }), spread: { slots, perDestination: 2 } });
+    // Three slots: A (its room of 2) from the window, which A's backlog fills; the one slot
+    // left goes to B in the scan by destination (2 more); C would pass the three.
+    const first = await s().queue.claim(claim('worker-a', T0, 3));
+    expect(ids(first)).toEqual([a[0]!.id, a[1]!.id, b[0]!.id, b[1]!.id]);
+    expect(first.map((x) => [x.delivery.leaseOwner, x.delivery.leaseExpiresAt])).toEqual(Array.from({ length: 4 }, () => ['worker-a', T0 + 30_000]));
+    for (const x of first) expect(await get(w, x.delivery.id)).toEqual(x.delivery);
+    // Another owner skips what worker-a serves: C, then D (2 + 2 slots, D starting below 3).
+    expect(ids(await s().queue.claim(claim('worker-b', T0, 3)))).toEqual([c[0]!.id, c[1]!.id, d[0]!.id, d[1]!.id]);
+    // No slot: only worker-a's own destinations, which are at their limit.
+    expect(await s().queue.claim(claim('worker-a', T0, 0))).toEqual([]);
+    // A completion frees room on A; the claim riding with it tops A up, nothing new.
+    const done = { attempt: attempt(a[0]!.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
+    const r = await s().queue.completeAndClaim('worker-a', [{ deliveryId: a[0]!.id, leaseExpiresAt: T0 + 30_000, result: done }], claim('worker-a', T0 + 200, 0));
+    expect([r.applied, ids(r.claimed), r.claimed[0]!.delivery.leaseExpiresAt]).toEqual([[true], [a[2]!.id], T0 + 30_200]);
+    // Once every lease has expired, a new owner takes them over under the same rule.
+    expect(ids(await s().queue.claim(claim('worker-c', T0 + 30_200, 5)))).toEqual([a[1]!.id, a[2]!.id, b[0]!.id, b[1]!.id, c[0]!.id, c[1]!.id]);
+  });
 }
