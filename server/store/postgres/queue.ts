@@ -113,10 +113,10 @@ export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDeli
   return rows.map(mapping.claimedFromRow);
 }
 
-// The batch of attempts in one statement (one round trip, one WAL flush). A delivery disabled
-// while in flight (endpoint edited or disabled) keeps its state; the attempt is stored all the same. The input
-// arrives as parallel arrays; rows are locked in seq order (as every other multi-row writer of
-// deliveries does) and only those still leased by $1 with the very lease the claim gave.
+// The batch of attempts in one statement (one round trip, one WAL flush). The input arrives as
+// parallel arrays; rows are locked in seq order (as every other multi-row writer of deliveries
+// does) and only those still leased by $1 with the very lease the claim gave. A delivery
+// disabled while in flight (endpoint edited or disabled) keeps its state; the attempt is stored.
 const COMPLETE_MANY = `
   WITH input AS (
     SELECT * FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::integer[], $6::bigint[], $7::integer[], $8::bigint[],
