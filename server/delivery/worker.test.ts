@@ -536,13 +536,12 @@ describe('delivery worker', () => {
     expect(attempts).toHaveLength(1);
 
     // The crashed worker coming back cannot record anything any more.
-    const late = await store.queue.complete('crashed-worker', deliveryId, {
-      attempt: { ...attempts[0]!, number: 1 },
-      state: 'failed',
-      nextAttemptAt: null,
-      deliveredAt: null,
-    });
-    expect(late).toBe(false);
+    const late = await store.queue.completeAndClaim(
+      'crashed-worker',
+      [{ deliveryId, leaseExpiresAt: crashed[0]!.delivery.leaseExpiresAt!, result: { attempt: { ...attempts[0]!, number: 1 }, state: 'failed', nextAttemptAt: null, deliveredAt: null } }],
+      null,
+    );
+    expect(late.applied).toEqual([false]);
     expect((await delivery(scope.environmentId, deliveryId)).d.state).toBe('delivered');
   });
 

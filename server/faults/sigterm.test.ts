@@ -76,7 +76,7 @@ describe.skipIf(!LONG_FAULTS)('SIGTERM under load', () => {
       await Promise.all(producers);
       const db = new Database(path.join(dataDir, 'payments.db'), { readonly: true });
       try {
-        leftLeased.push((db.prepare('SELECT COUNT(*) AS n FROM deliveries WHERE lease_owner IS NOT NULL').get() as { n: number }).n);
+        leftLeased.push((db.prepare('SELECT COUNT(*) AS n FROM delivery_leases').get() as { n: number }).n);
       } finally {
         db.close();
       }

@@ -1,6 +1,12 @@
 // What both stores share about their numbered, append-only migrations: each store has its own
 // migrations/NNNN_name.sql files (its own dialect), read and checked the same way, and the
 // same refusal of a database written by a newer version.
+//
+// The rule from SHARED_FROM on (migrations.test.ts checks it): a change of schema is one
+// migration with the same number and name in both stores, even where one store has nothing to
+// do (its file then holds only a comment saying why). Before it the stores had drifted (SQLite
+// 0002 has no PostgreSQL twin, PostgreSQL's 0005 delivery_leases came to SQLite as its 0006);
+// both reached 0006 with the same queue structure.
 import { readdirSync, readFileSync } from 'node:fs';
 
 export interface Migration {
@@ -10,6 +16,16 @@ export interface Migration {
 }
 
 const FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
+
+/** The first migration number both stores share, name included. */
+export const SHARED_FROM = 7;
+
+/** The migrations from SHARED_FROM on whose number or name one store lacks (none when the rule holds). */
+export function unsharedMigrations(a: readonly Migration[], b: readonly Migration[]): string[] {
+  const names = (ms: readonly Migration[]) => new Set(ms.filter((m) => m.version >= SHARED_FROM).map((m) => m.name));
+  const [x, y] = [names(a), names(b)];
+  return [...[...x].filter((n) => !y.has(n)), ...[...y].filter((n) => !x.has(n))].sort();
+}
 
 /** The migrations in `dir`, checked to be numbered 1, 2, 3, ... without gaps. */
 export function loadMigrationFiles(dir: URL): Migration[] {

@@ -162,7 +162,7 @@ export interface DeliveryRow {
   delivered_at: number | null;
 }
 
-/** A delivery's row as read: with its lease (SQLite: columns of the row; PostgreSQL: the view delivery_records). */
+/** A delivery's row as read: with its lease (the view delivery_records of both stores). */
 export interface DeliveryReadRow extends DeliveryRow {
   lease_owner: string | null;
   lease_expires_at: number | null;
@@ -185,6 +185,7 @@ export interface AttemptRow<B> {
 /** What the queue's claim reads: the delivery's columns, its event's as e_*, and the secret to sign with. */
 export type ClaimedRow = DeliveryReadRow & {
   seq: number;
+  destination: string;
   secret_enc: string;
   e_id: string;
   e_environment_id: string;

@@ -22,8 +22,6 @@ export interface Sql<B, J> {
   readonly commitOrder: 'seq' | 'transaction';
   /** Whether a WITH clause may hold INSERTs (PostgreSQL): several writes in one statement, one round trip. */
   readonly writableCte: boolean;
-  /** What deliveries are read from, with their lease: SQLite's table (the lease is in the row), PostgreSQL's view over deliveries and delivery_leases. */
-  readonly deliveryRecords: 'deliveries' | 'delivery_records';
   /** The literal a boolean column is compared with (as the partial indexes are written). */
   readonly true: string;
   /** The condition "column is one of values"; appends what it binds to params. */

@@ -239,30 +239,20 @@ export interface DeliveryQueue {
    */
   claim(opts: ClaimOptions): Promise<ClaimedDelivery[]>;
   /**
-   * Stores the attempt and moves the delivery on, only if `owner` still holds the lease.
-   * A delivery that became disabled meanwhile keeps its state; the attempt is stored.
-   * Returns false when the lease was lost (nothing written).
-   */
-  complete(owner: string, deliveryId: string, result: AttemptResult): Promise<boolean>;
-  /**
-   * `complete` for many attempts in one store transaction (one commit, one fsync or WAL
-   * flush for all). Each is applied only if `owner` still holds that very lease (owner and
-   * lease end); the answer says, in order, which were applied. Nothing is acknowledged before
-   * the whole batch is durable.
-   */
-  completeMany(owner: string, completions: readonly Completion[]): Promise<boolean[]>;
-  /**
-   * `completeMany`, then (when `claim` is given) a claim that sees the leases it freed: one
-   * store call per batch where the worker used to make two (record, then claim again). The
-   * claim's failure never undoes the recorded attempts: it comes back as `claimError`, with
-   * nothing claimed.
+   * Records a batch of attempts, then (when `claim` is given) claims, seeing the leases the
+   * batch freed: one store call per batch. Each attempt is stored and its delivery moved on
+   * only if `owner` still holds that very lease (owner and lease end); `applied` says, in
+   * order, which were (a lost lease writes nothing). A delivery that became disabled meanwhile
+   * keeps its state; the attempt is stored. Nothing is acknowledged before the whole batch is
+   * durable (one commit, one fsync or WAL flush). The claim's failure never undoes the
+   * recorded attempts: it comes back as `claimError`, with nothing claimed.
    */
   completeAndClaim(owner: string, completions: readonly Completion[], claim: ClaimOptions | null): Promise<CompleteAndClaim>;
   /** Gives leased deliveries back (drain on shutdown) without counting an attempt. */
   release(owner: string, deliveryIds: readonly string[]): Promise<void>;
   /** When the next pending delivery is due (including expiring leases), or null. */
   nextDueAt(): Promise<Millis | null>;
-  /** Pending deliveries by state at `now`, for the operator's metrics (queue-stats.ts of each store). */
+  /** Pending deliveries by state at `now`, for the operator's metrics (queue-sql.ts: STATS). */
   stats(now: Millis): Promise<QueueStats>;
 }
 

@@ -148,25 +148,23 @@ export async function failCycle(services: TestServer['services'], owner: string,
     const number = mine.delivery.attemptCount + 1;
     const last = number >= 10;
     const startedAt = Date.now();
-    const stored = await queue.complete(owner, deliveryId, {
-      attempt: {
-        deliveryId,
-        cycle: mine.delivery.cycle,
-        number,
-        startedAt,
-        durationMs: 12,
-        signatureTimestamp: Math.floor(startedAt / 1000),
-        outcome: 'response',
-        statusCode: 503,
-        errorClass: null,
-        responseBody: '{"error":"maintenance"}',
-        success: false,
-      },
-      state: last ? 'failed' : 'pending',
-      nextAttemptAt: last ? null : Date.now() + DAY,
-      deliveredAt: null,
-    });
-    expect(stored).toBe(true);
+    const attempt = {
+      deliveryId,
+      cycle: mine.delivery.cycle,
+      number,
+      startedAt,
+      durationMs: 12,
+      signatureTimestamp: Math.floor(startedAt / 1000),
+      outcome: 'response' as const,
+      statusCode: 503,
+      errorClass: null,
+      responseBody: '{"error":"maintenance"}',
+      success: false,
+    };
+    const result = { attempt, state: last ? ('failed' as const) : ('pending' as const), nextAttemptAt: last ? null : Date.now() + DAY, deliveredAt: null };
+    // Recorded the way the worker records its batches, under the lease the claim gave.
+    const { applied } = await queue.completeAndClaim(owner, [{ deliveryId, leaseExpiresAt: mine.delivery.leaseExpiresAt!, result }], null);
+    expect(applied).toEqual([true]);
     if (last) return;
   }
   throw new Error(`could not fail delivery ${deliveryId}`);

@@ -157,7 +157,7 @@ describe('PostgreSQL store', () => {
     const claimed = await store.queue.claim({ owner: 'worker-b', now: T0, leaseMs: 30_000, limit: 10, perEndpointLimit: 10 });
     expect(claimed.map((c) => c.delivery.id)).toEqual([free.id]);
     const result = { attempt: attempt(leased.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
-    expect(await store.queue.completeMany('worker-a', [{ deliveryId: leased.id, leaseExpiresAt: T0 + 30_000, result }])).toEqual([true]);
+    expect((await store.queue.completeAndClaim('worker-a', [{ deliveryId: leased.id, leaseExpiresAt: T0 + 30_000, result }], null)).applied).toEqual([true]);
     expect(await get(leased.id)).toMatchObject({ state: 'delivered', leaseOwner: null, leaseExpiresAt: null });
     expect((await raw.query('SELECT owner FROM delivery_leases')).rows).toEqual([{ owner: 'worker-b' }]);
   });
@@ -257,8 +257,11 @@ describe('PostgreSQL store', () => {
     expect(await a.queue.claim({ owner: 'a', now: T0, leaseMs: 1000, limit: 5, perEndpointLimit: 5 })).toHaveLength(1);
     expect(await b.queue.claim({ owner: 'b', now: T0 + 1000, leaseMs: 1000, limit: 5, perEndpointLimit: 5 })).toHaveLength(1);
     const result = { attempt: attempt(d.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
-    const [late, owner] = await Promise.all([a.queue.complete('a', d.id, result), b.queue.complete('b', d.id, result)]);
-    expect([late, owner]).toEqual([false, true]);
+    const [late, owner] = await Promise.all([
+      a.queue.completeAndClaim('a', [{ deliveryId: d.id, leaseExpiresAt: T0 + 1000, result }], null),
+      b.queue.completeAndClaim('b', [{ deliveryId: d.id, leaseExpiresAt: T0 + 2000, result }], null),
+    ]);
+    expect([late.applied, owner.applied]).toEqual([[false], [true]]);
     expect(await a.transaction((tx) => tx.deliveries.attempts(d.id))).toEqual([result.attempt]);
   });
 
@@ -475,7 +478,7 @@ describe('PostgreSQL store', () => {
     const { d } = await oneDelivery(a);
     await a.queue.claim({ owner: 'a', now: T0, leaseMs: 60_000, limit: 5, perEndpointLimit: 5 });
     const result = { attempt: attempt(d.id, { responseBody: 'ok\u0000tail' }), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
-    expect(await a.queue.complete('a', d.id, result)).toBe(true);
+    expect((await a.queue.completeAndClaim('a', [{ deliveryId: d.id, leaseExpiresAt: T0 + 60_000, result }], null)).applied).toEqual([true]);
     expect((await a.transaction((tx) => tx.deliveries.attempts(d.id)))[0]?.responseBody).toBe('ok\uFFFDtail');
   });
 

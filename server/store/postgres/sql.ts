@@ -17,7 +17,6 @@ export function postgresSql(db: Conn): Sql<boolean, unknown> {
     insertionOrder: 'seq',
     commitOrder: 'transaction',
     writableCte: true,
-    deliveryRecords: 'delivery_records',
     true: 'TRUE',
     anyOf(column, values, params) {
       params.push([...values]);

@@ -20,12 +20,12 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
+import type { DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { PgGroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
-import { stats as queueStats } from './queue-stats.ts';
+
 import { OrderNumbers } from './order-numbers.ts';
 import { postgresHooks, postgresSql } from './sql.ts';
 import { HEARTBEAT_MS, PgTransactionVersions } from './versions.ts';
@@ -157,8 +157,6 @@ export class PostgresStore implements Store {
     this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.listeners.wake(), this.versions, log);
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
-      complete: (owner: string, id: string, result: AttemptResult) => this.track(() => queue.complete(this.queuePool, owner, id, result)),
-      completeMany: (owner, completions) => this.track(() => queue.completeMany(this.queuePool, owner, completions)),
       completeAndClaim: (owner, completions, claim) => this.track(() => queue.completeAndClaim(this.queuePool, owner, completions, claim)),
       release: (owner, ids) =>
         this.track(async () => {
@@ -168,7 +166,7 @@ export class PostgresStore implements Store {
           await new Conn(this.queuePool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
       nextDueAt: () => this.track(() => queue.nextDueAt(this.queuePool)),
-      stats: (now) => this.track(() => queueStats(this.pool, now)),
+      stats: (now) => this.track(() => queue.stats(this.pool, now)),
     };
   }
 

@@ -47,7 +47,7 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void, eventsReco
       if (inserted && d.state === 'pending') ready();
       return inserted;
     },
-    get: getter(sql, sql.deliveryRecords, m.deliveryFromRow),
+    get: getter(sql, 'delivery_records', m.deliveryFromRow),
     async list(environmentId, { q, limit, cursor }) {
       const where = ['environment_id = $1'];
       const params: unknown[] = [environmentId];
@@ -59,7 +59,7 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void, eventsReco
                      UNION ALL SELECT seq FROM deliveries WHERE environment_id = $1 AND merchant_reference = ${p}
                      UNION ALL SELECT seq FROM deliveries WHERE event_id = ${p})`);
       }
-      return seqPage(sql, sql.deliveryRecords, m.deliveryFromRow, where, params, { limit, cursor });
+      return seqPage(sql, 'delivery_records', m.deliveryFromRow, where, params, { limit, cursor });
     },
     async attempts(deliveryId) {
       return all(sql, m.attemptFromRow, 'SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY cycle, number', [deliveryId]);

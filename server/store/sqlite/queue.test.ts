@@ -20,6 +20,10 @@ describe('sqlite delivery queue statements', () => {
     // Prepared here, once: both claim steps (the window fills, then it does not), the lease, the read.
     expect(await store.queue.claim(claim(T0 + 100, 2, 2))).toHaveLength(2);
     expect(await store.queue.claim(claim(T0 + 110, 4, 3))).toHaveLength(1);
+    // And a completion (its lease's end returns a row: one row constructor, compiled here).
+    const [first] = await store.queue.claim(claim(T0 + 115, 1, 4));
+    const done = { attempt: attempt(first!.delivery.id, { startedAt: T0 + 99 }), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 199 };
+    expect((await store.queue.completeAndClaim('w', [{ deliveryId: first!.delivery.id, leaseExpiresAt: first!.delivery.leaseExpiresAt!, result: done }], null)).applied).toEqual([true]);
     const compiled = vi.spyOn(globalThis, 'Function');
     let held = (await store.queue.claim(claim(T0 + 120, 5, 9))).map((c) => c.delivery);
     for (let i = 0; i < 5; i++) {

@@ -76,7 +76,6 @@ export function sqliteSql(db: Db): Sql<Bit, string> {
     insertionOrder: 'rowid',
     commitOrder: 'seq',
     writableCte: false,
-    deliveryRecords: 'deliveries',
     true: '1',
     anyOf(column, values, params) {
       const first = params.length + 1;

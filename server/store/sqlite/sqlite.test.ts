@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
-import { T0, paymentRecord, payoutRecord, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
+import { T0, attempt, deliveryRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openSqliteStore, type SqliteStore } from './store.ts';
 import { EXTERNAL_CHECK_MS } from './versions.ts';
@@ -89,6 +89,45 @@ describe('SQLite store', () => {
     const indexes = reader.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'transactions' AND sql IS NOT NULL ORDER BY name").all();
     reader.close();
     expect(indexes).toEqual(['transactions_order', 'transactions_order_number', 'transactions_tx_hash', 'transactions_user'].map((name) => ({ name })));
+  });
+
+  it('0006 moves leases out of the delivery rows, keeping every row, its seq and its attempts, and the queue honours the moved leases', async () => {
+    const file = freshFile();
+    const raw = new Database(file);
+    migrate(raw, loadMigrations().filter((m) => m.version < 6));
+    const store = await open(file);
+    const { env } = await seedEnvironment(store);
+    const { ep, event } = await seedEndpointAndEvent(store, env);
+    const [leased, free, done] = [T0 - 2000, T0 - 1000, T0 - 3000].map((at) => deliveryRecord(event, ep, { nextAttemptAt: at }));
+    await store.transaction(async (tx) => {
+      for (const d of [leased!, free!, done!]) await tx.deliveries.insert(d);
+    });
+    raw.prepare('UPDATE deliveries SET lease_owner = ?, lease_expires_at = ? WHERE id = ?').run('worker-a', T0 + 30_000, leased!.id);
+    const before = attempt(done!.id);
+    raw.prepare(`INSERT INTO delivery_attempts (delivery_id, cycle, number, started_at, duration_ms, signature_timestamp, outcome, status_code, error_class, response_body, success)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(done!.id, before.cycle, before.number, before.startedAt, before.durationMs, before.signatureTimestamp, before.outcome, before.statusCode, before.errorClass, before.responseBody, before.success ? 1 : 0);
+    const seqs = raw.prepare('SELECT id, seq FROM deliveries ORDER BY seq').all();
+    raw.close();
+    await store.migrate();
+    const get = (id: string) => store.transaction((tx) => tx.deliveries.get(env.id, id));
+    expect(await get(leased!.id)).toEqual({ ...leased, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 });
+    expect(await get(free!.id)).toEqual(free);
+    expect(await store.transaction((tx) => tx.deliveries.attempts(done!.id))).toEqual([before]);
+    // Another worker takes only the unleased ones; the lease holder still records its attempt.
+    const claimed = await store.queue.claim({ owner: 'worker-b', now: T0, leaseMs: 30_000, limit: 10, perEndpointLimit: 10 });
+    expect(claimed.map((c) => c.delivery.id)).toEqual([done!.id, free!.id]);
+    const result = { attempt: attempt(leased!.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
+    expect((await store.queue.completeAndClaim('worker-a', [{ deliveryId: leased!.id, leaseExpiresAt: T0 + 30_000, result }], null)).applied).toEqual([true]);
+    expect(await get(leased!.id)).toMatchObject({ state: 'delivered', leaseOwner: null, leaseExpiresAt: null });
+    // Same seqs, and a new delivery's comes after them (the AUTOINCREMENT counter moved over).
+    const later = deliveryRecord(event, ep);
+    await store.transaction((tx) => tx.deliveries.insert(later));
+    const reader = new Database(file, { readonly: true });
+    const after = reader.prepare('SELECT id, seq FROM deliveries ORDER BY seq').all() as { id: string; seq: number }[];
+    expect(reader.pragma('foreign_key_check')).toEqual([]);
+    reader.close();
+    expect(after.slice(0, 3)).toEqual(seqs);
+    expect(after[3]).toEqual({ id: later.id, seq: 4 });
   });
 
   it('refuses a database that has a migration this code does not know', async () => {

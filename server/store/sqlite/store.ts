@@ -9,13 +9,13 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from '
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { AttemptResult, DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
+import type { DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
-import { stats as queueStats } from './queue-stats.ts';
+
 import { sqliteHooks, sqliteSql } from './sql.ts';
 import { TransactionVersions } from './versions.ts';
 
@@ -57,19 +57,15 @@ export class SqliteStore implements Store {
     this.queue = {
       // A claim needs no log sync of its own (group-commit.ts): a lost lease means a resend.
       claim: (o) => this.exclusive(() => queue.claim(this.db, o), true, false),
-      complete: (owner: string, id: string, result: AttemptResult) => this.exclusive(() => queue.complete(this.db, owner, id, result)),
-      // One unit of the group commit for the whole batch: its attempts share one fsync.
-      completeMany: (owner, completions) =>
-        completions.length === 0 ? Promise.resolve([]) : this.exclusive(() => queue.completeMany(this.db, owner, completions)),
-      // One unit of the group commit: the claim runs after the completions in the same
-      // transaction (so it sees the leases they free) and shares their one sync.
+      // One unit of the group commit: the batch's attempts share one fsync, and the claim runs
+      // after the completions in the same transaction (so it sees the leases they free).
       completeAndClaim: (owner, completions, claim) => this.exclusive(() => queue.completeAndClaim(this.db, owner, completions, claim)),
       release: async (owner, ids) => {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
         if (released > 0) this.listeners.wake();
       },
       nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), false),
-      stats: (now) => this.exclusive(() => queueStats(this.db, now), false),
+      stats: (now) => this.exclusive(() => queue.stats(this.db, now), false),
     };
   }
 

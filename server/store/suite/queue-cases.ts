@@ -1,6 +1,6 @@
 // The delivery queue: claiming with leases, completing, releasing, and when work is next due.
 import { expect, it } from 'vitest';
-import type { Store } from '../types.ts';
+import type { AttemptResult, Store } from '../types.ts';
 import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../domain/model.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, seedEndpointAndEvent, seedEnvironment, waitFor } from './fixtures.ts';
 
@@ -34,6 +34,9 @@ const opts = (owner: string, now: number, o: { leaseMs?: number; limit?: number;
 export function queueCases(s: () => Store): void {
   const get = (w: World, id: string) => s().transaction((tx) => tx.deliveries.get(w.env.id, id));
   const attempts = (id: string) => s().transaction((tx) => tx.deliveries.attempts(id));
+  // One attempt recorded the way the worker records its batches: completeAndClaim, no claim.
+  const complete = async (owner: string, deliveryId: string, leaseExpiresAt: number, result: AttemptResult) =>
+    (await s().queue.completeAndClaim(owner, [{ deliveryId, leaseExpiresAt, result }], null)).applied[0];
 
   it('claim returns due deliveries only, oldest due first, with their event and signing secret', async () => {
     const w = await world(s());
@@ -76,9 +79,9 @@ export function queueCases(s: () => Store): void {
     const reclaimed = await s().queue.claim(opts('worker-b', T0 + 30_000, { leaseMs: 30_000 }));
     expect(reclaimed.map((c) => c.delivery)).toEqual([{ ...d, leaseOwner: 'worker-b', leaseExpiresAt: T0 + 60_000 }]);
     const result = { attempt: attempt(d.id, { startedAt: T0 + 100 }), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 283 };
-    expect(await s().queue.complete('worker-a', d.id, result)).toBe(false);
+    expect(await complete('worker-a', d.id, T0 + 30_000, result)).toBe(false);
     expect(await attempts(d.id)).toEqual([]);
-    expect(await s().queue.complete('worker-b', d.id, { ...result, attempt: attempt(d.id, { startedAt: T0 + 30_100 }) })).toBe(true);
+    expect(await complete('worker-b', d.id, T0 + 60_000, { ...result, attempt: attempt(d.id, { startedAt: T0 + 30_100 }) })).toBe(true);
     expect(await attempts(d.id)).toHaveLength(1);
   });
 
@@ -114,7 +117,7 @@ export function queueCases(s: () => Store): void {
     // The limit counts every live lease, whoever holds it.
     expect(await s().queue.claim(opts('worker-b', T0, { perEndpointLimit: 2 }))).toEqual([]);
     const done = { attempt: attempt(toEndpoint[0]!.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
-    expect(await s().queue.complete('worker-a', toEndpoint[0]!.id, done)).toBe(true);
+    expect(await complete('worker-a', toEndpoint[0]!.id, T0 + 30_000, done)).toBe(true);
     expect((await s().queue.claim(opts('worker-b', T0, { perEndpointLimit: 2 }))).map((c) => c.delivery.id)).toEqual([toEndpoint[2]!.id]);
     expect((await s().queue.claim(opts('worker-b', T0, { perEndpointLimit: 3 }))).map((c) => c.delivery.id)).toEqual([toEndpoint[3]!.id, toUrl[2]!.id]);
   });
@@ -125,8 +128,8 @@ export function queueCases(s: () => Store): void {
     await insert(s(), d);
     await s().queue.claim(opts('worker-a', T0));
     const result = { attempt: attempt(d.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
-    expect(await s().queue.complete('worker-b', d.id, result)).toBe(false);
-    expect(await s().queue.complete('worker-b', 'dlv_unknown', { ...result, attempt: attempt('dlv_unknown') })).toBe(false);
+    expect(await complete('worker-b', d.id, T0 + 30_000, result)).toBe(false);
+    expect(await complete('worker-b', 'dlv_unknown', T0 + 30_000, { ...result, attempt: attempt('dlv_unknown') })).toBe(false);
     expect(await get(w, d.id)).toEqual({ ...d, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 });
     expect(await attempts(d.id)).toEqual([]);
   });
@@ -144,14 +147,14 @@ export function queueCases(s: () => Store): void {
       responseBody: null,
       success: false,
     });
-    expect(await s().queue.complete('worker-a', d.id, { attempt: first, state: 'pending', nextAttemptAt: T0 + 15_000, deliveredAt: null })).toBe(true);
+    expect(await complete('worker-a', d.id, T0 + 30_000, { attempt: first, state: 'pending', nextAttemptAt: T0 + 15_000, deliveredAt: null })).toBe(true);
     expect(await get(w, d.id)).toEqual({ ...d, attemptCount: 1, nextAttemptAt: T0 + 15_000, updatedAt: T0 + 10_000 });
-    expect(await s().queue.complete('worker-a', d.id, { attempt: first, state: 'pending', nextAttemptAt: T0 + 15_000, deliveredAt: null })).toBe(false);
+    expect(await complete('worker-a', d.id, T0 + 30_000, { attempt: first, state: 'pending', nextAttemptAt: T0 + 15_000, deliveredAt: null })).toBe(false);
     expect(await s().queue.claim(opts('worker-a', T0 + 14_999))).toEqual([]);
 
     expect(await s().queue.claim(opts('worker-b', T0 + 15_000))).toHaveLength(1);
     const second = attempt(d.id, { number: 2, startedAt: T0 + 15_000, durationMs: 240, statusCode: 503, responseBody: 'upstream unavailable', success: false });
-    expect(await s().queue.complete('worker-b', d.id, { attempt: second, state: 'failed', nextAttemptAt: null, deliveredAt: null })).toBe(true);
+    expect(await complete('worker-b', d.id, T0 + 45_000, { attempt: second, state: 'failed', nextAttemptAt: null, deliveredAt: null })).toBe(true);
     expect(await get(w, d.id)).toMatchObject({ state: 'failed', attemptCount: 2, nextAttemptAt: null, leaseOwner: null, leaseExpiresAt: null });
     expect(await attempts(d.id)).toEqual([first, second]);
 
@@ -160,7 +163,7 @@ export function queueCases(s: () => Store): void {
     );
     expect(await s().queue.claim(opts('worker-a', T0 + 60_000))).toHaveLength(1);
     const third = attempt(d.id, { cycle: 2, number: 1, startedAt: T0 + 60_000, durationMs: 95 });
-    expect(await s().queue.complete('worker-a', d.id, { attempt: third, state: 'delivered', nextAttemptAt: null, deliveredAt: T0 + 60_095 })).toBe(true);
+    expect(await complete('worker-a', d.id, T0 + 90_000, { attempt: third, state: 'delivered', nextAttemptAt: null, deliveredAt: T0 + 60_095 })).toBe(true);
     expect(await get(w, d.id)).toMatchObject({ state: 'delivered', attemptCount: 1, cycle: 2, nextAttemptAt: null, deliveredAt: T0 + 60_095, leaseOwner: null });
     expect(await attempts(d.id)).toEqual([first, second, third]);
     expect(await s().queue.claim(opts('worker-a', T0 + 10_000_000))).toEqual([]);
@@ -190,7 +193,7 @@ export function queueCases(s: () => Store): void {
     expect(await s().queue.claim(opts('worker-a', T0))).toHaveLength(1);
     expect(await s().transaction((tx) => tx.deliveries.disableOlderVersions(w.ep.id, 2, T0 + 50))).toBe(1);
     const a = attempt(d.id, { statusCode: 500, success: false, responseBody: 'oops' });
-    expect(await s().queue.complete('worker-a', d.id, { attempt: a, state: 'pending', nextAttemptAt: T0 + 5000, deliveredAt: null })).toBe(true);
+    expect(await complete('worker-a', d.id, T0 + 30_000, { attempt: a, state: 'pending', nextAttemptAt: T0 + 5000, deliveredAt: null })).toBe(true);
     expect(await get(w, d.id)).toMatchObject({ state: 'disabled', attemptCount: 1, nextAttemptAt: null, leaseOwner: null, leaseExpiresAt: null, deliveredAt: null });
     expect(await attempts(d.id)).toEqual([a]);
     expect(await s().queue.claim(opts('worker-a', T0 + 1_000_000))).toEqual([]);
@@ -211,7 +214,7 @@ export function queueCases(s: () => Store): void {
     expect(await s().queue.claim(opts('worker-a', T0 + 5000, { leaseMs: 60_000 }))).toHaveLength(1);
     expect(await s().queue.nextDueAt()).toBe(T0 + 61_000);
   });
-  it('completeMany records a batch in one call, each only under its own lease', async () => {
+  it('completeAndClaim records a batch in one call, each only under its own lease', async () => {
     const w = await world(s());
     const ds = [0, 1, 2, 3].map((i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 10 + i }));
     await insert(s(), ...ds);
@@ -228,12 +231,12 @@ export function queueCases(s: () => Store): void {
           ? { attempt: attempt(d.id, { statusCode: 500, success: false, responseBody: 'no' }), state: 'pending' as const, nextAttemptAt: T0 + 5_000, deliveredAt: null }
           : { attempt: attempt(d.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 },
     });
-    const applied = await s().queue.completeMany('worker-a', [
+    const { applied } = await s().queue.completeAndClaim('worker-a', [
       done(ds[0]!),
       done(ds[1]!, { success: false }),
       done(ds[2]!, { leaseExpiresAt: T0 + 29_999 }), // not the lease the claim gave: refused
       done(ds[3]!), // taken over: refused
-    ]);
+    ], null);
     expect(applied).toEqual([true, true, false, false]);
     expect(await get(w, ds[0]!.id)).toMatchObject({ state: 'delivered', attemptCount: 1, leaseOwner: null, deliveredAt: T0 + 183 });
     expect(await get(w, ds[1]!.id)).toMatchObject({ state: 'pending', attemptCount: 1, nextAttemptAt: T0 + 5_000, leaseOwner: null });
@@ -243,7 +246,7 @@ export function queueCases(s: () => Store): void {
     expect(await attempts(ds[1]!.id)).toHaveLength(1);
     expect(await attempts(ds[2]!.id)).toEqual([]);
     expect(await attempts(ds[3]!.id)).toEqual([]);
-    expect(await s().queue.completeMany('worker-a', [])).toEqual([]);
+    expect(await s().queue.completeAndClaim('worker-a', [], null)).toEqual({ applied: [], claimed: [], claimError: null });
   });
 
   it('completeAndClaim records the batch, then claims into the room it freed, in one call', async () => {
@@ -266,20 +269,20 @@ export function queueCases(s: () => Store): void {
     expect(await get(w, ds[0]!.id)).toMatchObject({ state: 'delivered', leaseOwner: null });
     expect(await get(w, ds[2]!.id)).toMatchObject({ state: 'pending', leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_200 });
     expect(await attempts(ds[0]!.id)).toHaveLength(1);
-    // Without claim options it only records; a lost lease is refused as in completeMany.
+    // Without claim options it only records; a lost lease is refused.
     const alone = await s().queue.completeAndClaim('worker-b', [done(first[1]!)], null);
     expect(alone).toEqual({ applied: [false], claimed: [], claimError: null });
     expect(await attempts(ds[1]!.id)).toEqual([]);
   });
 
-  it('completeMany keeps a delivery disabled while in flight disabled, and stores the attempt', async () => {
+  it('a completion keeps a delivery disabled while in flight disabled, and stores the attempt', async () => {
     const w = await world(s());
     const d = deliveryRecord(w.event, w.ep);
     await insert(s(), d);
     const [c] = await s().queue.claim(opts('worker-a', T0));
     await s().transaction((tx) => tx.deliveries.disableOlderVersions(w.ep.id, 2, T0 + 50));
     const a = attempt(d.id, { statusCode: 500, success: false });
-    expect(await s().queue.completeMany('worker-a', [{ deliveryId: d.id, leaseExpiresAt: c!.delivery.leaseExpiresAt!, result: { attempt: a, state: 'pending', nextAttemptAt: T0 + 5000, deliveredAt: null } }])).toEqual([true]);
+    expect(await complete('worker-a', d.id, c!.delivery.leaseExpiresAt!, { attempt: a, state: 'pending', nextAttemptAt: T0 + 5000, deliveredAt: null })).toBe(true);
     expect(await get(w, d.id)).toMatchObject({ state: 'disabled', attemptCount: 1, nextAttemptAt: null, leaseOwner: null });
     expect(await attempts(d.id)).toEqual([a]);
   });
@@ -355,5 +358,34 @@ export function queueCases(s: () => Store): void {
     expect(await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 2, limit: 2 }))).toHaveLength(2);
     // The busy endpoint is at its limit: the claim still finds the other endpoint's delivery.
     expect((await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 2, limit: 10 }))).map((c) => c.delivery.id)).toEqual([late.id]);
+  });
+
+  it('one claim shape on every store: the spread is shared by both steps, past any window, and leases read back as claimed', async () => {
+    const w = await world(s());
+    // A: the endpoint, with a backlog longer than either store's first-step window (at most 200
+    // rows for a claim of 10), due first; then three callback urls B, C, D.
+    const a = Array.from({ length: 300 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 1000 + i }));
+    const cb = (host: string, n: number, from: number) =>
+      Array.from({ length: n }, (_, i) => deliveryRecord(w.event, null, { url: `https://${host}.northwind.example/callbacks`, nextAttemptAt: from + i }));
+    const [b, c, d] = [cb('b', 3, T0 - 600), cb('c', 2, T0 - 500), cb('d', 2, T0 - 400)];
+    await insert(s(), ...a, ...b, ...c, ...d);
+    const ids = (cs: { delivery: { id: string } }[]) => cs.map((x) => x.delivery.id);
+    const claim = (owner: string, now: number, slots: number) => ({ ...opts(owner, now, { limit: 10, perEndpointLimit: 2, exclusive: true }), spread: { slots, perDestination: 2 } });
+    // Three slots: A (its room of 2) from the window, which A's backlog fills; the one slot
+    // left goes to B in the scan by destination (2 more); C would pass the three.
+    const first = await s().queue.claim(claim('worker-a', T0, 3));
+    expect(ids(first)).toEqual([a[0]!.id, a[1]!.id, b[0]!.id, b[1]!.id]);
+    expect(first.map((x) => [x.delivery.leaseOwner, x.delivery.leaseExpiresAt])).toEqual(Array.from({ length: 4 }, () => ['worker-a', T0 + 30_000]));
+    for (const x of first) expect(await get(w, x.delivery.id)).toEqual(x.delivery);
+    // Another owner skips what worker-a serves: C, then D (2 + 2 slots, D starting below 3).
+    expect(ids(await s().queue.claim(claim('worker-b', T0, 3)))).toEqual([c[0]!.id, c[1]!.id, d[0]!.id, d[1]!.id]);
+    // No slot: only worker-a's own destinations, which are at their limit.
+    expect(await s().queue.claim(claim('worker-a', T0, 0))).toEqual([]);
+    // A completion frees room on A; the claim riding with it tops A up, nothing new.
+    const done = { attempt: attempt(a[0]!.id), state: 'delivered' as const, nextAttemptAt: null, deliveredAt: T0 + 183 };
+    const r = await s().queue.completeAndClaim('worker-a', [{ deliveryId: a[0]!.id, leaseExpiresAt: T0 + 30_000, result: done }], claim('worker-a', T0 + 200, 0));
+    expect([r.applied, ids(r.claimed), r.claimed[0]!.delivery.leaseExpiresAt]).toEqual([[true], [a[2]!.id], T0 + 30_200]);
+    // Once every lease has expired, a new owner takes them over under the same rule.
+    expect(ids(await s().queue.claim(claim('worker-c', T0 + 30_200, 5)))).toEqual([a[1]!.id, a[2]!.id, b[0]!.id, b[1]!.id, c[0]!.id, c[1]!.id]);
   });
 }
