@@ -9,10 +9,14 @@
 //        and the same with LIST_CACHE_MB=0 (what a read costs that the cache of rendered
 //        pages cannot answer)
 //   POST /v2/orders            (order + event + delivery to an active endpoint) ÷ echo
+//        and on PostgreSQL the same on an API-only instance (DELIVERY_WORKER=off): the write
+//        path alone, as pgbench's script of it is, the sending left to other instances
 //
 // The PostgreSQL rows also stand beside PostgreSQL's own ceilings, measured in the same run on
 // the same database (pg-ceilings.ts): pgbench running each row's statements, and for the list
-// the same query through `pg` from Node. Without pgbench the table says so.
+// the same query through `pg` from Node. Without pgbench the table says so. Each run also
+// reports where the machine's CPU went (server, PostgreSQL, bench), and the PostgreSQL rows the
+// database's CPU per request: what says whether a row is bound by the cores or by a wait.
 //
 // The orders row needs a webhook endpoint on loopback, which NODE_ENV=production refuses; that
 // server runs with NODE_ENV=test and WEBHOOK_ALLOW_INSECURE_URLS=true (the only difference:
@@ -27,6 +31,7 @@ import { createManagementClient } from '../../client/api.ts';
 import { freePort, machine, startServer, summarise, type DemoTenant, type RunningServer, type Summary } from './lib.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 import { driverLoop, findPgbench, pgbench, pgbenchScripts, type Ceiling } from './pg-ceilings.ts';
+import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -95,17 +100,22 @@ function cpuSeconds(pid: number | undefined): number | null {
  */
 function run(name: string, opts: autocannon.Options, seconds = duration, pid?: number): Promise<Measured> {
   const before = cpuSeconds(pid);
+  const machineBefore = cpuSnapshot(pid === undefined ? [] : [pid]);
   return new Promise((resolve, reject) => {
     autocannon({ duration: seconds, connections, ...opts }, (err, result) => {
       if (err) return reject(err);
       const after = cpuSeconds(pid);
+      const share = cpuShare(machineBefore, cpuSnapshot(pid === undefined ? [] : [pid]));
       const s = summarise(name, result);
       const cpuUs = before === null || after === null || s.requests === 0 ? null : Math.round(((after - before) * 1e6) / s.requests);
-      report(s, cpuUs);
-      resolve({ ...s, cpuUs });
+      report(s, cpuUs, share);
+      resolve({ ...s, cpuUs, pgUs: pgMicros(share, s.rps) });
     });
   });
 }
+
+/** PostgreSQL's CPU µs per request (or transaction) over a window, from its processes' share. */
+const pgMicros = (share: CpuShare | null, rate: number | null): number | null => (share && rate ? Math.round((share.postgres * 1e6) / rate) : null);
 
 const nodeArgs = values.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] } : {};
 let seq = 0;
@@ -120,9 +130,11 @@ const LIST = '/transactions/users?userId=user-listed&limit=20';
 interface Measured extends Summary {
   /** CPU µs the measured process spent per request (server: the Node process only, not PostgreSQL). */
   cpuUs: number | null;
+  /** CPU µs PostgreSQL's processes spent per request over the same window. */
+  pgUs: number | null;
 }
-const report = (s: Summary, cpuUs: number | null): void =>
-  console.error(`${s.name}: ${s.rps} req/s, p99 ${s.p99} ms, ${cpuUs ?? '?'} CPU µs/request, ${s.errors} errors, ${s.non2xx} non-2xx`);
+const report = (s: Summary, cpuUs: number | null, share: CpuShare | null): void =>
+  console.error(`${s.name}: ${s.rps} req/s, p99 ${s.p99} ms, ${cpuUs ?? '?'} CPU µs/request, ${s.errors} errors, ${s.non2xx} non-2xx; ${describeShare(share)}`);
 
 /** Resolves once `count` has not moved for a second; after a minute it says so and goes on. */
 async function drained(count: () => number): Promise<void> {
@@ -150,6 +162,9 @@ interface Row {
 const PAYOUT = 'POST /transactions/payout';
 const LIST_ROW = 'GET /transactions/users (20 items)';
 const ORDERS = 'POST /v2/orders (order + event + delivery)';
+/** The same on an instance that only serves the API (DELIVERY_WORKER=off, PostgreSQL): the write
+ * path alone, as pgbench's script is, while the sending is left to other instances. */
+const ORDERS_API_ONLY = 'POST /v2/orders, API-only instance (DELIVERY_WORKER=off)';
 
 /**
  * PostgreSQL's ceilings for the rows, on the bench's database once the server is idle: pgbench
@@ -162,10 +177,12 @@ async function ceilings(url: string, rows: Row[]): Promise<void> {
   const byRow: Array<[string, string | undefined]> = [[LIST_ROW, scripts.read], [PAYOUT, scripts.payout], [ORDERS, scripts.order]];
   for (const [what, script] of byRow) {
     if (script === undefined) continue;
+    const before = cpuSnapshot([]);
     const c = await pgbench(bin, url, script, duration, connections);
-    console.error(`pgbench ${what}: ${c.rate ?? '–'} /s (${c.note})`);
-    const row = rows.find((r) => r.what === what);
-    if (row) row.pgbench = c;
+    // Cores busy only: pgbench's backends come and go within the window, so no per-process share.
+    const share = cpuShare(before, cpuSnapshot([]));
+    console.error(`pgbench ${what}: ${c.rate ?? '–'} /s (${c.note}); ${share ? `CPU ${share.busy} of ${share.cores} cores busy` : ''}`);
+    for (const row of rows) if (row.what === what || (what === ORDERS && row.what === ORDERS_API_ONLY)) row.pgbench = c;
   }
   if (scripts.environmentId === undefined) return;
   const driver = await driverLoop(url, scripts.environmentId, 'user-listed', duration, connections);
@@ -196,6 +213,17 @@ async function uncachedList(store: string, env: NodeJS.ProcessEnv, floorBytes: n
     if (Math.abs(reply.body.length - floorBytes) > 64) throw new Error(`the uncached list answered ${reply.body.length} bytes, the floor ${floorBytes}`);
     await run('warmup', { url: `${server.url}${LIST}`, headers }, 2);
     return await run(`${store} GET /transactions/users (20), LIST_CACHE_MB=0`, { url: `${server.url}${LIST}`, headers }, duration, server.child.pid);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The orders row on a PostgreSQL instance without a delivery worker: its deliveries stay queued. */
+async function apiOnlyOrders(store: string, env: NodeJS.ProcessEnv, headers: Record<string, string>): Promise<Measured> {
+  const server = await startServer({ env: { ...env, DELIVERY_WORKER: 'off' }, ...nodeArgs });
+  try {
+    await run('warmup', post(server.url, '/v2/orders', headers, orderBody), 3);
+    return await run(`${store} POST /v2/orders, DELIVERY_WORKER=off`, post(server.url, '/v2/orders', headers, orderBody), duration, server.child.pid);
   } finally {
     await server.stop();
   }
@@ -281,6 +309,8 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
           await drained(() => received);
           const floor = await run('echo POST (same reply)', post(echo.url, '/v2/orders', headers, orderBody), duration, echo.pid);
           rows.push({ what: ORDERS, server: orders, floor });
+          await server.stop();
+          if (db) rows.push({ what: ORDERS_API_ONLY, server: await apiOnlyOrders(store, env, headers), floor });
         } finally {
           echo.stop();
         }
@@ -308,6 +338,7 @@ const CEILING_GOALS: Record<string, { of: 'pgbench' | 'driver'; goal: number }> 
   [LIST_ROW]: { of: 'driver', goal: 0.5 },
   [UNCACHED]: { of: 'driver', goal: 0.5 },
   [ORDERS]: { of: 'pgbench', goal: 1 },
+  [ORDERS_API_ONLY]: { of: 'pgbench', goal: 1 },
 };
 
 const cpuRatio = (r: Row): string => (r.server.cpuUs && r.floor.cpuUs ? (r.floor.cpuUs / r.server.cpuUs).toFixed(3) : '?');
@@ -323,7 +354,7 @@ function ceilingCells(r: Row, listRow: Row | undefined): string {
   const basis = c?.of === 'driver' ? drv : pgb;
   const ratio = basis?.rate ? r.server.rps / basis.rate : null;
   const pgbCell = pgb ? (pgb.rate ?? pgb.note) : '–';
-  return `${pgbCell} | ${drv?.rate ?? '–'} | ${ratio === null ? '–' : `${ratio.toFixed(3)} of ${c!.of}`} | ${ratio === null ? '–' : verdict(ratio, c!.goal)}`;
+  return `${pgbCell} | ${drv?.rate ?? '–'} | ${ratio === null ? '–' : `${ratio.toFixed(3)} of ${c!.of}`} | ${ratio === null ? '–' : verdict(ratio, c!.goal)} | ${r.server.pgUs ?? '?'}`;
 }
 
 const results: Array<[string, Row[]]> = [];
@@ -334,9 +365,9 @@ for (const [store, rows] of results) {
   const pgRows = store === 'postgres';
   console.log(`\n### ${store}\n`);
   console.log(
-    `| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |${pgRows ? ' pgbench /s | pg driver /s | ÷ ceiling | goal |' : ''}`,
+    `| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |${pgRows ? ' pgbench /s | pg driver /s | ÷ ceiling | goal | PostgreSQL CPU µs/req |' : ''}`,
   );
-  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${pgRows ? '---:|---:|---:|---|' : ''}`);
+  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${pgRows ? '---:|---:|---:|---|---:|' : ''}`);
   const listRow = rows.find((r) => r.what === LIST_ROW);
   for (const r of rows) {
     const ratio = r.server.rps / r.floor.rps;
