@@ -8,7 +8,7 @@ import { listUserTransactions, searchTransaction, userTransactionsVersion } from
 import { refundPayment } from '../domain/transactions/refunds.ts';
 import { createStakingPayout, revokeStakingPayout } from '../domain/transactions/staking.ts';
 import type { HandlersFor } from '../http/handler-types.ts';
-import type { RenderedPage } from '../http/page-cache.ts';
+import type { PageKeys } from '../http/page-cache.ts';
 import { RenderedJson } from '../http/rendered.ts';
 import { presentReference, presentTransaction, presentUserTransaction, type UserTransactionBody } from './present/transactions.ts';
 
@@ -39,26 +39,16 @@ export const transactionsHandlers: HandlersFor<operations> = {
     return { status: 200, body: presentReference(staking) };
   },
 
-  async listUserTransactions({ query }, { services, scope, pages }) {
-    const render = async (): Promise<RenderedPage> => {
-      const page = await listUserTransactions(services, scope, {
-        userId: query.userId,
-        ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
-        ...(query.limit !== undefined ? { limit: query.limit } : {}),
-        ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-      });
-      // The body stays the interface's array; the next page's cursor travels in a header.
-      const body: UserTransactionBody[] = page.items.map(presentUserTransaction);
-      return { json: JSON.stringify(body), ...(page.nextCursor !== null ? { headers: { 'Next-Cursor': page.nextCursor } } : {}) };
-    };
-    // A page rendered before is answered while nothing it was read from has changed; the
-    // version is taken before the read it labels (http/page-cache.ts). null: nothing kept.
-    const version = pages === null ? null : userTransactionsVersion(services, scope);
-    const page =
-      pages === null || version === null
-        ? await render()
-        : await pages.through(JSON.stringify([scope.environmentId, query.userId, query.transactionId, query.limit, query.cursor]), version, render);
-    return { status: 200, body: new RenderedJson<UserTransactionBody[]>(page.json), ...(page.headers ? { headers: page.headers } : {}) };
+  async listUserTransactions({ query }, { services, scope }) {
+    const page = await listUserTransactions(services, scope, {
+      userId: query.userId,
+      ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+    });
+    // The body stays the interface's array; the next page's cursor travels in a header.
+    const body: UserTransactionBody[] = page.items.map(presentUserTransaction);
+    return { status: 200, body: new RenderedJson<UserTransactionBody[]>(JSON.stringify(body)), ...(page.nextCursor !== null ? { headers: { 'Next-Cursor': page.nextCursor } } : {}) };
   },
 
   async searchTransaction({ query }, { services, scope }) {
@@ -73,4 +63,13 @@ export const transactionsHandlers: HandlersFor<operations> = {
     const result = await refundPayment(services, scope, { txId: body.txId, email: body.email });
     return { status: 200, body: { status: result.status, message: result.message } };
   },
+};
+
+/**
+ * Where a page of GET /transactions/users is kept (per environment) and the version it is
+ * answered at: anything committed to the environment's transactions moves it.
+ */
+export const userTransactionsPages: PageKeys<Parameters<(typeof transactionsHandlers)['listUserTransactions']>[0]> = {
+  key: ({ query }, { scope }) => JSON.stringify([scope.environmentId, query.userId, query.transactionId, query.limit, query.cursor]),
+  version: ({ services, scope }) => userTransactionsVersion(services, scope),
 };

@@ -12,13 +12,13 @@ import { untyped, type Handler } from '../http/handler-types.ts';
 import type { ApiName } from '../contract/operations.ts';
 import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from '../delivery/engine.ts';
 import { createRateLimiter } from '../http/rate-limit.ts';
-import { PageCache } from '../http/page-cache.ts';
+import { PageCache, throughPages } from '../http/page-cache.ts';
 import { mountDocs } from '../http/docs.ts';
 import { mountPortal } from '../portal/mount.ts';
 import { managementHandlers } from '../api/management.ts';
 import { ordersHandlers } from '../api/orders.ts';
 import { sandboxHandlers } from '../api/sandbox.ts';
-import { transactionsHandlers } from '../api/transactions.ts';
+import { transactionsHandlers, userTransactionsPages } from '../api/transactions.ts';
 import { requestMetrics } from '../observability/http-metrics.ts';
 import { createMetrics, observeStore, type Metrics } from '../observability/metrics.ts';
 import { createReadiness, type Readiness } from '../observability/readiness.ts';
@@ -58,8 +58,11 @@ export const STREAM_POLL_MS = 100;
 export const STREAM_HEARTBEAT_MS = 15_000;
 
 export function buildApp(services: Services, config: Config, opts: BuildAppOptions = {}): BuiltApp {
+  // Rendered list pages, answered only while the store gives a version (both stores; PostgreSQL
+  // gives null while it cannot vouch for its staleness bound, and then every read renders).
+  const pages = config.listCacheBytes > 0 ? new PageCache(config.listCacheBytes) : null;
   const handlers: Record<ApiName, Record<string, Handler>> = {
-    transactions: untyped(transactionsHandlers),
+    transactions: untyped(pages ? { ...transactionsHandlers, listUserTransactions: throughPages(pages, userTransactionsPages, transactionsHandlers.listUserTransactions) } : transactionsHandlers),
     orders: untyped(ordersHandlers),
     sandbox: untyped(sandboxHandlers),
     management: untyped(managementHandlers),
@@ -68,9 +71,6 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   // Store commits are measured around the store, from outside it; recorded attempts come from the worker.
   services = { ...services, store: observeStore(services.store, metrics) };
   const readiness = opts.readiness ?? createReadiness({ clock: services.clock });
-  // Rendered list pages, answered only while the store gives a version (both stores; PostgreSQL
-  // gives null while it cannot vouch for its staleness bound, and then every read renders).
-  const pages = config.listCacheBytes > 0 ? new PageCache(config.listCacheBytes) : null;
   const shutdown = new AbortController();
   const streams: EventStreamSettings = {
     shutdown: shutdown.signal,
@@ -84,7 +84,6 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     observe: requestMetrics(metrics),
     validateResponses: config.validateResponses,
     rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, clock: services.clock }),
-    ...(pages ? { pages } : {}),
     mount: (app) => {
       mountOperatorRoutes(app, { readiness, metrics, token: config.metrics.token, openMetrics: false });
       mountDocs(app, config.docsDir);

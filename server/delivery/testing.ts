@@ -23,7 +23,7 @@ import { newEndpointId } from '../domain/ids.ts';
 import type { DeliveryRecord, EndpointRecord, EventRecord } from '../domain/model.ts';
 import type { ClaimedDelivery, Page, Store } from '../store/types.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
-import type { Timers } from './worker/timers.ts';
+import type { Timers } from '../timers.ts';
 
 const run = promisify(execFile);
 

@@ -66,12 +66,13 @@ import { giveBackTo, type GiveBack, type Lease } from './worker/lease.ts';
 import { resolveLimits, type LimitOptions } from './worker/limits.ts';
 import { createPump, type Pump } from './worker/pump.ts';
 import { createSweep, type Sweep } from './worker/sweep.ts';
-import { realTimers, type Timers } from './worker/timers.ts';
+import { realTimers, type Timers } from '../timers.ts';
 
 export { DEFAULT_LEASE_MARGIN_MS, MIN_LEASE_MARGIN_MS, PREFETCH_MAX_WAIT_MS, SEND_MARGIN_MS, SLOW_AFTER_MS, SLOW_CONCURRENCY } from './worker/limits.ts';
 export { COMPLETE_LINGER_MIN, COMPLETE_LINGER_MS } from './worker/completer.ts';
 export { BLOCKED_RECHECK_MS } from './worker/pump.ts';
-export { MAX_IDLE_MS, type Timers } from './worker/timers.ts';
+export { MAX_IDLE_MS } from './worker/timers.ts';
+export type { Timers } from '../timers.ts';
 export type { RetrySchedule } from './worker/attempt.ts';
 
 /** Opened secrets kept (by sealed value); the cache is emptied when it would grow past this. */

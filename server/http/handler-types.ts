@@ -2,7 +2,6 @@
 // shape or status the spec does not document fails to compile.
 import type { Principal } from '../domain/auth.ts';
 import type { Scope, Services } from '../domain/context.ts';
-import type { PageCache } from './page-cache.ts';
 import type { EventStreamSettings, StreamedReply } from './event-stream.ts';
 import type { RenderedJson } from './rendered.ts';
 
@@ -11,8 +10,6 @@ export interface HandlerContext {
   scope: Scope;
   services: Services;
   requestId: string;
-  /** Rendered list pages (LIST_CACHE_MB); null when off. */
-  pages: PageCache | null;
   /** How event streams run (GET /v2/events/stream). */
   streams: EventStreamSettings;
 }

@@ -8,7 +8,11 @@
 // it within the store's bound (PostgreSQL: postgres/versions.ts, 100 ms; SQLite: 100 ms for
 // another process). While a store cannot vouch for its bound it gives no version, and
 // nothing is answered from the cache. Bounded by bytes (LIST_CACHE_MB); the least
-// recently used entry goes first.
+// recently used entry goes first. The composition root puts a handler behind the cache
+// (throughPages); the handler itself always renders.
+import type { HandlerContext } from './handler-types.ts';
+import { RenderedJson } from './rendered.ts';
+
 export interface RenderedPage {
   json: string;
   headers?: Record<string, string>;
@@ -81,4 +85,29 @@ export class PageCache {
     this.entries.delete(key);
     this.used -= entry.bytes;
   }
+}
+
+/** Where a handler's page is kept, and the version it is answered at (null: render, keep nothing). */
+export interface PageKeys<I> {
+  key(input: I, ctx: HandlerContext): string;
+  version(ctx: HandlerContext): string | null;
+}
+
+type ReadHandler<I> = (input: I, ctx: HandlerContext) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+
+/**
+ * `handler`, a read that answers 200 (a failure throws), read through `pages`: a page rendered
+ * before is answered while its version is current. The version is taken before the read it labels.
+ */
+export function throughPages<I, H extends ReadHandler<I>>(pages: PageCache, keys: PageKeys<I>, handler: H): H {
+  const cached: ReadHandler<I> = async (input, ctx) => {
+    const version = keys.version(ctx);
+    if (version === null) return handler(input, ctx);
+    const page = await pages.through(keys.key(input, ctx), version, async () => {
+      const reply = await handler(input, ctx);
+      return { json: reply.body instanceof RenderedJson ? reply.body.json : JSON.stringify(reply.body), ...(reply.headers ? { headers: reply.headers } : {}) };
+    });
+    return { status: 200, body: new RenderedJson(page.json), ...(page.headers ? { headers: page.headers } : {}) };
+  };
+  return cached as H;
 }

@@ -22,7 +22,6 @@ import { testEnvironmentOnlyStep } from './middleware/sandbox.ts';
 import { runSteps, type Step } from './middleware/step.ts';
 import { tenantCheckStep } from './middleware/tenant.ts';
 import { validateRequestStep } from './middleware/validate.ts';
-import type { PageCache } from './page-cache.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { RenderedJson } from './rendered.ts';
 import { StreamedReply, type EventStreamSettings } from './event-stream.ts';
@@ -32,8 +31,6 @@ export interface RouterOptions {
   validateResponses: boolean;
   /** Per-credential limiter, applied after authentication. */
   rateLimiter?: RateLimiter;
-  /** Rendered list pages, handed to the handlers (page-cache.ts); absent: none. */
-  pages?: PageCache;
   streams: EventStreamSettings;
 }
 
@@ -64,7 +61,7 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
       const principal = c.get('principal');
       const scope = { tenantId: principal.tenantId, environmentId: principal.environmentId, environment: principal.environment };
       const requestId = c.get('requestId');
-      const reply = await handler(c.get('request'), { principal, scope, services, requestId, pages: opts.pages ?? null, streams: opts.streams });
+      const reply = await handler(c.get('request'), { principal, scope, services, requestId, streams: opts.streams });
       return jsonResponse(reply, requestId);
     });
   }

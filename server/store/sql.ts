@@ -1,7 +1,8 @@
 // What the repositories (repos/) ask of a database, so that each query is written once for
 // both stores. Queries use PostgreSQL's numbered placeholders ($1 … $n); SQLite's layer turns
 // them into its own. The few places where the two dialects' SQL differs are named here;
-// what differs in a whole method (order numbers, the wallet) is a hook of repos/index.ts.
+// what differs in a whole method or statement (order numbers, the wallet, insertion order, the
+// one-statement insert of an event and its delivery) is a hook of repos/hooks.ts.
 import type { RowMapping } from './rows.ts';
 
 export interface Sql<B, J> {
@@ -16,12 +17,8 @@ export interface Sql<B, J> {
   insert(table: string, row: object): Promise<void>;
   /** Runs a write that may break a uniqueness rule so that the transaction stays usable when the caller catches it. */
   guarded<T>(op: () => Promise<T>): Promise<T>;
-  /** What orders the rows of transactions and webhook_endpoints by insertion: PostgreSQL's seq column, SQLite's rowid. */
-  readonly insertionOrder: 'seq' | 'rowid';
   /** What orders events by commit for the event stream (repos/event-stream.ts): seq (one writer), or the writing transaction's id. */
   readonly commitOrder: 'seq' | 'transaction';
-  /** Whether a WITH clause may hold INSERTs (PostgreSQL): several writes in one statement, one round trip. */
-  readonly writableCte: boolean;
   /** The literal a boolean column is compared with (as the partial indexes are written). */
   readonly true: string;
   /** The condition "column is one of values"; appends what it binds to params. */

@@ -17,7 +17,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.ts';
 import type { Attempted } from './attempt.ts';
-import { errorBackoff, type Timers } from './timers.ts';
+import type { Timers } from '../../timers.ts';
+import { errorBackoff } from './timers.ts';
 
 export const COMPLETE_LINGER_MIN = 64;
 export const COMPLETE_LINGER_MS = 2;

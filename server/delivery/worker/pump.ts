@@ -6,7 +6,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.ts';
 import type { ClaimRound } from './claims.ts';
-import { MAX_IDLE_MS, errorBackoff, type Timers } from './timers.ts';
+import type { Timers } from '../../timers.ts';
+import { MAX_IDLE_MS, errorBackoff } from './timers.ts';
 
 /** Sleep when due deliveries exist but none can be claimed (destination at its limit, leased elsewhere). */
 export const BLOCKED_RECHECK_MS = 1_000;

@@ -2,7 +2,7 @@
 // open after `slowAfterMs` move to the slow budget, so hanging destinations give their shared
 // slots up to destinations that answer. A waiting socket is cheap; a shared slot is not.
 import type { Dispatcher, Slot } from './dispatcher.ts';
-import type { Timers } from './timers.ts';
+import type { Timers } from '../../timers.ts';
 
 export interface Sweep {
   /** Moves what is open now once slowAfterMs has passed (no-op if armed already or the slow budget is full). */

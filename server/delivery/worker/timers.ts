@@ -1,18 +1,4 @@
-// Every wait of the worker goes through Timers, so tests decide when each one ends; the real
-// ones never keep the process alive (the HTTP server does).
-
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-  /** Runs fn on the next turn of the event loop, after the I/O callbacks of this one. */
-  setImmediate(fn: () => void): void;
-}
-
-export const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  setImmediate: (fn) => void setImmediate(fn),
-};
+// The worker's waits: through Timers (../../timers.ts), so tests decide when each one ends.
 
 /** Longest sleep between two looks at the queue (safety net; wake-ups normally come first). */
 export const MAX_IDLE_MS = 30_000;

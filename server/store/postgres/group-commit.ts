@@ -21,6 +21,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { isRetryable, mapError } from './db.ts';
+import { realTimers, type Timers } from '../../timers.ts';
 
 /** What a unit of work left for after the commit. */
 export interface Outcome<T> {
@@ -65,6 +66,8 @@ export interface GroupCommitOptions {
    */
   notify(deliveries: boolean, changed: ReadonlySet<string>): Promise<unknown>;
   log: Logger;
+  /** The turn a batch waits for its company, and a retry's pause (default: real timers). */
+  timers?: Timers;
 }
 
 /** SQLSTATE of a statement sent after an earlier one aborted the (sub)transaction. */
@@ -82,6 +85,7 @@ export class PgGroupCommitter {
   private readonly maxCommitting: number;
   private readonly maxExecuting: number;
   private readonly maxRuns: number;
+  private readonly timers: Timers;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -91,6 +95,7 @@ export class PgGroupCommitter {
     this.maxCommitting = opts.maxCommitting ?? 4;
     this.maxExecuting = opts.maxExecuting ?? 3;
     this.maxRuns = opts.maxRuns ?? 4;
+    this.timers = opts.timers ?? realTimers;
   }
 
   /** Queues a unit of work; resolves with its value once the batch that ran it is committed. */
@@ -115,7 +120,7 @@ export class PgGroupCommitter {
         this.waiting += 1;
         try {
           // One turn of the event loop, so that requests that arrived meanwhile join this batch.
-          await new Promise<void>((resolve) => setImmediate(resolve));
+          await new Promise<void>((resolve) => this.timers.setImmediate(resolve));
           // Checked in the same tick as enqueue() looks at `waiting`: no job is left behind.
           if (this.queue.length === 0) return;
           while (this.committing.size >= this.maxCommitting) await Promise.race(this.committing);
@@ -246,7 +251,7 @@ export class PgGroupCommitter {
       const job = d.job;
       this.opts.log.warn({ err: { message: (err as Error).message }, run: job.runs }, 'store transaction hit a deadlock or serialization failure: running it again');
       job.runs += 1;
-      setTimeout(() => this.enqueue(job, true), 5 * job.runs + Math.random() * 20 * job.runs);
+      this.timers.setTimeout(() => this.enqueue(job, true), 5 * job.runs + Math.random() * 20 * job.runs);
       return;
     }
     d.job.reject(mapError(err));

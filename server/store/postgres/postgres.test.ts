@@ -8,6 +8,8 @@ import { UniqueViolation, type Store } from '../types.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
+import { HEARTBEAT_MS } from './versions.ts';
+import { FakeTimers } from '../../delivery/testing.ts';
 
 /** A store over a fresh database that is dropped when the store closes. */
 async function freshStore(): Promise<Store> {
@@ -438,6 +440,18 @@ describe('PostgreSQL store', () => {
     await a.transactionsCaughtUp();
     // The heartbeat just came back: well inside the bound (an event loop stalled for 100 ms would fail this).
     expect(a.transactionsVersion('env_x')).not.toBeNull();
+  });
+
+  it('waits for its heartbeats with the timers it is given, the next one set when one goes out', async () => {
+    const { url } = await database();
+    const timers = new FakeTimers();
+    const a = await openPostgresStore({ connectionString: url, poolSize: 4, log: pino({ level: 'silent' }), transactionsStalenessMs: Infinity, timers });
+    stores.push(a);
+    expect(timers.delays()).toEqual([HEARTBEAT_MS]);
+    const caughtUp = a.transactionsCaughtUp();
+    timers.fireAll();
+    await caughtUp;
+    expect(timers.delays()).toEqual([HEARTBEAT_MS]);
   });
 
   it('runs a transaction again after a deadlock, and both transactions commit', async () => {

@@ -22,6 +22,7 @@ import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
+import { realTimers, type Timers } from '../../timers.ts';
 import { PgGroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
@@ -42,6 +43,8 @@ export interface PostgresStoreOptions {
   transactionsStalenessMs?: number;
   /** How often transactionsVersion moves by time alone (versions.ts; default MAX_AGE_MS). */
   transactionsMaxAgeMs?: number;
+  /** What the listener's heartbeats and reconnects and the group commit's retries wait with (default: real timers). */
+  timers?: Timers;
 }
 
 export const DELIVERIES_CHANNEL = 'deliveries_ready';
@@ -112,6 +115,7 @@ export class PostgresStore implements Store {
     private readonly notifierPool: pg.Pool,
     guardNesting = true,
     bounds: { stalenessMs?: number; maxAgeMs?: number } = {},
+    timers: Timers = realTimers,
   ) {
     this.versions = new PgTransactionVersions(bounds.stalenessMs, bounds.maxAgeMs);
     this.nesting = nestingGuard(guardNesting);
@@ -122,6 +126,7 @@ export class PostgresStore implements Store {
     this.reads = readView(postgresSql(onPool), postgresHooks(onPool, this.orderNumbers));
     this.committer = new PgGroupCommitter(pool, {
       maxRuns: MAX_TRANSACTION_RUNS,
+      timers,
       notify: (deliveries, changed) =>
         notifierPool.query('SELECT CASE WHEN $5::boolean THEN pg_notify($1, $2) END, CASE WHEN $6::boolean THEN pg_notify($3, $4) END', [
           DELIVERIES_CHANNEL,
@@ -154,7 +159,7 @@ export class PostgresStore implements Store {
         });
       });
     }
-    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.listeners.wake(), this.versions, log);
+    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.listeners.wake(), this.versions, log, timers);
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
       completeAndClaim: (owner, completions, claim) => this.track(() => queue.completeAndClaim(this.queuePool, owner, completions, claim)),
@@ -288,8 +293,8 @@ export class PostgresStore implements Store {
 class NotificationListener {
   private client: pg.Client | null = null;
   private stopped = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private heartbeats: ReturnType<typeof setInterval> | null = null;
+  private timer: unknown = null;
+  private heartbeats: unknown = null;
   private backoffMs = RECONNECT_MIN_MS;
 
   constructor(
@@ -298,6 +303,7 @@ class NotificationListener {
     private readonly wake: () => void,
     private readonly versions: PgTransactionVersions,
     private readonly log: Logger,
+    private readonly timers: Timers,
   ) {}
 
   async start(): Promise<void> {
@@ -306,8 +312,8 @@ class NotificationListener {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.heartbeats) clearInterval(this.heartbeats);
+    if (this.timer !== null) this.timers.clearTimeout(this.timer);
+    if (this.heartbeats !== null) this.timers.clearTimeout(this.heartbeats);
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
@@ -343,9 +349,16 @@ class NotificationListener {
     }
     this.client = client;
     this.backoffMs = RECONNECT_MIN_MS;
-    this.heartbeats ??= setInterval(() => this.heartbeat(), HEARTBEAT_MS);
-    // Not what keeps the process alive.
-    this.heartbeats.unref();
+    // Every HEARTBEAT_MS from the first connection until stop(), connected or not.
+    if (this.heartbeats === null) this.beatLater();
+  }
+
+  private beatLater(): void {
+    this.heartbeats = this.timers.setTimeout(() => {
+      if (this.stopped) return;
+      this.heartbeat();
+      this.beatLater();
+    }, HEARTBEAT_MS);
   }
 
   /** A batch's changed environments, or a heartbeat (`hb <instance> <id>`; versions.ts). */
@@ -380,7 +393,8 @@ class NotificationListener {
   }
 
   private reconnectLater(): void {
-    this.timer = setTimeout(() => {
+    // Real timers never keep the process alive: the pool and the HTTP server do.
+    this.timer = this.timers.setTimeout(() => {
       this.timer = null;
       this.connect().then(
         () => {
@@ -396,8 +410,6 @@ class NotificationListener {
       );
       this.backoffMs = Math.min(this.backoffMs * 2, RECONNECT_MAX_MS);
     }, this.backoffMs);
-    // The pool and the HTTP server keep the process alive, not this timer.
-    this.timer.unref();
   }
 }
 
@@ -431,10 +443,11 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   // A notification needs no durability of its own (it tells of a commit that is durable): its
   // transaction holds the notification-queue lock only until its commit record is written.
   const notifierPool = new pg.Pool({ connectionString: opts.connectionString, max: 2, application_name: `${APPLICATION_NAME}:notify`, connectionTimeoutMillis: 15_000, options: ASYNC_COMMIT });
-  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, notifierPool, opts.guardNesting ?? true, {
+  const bounds = {
     ...(opts.transactionsStalenessMs !== undefined ? { stalenessMs: opts.transactionsStalenessMs } : {}),
     ...(opts.transactionsMaxAgeMs !== undefined ? { maxAgeMs: opts.transactionsMaxAgeMs } : {}),
-  });
+  };
+  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, notifierPool, opts.guardNesting ?? true, bounds, opts.timers ?? realTimers);
   try {
     await store.start();
     return store;

@@ -1,9 +1,15 @@
 import type { Sql } from '../sql.ts';
 import type { DeliveryRepo } from '../types.ts';
+import type { DialectHooks } from './hooks.ts';
 import { all, bind, getter, seqPage } from './query.ts';
 
 /** `ready` is called when a write may have made deliveries due; the store turns it into one wake-up on commit. */
-export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void, eventsRecorded: (environmentId: string) => void): DeliveryRepo {
+export function deliveryRepo<B, J>(
+  sql: Sql<B, J>,
+  { insertWithEvent }: Pick<DialectHooks, 'insertWithEvent'>,
+  ready: () => void,
+  eventsRecorded: (environmentId: string) => void,
+): DeliveryRepo {
   const m = sql.map;
   return {
     async insert(d) {
@@ -15,27 +21,8 @@ export function deliveryRepo<B, J>(sql: Sql<B, J>, ready: () => void, eventsReco
     async insertWithEvent(event, d, newOrder) {
       const endpointOf = `SELECT id, version, url FROM webhook_endpoints WHERE environment_id = $1 AND active = ${sql.true}`;
       let inserted: boolean;
-      if (sql.writableCte) {
-        // One round trip instead of three (on PostgreSQL each is a wait of the group commit's
-        // one executing connection). The delivery's columns arrive as one JSON object typed by
-        // the table's row type: bare parameters in a SELECT list would be typed as text.
-        const ev = m.eventToRow(event);
-        const { endpoint_id: _, endpoint_version: __, url: ___, ...rest } = m.deliveryToRow({ ...d, endpointId: null, endpointVersion: null, url: '' });
-        const params: unknown[] = [event.environmentId, JSON.stringify(rest)];
-        // Rows inserted by the statement's WITH clauses; foreign keys are checked at its end.
-        const insertOf = (table: string, row: object): string =>
-          `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.values(row).map((v) => bind(params, v)).join(', ')})`;
-        const order = newOrder === undefined ? '' : `o AS (${insertOf('orders', m.orderToRow(newOrder))}), `;
-        const cols = Object.keys(rest);
-        const r = await sql.one<{ id: string }>(
-          `WITH ${order}ev AS (${insertOf('events', ev)}), ep AS (${endpointOf})
-           INSERT INTO deliveries (${cols.join(', ')}, endpoint_id, endpoint_version, url)
-           SELECT ${cols.map((c) => `r.${c}`).join(', ')}, ep.id, ep.version, ep.url
-             FROM ep, json_populate_record(NULL::deliveries, $2::json) r
-           RETURNING id`,
-          params,
-        );
-        inserted = r !== undefined;
+      if (insertWithEvent !== undefined) {
+        inserted = await insertWithEvent(endpointOf, event, d, newOrder);
       } else {
         if (newOrder !== undefined) await sql.insert('orders', m.orderToRow(newOrder));
         await sql.insert('events', m.eventToRow(event));

@@ -2,7 +2,8 @@ import type { Sql } from '../sql.ts';
 import type { EndpointRepo } from '../types.ts';
 import { all, first, getter, inserter } from './query.ts';
 
-export function endpointRepo<B, J>(sql: Sql<B, J>): EndpointRepo {
+/** `insertionOrder` is the dialect's column of insertion order (DialectHooks). */
+export function endpointRepo<B, J>(sql: Sql<B, J>, insertionOrder: string): EndpointRepo {
   const m = sql.map;
   return {
     insert: inserter(sql, 'webhook_endpoints', m.endpointToRow),
@@ -14,7 +15,7 @@ export function endpointRepo<B, J>(sql: Sql<B, J>): EndpointRepo {
       return all(
         sql,
         m.endpointFromRow,
-        `SELECT * FROM webhook_endpoints WHERE environment_id = $1 ORDER BY created_at DESC, ${sql.insertionOrder} DESC`,
+        `SELECT * FROM webhook_endpoints WHERE environment_id = $1 ORDER BY created_at DESC, ${insertionOrder} DESC`,
         [environmentId],
       );
     },

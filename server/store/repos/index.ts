@@ -23,7 +23,7 @@ export function repositories<B, J>(sql: Sql<B, J>, hooks: DialectHooks, notes: W
     transactions: transactionRepo(sql, hooks, notes.transactionsChanged),
     orders: orderRepo(sql, hooks.nextOrderNumber),
     events: eventRepo(sql, notes.eventsRecorded),
-    endpoints: endpointRepo(sql),
-    deliveries: deliveryRepo(sql, notes.deliveriesReady, notes.eventsRecorded),
+    endpoints: endpointRepo(sql, hooks.insertionOrder),
+    deliveries: deliveryRepo(sql, hooks, notes.deliveriesReady, notes.eventsRecorded),
   };
 }

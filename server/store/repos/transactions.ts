@@ -10,12 +10,12 @@ import { all, bind, first, getter, inserter } from './query.ts';
 /** `changed` hears of every write that went in, by environment (the store's transactionsVersion). */
 export function transactionRepo<B, J>(
   sql: Sql<B, J>,
-  hooks: Pick<DialectHooks, 'adjustWallet' | 'insertAndAdjustWallet'>,
+  hooks: Pick<DialectHooks, 'insertionOrder' | 'adjustWallet' | 'insertAndAdjustWallet'>,
   changed: (environmentId: string) => void,
 ): TransactionRepo {
   const m = sql.map;
   // Newest first; insertion order (PostgreSQL's seq, SQLite's rowid) breaks ties within a millisecond.
-  const newest = `ORDER BY created_at DESC, ${sql.insertionOrder} DESC`;
+  const newest = `ORDER BY created_at DESC, ${hooks.insertionOrder} DESC`;
   const insertRow = inserter(sql, 'transactions', m.transactionToRow);
   // A statement that throws (a UniqueViolation) changed nothing: noted only once it went in.
   const insert = async (t: TransactionRecord): Promise<void> => {
@@ -54,7 +54,7 @@ export function transactionRepo<B, J>(
     },
     async listByUser(environmentId, userId, { transactionId, limit, cursor }) {
       assertLimit(limit);
-      const order = sql.insertionOrder;
+      const order = hooks.insertionOrder;
       const where = ['environment_id = $1', 'user_id = $2'];
       const params: unknown[] = [environmentId, userId];
       if (transactionId !== undefined) where.push(`id = ${bind(params, transactionId)}`);
@@ -85,7 +85,7 @@ export function transactionRepo<B, J>(
       return all(
         sql,
         m.transactionFromRow,
-        `SELECT * FROM transactions WHERE environment_id = $1 AND order_id = $2 ORDER BY created_at, ${sql.insertionOrder}`,
+        `SELECT * FROM transactions WHERE environment_id = $1 AND order_id = $2 ORDER BY created_at, ${hooks.insertionOrder}`,
         [environmentId, orderId],
       );
     },

@@ -73,9 +73,7 @@ export function sqliteSql(db: Db): Sql<Bit, string> {
     },
     // A failed statement undoes only itself in SQLite: the transaction stays usable.
     guarded: (op) => op(),
-    insertionOrder: 'rowid',
     commitOrder: 'seq',
-    writableCte: false,
     true: '1',
     anyOf(column, values, params) {
       const first = params.length + 1;
@@ -88,6 +86,7 @@ export function sqliteSql(db: Db): Sql<Bit, string> {
 /** What SQLite does its own way: order numbers from a sequence row, the wallet in exact decimals. */
 export function sqliteHooks(db: Db): DialectHooks {
   return {
+    insertionOrder: 'rowid',
     async nextOrderNumber(environmentId) {
       const r = db.get<{ last_value: number }>(
         `INSERT INTO order_number_sequences (environment_id, last_value) VALUES (?, 1)
