@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { eventRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { UniqueViolation } from '../types.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
@@ -61,25 +61,55 @@ describe('PostgreSQL group commit', () => {
     expect(await s.read((tx) => tx.transactions.get(env.id, b.id))).toBeNull();
   });
 
-  it('under load a second batch executes beside a slow one and commits without waiting for it', async () => {
-    const s = await open();
-    const { env } = await seedEnvironment(s, { walletBalance: '10' });
+  /** A unit that records an event and holds its batch open until released. */
+  const held = (s: PostgresStore, env: Parameters<typeof eventRecord>[0]) => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    let slowStarted = false;
-    const slow = s.transaction(async (tx) => {
-      await tx.transactions.insert(payoutRecord(env, { thirdPartyId: 'slow', amount: '1' }));
-      slowStarted = true;
+    let started = false;
+    const done = s.transaction(async (tx) => {
+      await tx.events.insert(eventRecord(env));
+      started = true;
       await gate;
     });
-    while (!slowStarted) await new Promise((r) => setTimeout(r, 5));
-    // The slow unit's batch is executing; this one goes into another batch, which commits first.
-    const fast = payoutRecord(env, { thirdPartyId: 'fast', amount: '1' });
-    await s.transaction((tx) => tx.transactions.insert(fast));
-    expect((await raw!.query('SELECT count(*)::int AS n FROM transactions WHERE id = $1', [fast.id])).rows[0].n).toBe(1);
-    release();
-    await slow;
-    expect((await raw!.query("SELECT count(*)::int AS n FROM transactions WHERE third_party_id IN ('slow', 'fast')")).rows[0].n).toBe(2);
+    return { done, release, started: async () => {
+      while (!started) await new Promise((r) => setTimeout(r, 5));
+    } };
+  };
+  const eventCount = async (envId: string): Promise<number> =>
+    (await raw!.query('SELECT count(*)::int AS n FROM events WHERE environment_id = $1', [envId])).rows[0].n;
+
+  it('after a run of batches that changed no transactions, a second batch executes beside a slow one and commits first', async () => {
+    const s = await open();
+    const { env } = await seedEnvironment(s);
+    for (let i = 0; i < 8; i++) await s.transaction((tx) => tx.events.insert(eventRecord(env)));
+    const slow = held(s, env);
+    await slow.started();
+    await s.transaction((tx) => tx.events.insert(eventRecord(env)));
+    // 8 + the fast one; the slow one is not committed yet.
+    expect(await eventCount(env.id)).toBe(9);
+    slow.release();
+    await slow.done;
+    expect(await eventCount(env.id)).toBe(10);
+  });
+
+  it('after a batch that changed transactions (hot rows such as the wallet), batches execute one at a time', async () => {
+    const s = await open();
+    const { env } = await seedEnvironment(s, { walletBalance: '10' });
+    for (let i = 0; i < 8; i++) await s.transaction((tx) => tx.events.insert(eventRecord(env)));
+    await s.transaction(async (tx) => {
+      await tx.transactions.insert(payoutRecord(env, { thirdPartyId: 'hot', amount: '1' }));
+      await tx.tenants.adjustWallet(env.id, '-1');
+    });
+    const slow = held(s, env);
+    await slow.started();
+    let fastDone = false;
+    const fast = s.transaction((tx) => tx.events.insert(eventRecord(env))).then(() => (fastDone = true));
+    // The fast unit waits for the slow one's batch: it joins it or follows it.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fastDone).toBe(false);
+    slow.release();
+    await Promise.all([slow.done, fast]);
+    expect(await eventCount(env.id)).toBe(10);
   });
 
   it('answers a caller only once its batch is committed, a failed one too', async () => {
