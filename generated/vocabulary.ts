@@ -26,3 +26,5 @@ export const ASSET_DECIMALS: Readonly<Record<string, number>> = { "USDC": 6, "US
 export const MAX_DELIVERY_ATTEMPTS = 10;
 /** Longest webhook URL (`WebhookUrl.maxLength`). */
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
+/** Longest event stream cursor (`StreamCursor.maxLength`). */
+export const STREAM_CURSOR_MAX_LENGTH = 200;

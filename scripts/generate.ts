@@ -165,6 +165,9 @@ async function vocabulary(): Promise<string> {
   const attemptCount = numberAt(asObject(deliveryBase.attemptCount).maximum, 'DeliveryBase.attemptCount.maximum');
   if (attemptCount !== maxAttempts) throw new Error(`DeliveryBase: attemptCount.maximum (${attemptCount}) differs from maxAttempts (${maxAttempts})`);
   const urlMax = numberAt(schemaIn(management.raw, 'WebhookUrl', rel(management.file)).maxLength, 'WebhookUrl.maxLength');
+  const orders = docs.find((d) => d.name === 'orders');
+  if (!orders) throw new Error('the orders document is missing');
+  const cursorMax = numberAt(schemaIn(orders.raw, 'StreamCursor', rel(orders.file)).maxLength, 'StreamCursor.maxLength');
   const list = (values: readonly string[]): string => `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
   return (
     tsHeader('spec/') +
@@ -188,7 +191,9 @@ async function vocabulary(): Promise<string> {
     `\n/** Delivery attempts per cycle (\`DeliveryBase.maxAttempts\`). */\n` +
     `export const MAX_DELIVERY_ATTEMPTS = ${maxAttempts};\n` +
     `/** Longest webhook URL (\`WebhookUrl.maxLength\`). */\n` +
-    `export const WEBHOOK_URL_MAX_LENGTH = ${urlMax};\n`
+    `export const WEBHOOK_URL_MAX_LENGTH = ${urlMax};\n` +
+    `/** Longest event stream cursor (\`StreamCursor.maxLength\`). */\n` +
+    `export const STREAM_CURSOR_MAX_LENGTH = ${cursorMax};\n`
   );
 }
 

@@ -13,6 +13,7 @@
 //   that had committed when the stream opened is visible in that snapshot and is skipped, so
 //   nothing recorded before the stream opened is replayed. Event cursors keep the snapshot
 //   until they pass its xmax, after which every row is later than the opening by construction.
+import { STREAM_CURSOR_MAX_LENGTH } from '../../../generated/vocabulary.ts';
 import { InvalidCursorError } from '../errors.ts';
 import type { EventType } from '../../domain/model.ts';
 import type { Sql } from '../sql.ts';
@@ -36,9 +37,9 @@ interface Position {
 
 const ID = '(0|[1-9][0-9]{0,19})';
 const TEXT = new RegExp(`^${ID}\\.(0|[1-9][0-9]{0,15})(?:~${ID}~((?:${ID},)*${ID})?)?$`);
-/** The spec's StreamCursor maxLength; a head whose snapshot would not fit starts at its xmin
- * without it (at least once: a few events committed just before the opening may come again). */
-const MAX_CURSOR = 200;
+/** A head whose snapshot would not fit the spec's StreamCursor starts at its xmin without it
+ * (at least once: a few events committed just before the opening may come again). */
+const CURSOR_TEXT = new RegExp(`^[A-Za-z0-9_-]{1,${STREAM_CURSOR_MAX_LENGTH}}$`);
 
 export function encodeStreamCursor(p: Position): string {
   // Running ids are written as their distance below xmax: short, as they are recent.
@@ -48,7 +49,7 @@ export function encodeStreamCursor(p: Position): string {
 
 /** The position a stream cursor stands for; throws InvalidCursorError unless we made it. */
 export function decodeStreamCursor(cursor: string): Position {
-  const text = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const text = CURSOR_TEXT.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   const m = TEXT.exec(text);
   const position = m ? { tx: BigInt(m[1]!), seq: Number(m[2]), opening: m[3] === undefined ? null : openingOf(BigInt(m[3]), m[4]) } : null;
   // Canonical form only, as the page cursors (../cursor.ts).
@@ -101,7 +102,7 @@ export async function streamHead(sql: Sql<unknown, unknown>, environmentId: stri
   const xmin = BigInt(r!.xmin);
   const head = positionAfter(xmin, 0, { xmax: BigInt(r!.xmax), running: (r!.running ?? []).map(BigInt) });
   const cursor = encodeStreamCursor(head);
-  return cursor.length <= MAX_CURSOR ? cursor : encodeStreamCursor({ tx: xmin, seq: 0, opening: null });
+  return cursor.length <= STREAM_CURSOR_MAX_LENGTH ? cursor : encodeStreamCursor({ tx: xmin, seq: 0, opening: null });
 }
 
 /** At most `limit` events after `cursor`, oldest first, each with the cursor that resumes after it. */
