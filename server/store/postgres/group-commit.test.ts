@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { UniqueViolation } from '../types.ts';
+import { PgGroupCommitter } from './group-commit.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 
@@ -168,5 +169,37 @@ describe('PostgreSQL group commit', () => {
     // The store goes on with a fresh connection.
     await s.transaction((tx) => tx.transactions.insert(second));
     expect((await s.read((tx) => tx.transactions.get(env.id, second.id)))?.id).toBe(second.id);
+  });
+  it('answers a batch that changed transactions only after its notification; one that only queued deliveries before it', async () => {
+    db = await createTestDatabase();
+    raw = new pg.Pool({ connectionString: db.url, max: 2 });
+    raw.on('error', () => undefined);
+    let sent: () => void = () => undefined;
+    const notified: { deliveries: boolean; changed: string[] }[] = [];
+    const committer = new PgGroupCommitter(raw, {
+      log: pino({ level: 'silent' }),
+      notify: (deliveries, changed) => {
+        notified.push({ deliveries, changed: [...changed] });
+        return new Promise<void>((resolve) => (sent = resolve));
+      },
+    });
+    const unit = (touched: ReadonlySet<string> | null) => async (client: pg.PoolClient) => {
+      await client.query('SELECT 1');
+      return { value: 'done', notify: true, touched, committed: () => undefined };
+    };
+    const settled = (p: Promise<unknown>): Promise<string> => Promise.race([p.then(() => 'answered'), new Promise<string>((r) => setTimeout(() => r('waiting'), 200))]);
+
+
+    // Answered while its notification is still on its way (the old order hung here).
+    expect(await committer.submit(unit(null))).toBe('done');
+    expect(notified).toEqual([{ deliveries: true, changed: [] }]);
+    sent();
+
+    const changed = committer.submit(unit(new Set(['env-1'])));
+    // The notification is on its way and not yet sent: the writer waits for it.
+    expect(await settled(changed)).toBe('waiting');
+    expect(notified[1]).toEqual({ deliveries: true, changed: ['env-1'] });
+    sent();
+    expect(await changed).toBe('done');
   });
 });

@@ -59,9 +59,10 @@ export interface GroupCommitOptions {
   /** How often a unit hit by a deadlock or serialization failure is run in all. */
   maxRuns?: number;
   /**
-   * Sends the batch's notifications once its COMMIT is durable, before any of its callers is
-   * answered: that deliveries are due, and which environments' transactions changed; called
-   * only when there is either, and never for a batch that did not commit. Not inside the
+   * Sends the batch's notifications once its COMMIT is durable: that deliveries are due, and
+   * which environments' transactions changed; called only when there is either, and never for
+   * a batch that did not commit. A batch that changed transactions notifies before any of its
+   * callers is answered; one that only queued deliveries answers first. Not inside the
    * batch: a transaction that NOTIFYs holds PostgreSQL's one notification-queue lock from its
    * COMMIT until its WAL flush, so every notifying batch (every order's) would commit one
    * flush after the other (pgbench, 32 clients: a 5× slower insert). Its failure is reported
@@ -246,15 +247,27 @@ export class PgGroupCommitter {
       });
     }
     client.release(broken);
-    if (fatal === null) await this.notifyCommitted(done);
-    for (const d of done) this.settle(d, fatal);
-  }
-
-  /** Tells every instance what the committed batch changed (see GroupCommitOptions.notify). */
-  private async notifyCommitted(done: Done[]): Promise<void> {
+    if (fatal !== null) {
+      for (const d of done) this.settle(d, fatal);
+      return;
+    }
     const deliveries = done.some((d) => d.ok && d.outcome.notify);
     const changed = new Set<string>();
     for (const d of done) if (d.ok && d.outcome.touched) for (const id of d.outcome.touched) changed.add(id);
+    if (changed.size > 0) {
+      // Other instances' cached pages must be stale before the writer hears of its write.
+      await this.notifyCommitted(deliveries, changed);
+      for (const d of done) this.settle(d, null);
+      return;
+    }
+    // Deliveries alone: other instances would only find them sooner, and this instance's
+    // workers wake in settle; a round trip (p99 3 ms at 1 000 orders/s) the caller need not wait.
+    for (const d of done) this.settle(d, null);
+    await this.notifyCommitted(deliveries, changed);
+  }
+
+  /** Tells every instance what the committed batch changed (see GroupCommitOptions.notify). */
+  private async notifyCommitted(deliveries: boolean, changed: ReadonlySet<string>): Promise<void> {
     if (!deliveries && changed.size === 0) return;
     try {
       await this.opts.notify(deliveries, changed);
