@@ -15,8 +15,12 @@ export interface QueueDialect {
    * LATERAL reads LEAST(room, cap); SQLite's IN subquery cannot see the outer row and reads cap).
    */
   dueOf(due: (limit: string) => string, room: string, cap: string): string;
-  /** What ends a claim statement after its CTE `picked` (the chosen seqs): PostgreSQL locks and leases in the same statement, SQLite returns the seqs and leases them next. */
-  readonly leasePicked: string;
+  /**
+   * What ends a claim statement after its CTE `picked` (the chosen seqs): PostgreSQL locks and
+   * leases in the same statement, SQLite returns the seqs and leases them next. Each row also
+   * carries `full` (an integer, 1 or 0) as `window_full`.
+   */
+  leasePicked(full: string): string;
   /** How many due rows the first step reads for a claim of `limit` (measured per store). */
   window(limit: number): number;
   /** A boolean parameter as the driver binds it. */
@@ -89,7 +93,7 @@ export function claimStatements(d: QueueDialect): { window: string; byDestinatio
            ROW_NUMBER() OVER (PARTITION BY c.destination ORDER BY c.next_attempt_at, c.seq) AS rank,
            COUNT(*) OVER (PARTITION BY c.destination) AS n
       FROM candidates c LEFT JOIN live ON live.destination = c.destination
-  ), ${FRESH}, ${PICKED} ${d.leasePicked}`;
+  ), ${FRESH}, ${PICKED} ${d.leasePicked('CASE WHEN (SELECT COUNT(*) FROM candidates) >= @cap THEN 1 ELSE 0 END')}`;
   const byDestination = `
   WITH RECURSIVE dests(destination) AS (
     SELECT (SELECT destination FROM deliveries WHERE state = 'pending' ORDER BY destination LIMIT 1)
@@ -107,7 +111,7 @@ export function claimStatements(d: QueueDialect): { window: string; byDestinatio
       FROM open ${d.dueOf(dueOf('open.destination'), 'open.room', '@cap')}
   ), ranked AS (
     SELECT *, COUNT(*) OVER (PARTITION BY destination) AS n FROM due WHERE rank <= room
-  ), ${FRESH}, ${PICKED} ${d.leasePicked}`;
+  ), ${FRESH}, ${PICKED} ${d.leasePicked('0')}`;
   const held = `
   WITH own AS (
     SELECT destination, @perEndpointLimit - COUNT(*) AS room FROM delivery_leases
@@ -120,7 +124,7 @@ export function claimStatements(d: QueueDialect): { window: string; byDestinatio
       FROM own ${d.dueOf(dueOf('own.destination'), 'own.room', '@limit')}
   ), picked AS (
     SELECT seq FROM ranked WHERE rank <= room ORDER BY next_attempt_at, seq LIMIT @limit
-  ) ${d.leasePicked}`;
+  ) ${d.leasePicked('0')}`;
   return { window, byDestination, held };
 }
 
@@ -132,22 +136,32 @@ export interface ClaimStep {
 
 /**
  * The claim, one shape for both stores: a generator of the statements to run, each given back
- * the rows it leased. A claim that may not spread tops up held destinations only; otherwise the
+ * the rows it leased (StepResult). A claim that may not spread tops up held destinations only; otherwise the
  * window, then (when it did not fill the claim) the scan by destination, which sees the first
  * step's leases: it counts them, never picks them again, and spreads over what the first step
  * left of the spread (slotsLeft). Rows come back in due order.
  */
-export function* claimSteps(o: ClaimOptions, d: QueueDialect): Generator<ClaimStep, ClaimedRow[], ClaimedRow[]> {
+/** What a claim statement leased, and whether it read as many due rows as its window may (`window` only). */
+export interface StepResult {
+  rows: ClaimedRow[];
+  windowFull: boolean;
+}
+
+export function* claimSteps(o: ClaimOptions, d: QueueDialect): Generator<ClaimStep, ClaimedRow[], StepResult> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const params = (cap: number, limit: number, slots: number | null): Record<string, unknown> => ({
     now: o.now, perEndpointLimit: o.perEndpointLimit, cap, limit, owner: o.owner, leaseEnd: o.now + o.leaseMs,
     exclusive: d.flag(o.exclusive === true), slots, perDestination: o.spread?.perDestination ?? 1,
   });
-  if (o.spread?.slots === 0) return yield { text: 'held', params: params(o.limit, o.limit, 0) };
+  if (o.spread?.slots === 0) return (yield { text: 'held', params: params(o.limit, o.limit, 0) }).rows;
   const first = yield { text: 'window', params: params(d.window(o.limit), o.limit, o.spread?.slots ?? null) };
-  if (first.length >= o.limit) return first;
-  const more = yield { text: 'byDestination', params: params(o.perEndpointLimit, o.limit - first.length, slotsLeft(o, first)) };
-  return [...first, ...more].sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
+  // A window that read fewer due rows than it may saw every due row of the open destinations and
+  // took what their room and the spread allow: the scan would find nothing more, at most spread
+  // a little further (the next claim does). Skipping it halved a light load's claim statements
+  // (PostgreSQL CPU per delivered order 705 → 512 µs).
+  if (first.rows.length >= o.limit || !first.windowFull) return first.rows;
+  const more = (yield { text: 'byDestination', params: params(o.perEndpointLimit, o.limit - first.rows.length, slotsLeft(o, first.rows)) }).rows;
+  return [...first.rows, ...more].sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
 }
 
 /**

@@ -22,7 +22,7 @@ const CLAIM_LOCK = 7_270_002;
 // this one; the lock re-checks the row's latest version, and `locked` returns that version),
 // then lease them: a new lease row, or one that has expired taken over (ON CONFLICT re-checks
 // the latest lease; a live one is left alone and its delivery not claimed).
-const LEASE_PICKED = `, locked AS (
+const LEASE_PICKED = (full: string): string => `, locked AS (
     SELECT d.* FROM deliveries d
      WHERE d.seq IN (SELECT seq FROM picked)
        AND d.state = 'pending' AND d.next_attempt_at <= @now
@@ -34,7 +34,7 @@ const LEASE_PICKED = `, locked AS (
      WHERE l.expires_at <= @now
     RETURNING l.delivery_seq, l.owner, l.expires_at
   )
-  SELECT d.*, leased.owner AS lease_owner, leased.expires_at AS lease_expires_at, ${CLAIMED_COLUMNS}
+  SELECT d.*, leased.owner AS lease_owner, leased.expires_at AS lease_expires_at, ${CLAIMED_COLUMNS}, ${full} AS window_full
     FROM leased
     JOIN locked d ON d.seq = leased.delivery_seq
     ${CLAIMED_JOINS}
@@ -71,11 +71,12 @@ const STEPS = {
 /** Runs the claim's statements (queue-sql.ts: claimSteps) in turn on `client`. */
 async function claimRows(client: pg.PoolClient, o: ClaimOptions): Promise<ClaimedRow[]> {
   const steps = claimSteps(o, DIALECT);
-  let step = steps.next([]);
+  let step = steps.next({ rows: [], windowFull: false });
   while (!step.done) {
     const s = STEPS[step.value.text];
     const params = step.value.params;
-    step = steps.next((await client.query<ClaimedRow>({ name: s.name, text: s.text, values: s.names.map((n) => params[n]) })).rows);
+    const { rows } = await client.query<ClaimedRow & { window_full: number }>({ name: s.name, text: s.text, values: s.names.map((n) => params[n]) });
+    step = steps.next({ rows, windowFull: rows[0]?.window_full === 1 });
   }
   return step.value;
 }

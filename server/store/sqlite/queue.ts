@@ -20,7 +20,7 @@ const DIALECT: QueueDialect = {
   // No LATERAL: the subquery cannot see the outer row's room, so it reads up to `cap`.
   dueOf: (due, _room, cap) => `JOIN deliveries c ON c.seq IN (SELECT seq FROM (${due(cap)}))`,
   // No writes inside WITH: the picked seqs come back and lease() leases them.
-  leasePicked: 'SELECT seq FROM picked',
+  leasePicked: (full) => `SELECT seq, ${full} AS window_full FROM picked`,
   // Measured on the store alone: a window of twice the claim (at least 64 rows) is enough here.
   window: (limit) => Math.max(64, limit * 2),
   flag: (value) => (value ? 1 : 0),
@@ -43,10 +43,11 @@ const CLAIMED = keepPlan(`
 
 export function claim(db: Db, o: ClaimOptions): ClaimedDelivery[] {
   const steps = claimSteps(o, DIALECT);
-  let step = steps.next([]);
+  let step = steps.next({ rows: [], windowFull: false });
   while (!step.done) {
     const { text, params } = step.value;
-    step = steps.next(lease(db, params, db.all<{ seq: number }>(STEPS[text], params).map((r) => r.seq)));
+    const picked = db.all<{ seq: number; window_full: number }>(STEPS[text], params);
+    step = steps.next({ rows: lease(db, params, picked.map((r) => r.seq)), windowFull: picked[0]?.window_full === 1 });
   }
   return step.value.map(mapping.claimedFromRow);
 }
