@@ -202,4 +202,28 @@ describe('PostgreSQL group commit', () => {
     sent();
     expect(await changed).toBe('done');
   });
+  it('a batch takes the units queued when it begins; one arriving while it executes goes to the next batch', async () => {
+    db = await createTestDatabase();
+    raw = new pg.Pool({ connectionString: db.url, max: 4 });
+    raw.on('error', () => undefined);
+    const committer = new PgGroupCommitter(raw, { log: pino({ level: 'silent' }), notify: async () => undefined });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started: () => void = () => undefined;
+    const first = new Promise<void>((resolve) => (started = resolve));
+    const unit = (hold: boolean) => async (client: pg.PoolClient) => {
+      if (hold) {
+        started();
+        await gate;
+      }
+      await client.query('SELECT 1');
+      return { value: hold, notify: false, touched: null, committed: () => undefined };
+    };
+    const together = [committer.submit(unit(true)), committer.submit(unit(false))];
+    await first;
+    const late = committer.submit(unit(false));
+    release();
+    await Promise.all([...together, late]);
+    expect(committer.stats).toEqual({ batches: 2, units: 3 });
+  });
 });

@@ -10,7 +10,8 @@
 // connection. Executing is round trips, one statement after another on one connection, so
 // under load more than one batch executes at once (maxExecuting): a further batch starts only
 // when every running one is past taking its first unit and units are still queued, so a
-// burst that one batch can take still goes into one COMMIT. Only while no batch in flight has
+// burst that one batch can take still goes into one COMMIT. A batch takes the units queued
+// when it begins; those arriving while it executes go to the next one. Only while no batch in flight has
 // changed transactions (payouts, refunds): those update hot rows (an environment's wallet),
 // and a second batch would wait on the first one's lock with its other units behind it
 // (measured: payouts 2.3 times slower), so they run one batch at a time as before, each
@@ -185,9 +186,13 @@ export class PgGroupCommitter {
       return { done, fatal: err };
     }
     let current: Job | null = null;
+    // The units queued now, not those arriving while it executes: under a steady stream a batch
+    // that took every arrival kept executing, one unit after the other, while its first caller
+    // waited for the COMMIT (p99 29 ms at 1 000 orders/s); arrivals go to the next batch.
+    const take = Math.max(1, Math.min(this.maxBatch, this.queue.length));
     try {
       let savepoint = true;
-      while (done.length < this.maxBatch && this.queue.length > 0) {
+      while (done.length < take && this.queue.length > 0) {
         current = this.queue.shift()!;
         if (!savepoint) await client.query('SAVEPOINT unit');
         let outcome: Outcome<unknown>;
@@ -202,7 +207,7 @@ export class PgGroupCommitter {
           continue;
         }
         // One round trip releases this unit and opens the next one's savepoint.
-        const more = done.length + 1 < this.maxBatch && this.queue.length > 0;
+        const more = done.length + 1 < take && this.queue.length > 0;
         try {
           await client.query(more ? 'RELEASE SAVEPOINT unit; SAVEPOINT unit' : 'RELEASE SAVEPOINT unit');
           savepoint = more;
