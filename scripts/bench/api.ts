@@ -30,7 +30,7 @@ import autocannon from 'autocannon';
 import { createManagementClient } from '../../client/api.ts';
 import { freePort, machine, startServer, summarise, type DemoTenant, type RunningServer, type Summary } from './lib.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
-import { driverLoop, findPgbench, pgbench, pgbenchScripts, type Ceiling } from './pg-ceilings.ts';
+import { BATCHED_ORDERS, driverLoop, findPgbench, pgbench, pgbenchScripts, type Ceiling } from './pg-ceilings.ts';
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
 
 const { values } = parseArgs({
@@ -166,6 +166,9 @@ const ORDERS = 'POST /v2/orders (order + event + delivery)';
  * path alone, as pgbench's script is, while the sending is left to other instances. */
 const ORDERS_API_ONLY = 'POST /v2/orders, API-only instance (DELIVERY_WORKER=off)';
 
+/** The batched orders ceiling's line, printed under the PostgreSQL table. */
+let batched: string | null = null;
+
 /**
  * PostgreSQL's ceilings for the rows, on the bench's database once the server is idle: pgbench
  * of each row's statements, and the list query through `pg`. Said, never skipped, when missing.
@@ -183,6 +186,12 @@ async function ceilings(url: string, rows: Row[]): Promise<void> {
     const share = cpuShare(before, cpuSnapshot([]));
     console.error(`pgbench ${what}: ${c.rate ?? '–'} /s (${c.note}); ${share ? `CPU ${share.busy} of ${share.cores} cores busy` : ''}`);
     for (const row of rows) if (row.what === what || (what === ORDERS && row.what === ORDERS_API_ONLY)) row.pgbench = c;
+  }
+  if (scripts.orderBatched !== undefined) {
+    const c = await pgbench(bin, url, scripts.orderBatched, duration, connections);
+    const perOrder = c.rate === null ? null : c.rate * BATCHED_ORDERS;
+    batched = `pgbench, the orders row's rows ${BATCHED_ORDERS} orders a transaction and one statement a table (what sending a batch's orders as one statement would cost the database): ${perOrder ?? c.note} orders/s`;
+    console.error(batched);
   }
   if (scripts.environmentId === undefined) return;
   const driver = await driverLoop(url, scripts.environmentId, 'user-listed', duration, connections);
@@ -377,3 +386,4 @@ for (const [store, rows] of results) {
     );
   }
 }
+if (batched !== null) console.log(`\n${batched}`);

@@ -57,18 +57,47 @@ async function columnsOf(db: pg.Client, table: string): Promise<Column[]> {
  * set to another table's fresh id (currval of its sequence in this session).
  */
 async function insertLike(db: pg.Client, table: string, where: string, refs: Record<string, string> = {}): Promise<string> {
+  const { names, values } = await valuesLike(db, table, where, (col, type) => (refs[col] === undefined ? undefined : fresh(`currval('pgbench_${refs[col]}')`, type)));
+  return `INSERT INTO ${table} (${names}) VALUES (${values});`;
+}
+
+const fresh = (seq: string, type: string): string => (type === 'text' ? `('pgb-' || ${seq})` : `${seq}::${type}`);
+
+/** The column list and value expressions of insertLike; `ref` gives a column's expression instead. */
+async function valuesLike(db: pg.Client, table: string, where: string, ref: (col: string, type: string) => string | undefined): Promise<{ names: string; values: string }> {
   const cols = await columnsOf(db, table);
   const literals = await db.query<Record<string, string>>(`SELECT ${cols.map((c) => `quote_nullable(${c.name}::text) AS ${c.name}`).join(', ')} FROM ${table} WHERE ${where} LIMIT 1`);
   const row = literals.rows[0];
   if (row === undefined) throw new Error(`pgbench: no ${table} row to copy (${where})`);
   await db.query(`CREATE SEQUENCE IF NOT EXISTS pgbench_${table}`);
-  const fresh = (seq: string, type: string): string => (type === 'text' ? `('pgb-' || ${seq})` : `${seq}::${type}`);
   const values = cols.map((c) => {
-    if (refs[c.name] !== undefined) return fresh(`currval('pgbench_${refs[c.name]}')`, c.type);
+    const given = ref(c.name, c.type);
+    if (given !== undefined) return given;
     if (c.unique && c.name !== 'environment_id' && c.name !== 'type') return fresh(`nextval('pgbench_${table}')`, c.type);
     return `${row[c.name]}::${c.type}`;
   });
-  return `INSERT INTO ${table} (${cols.map((c) => c.name).join(', ')}) VALUES (${values.join(', ')});`;
+  return { names: cols.map((c) => c.name).join(', '), values: values.join(', ') };
+}
+
+/** How many orders the batched script writes in each of its transactions. */
+export const BATCHED_ORDERS = 16;
+
+/**
+ * The orders row's rows, BATCHED_ORDERS orders a transaction and one statement a table (orders;
+ * events with their deliveries): what PostgreSQL does when a batch's orders are sent as one
+ * statement instead of one each, as the group commit sends them today.
+ */
+async function batchedOrders(db: pg.Client): Promise<string> {
+  const order = await valuesLike(db, 'orders', 'TRUE', () => undefined);
+  const event = await valuesLike(db, 'events', `type LIKE 'order.%'`, () => undefined);
+  const delivery = await valuesLike(db, 'deliveries', 'TRUE', (col) => (col === 'event_id' ? 'ev.id' : undefined));
+  const rows = `FROM generate_series(1, ${BATCHED_ORDERS})`;
+  return [
+    'BEGIN;',
+    `INSERT INTO orders (${order.names}) SELECT ${order.values} ${rows};`,
+    `WITH ev AS (INSERT INTO events (${event.names}) SELECT ${event.values} ${rows} RETURNING id) INSERT INTO deliveries (${delivery.names}) SELECT ${delivery.values} FROM ev;`,
+    'END;',
+  ].join('\n');
 }
 
 export interface Scripts {
@@ -78,6 +107,8 @@ export interface Scripts {
   payout: string;
   /** The orders row's three inserts (order, event, delivery), one database transaction. */
   order: string;
+  /** The same rows for BATCHED_ORDERS orders, one statement a table (batchedOrders). */
+  orderBatched: string;
 }
 
 /** The list query exactly as the store sends it (repos/transactions.ts, listByUser). */
@@ -120,6 +151,7 @@ export async function pgbenchScripts(url: string, listedUser: string | null, ord
         await insertLike(db, 'deliveries', 'TRUE', { event_id: 'events' }),
         'END;',
       ].join('\n');
+      out.orderBatched = await batchedOrders(db);
     }
     return out;
   } finally {
