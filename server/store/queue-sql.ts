@@ -134,19 +134,20 @@ export interface ClaimStep {
   params: Record<string, unknown>;
 }
 
-/**
- * The claim, one shape for both stores: a generator of the statements to run, each given back
- * the rows it leased (StepResult). A claim that may not spread tops up held destinations only; otherwise the
- * window, then (when it did not fill the claim) the scan by destination, which sees the first
- * step's leases: it counts them, never picks them again, and spreads over what the first step
- * left of the spread (slotsLeft). Rows come back in due order.
- */
 /** What a claim statement leased, and whether it read as many due rows as its window may (`window` only). */
 export interface StepResult {
   rows: ClaimedRow[];
   windowFull: boolean;
 }
 
+/**
+ * The claim, one shape for both stores: a generator of the statements to run, each given back
+ * the rows it leased (StepResult). A claim that may not spread tops up held destinations only;
+ * otherwise the window, then (when it did not fill the claim from a full window) the scan by
+ * destination, which sees the first step's leases: it counts them, never picks them again,
+ * and spreads over what the first step left of the spread (slotsLeft). Rows come back in due
+ * order.
+ */
 export function* claimSteps(o: ClaimOptions, d: QueueDialect): Generator<ClaimStep, ClaimedRow[], StepResult> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const params = (cap: number, limit: number, slots: number | null): Record<string, unknown> => ({
@@ -158,7 +159,9 @@ export function* claimSteps(o: ClaimOptions, d: QueueDialect): Generator<ClaimSt
   // A window that read fewer due rows than it may saw every due row of the open destinations and
   // took what their room and the spread allow: the scan would find nothing more, at most spread
   // a little further (the next claim does). Skipping it halved a light load's claim statements
-  // (PostgreSQL CPU per delivered order 705 → 512 µs).
+  // (PostgreSQL CPU per delivered order 705 → 512 µs). A statement that leased nothing says
+  // nothing of its window: on PostgreSQL a full window whose picks were all locked by another
+  // writer (SKIP LOCKED) is then taken as not full, and its deliveries wait for the next claim.
   if (first.rows.length >= o.limit || !first.windowFull) return first.rows;
   const more = (yield { text: 'byDestination', params: params(o.perEndpointLimit, o.limit - first.rows.length, slotsLeft(o, first.rows)) }).rows;
   return [...first.rows, ...more].sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);

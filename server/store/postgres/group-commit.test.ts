@@ -170,6 +170,7 @@ describe('PostgreSQL group commit', () => {
     await s.transaction((tx) => tx.transactions.insert(second));
     expect((await s.read((tx) => tx.transactions.get(env.id, second.id)))?.id).toBe(second.id);
   });
+
   it('answers a batch that changed transactions only after its notification; one that only queued deliveries before it', async () => {
     db = await createTestDatabase();
     raw = new pg.Pool({ connectionString: db.url, max: 2 });
@@ -189,7 +190,6 @@ describe('PostgreSQL group commit', () => {
     };
     const settled = (p: Promise<unknown>): Promise<string> => Promise.race([p.then(() => 'answered'), new Promise<string>((r) => setTimeout(() => r('waiting'), 200))]);
 
-
     // Answered while its notification is still on its way (the old order hung here).
     expect(await committer.submit(unit(null))).toBe('done');
     expect(notified).toEqual([{ deliveries: true, changed: [] }]);
@@ -202,6 +202,7 @@ describe('PostgreSQL group commit', () => {
     sent();
     expect(await changed).toBe('done');
   });
+
   it('a batch takes the units queued when it begins; one arriving while it executes goes to the next batch', async () => {
     db = await createTestDatabase();
     raw = new pg.Pool({ connectionString: db.url, max: 4 });

@@ -11,8 +11,8 @@
 // under load more than one batch executes at once (maxExecuting): a further batch starts only
 // when every running one is past taking its first unit and units are still queued, so a
 // burst that one batch can take still goes into one COMMIT. A batch takes the units queued
-// when it begins; those arriving while it executes go to the next one. Only while no batch in flight has
-// changed transactions (payouts, refunds): those update hot rows (an environment's wallet),
+// when it begins; those arriving while it executes go to the next one. Only while no batch in
+// flight has changed transactions (payouts, refunds): those update hot rows (an environment's wallet),
 // and a second batch would wait on the first one's lock with its other units behind it
 // (measured: payouts 2.3 times slower), so they run one batch at a time as before, each
 // executing while earlier ones commit. Batches that run at once can still, rarely, deadlock,
