@@ -21,8 +21,6 @@ export interface NewOrderEvent {
   data: OrderEventData;
   orderId: string;
   merchantReference: string;
-  /** The order, when the event announces a new one: written with the event, in one statement where the store allows it. */
-  newOrder?: OrderRecord;
 }
 
 // The builders below produce the exact bytes that are signed and sent. Each returns the
@@ -103,11 +101,8 @@ function newDelivery(event: EventRecord, kind: DeliveryKind): Omit<DeliveryRecor
   };
 }
 
-/**
- * Records an order event of the environment and prepares its delivery when an active endpoint
- * exists (without one, no delivery is created, but the event stays in the feed).
- */
-export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope, e: NewOrderEvent): Promise<{ event: EventRecord; deliveryId: string | null }> {
+/** An order event of the environment and its delivery, not yet written nor targeted. */
+export function orderEventRecords(services: Services, scope: Scope, e: NewOrderEvent): { event: EventRecord; delivery: Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'> } {
   const createdAt = services.clock.now();
   const id = newEventId(createdAt);
   const event: EventRecord = {
@@ -120,9 +115,17 @@ export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope,
     transactionId: null,
     createdAt,
   };
+  return { event, delivery: newDelivery(event, 'order_event') };
+}
+
+/**
+ * Records an order event of the environment and prepares its delivery when an active endpoint
+ * exists (without one, no delivery is created, but the event stays in the feed).
+ */
+export async function recordOrderEvent(tx: Tx, services: Services, scope: Scope, e: NewOrderEvent): Promise<{ event: EventRecord; deliveryId: string | null }> {
+  const { event, delivery } = orderEventRecords(services, scope, e);
   // To the environment's active endpoint, if it has one.
-  const delivery = newDelivery(event, 'order_event');
-  const deliveryId = (await tx.deliveries.insertWithEvent(event, delivery, e.newOrder)) ? delivery.id : null;
+  const deliveryId = (await tx.deliveries.insertWithEvent(event, delivery)) ? delivery.id : null;
   return { event, deliveryId };
 }
 

@@ -199,20 +199,24 @@ export function observeStore(store: Store, metrics: Metrics): Store {
     // Reads are not commits: they stay out of the commit-latency histogram.
     read: (fn) => store.read(fn),
     transactionsVersion: (environmentId) => store.transactionsVersion(environmentId),
-    async transaction(fn) {
-      const started = performance.now();
-      try {
-        const value = await store.transaction(fn);
-        metrics.transaction('commit', (performance.now() - started) / 1000);
-        return value;
-      } catch (err) {
-        metrics.transaction('rollback', (performance.now() - started) / 1000);
-        throw err;
-      }
-    },
+    transaction: (fn) => timedCommit(metrics, () => store.transaction(fn)),
+    createOrder: (c) => timedCommit(metrics, () => store.createOrder(c)),
     queue: store.queue,
     onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
     onEventsRecorded: (listener) => store.onEventsRecorded(listener),
     close: () => store.close(),
   };
+}
+
+/** Runs one write of the store and records its duration and outcome. */
+async function timedCommit<T>(metrics: Metrics, write: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const value = await write();
+    metrics.transaction('commit', (performance.now() - started) / 1000);
+    return value;
+  } catch (err) {
+    metrics.transaction('rollback', (performance.now() - started) / 1000);
+    throw err;
+  }
 }

@@ -265,6 +265,22 @@ export interface QueueStats {
   oldestDueAt: Millis | null;
 }
 
+/**
+ * A new order with its order.created event, for Store.createOrder: the domain's records, the
+ * order number left to the store.
+ */
+export interface OrderCreation {
+  order: Omit<OrderRecord, 'orderNumber'>;
+  event: EventRecord;
+  /** Its delivery, written only when the environment has an active endpoint (insertWithEvent). */
+  delivery: Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'>;
+  /** The Idempotency-Key the order is created under, if any, with the hash of its request. */
+  idempotency: { key: string; requestHash: string } | null;
+}
+
+/** What createOrder did: the order went in with its number, or its key was already taken (nothing written). */
+export type OrderCreated = { created: true; order: OrderRecord; delivery: boolean } | { created: false };
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Applies the numbered migrations that are not applied yet. */
@@ -277,6 +293,15 @@ export interface Store {
    * on the pool, no BEGIN/COMMIT). It sees only committed data.
    */
   read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T>;
+  /**
+   * Creates an order in a transaction of its own: its number, the order, its event, the
+   * event's delivery to the active endpoint, and its idempotency key. When the environment
+   * already holds the key (committed, or committed meanwhile by a concurrent creation) nothing
+   * is written and `created` is false: the caller reads the winner. One statement for many
+   * concurrent creations where the store can (PostgreSQL's group commit), each still failing
+   * alone.
+   */
+  createOrder(c: OrderCreation): Promise<OrderCreated>;
   /**
    * A token that moves whenever a commit may have changed the environment's transactions as
    * `read` sees them: equal tokens, equal reads, so a caller may keep what it built from one.

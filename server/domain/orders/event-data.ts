@@ -3,16 +3,19 @@
 import type { Tx } from '../../store/types.ts';
 import type { OrderEventType, OrderRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
-import { recordOrderEvent, type OrderEventData } from '../events.ts';
+import { orderEventRecords, recordOrderEvent, type NewOrderEvent, type OrderEventData } from '../events.ts';
 
 export type { OrderEvent, OrderEventData } from '../events.ts';
+
+/** An order before the store numbers it: what its events carry does not include the number. */
+export type UnnumberedOrder = Omit<OrderRecord, 'orderNumber'>;
 
 /**
  * The data of an order event: `status` is `open` for order.created and the payment state for
  * payment events; optional fields appear only when they have a value (never null), and
  * overpaymentBaseUnits only when nonzero.
  */
-export function orderEventData(order: OrderRecord, type: OrderEventType): OrderEventData {
+export function orderEventData(order: UnnumberedOrder, type: OrderEventType): OrderEventData {
   return {
     orderId: order.id,
     merchantReference: order.merchantReference,
@@ -28,20 +31,20 @@ export function orderEventData(order: OrderRecord, type: OrderEventType): OrderE
   };
 }
 
-export function hasOverpayment(order: OrderRecord): order is OrderRecord & { overpaymentBaseUnits: string } {
+export function hasOverpayment<O extends UnnumberedOrder>(order: O): order is O & { overpaymentBaseUnits: string } {
   return order.overpaymentBaseUnits !== null && order.overpaymentBaseUnits !== '0';
 }
 
-/**
- * Records an order event for the order as it now stands, in the caller's transaction (the
- * outbox). With `insert`, the order is new and is written together with its event.
- */
-export async function emitOrderEvent(tx: Tx, services: Services, scope: Scope, type: OrderEventType, order: OrderRecord, opts: { insert?: boolean } = {}): Promise<void> {
-  await recordOrderEvent(tx, services, scope, {
-    type,
-    data: orderEventData(order, type),
-    orderId: order.id,
-    merchantReference: order.merchantReference,
-    ...(opts.insert === true ? { newOrder: order } : {}),
-  });
+/** Records an order event for the order as it now stands, in the caller's transaction (the outbox). */
+export async function emitOrderEvent(tx: Tx, services: Services, scope: Scope, type: OrderEventType, order: OrderRecord): Promise<void> {
+  await recordOrderEvent(tx, services, scope, orderEvent(type, order));
+}
+
+/** The order.created event of a new order (not yet numbered) and its delivery: Store.createOrder writes them with it. */
+export function orderCreatedRecords(services: Services, scope: Scope, order: UnnumberedOrder): ReturnType<typeof orderEventRecords> {
+  return orderEventRecords(services, scope, orderEvent('order.created', order));
+}
+
+function orderEvent(type: OrderEventType, order: UnnumberedOrder): NewOrderEvent {
+  return { type, data: orderEventData(order, type), orderId: order.id, merchantReference: order.merchantReference };
 }

@@ -3,12 +3,12 @@
 // tenant environment: another environment's order is as unknown as a made-up id.
 import { createHash } from 'node:crypto';
 import type { components } from '../../../generated/types/orders.ts';
-import { UniqueViolation, type ReadTx, type Tx } from '../../store/types.ts';
+import type { ReadTx, Tx } from '../../store/types.ts';
 import type { OrderRecord, TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newOrderId } from '../ids.ts';
-import { emitOrderEvent } from './event-data.ts';
+import { orderCreatedRecords, type UnnumberedOrder } from './event-data.ts';
 
 /** The request body of `POST /v2/orders` as the contract defines it: a field added there reaches here. */
 export type NewOrder = components['schemas']['CreateOrderRequest'];
@@ -79,33 +79,27 @@ async function replay(tx: ReadTx, scope: Scope, key: string, hash: string): Prom
 
 /**
  * Creates an order, with its order.created event. With an Idempotency-Key, a key already used
- * in the environment replays the first answer (same body) or is refused (another body); the
- * store's unique key settles concurrent duplicates, as thirdPartyId does for payouts: the
- * loser's transaction rolls back and it reads the winner afresh.
+ * in the environment replays the first answer (same body) or is refused (another body). The
+ * store's unique key settles concurrent first uses, as thirdPartyId does for payouts: the
+ * store writes nothing for the loser, which then reads the winner.
  */
 export async function createOrder(services: Services, scope: Scope, input: NewOrder, idempotencyKey?: string): Promise<CreatedOrder> {
-  if (idempotencyKey === undefined) return services.store.transaction((tx) => createIn(tx, services, scope, input, null));
-  const idem = { key: idempotencyKey, hash: requestHash(input) };
-  try {
-    return await services.store.transaction((tx) => createIn(tx, services, scope, input, idem));
-  } catch (err) {
-    if (!(err instanceof UniqueViolation) || err.constraint !== 'idempotency_key') throw err;
-    const winner = await services.store.read((tx) => replay(tx, scope, idem.key, idem.hash));
-    if (!winner) throw err;
-    return winner;
-  }
+  const idem = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(input) };
+  // A retry answers from a read, without a write of its own.
+  const earlier = idem === null ? null : await services.store.read((tx) => replay(tx, scope, idem.key, idem.requestHash));
+  if (earlier !== null) return earlier;
+  const order = newOrder(services.clock.now(), scope, input);
+  const result = await services.store.createOrder({ order, ...orderCreatedRecords(services, scope, order), idempotency: idem });
+  if (result.created) return { order: result.order, payments: [], replayed: false };
+  const winner = idem === null ? null : await services.store.read((tx) => replay(tx, scope, idem.key, idem.requestHash));
+  if (winner === null) throw new Error(`the store refused order ${order.id} for a key it does not hold`);
+  return winner;
 }
 
-async function createIn(tx: Tx, services: Services, scope: Scope, input: NewOrder, idem: { key: string; hash: string } | null): Promise<CreatedOrder> {
-  if (idem !== null) {
-    const earlier = await replay(tx, scope, idem.key, idem.hash);
-    if (earlier) return earlier;
-  }
-  const now = services.clock.now();
-  const order: OrderRecord = {
+function newOrder(now: number, scope: Scope, input: NewOrder): UnnumberedOrder {
+  return {
     id: newOrderId(now),
     environmentId: scope.environmentId,
-    orderNumber: await tx.orders.nextOrderNumber(scope.environmentId),
     merchantReference: input.merchantReference,
     amountMinor: input.amountMinor,
     assetId: input.assetId ?? null,
@@ -119,11 +113,6 @@ async function createIn(tx: Tx, services: Services, scope: Scope, input: NewOrde
     createdAt: now,
     updatedAt: now,
   };
-  // The order with its order.created event (and delivery): one statement on PostgreSQL, where
-  // each statement is a round trip on the group commit's one executing connection.
-  await emitOrderEvent(tx, services, scope, 'order.created', order, { insert: true });
-  if (idem !== null) await tx.orders.insertIdempotencyKey(scope.environmentId, idem.key, { orderId: order.id, requestHash: idem.hash, createdAt: now });
-  return { order, payments: [], replayed: false };
 }
 
 /** The current order; a cancelled order answers 404 like an unknown one (its payments stay readable). */

@@ -3,7 +3,9 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { eventRecord, payoutRecord, seedEnvironment, waitFor } from '../suite/fixtures.ts';
+import { orderCreation } from '../suite/order-creation-cases.ts';
+import { createOrderIn } from '../create-order.ts';
 import { UniqueViolation } from '../types.ts';
 import { PgGroupCommitter } from './group-commit.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
@@ -225,6 +227,64 @@ describe('PostgreSQL group commit', () => {
     const late = committer.submit(unit(false));
     release();
     await Promise.all([...together, late]);
-    expect(committer.stats).toEqual({ batches: 2, units: 3 });
+    expect(committer.stats).toEqual({ batches: 2, units: 3, bulkUnits: 0 });
   });
+
+  it('writes the new orders a batch holds with one statement, beside its other units; when that statement fails, each order runs alone and only the culprit fails', async () => {
+    const s = await open();
+    const { env } = await seedEnvironment(s, { walletBalance: '10' });
+    let before = { ...s.committer.stats };
+    const orders = Array.from({ length: 10 }, (_, i) => orderCreation(env, i % 2 === 0 ? `key-${i}` : null));
+    const payouts = [payoutRecord(env), payoutRecord(env)];
+    const pay = (p: (typeof payouts)[number]) => s.transaction((tx) => tx.transactions.insert(p));
+    const results = await Promise.all([pay(payouts[0]!), ...orders.slice(0, 5).map((c) => s.createOrder(c)), pay(payouts[1]!), ...orders.slice(5).map((c) => s.createOrder(c))]);
+    expect(results.filter((r) => r !== undefined).every((r) => r.created)).toBe(true);
+    expect(s.committer.stats.batches - before.batches).toBe(1);
+    expect(s.committer.stats.units - before.units).toBe(12);
+    expect(s.committer.stats.bulkUnits - before.bulkUnits).toBe(10);
+    for (const p of payouts) expect((await s.read((tx) => tx.transactions.get(env.id, p.id)))?.id).toBe(p.id);
+
+    before = { ...s.committer.stats };
+    const clash = { ...orderCreation(env), order: { ...orderCreation(env).order, id: orders[0]!.order.id } };
+    const settled = await Promise.allSettled([clash, orderCreation(env, 'key-x'), orderCreation(env)].map((c) => s.createOrder(c)));
+    expect(settled.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect(s.committer.stats.batches - before.batches).toBe(1);
+    expect(s.committer.stats.units - before.units).toBe(3);
+    expect(s.committer.stats.bulkUnits - before.bulkUnits).toBe(0);
+  });
+
+  for (const ending of ['commits', 'rolls back'] as const) {
+    it(`an order under a key another instance holds in an open transaction waits for it, and is ${ending === 'commits' ? 'not created when that transaction commits' : 'created when it rolls back'}`, async () => {
+      const s = await open();
+      const other = await openPostgresStore({ connectionString: db!.url, poolSize: 2, log: pino({ level: 'silent' }) });
+      try {
+        const { env } = await seedEnvironment(s);
+        let release: () => void = () => undefined;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let held: () => void = () => undefined;
+        const holding = new Promise<void>((resolve) => (held = resolve));
+        const first = other.transaction(async (tx) => {
+          await createOrderIn(tx, orderCreation(env, 'shared'));
+          held();
+          await gate;
+          if (ending === 'rolls back') throw new Error('rolled back');
+        });
+        await holding;
+        const second = orderCreation(env, 'shared');
+        const answer = s.createOrder(second);
+        // The bulk statement waits on the other transaction's uncommitted key.
+        const waiting = async (): Promise<number> => (await raw!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n;
+        let n = 0;
+        await waitFor(() => n === 1, 5000, async () => {
+          n = await waiting();
+        });
+        release();
+        await first.catch(() => undefined);
+        expect((await answer).created).toBe(ending === 'rolls back');
+        expect((await s.read((tx) => tx.orders.get(env.id, second.order.id))) !== null).toBe(ending === 'rolls back');
+      } finally {
+        await other.close();
+      }
+    });
+  }
 });

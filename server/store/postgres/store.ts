@@ -20,10 +20,12 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
+import type { DeliveryQueue, OrderCreated, OrderCreation, ReadTx, Store, Tx } from '../types.ts';
+import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { realTimers, type Timers } from '../../timers.ts';
-import { PgGroupCommitter } from './group-commit.ts';
+import { PgGroupCommitter, type Attempt, type Bulk } from './group-commit.ts';
+import { bulkOrders } from './bulk-orders.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 
@@ -98,6 +100,8 @@ export class PostgresStore implements Store {
   private readonly reads: ReadTx;
   /** Runs the transactions of this instance in group-committed batches. */
   readonly committer: PgGroupCommitter;
+  /** How a batch writes the new orders it holds (createOrder). */
+  private readonly orders: Bulk<OrderCreation, OrderCreated>;
   private closed = false;
 
   constructor(
@@ -122,6 +126,7 @@ export class PostgresStore implements Store {
     this.listeners = new DeliveryListeners((err, what) => log.error({ err }, what));
     this.sequences = new Conn(sequencePool);
     this.orderNumbers = new OrderNumbers(this.sequences);
+    this.orders = bulkOrders(this.orderNumbers, this.listeners);
     const onPool = new Conn(pool);
     this.reads = readView(postgresSql(onPool), postgresHooks(onPool, this.orderNumbers));
     this.committer = new PgGroupCommitter(pool, {
@@ -190,35 +195,49 @@ export class PostgresStore implements Store {
    * batch's COMMIT is durable; after a deadlock or serialization failure fn runs again.
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const unit = this.unitOf(fn);
+    return this.track(() => this.committer.submit(unit.attempt).catch(unit.failed));
+  }
+
+  /**
+   * A unit of the next batch too, but written with the batch's other new orders in one
+   * statement (bulk-orders.ts); alone, as createOrderIn, if that statement fails.
+   */
+  createOrder(c: OrderCreation): Promise<OrderCreated> {
+    const unit = this.unitOf((tx) => createOrderIn(tx, c));
+    return this.track(() => this.committer.submitBulk(this.orders, c, unit.attempt).catch(unit.failed)).catch(keyTakenMeanwhile);
+  }
+
+  /** fn as the group commit runs it (each run on the batch's connection), and what a failure of it still moves. */
+  private unitOf<T>(fn: (tx: Tx) => Promise<T>): { attempt: Attempt<T>; failed(err: unknown): never } {
     // The environments the last run changed: moved on failure too (a COMMIT whose answer was
     // lost may have gone in; a needless move costs one read).
     let touched: ReadonlySet<string> | null = null;
+    const attempt: Attempt<T> = async (client) => {
+      const scope = new SerialTxScope();
+      try {
+        const value = await this.nesting.run(scope, () => fn(this.createTx(new Conn(client), scope)));
+        // A call fn started without awaiting still belongs to this unit.
+        await scope.idle();
+        scope.open = false;
+        touched = scope.touched;
+        const committed = (): void => {
+          // Before the caller hears of the commit: its next read here never gets an older page.
+          if (touched) this.versions.committed(touched);
+          scope.committed(this.listeners);
+        };
+        return { value, notify: scope.deliveriesReady, touched, committed };
+      } catch (err) {
+        scope.open = false;
+        await scope.idle();
+        throw mapError(err);
+      }
+    };
     const failed = (err: unknown): never => {
       if (touched) this.versions.committed(touched);
       throw err;
     };
-    return this.track(() =>
-      this.committer.submit(async (client) => {
-        const scope = new SerialTxScope();
-        try {
-          const value = await this.nesting.run(scope, () => fn(this.createTx(new Conn(client), scope)));
-          // A call fn started without awaiting still belongs to this unit.
-          await scope.idle();
-          scope.open = false;
-          touched = scope.touched;
-          const committed = (): void => {
-            // Before the caller hears of the commit: its next read here never gets an older page.
-            if (touched) this.versions.committed(touched);
-            scope.committed(this.listeners);
-          };
-          return { value, notify: scope.deliveriesReady, touched, committed };
-        } catch (err) {
-          scope.open = false;
-          await scope.idle();
-          throw mapError(err);
-        }
-      }).catch(failed),
-    );
+    return { attempt, failed };
   }
 
   /**

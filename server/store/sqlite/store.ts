@@ -9,7 +9,8 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from '
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, ReadTx, Store, Tx } from '../types.ts';
+import type { DeliveryQueue, OrderCreated, OrderCreation, ReadTx, Store, Tx } from '../types.ts';
+import { createOrderInTransaction } from '../create-order.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
 import { GroupCommitter } from './group-commit.ts';
@@ -99,6 +100,10 @@ export class SqliteStore implements Store {
     }
     scope.committed(this.listeners);
     return result;
+  }
+
+  createOrder(c: OrderCreation): Promise<OrderCreated> {
+    return createOrderInTransaction(this, c);
   }
 
   transactionsVersion(environmentId: string): string {

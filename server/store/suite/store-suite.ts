@@ -10,6 +10,7 @@ import type { Store } from '../types.ts';
 import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
 import { lifecycleCases } from './lifecycle-cases.ts';
+import { orderCreationCases } from './order-creation-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
 import { streamCases } from './stream-cases.ts';
@@ -33,6 +34,7 @@ export function describeStoreSuite(name: string, open: () => Promise<Store>): vo
 
     describe('tenants, wallets, transactions and orders', () => coreCases(s));
     describe('events, endpoints and deliveries', () => webhookCases(s));
+    describe('order creation', () => orderCreationCases(s));
     describe('event stream', () => streamCases(s));
     describe('delivery queue', () => queueCases(s));
     describe('delivery queue depth', () => queueStatsCases(s));

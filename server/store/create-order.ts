@@ -1,0 +1,27 @@
+// Store.createOrder as a unit of an ordinary transaction: what SQLite runs, and what
+// PostgreSQL's group commit falls back to for an order its bulk statement could not take
+// (postgres/bulk-orders.ts writes the same rows for many orders at once).
+import { UniqueViolation, type OrderCreated, type OrderCreation, type Store, type Tx } from './types.ts';
+
+/** The order's writes in the caller's transaction; `created: false` when its key is already recorded. */
+export async function createOrderIn(tx: Tx, c: OrderCreation): Promise<OrderCreated> {
+  const environmentId = c.order.environmentId;
+  if (c.idempotency !== null && (await tx.orders.findIdempotencyKey(environmentId, c.idempotency.key)) !== null) return { created: false };
+  const order = { ...c.order, orderNumber: await tx.orders.nextOrderNumber(environmentId) };
+  const delivery = await tx.deliveries.insertWithEvent(c.event, c.delivery, order);
+  if (c.idempotency !== null) {
+    await tx.orders.insertIdempotencyKey(environmentId, c.idempotency.key, { orderId: order.id, requestHash: c.idempotency.requestHash, createdAt: order.createdAt });
+  }
+  return { created: true, order, delivery };
+}
+
+/** Store.createOrder over Store.transaction. */
+export function createOrderInTransaction(store: Pick<Store, 'transaction'>, c: OrderCreation): Promise<OrderCreated> {
+  return store.transaction((tx) => createOrderIn(tx, c)).catch(keyTakenMeanwhile);
+}
+
+/** A key recorded by a concurrent transaction after the lookup: `created: false` as well; any other error stays one. */
+export function keyTakenMeanwhile(err: unknown): OrderCreated {
+  if (err instanceof UniqueViolation && err.constraint === 'idempotency_key') return { created: false };
+  throw err;
+}
