@@ -65,7 +65,7 @@ function rowsOf(c: OrderCreation, orderNumber: string) {
 
 /** The orders of a batch as one statement; `listeners` hear of its events and deliveries once committed. */
 export function bulkOrders(numbers: OrderNumbers, listeners: DeliveryListeners): Bulk<OrderCreation, OrderCreated> {
-  let text: { for: string; sql: string } | null = null;
+  let text: { for: string; sql: string; name: string } | null = null;
   return {
     async run(client: pg.PoolClient, items: readonly OrderCreation[]): Promise<Outcome<OrderCreated>[]> {
       const numbered = await Promise.all(items.map(async (c) => ({ ...c.order, orderNumber: formatOrderNumber(await numbers.next(c.order.environmentId)) })));
@@ -75,9 +75,9 @@ export function bulkOrders(numbers: OrderNumbers, listeners: DeliveryListeners):
       const cols = { orders: columns(first.order), events: columns(first.event), deliveries: columns(first.delivery), keys: keyCols };
       // The same columns every time (the mapping's): prepared once per connection, then only bound.
       const signature = JSON.stringify(cols);
-      if (text?.for !== signature) text = { for: signature, sql: statement(cols) };
+      if (text?.for !== signature) text = { for: signature, sql: statement(cols), name: `bulk-orders-${createHash('sha256').update(signature).digest('hex').slice(0, 16)}` };
       const r = await client.query<{ created: string[] | null; delivered: string[] | null }>({
-        name: `bulk-orders-${createHash('sha256').update(signature).digest('hex').slice(0, 16)}`,
+        name: text.name,
         text: text.sql,
         values: [
           JSON.stringify(rows.map((x) => x.order)),
