@@ -219,8 +219,9 @@ export class PgGroupCommitter {
   }
 
   /**
-   * BEGIN, then the units queued now, each in the savepoint `unit` (a bulk kind's units in one).
-   * Returns the error that leaves nothing of the batch standing, or null.
+   * The units queued now: a bulk kind's alone as their one statement (runWhole), else BEGIN and
+   * each in the savepoint `unit` (a bulk kind's units in one). Returns the error that leaves
+   * nothing of the batch standing, or null.
    */
   private async execute(run: Run): Promise<unknown> {
     // The units queued now, not those arriving while it executes: under a steady stream a batch
