@@ -6,6 +6,7 @@
 // order_idempotency_keys decides every order's fate inside the statement: an order whose key
 // is already taken (committed earlier, by a concurrent batch meanwhile, or by an earlier order
 // of the same statement) inserts nothing, and its caller reads the winner after the commit.
+// Its number, taken before the statement, stays unused: a gap, as a rolled-back order leaves.
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { OrderCreated, OrderCreation } from '../types.ts';
