@@ -3,7 +3,7 @@
 // so an accepted change never loses its notification and a rolled-back one never sends it.
 import type { Tx } from '../store/types.ts';
 import type { components } from '../../generated/types/events.ts';
-import type { DeliveryKind, DeliveryRecord, EnvironmentName, EventRecord, OrderEventType, OrderRecord } from './model.ts';
+import type { DeliveryKind, EnvironmentName, EventRecord, OrderEventType, UntargetedDelivery } from './model.ts';
 import type { Scope, Services } from './context.ts';
 import { newDeliveryId, newEventId } from './ids.ts';
 import { isoTime } from './iso-time.ts';
@@ -80,7 +80,7 @@ async function insertDelivery(
 }
 
 /** A new delivery of the event, due at once, without its target. */
-function newDelivery(event: EventRecord, kind: DeliveryKind): Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'> {
+function newDelivery(event: EventRecord, kind: DeliveryKind): UntargetedDelivery {
   return {
     id: newDeliveryId(event.createdAt),
     environmentId: event.environmentId,
@@ -102,7 +102,7 @@ function newDelivery(event: EventRecord, kind: DeliveryKind): Omit<DeliveryRecor
 }
 
 /** An order event of the environment and its delivery, not yet written nor targeted. */
-export function orderEventRecords(services: Services, scope: Scope, e: NewOrderEvent): { event: EventRecord; delivery: Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'> } {
+export function orderEventRecords(services: Services, scope: Scope, e: NewOrderEvent): { event: EventRecord; delivery: UntargetedDelivery } {
   const createdAt = services.clock.now();
   const id = newEventId(createdAt);
   const event: EventRecord = {

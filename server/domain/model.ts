@@ -133,6 +133,9 @@ export interface OrderRecord {
   updatedAt: Millis;
 }
 
+/** A new order before the store numbers it (Store.createOrder): its events do not carry the number. */
+export type UnnumberedOrder = Omit<OrderRecord, 'orderNumber'>;
+
 export interface EventRecord {
   /** 64 lowercase hex. */
   id: string;
@@ -184,6 +187,9 @@ export interface DeliveryRecord {
   updatedAt: Millis;
   deliveredAt: Millis | null;
 }
+
+/** A new delivery of an event before the store gives it the environment's active endpoint as target. */
+export type UntargetedDelivery = Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'>;
 
 export interface AttemptRecord {
   deliveryId: string;

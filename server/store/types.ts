@@ -20,6 +20,8 @@ import type {
   TransactionRecord,
   TransactionStatus,
   TransactionType,
+  UnnumberedOrder,
+  UntargetedDelivery,
 } from '../domain/model.ts';
 
 /** A page of newest-first rows and the cursor of the next page. */
@@ -139,7 +141,7 @@ export interface DeliveryRepo {
    * order the event announces when it is new, is inserted first, in the same statement.
    * Returns whether a delivery was inserted.
    */
-  insertWithEvent(event: EventRecord, d: Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'>, newOrder?: OrderRecord): Promise<boolean>;
+  insertWithEvent(event: EventRecord, d: UntargetedDelivery, newOrder?: OrderRecord): Promise<boolean>;
   get(environmentId: string, id: string): Promise<DeliveryRecord | null>;
   /** Newest first. `q` matches an exact order id, merchant reference or event id. */
   list(environmentId: string, opts: { q: string | null; limit: number; cursor: string | null }): Promise<Page<DeliveryRecord>>;
@@ -270,10 +272,10 @@ export interface QueueStats {
  * order number left to the store.
  */
 export interface OrderCreation {
-  order: Omit<OrderRecord, 'orderNumber'>;
+  order: UnnumberedOrder;
   event: EventRecord;
   /** Its delivery, written only when the environment has an active endpoint (insertWithEvent). */
-  delivery: Omit<DeliveryRecord, 'endpointId' | 'endpointVersion' | 'url'>;
+  delivery: UntargetedDelivery;
   /** The Idempotency-Key the order is created under, if any, with the hash of its request. */
   idempotency: { key: string; requestHash: string } | null;
 }

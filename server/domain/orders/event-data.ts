@@ -1,14 +1,11 @@
 // Order event data: the one place that turns an order into the snapshot an order event carries
 // (webhook payload and events feed alike), so every event has the same shape.
 import type { Tx } from '../../store/types.ts';
-import type { OrderEventType, OrderRecord } from '../model.ts';
+import type { OrderEventType, OrderRecord, UnnumberedOrder } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { orderEventRecords, recordOrderEvent, type NewOrderEvent, type OrderEventData } from '../events.ts';
 
 export type { OrderEvent, OrderEventData } from '../events.ts';
-
-/** An order before the store numbers it: what its events carry does not include the number. */
-export type UnnumberedOrder = Omit<OrderRecord, 'orderNumber'>;
 
 /**
  * The data of an order event: `status` is `open` for order.created and the payment state for

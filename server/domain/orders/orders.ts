@@ -4,11 +4,11 @@
 import { createHash } from 'node:crypto';
 import type { components } from '../../../generated/types/orders.ts';
 import type { ReadTx, Tx } from '../../store/types.ts';
-import type { OrderRecord, TransactionRecord } from '../model.ts';
+import type { OrderRecord, TransactionRecord, UnnumberedOrder } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newOrderId } from '../ids.ts';
-import { orderCreatedRecords, type UnnumberedOrder } from './event-data.ts';
+import { orderCreatedRecords } from './event-data.ts';
 
 /** The request body of `POST /v2/orders` as the contract defines it: a field added there reaches here. */
 export type NewOrder = components['schemas']['CreateOrderRequest'];

@@ -7,29 +7,30 @@
 // is already taken (committed earlier, by a concurrent batch meanwhile, or by an earlier order
 // of the same statement) inserts nothing, and its caller reads the winner after the commit.
 // Its number, taken before the statement, stays unused: a gap, as a rolled-back order leaves.
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { OrderCreated, OrderCreation } from '../types.ts';
 import type { DeliveryListeners } from '../tx.ts';
-import { formatOrderNumber } from '../repos/orders.ts';
+import { formatOrderNumber, idempotencyKeyRow } from '../repos/orders.ts';
 import type { Bulk, Outcome } from './group-commit.ts';
 import type { OrderNumbers } from './order-numbers.ts';
-import { mapping as m } from './rows.ts';
+import { mapping as m, untargetedDeliveryRow } from './rows.ts';
 
 /** The delivery row's columns that the active endpoint fills in. */
 const TARGET = ['endpoint_id', 'endpoint_version', 'url'];
 
-function columns(row: object, without: readonly string[] = []): string[] {
-  return Object.keys(row).filter((c) => !without.includes(c));
-}
-
 /**
- * The statement for rows with these columns. Each table's rows arrive as one JSON array typed
- * by the table's row type (json_populate_recordset), in the orders' order, which the inserts
+ * The statement for rows with the columns of `row`. Each table's rows arrive as one JSON array
+ * typed by the table's row type (json_populate_recordset), in the orders' order, which the inserts
  * keep (events' seq: the stream's order inside one transaction). Foreign keys are checked at
  * the statement's end, when every table has its rows. $5 names the orders without a key.
  */
-function statement(cols: { orders: string[]; events: string[]; deliveries: string[]; keys: string[] }): string {
+function statement(row: ReturnType<typeof rowsOf>): string {
+  const cols = {
+    orders: Object.keys(row.order),
+    events: Object.keys(row.event),
+    deliveries: Object.keys(row.delivery),
+    keys: Object.keys(idempotencyKeyRow('', '', { orderId: '', requestHash: '', createdAt: 0 })),
+  };
   const from = (table: string, param: number): string => `json_populate_recordset(NULL::${table}, $${param}::json) WITH ORDINALITY AS r`;
   const list = (cs: string[]): string => cs.join(', ');
   const picked = (cs: string[]): string => cs.map((c) => `r.${c}`).join(', ');
@@ -54,32 +55,28 @@ function statement(cols: { orders: string[]; events: string[]; deliveries: strin
 
 /** The rows of one creation, its order numbered. */
 function rowsOf(c: OrderCreation, orderNumber: string) {
-  const { endpoint_id: _, endpoint_version: __, url: ___, ...delivery } = m.deliveryToRow({ ...c.delivery, endpointId: null, endpointVersion: null, url: '' });
   const o = c.order;
   return {
     order: m.orderToRow({ ...o, orderNumber }),
     event: m.eventToRow(c.event),
-    delivery,
-    key: c.idempotency === null ? null : { environment_id: o.environmentId, idempotency_key: c.idempotency.key, request_hash: c.idempotency.requestHash, order_id: o.id, created_at: o.createdAt },
+    delivery: untargetedDeliveryRow(c.delivery),
+    key: c.idempotency === null ? null : idempotencyKeyRow(o.environmentId, c.idempotency.key, { orderId: o.id, requestHash: c.idempotency.requestHash, createdAt: o.createdAt }),
   };
 }
 
 /** The orders of a batch as one statement; `listeners` hear of its events and deliveries once committed. */
 export function bulkOrders(numbers: OrderNumbers, listeners: DeliveryListeners): Bulk<OrderCreation, OrderCreated> {
-  let text: { for: string; sql: string; name: string } | null = null;
+  // The mapping's columns, the same for every order: built from the first batch, prepared once
+  // per connection (a named statement), then only bound.
+  let text: string | null = null;
   return {
     async run(client: pg.PoolClient, items: readonly OrderCreation[]): Promise<Outcome<OrderCreated>[]> {
       const numbered = await Promise.all(items.map(async (c) => ({ ...c.order, orderNumber: formatOrderNumber(await numbers.next(c.order.environmentId)) })));
       const rows = items.map((c, i) => rowsOf(c, numbered[i]!.orderNumber));
-      const first = rows[0]!;
-      const keyCols = ['environment_id', 'idempotency_key', 'request_hash', 'order_id', 'created_at'];
-      const cols = { orders: columns(first.order), events: columns(first.event), deliveries: columns(first.delivery), keys: keyCols };
-      // The same columns every time (the mapping's): prepared once per connection, then only bound.
-      const signature = JSON.stringify(cols);
-      if (text?.for !== signature) text = { for: signature, sql: statement(cols), name: `bulk-orders-${createHash('sha256').update(signature).digest('hex').slice(0, 16)}` };
+      text ??= statement(rows[0]!);
       const r = await client.query<{ created: string[] | null; delivered: string[] | null }>({
-        name: text.name,
-        text: text.sql,
+        name: 'bulk-orders',
+        text,
         values: [
           JSON.stringify(rows.map((x) => x.order)),
           JSON.stringify(rows.map((x) => x.event)),

@@ -4,7 +4,7 @@ import { bind } from '../repos/query.ts';
 import type { Sql } from '../sql.ts';
 import { assertDecimal8, insertIgnoring, shortDecimal, type Conn } from './db.ts';
 import type { OrderNumbers } from './order-numbers.ts';
-import { mapping } from './rows.ts';
+import { mapping, untargetedDeliveryRow } from './rows.ts';
 
 export function postgresSql(db: Conn): Sql<boolean, unknown> {
   return {
@@ -63,7 +63,7 @@ export function postgresHooks(db: Conn, numbers: OrderNumbers): DialectHooks {
       // type: bare parameters in a SELECT list would be typed as text.
       const m = mapping;
       const ev = m.eventToRow(event);
-      const { endpoint_id: _, endpoint_version: __, url: ___, ...rest } = m.deliveryToRow({ ...d, endpointId: null, endpointVersion: null, url: '' });
+      const rest = untargetedDeliveryRow(d);
       const params: unknown[] = [event.environmentId, JSON.stringify(rest)];
       // Rows inserted by the statement's WITH clauses; foreign keys are checked at its end.
       const insertOf = (table: string, row: object): string =>

@@ -1,6 +1,11 @@
 import type { Sql } from '../sql.ts';
-import type { OrderRepo } from '../types.ts';
+import type { IdempotencyKeyRecord, OrderRepo } from '../types.ts';
 import { getter, inserter } from './query.ts';
+
+/** The row of order_idempotency_keys that records `key` for `record`'s order. */
+export function idempotencyKeyRow(environmentId: string, key: string, record: IdempotencyKeyRecord) {
+  return { environment_id: environmentId, idempotency_key: key, request_hash: record.requestHash, order_id: record.orderId, created_at: record.createdAt };
+}
 
 export function formatOrderNumber(n: number): string {
   return `ORD-${String(n).padStart(6, '0')}`;
@@ -51,13 +56,7 @@ export function orderRepo<B, J>(sql: Sql<B, J>, nextNumber: (environmentId: stri
       return r === undefined ? null : { orderId: r.order_id, requestHash: r.request_hash, createdAt: Number(r.created_at) };
     },
     async insertIdempotencyKey(environmentId, key, record) {
-      await sql.insert('order_idempotency_keys', {
-        environment_id: environmentId,
-        idempotency_key: key,
-        request_hash: record.requestHash,
-        order_id: record.orderId,
-        created_at: record.createdAt,
-      });
+      await sql.insert('order_idempotency_keys', idempotencyKeyRow(environmentId, key, record));
     },
   };
 }
