@@ -8,3 +8,16 @@ export class InvalidCursorError extends Error {
     super('invalid page cursor');
   }
 }
+
+/**
+ * A write whose outcome the store cannot know: the connection was lost after COMMIT (or a
+ * statement that commits by itself) was sent, and before its answer came. It may or may not
+ * have been committed. Not "unavailable": that promises nothing was written. The caller settles
+ * it by sending the same request again (an order's Idempotency-Key, a payout's thirdPartyId).
+ */
+export class OutcomeUnknown extends Error {
+  override readonly name = 'OutcomeUnknown';
+  constructor(override readonly cause: unknown) {
+    super('the connection was lost after the write was sent to be committed; it may or may not have been committed');
+  }
+}

@@ -4,20 +4,29 @@
 // retries on them. In every case the failed transaction wrote nothing: PostgreSQL rolled it
 // back (or never began it), SQLite rolled back its savepoint.
 
+import { OutcomeUnknown } from './errors.ts';
+
 /** Network errors of the driver's socket. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** The store's own refusals: too much work already waits for the database (admission control). */
+export const OVERLOADED = 'EOVERLOADED';
 
 /**
  * PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01..57P03 (admin shutdown, crash
  * shutdown, cannot connect now: a restart), 53xxx (insufficient resources: disk full, out of
- * memory, too many connections), 25006 (read-only transaction: a standby after fail-over).
+ * memory, too many connections), 25006 (read-only transaction: a standby after fail-over),
+ * and the session limits the store sets (postgres/deadlines.ts): 57014 (statement_timeout),
+ * 55P03 (lock_timeout), 25P03 (idle_in_transaction_session_timeout): the database is too slow
+ * right now, and the statement's transaction rolled back.
  */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '25006', '57014', '55P03', '25P03']);
 function isUnavailableSqlState(code: string): boolean {
-  return code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P02' || code === '57P03' || code === '25006';
+  return code.startsWith('08') || code.startsWith('53') || UNAVAILABLE_SQLSTATES.has(code);
 }
 
 /** node-postgres's own messages when a connection dies or never comes. */
-const PG_CONNECTION_MESSAGES = [/Connection terminated/i, /timeout exceeded when trying to connect/i, /Client has encountered a connection error/i, /connection timeout/i];
+const PG_CONNECTION_MESSAGES = [/Connection terminated/i, /timeout exceeded when trying to connect/i, /Client has encountered a connection error/i, /connection timeout/i, /timeout expired/i];
 
 /** SQLite result codes (better-sqlite3 puts them in `code`, extended codes included). */
 function isUnavailableSqliteCode(code: string): boolean {
@@ -36,9 +45,11 @@ const MAX_DEPTH = 4;
 /** True when err (or an error it wraps) says the store is unavailable, not that a statement is wrong. */
 export function isStoreUnavailable(err: unknown, depth = 0): boolean {
   if (depth > MAX_DEPTH || err === null || typeof err !== 'object') return false;
+  // Its cause is a lost connection, but the write may have gone in: never "nothing was written".
+  if (err instanceof OutcomeUnknown) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (NETWORK_CODES.has(code) || isUnavailableSqliteCode(code)) return true;
+    if (NETWORK_CODES.has(code) || code === OVERLOADED || isUnavailableSqliteCode(code)) return true;
     if (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)) return true;
   }
   const message = (err as { message?: unknown }).message;

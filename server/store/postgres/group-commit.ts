@@ -27,9 +27,21 @@
 //
 // At most 32 units a batch: each unit that writes gets a subtransaction id, and past 64 of
 // them in one transaction PostgreSQL's snapshots slow down for every session (subxid overflow).
-import type pg from 'pg';
+//
+// Deadlines (deadlines.ts): a batch that has not had COMMIT's answer within transactionMs of
+// taking its connection has that connection destroyed; a unit that waited in the queue longer
+// than queueWaitMs before a batch took it fails unwritten; the queue holds at most maxQueued
+// units, and a unit beyond that is refused at once (admission control: a slow database gets
+// fast 503s, not a queue that grows memory). When no connection can be had, every queued unit
+// fails: they would all wait for the same dead host. A batch whose connection is lost after
+// COMMIT was sent (or after its lone statement was) answers OutcomeUnknown: it may have
+// committed, and nothing but a retry with the same key can tell.
+import pg from 'pg';
 import type { Logger } from 'pino';
 import { isRetryable, mapError } from './db.ts';
+import { DeadlineExceeded, destroyConnection } from './deadlines.ts';
+import { OutcomeUnknown } from '../errors.ts';
+import { OVERLOADED } from '../unavailable.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 
 /** What a unit of work left for after the commit. */
@@ -61,6 +73,8 @@ interface Job {
   /** Its kind and data when it may run with others of its kind (submitBulk). */
   bulk: { kind: Bulk<unknown, unknown>; item: unknown } | null;
   runs: number;
+  /** When it was queued (opts.now), for queueWaitMs. */
+  queuedAt: number;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -80,6 +94,8 @@ interface Run {
   bulkUnits: number;
   /** Its one statement ran outside BEGIN/COMMIT: it is committed already. */
   committed: boolean;
+  /** Destroys the connection when the batch outlives transactionMs; cleared once it is over. */
+  deadline: unknown;
 }
 
 type Done = { job: Job; ok: true; outcome: Outcome<unknown> } | { job: Job; ok: false; err: unknown };
@@ -105,8 +121,18 @@ export interface GroupCommitOptions {
    */
   notify(deliveries: boolean, changed: ReadonlySet<string>): Promise<unknown>;
   log: Logger;
-  /** The turn a batch waits for its company, and a retry's pause (default: real timers). */
+  /** The turn a batch waits for its company, a retry's pause and the batch deadline (default: real timers). */
   timers?: Timers;
+  /** A batch's whole run, from taking its connection to COMMIT's answer (default 4 s). */
+  transactionMs?: number;
+  /** How long a unit may wait in the queue for a batch (default 2 s). */
+  queueWaitMs?: number;
+  /** Units waiting at most; more are refused at once (default 1 024). */
+  maxQueued?: number;
+  /** Milliseconds, for queue waits (default performance.now). */
+  now?: () => number;
+  /** Told of each connection destroyed for a missed deadline. */
+  onDestroyed?: () => void;
 }
 
 /** Batches in a row without a change to transactions before several may execute at once: a
@@ -115,6 +141,15 @@ const QUIET_BATCHES = 8;
 
 /** SQLSTATE of a statement sent after an earlier one aborted the (sub)transaction. */
 const IN_FAILED_TRANSACTION = '25P02';
+
+/** Refused by admission control, or expired in the queue: nothing of it was sent. */
+export class StoreOverloaded extends Error {
+  override readonly name = 'StoreOverloaded';
+  readonly code = OVERLOADED;
+}
+
+/** The database answered (an error of its own): the statement's outcome is known. */
+const answeredByDatabase = (err: unknown): boolean => err instanceof pg.DatabaseError;
 
 export class PgGroupCommitter {
   private readonly queue: Job[] = [];
@@ -128,11 +163,17 @@ export class PgGroupCommitter {
   private readonly committing = new Set<Promise<void>>();
   /** Batches committed, the units of work they held, and how many of those a bulk statement wrote: for diagnostics and benchmarks. */
   readonly stats = { batches: 0, units: 0, bulkUnits: 0 };
+  /** Units refused by admission control or expired in the queue. */
+  refused = 0;
   private readonly maxBatch: number;
   private readonly maxCommitting: number;
   private readonly maxExecuting: number;
   private readonly maxRuns: number;
   private readonly timers: Timers;
+  private readonly transactionMs: number;
+  private readonly queueWaitMs: number;
+  private readonly maxQueued: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -143,6 +184,15 @@ export class PgGroupCommitter {
     this.maxExecuting = opts.maxExecuting ?? 3;
     this.maxRuns = opts.maxRuns ?? 4;
     this.timers = opts.timers ?? realTimers;
+    this.transactionMs = opts.transactionMs ?? 4_000;
+    this.queueWaitMs = opts.queueWaitMs ?? 2_000;
+    this.maxQueued = opts.maxQueued ?? 1_024;
+    this.now = opts.now ?? (() => performance.now());
+  }
+
+  /** Units waiting for a batch. */
+  get queued(): number {
+    return this.queue.length;
   }
 
   /** Queues a unit of work; resolves with its value once the batch that ran it is committed. */
@@ -156,8 +206,12 @@ export class PgGroupCommitter {
   }
 
   private submitJob<T>(attempt: Attempt<T>, bulk: Job['bulk']): Promise<T> {
+    if (this.queue.length >= this.maxQueued) {
+      this.refused += 1;
+      return Promise.reject(new StoreOverloaded(`${this.queue.length} store transactions already wait for the database`));
+    }
     return new Promise<T>((resolve, reject) => {
-      this.enqueue({ attempt, bulk, runs: 1, resolve: resolve as (v: unknown) => void, reject }, false);
+      this.enqueue({ attempt, bulk, runs: 1, queuedAt: this.now(), resolve: resolve as (v: unknown) => void, reject }, false);
     });
   }
 
@@ -203,11 +257,16 @@ export class PgGroupCommitter {
     try {
       client = await this.pool.connect();
     } catch (err) {
-      // No connection (database down or pool starved): the units a batch would have taken fail.
-      for (const job of this.queue.splice(0, this.maxBatch)) job.reject(err);
+      // No connection within the deadline (database down or pool starved): every queued unit
+      // would wait for the same host; they fail now, unwritten.
+      for (const job of this.queue.splice(0)) job.reject(err);
       return;
     }
-    const run: Run = { client, savepoint: false, done: [], holds: false, bulkUnits: 0, committed: false };
+    const deadline = this.timers.setTimeout(() => {
+      this.opts.onDestroyed?.();
+      destroyConnection(client, new DeadlineExceeded('a store transaction', this.transactionMs));
+    }, this.transactionMs);
+    const run: Run = { client, savepoint: false, done: [], holds: false, bulkUnits: 0, committed: false, deadline };
     const fatal = await this.execute(run);
     const commit = this.commit(run, fatal);
     this.committing.add(commit);
@@ -227,7 +286,8 @@ export class PgGroupCommitter {
     // The units queued now, not those arriving while it executes: under a steady stream a batch
     // that took every arrival kept executing, one unit after the other, while its first caller
     // waited for the COMMIT (p99 29 ms at 1 000 orders/s); arrivals go to the next batch.
-    const groups = inGroups(this.queue.splice(0, Math.max(1, Math.min(this.maxBatch, this.queue.length))));
+    const groups = inGroups(this.fresh(this.queue.splice(0, Math.max(1, Math.min(this.maxBatch, this.queue.length)))));
+    if (groups.length === 0) return null;
     if (groups.length === 1 && groups[0]!.kind !== null) {
       if (await this.runWhole(run, groups[0]!.kind, groups[0]!.jobs)) return null;
       groups[0]!.kind = null;
@@ -265,6 +325,12 @@ export class PgGroupCommitter {
    */
   private async runWhole(run: Run, kind: Bulk<unknown, unknown>, jobs: Job[]): Promise<boolean> {
     const outcomes = await this.bulkOutcomes(run, kind, jobs);
+    if (outcomes instanceof OutcomeUnknown) {
+      // The statement was sent and commits by itself: it may stand. No second try.
+      for (const job of jobs) run.done.push({ job, ok: false, err: outcomes });
+      run.committed = true;
+      return true;
+    }
     if (outcomes === null) return false;
     jobs.forEach((job, k) => this.succeeded(run, job, outcomes[k]!));
     run.bulkUnits += jobs.length;
@@ -272,13 +338,17 @@ export class PgGroupCommitter {
     return true;
   }
 
-  /** The outcomes of a bulk run, or null when it threw (logged). */
-  private async bulkOutcomes(run: Run, kind: Bulk<unknown, unknown>, jobs: Job[]): Promise<Outcome<unknown>[] | null> {
+  /**
+   * The outcomes of a bulk run, or null when it threw (logged); OutcomeUnknown when it ran
+   * alone (a transaction of its own) and its connection was lost before the answer.
+   */
+  private async bulkOutcomes(run: Run, kind: Bulk<unknown, unknown>, jobs: Job[]): Promise<Outcome<unknown>[] | OutcomeUnknown | null> {
     try {
       const outcomes = await kind.run(run.client, jobs.map((j) => j.bulk!.item));
       if (outcomes.length !== jobs.length) throw new Error(`a bulk run answered ${outcomes.length} outcomes for ${jobs.length} units`);
       return outcomes;
     } catch (err) {
+      if (!run.savepoint && isConnectionLost(err)) return new OutcomeUnknown(err);
       this.opts.log.warn({ err: { message: (err as Error).message }, units: jobs.length }, 'a bulk statement failed: its units run one by one');
       return null;
     }
@@ -303,7 +373,7 @@ export class PgGroupCommitter {
   private async runBulk(run: Run, kind: Bulk<unknown, unknown>, jobs: Job[], more: boolean): Promise<boolean> {
     await this.openSavepoint(run);
     const outcomes = await this.bulkOutcomes(run, kind, jobs);
-    if (outcomes === null) {
+    if (outcomes === null || outcomes instanceof OutcomeUnknown) {
       await this.rollbackUnit(run);
       return false;
     }
@@ -352,7 +422,7 @@ export class PgGroupCommitter {
     }
   }
 
-  private async commit({ client, done, bulkUnits, committed }: Run, fatal: unknown): Promise<void> {
+  private async commit({ client, done, bulkUnits, committed, deadline }: Run, fatal: unknown): Promise<void> {
     let broken: Error | undefined;
     if (fatal === null) {
       try {
@@ -362,9 +432,11 @@ export class PgGroupCommitter {
         this.stats.units += done.length;
         this.stats.bulkUnits += bulkUnits;
       } catch (err) {
-        fatal = err;
+        // COMMIT was sent: without the database's own answer, it may have gone in.
+        fatal = answeredByDatabase(err) ? err : new OutcomeUnknown(err);
       }
     }
+    this.timers.clearTimeout(deadline);
     if (fatal !== null) {
       // A connection whose ROLLBACK failed is in an unknown state: destroyed rather than reused.
       await client.query('ROLLBACK').catch((e: unknown) => {
@@ -373,6 +445,7 @@ export class PgGroupCommitter {
     }
     client.release(broken);
     if (fatal !== null) {
+      if (fatal instanceof OutcomeUnknown) this.opts.log.warn({ err: { message: errorMessage(fatal.cause) }, units: done.length }, 'connection lost at COMMIT: outcome unknown');
       for (const d of done) this.settle(d, fatal);
       return;
     }
@@ -421,6 +494,25 @@ export class PgGroupCommitter {
     }
     d.job.reject(mapError(err));
   }
+
+  /** The jobs that may still run; those that waited too long in the queue fail unwritten. */
+  private fresh(jobs: Job[]): Job[] {
+    const oldest = this.now() - this.queueWaitMs;
+    const late = jobs.filter((j) => j.queuedAt < oldest);
+    if (late.length === 0) return jobs;
+    this.refused += late.length;
+    for (const job of late) job.reject(new StoreOverloaded(`waited more than ${this.queueWaitMs} ms for the database`));
+    return jobs.filter((j) => j.queuedAt >= oldest);
+  }
+}
+
+/** No answer from the database (socket lost, destroyed by a deadline): not a statement's own error. */
+function isConnectionLost(err: unknown): boolean {
+  return !answeredByDatabase(err);
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function caughtInside(): Error {

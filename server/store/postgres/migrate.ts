@@ -4,6 +4,7 @@
 // advisory lock makes one migrate while the others wait, then find nothing left to do. A
 // database that has a migration this code does not know was written by a newer version: we
 // refuse it rather than guess.
+import { withoutDeadline } from './deadlines.ts';
 import type pg from 'pg';
 import { assertNoUnknownMigrations, loadMigrationFiles, type Migration } from '../migrations.ts';
 
@@ -38,6 +39,24 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
   const client = await pool.connect();
   let failed: Error | undefined;
   try {
+    return await withoutDeadline(client, () => applyMissing(client, migrations, now));
+  } catch (err) {
+    failed = err instanceof Error ? err : new Error(String(err));
+    throw err;
+  } finally {
+    // After a failure the session is dropped, not pooled: that also frees the advisory lock.
+    client.release(failed);
+  }
+}
+
+/**
+ * Under the migration lock, without the store's deadlines: waiting for another instance's
+ * migrations, or building an index, may take longer than any request should. The session's
+ * limits are lifted for this session only and set back before it returns to the pool.
+ */
+async function applyMissing(client: pg.PoolClient, migrations: readonly Migration[], now: () => number): Promise<number[]> {
+  await client.query('SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0');
+  try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     // Read under the lock: whoever held it before us has committed everything it applied.
     const done = new Set(await assertKnownSchema(client, migrations));
@@ -57,11 +76,7 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
     }
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     return applied;
-  } catch (err) {
-    failed = err instanceof Error ? err : new Error(String(err));
-    throw err;
   } finally {
-    // After a failure the session is dropped, not pooled: that also frees the advisory lock.
-    client.release(failed);
+    await client.query('RESET statement_timeout; RESET lock_timeout; RESET idle_in_transaction_session_timeout');
   }
 }

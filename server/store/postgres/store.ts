@@ -23,6 +23,8 @@ import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts'
 import type { DeliveryQueue, OrderCreated, OrderCreation, ReadTx, Store, Tx } from '../types.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
+import { DEFAULT_DEADLINES, deadlineClient, destroyConnection, queryDeadlineMs, sessionSettings, type PgDeadlines } from './deadlines.ts';
+import { OVERLOADED } from '../unavailable.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 import { PgGroupCommitter, type Attempt, type Bulk } from './group-commit.ts';
 import { bulkOrders } from './bulk-orders.ts';
@@ -45,8 +47,22 @@ export interface PostgresStoreOptions {
   transactionsStalenessMs?: number;
   /** How often transactionsVersion moves by time alone (versions.ts; default MAX_AGE_MS). */
   transactionsMaxAgeMs?: number;
-  /** What the listener's heartbeats and reconnects and the group commit's retries wait with (default: real timers). */
+  /** What the listener's heartbeats and reconnects, the group commit's retries and every deadline wait with (default: real timers). */
   timers?: Timers;
+  /** Deadlines of every wait for the database (deadlines.ts; defaults DEFAULT_DEADLINES). */
+  deadlines?: Partial<PgDeadlines>;
+  /** Store calls waiting for the database at most; more are refused at once, 503 (default 1 024). */
+  maxQueued?: number;
+}
+
+/** What the operator sees of the store's connections (metrics). */
+export interface ConnectionStats {
+  /** Connections destroyed because a query or a batch missed its deadline. */
+  destroyed: number;
+  /** Store calls refused by admission control. */
+  refused: number;
+  /** The notification listener is connected. */
+  listening: boolean;
 }
 
 export const DELIVERIES_CHANNEL = 'deliveries_ready';
@@ -103,6 +119,10 @@ export class PostgresStore implements Store {
   /** How a batch writes the new orders it holds (createOrder). */
   private readonly orders: Bulk<OrderCreation, OrderCreated>;
   private closed = false;
+  /** Counts for connectionStats(); `destroyed` is moved by every pool's clients. */
+  readonly counts = { destroyed: 0, refused: 0 };
+  private readonly maxQueued: number;
+  private readonly deadlines: PgDeadlines;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -119,8 +139,12 @@ export class PostgresStore implements Store {
     private readonly notifierPool: pg.Pool,
     guardNesting = true,
     bounds: { stalenessMs?: number; maxAgeMs?: number } = {},
-    timers: Timers = realTimers,
+    private readonly timers: Timers = realTimers,
+    limits: { deadlines?: PgDeadlines; maxQueued?: number; counts?: { destroyed: number; refused: number } } = {},
   ) {
+    this.deadlines = limits.deadlines ?? DEFAULT_DEADLINES;
+    this.maxQueued = limits.maxQueued ?? 1_024;
+    if (limits.counts) this.counts = limits.counts;
     this.versions = new PgTransactionVersions(bounds.stalenessMs, bounds.maxAgeMs);
     this.nesting = nestingGuard(guardNesting);
     this.listeners = new DeliveryListeners((err, what) => log.error({ err }, what));
@@ -132,6 +156,12 @@ export class PostgresStore implements Store {
     this.committer = new PgGroupCommitter(pool, {
       maxRuns: MAX_TRANSACTION_RUNS,
       timers,
+      transactionMs: this.deadlines.transactionMs,
+      queueWaitMs: this.deadlines.connectMs,
+      maxQueued: this.maxQueued,
+      onDestroyed: () => {
+        this.counts.destroyed += 1;
+      },
       notify: (deliveries, changed) =>
         notifierPool.query('SELECT CASE WHEN $5::boolean THEN pg_notify($1, $2) END, CASE WHEN $6::boolean THEN pg_notify($3, $4) END', [
           DELIVERIES_CHANNEL,
@@ -164,7 +194,14 @@ export class PostgresStore implements Store {
         });
       });
     }
-    this.notifications = new NotificationListener(connectionString, this.instanceId, () => this.listeners.wake(), this.versions, log, timers);
+    this.notifications = new NotificationListener(
+      { connectionString, ...sessionSettings(this.deadlines), Client: deadlineClient(timers, queryDeadlineMs(this.deadlines), () => (this.counts.destroyed += 1)) },
+      this.instanceId,
+      () => this.listeners.wake(),
+      this.versions,
+      log,
+      timers,
+    );
     this.queue = {
       claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
       completeAndClaim: (owner, completions, claim) => this.track(() => queue.completeAndClaim(this.queuePool, owner, completions, claim)),
@@ -245,7 +282,28 @@ export class PostgresStore implements Store {
    * statement), so the two extra round trips buy nothing.
    */
   read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    // Admission control: reads wait in the pool's queue, bounded like the group commit's.
+    if (this.pool.waitingCount >= this.maxQueued) return Promise.reject(this.refuse(`${this.pool.waitingCount} reads already wait for a connection`));
     return this.track(() => fn(this.reads));
+  }
+
+  /** What the operator's metrics show of the connections. */
+  connectionStats(): ConnectionStats {
+    return { destroyed: this.counts.destroyed, refused: this.counts.refused + this.committer.refused, listening: this.notifications.connected() };
+  }
+
+  /**
+   * Drops the idle connections of the queue's pool and reconnects the listener: the delivery
+   * watchdog's reset, when due deliveries wait and no claim has succeeded for too long.
+   */
+  reset(): void {
+    for (const client of idleClients(this.queuePool)) destroyConnection(client, new Error('reset by the delivery watchdog'));
+    this.notifications.reconnect();
+  }
+
+  private refuse(message: string): Error {
+    this.counts.refused += 1;
+    return Object.assign(new Error(message), { code: OVERLOADED });
   }
 
   /**
@@ -270,14 +328,29 @@ export class PostgresStore implements Store {
     return this.listeners.addEvents(listener);
   }
 
+  /**
+   * Work already submitted finishes first, within its deadlines; should the database still not
+   * answer after them, every connection is destroyed: close() never waits on a silent host.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // Work already submitted finishes first.
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    const pools = [this.pool, this.sequencePool, this.queuePool, this.notifierPool];
+    const graceful = (async () => {
+      while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+      this.listeners.clear();
+      await this.notifications.stop();
+      await Promise.all(pools.map((p) => p.end()));
+    })();
+    let timer: unknown = null;
+    const bound = new Promise<void>((resolve) => {
+      timer = this.timers.setTimeout(resolve, closeBoundMs(this.deadlines));
+    });
+    await Promise.race([graceful, bound]);
+    this.timers.clearTimeout(timer);
     this.listeners.clear();
-    await this.notifications.stop();
-    await Promise.all([this.pool.end(), this.sequencePool.end(), this.queuePool.end(), this.notifierPool.end()]);
+    this.notifications.destroy();
+    for (const p of pools) for (const client of allClients(p)) destroyConnection(client, new Error('the store is closing'));
   }
 
   private createTx(db: Conn, scope: TxScope): Tx {
@@ -307,17 +380,21 @@ export class PostgresStore implements Store {
 /**
  * LISTEN deliveries_ready on a connection of its own (a pooled one would be handed to others).
  * When the connection drops it reconnects with back-off, and wakes the listeners once it is
- * back: notifications sent meanwhile are lost, so the workers should look at the queue.
+ * back: notifications sent meanwhile are lost, so the workers should look at the queue. While
+ * it is down, it wakes them every POLL_WHILE_DOWN_MS: polling covers for the notifications. A
+ * silent connection is found by its heartbeats (every HEARTBEAT_MS, each a query with the
+ * client-side deadline, which destroys the socket when missed).
  */
 class NotificationListener {
   private client: pg.Client | null = null;
   private stopped = false;
   private timer: unknown = null;
   private heartbeats: unknown = null;
+  private polling: unknown = null;
   private backoffMs = RECONNECT_MIN_MS;
 
   constructor(
-    private readonly connectionString: string,
+    private readonly config: pg.ClientConfig & { Client: typeof pg.Client },
     private readonly instanceId: string,
     private readonly wake: () => void,
     private readonly versions: PgTransactionVersions,
@@ -331,22 +408,54 @@ class NotificationListener {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== null) this.timers.clearTimeout(this.timer);
-    if (this.heartbeats !== null) this.timers.clearTimeout(this.heartbeats);
+    this.clearTimers();
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
   }
 
+  /** Stops at once, without a goodbye to a database that may not answer. */
+  destroy(): void {
+    this.stopped = true;
+    this.clearTimers();
+    const client = this.client;
+    this.client = null;
+    if (client) destroyConnection(client, new Error('the store is closing'));
+  }
+
+  connected(): boolean {
+    return this.client !== null;
+  }
+
+  /** Drops the connection (if any): it is opened again at once. */
+  reconnect(): void {
+    const client = this.client;
+    if (client) destroyConnection(client, new Error('reset by the delivery watchdog'));
+  }
+
+  private clearTimers(): void {
+    for (const t of [this.timer, this.heartbeats, this.polling]) if (t !== null) this.timers.clearTimeout(t);
+    this.timer = this.heartbeats = this.polling = null;
+  }
+
+  /** While disconnected: wake the workers every POLL_WHILE_DOWN_MS, as a notification would. */
+  private pollWhileDown(): void {
+    if (this.polling !== null || this.stopped) return;
+    this.polling = this.timers.setTimeout(() => {
+      this.polling = null;
+      if (this.stopped || this.client !== null) return;
+      this.wake();
+      this.pollWhileDown();
+    }, POLL_WHILE_DOWN_MS);
+  }
+
   private async connect(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.connectionString,
+    const { Client, ...config } = this.config;
+    const client = new Client({
+      ...config,
       application_name: `${APPLICATION_NAME}:listener`,
       // Its heartbeats need no flush (openPostgresStore: notifierPool).
       options: ASYNC_COMMIT,
-      // Notice a silently dead connection (no notifications would arrive on it).
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
     });
     client.on('notification', (msg) => {
       if (msg.channel === DELIVERIES_CHANNEL && msg.payload !== this.instanceId) this.wake();
@@ -355,6 +464,7 @@ class NotificationListener {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, null));
     try {
+      // connectionTimeoutMillis (sessionSettings) bounds this; LISTEN has the query deadline.
       await client.connect();
       await client.query(`LISTEN ${DELIVERIES_CHANNEL}; LISTEN ${TRANSACTIONS_CHANNEL}`);
     } catch (err) {
@@ -368,6 +478,8 @@ class NotificationListener {
     }
     this.client = client;
     this.backoffMs = RECONNECT_MIN_MS;
+    if (this.polling !== null) this.timers.clearTimeout(this.polling);
+    this.polling = null;
     // Every HEARTBEAT_MS from the first connection until stop(), connected or not.
     if (this.heartbeats === null) this.beatLater();
   }
@@ -405,9 +517,11 @@ class NotificationListener {
     if (this.client !== client) return; // not the live connection (stopping, or failed to start)
     this.client = null;
     this.versions.lost();
-    client.end().catch(() => undefined);
+    // Destroyed, not ended: a goodbye to a silent host would wait for ever.
+    destroyConnection(client, new Error('listener connection lost'));
     if (this.stopped) return;
     this.log.warn({ err: brief(err) }, 'deliveries_ready listener connection lost: reconnecting');
+    this.pollWhileDown();
     this.reconnectLater();
   }
 
@@ -433,6 +547,8 @@ class NotificationListener {
 }
 
 const RECONNECT_MIN_MS = 250;
+/** How often the workers look at the queue while the listener is down. */
+export const POLL_WHILE_DOWN_MS = 1_000;
 /** Connection options of the connections that only NOTIFY (see openPostgresStore). */
 const ASYNC_COMMIT = '-c synchronous_commit=off';
 const RECONNECT_MAX_MS = 30_000;
@@ -447,26 +563,27 @@ function brief(err: unknown): { message: string; code?: string } | null {
 
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
   const log = opts.log ?? pino({ name: 'postgres-store', level: 'warn' });
-  const pool = new pg.Pool({
-    connectionString: opts.connectionString,
-    max: opts.poolSize ?? 20,
-    types: typeParsers,
-    application_name: APPLICATION_NAME,
-    // Fail a request rather than hang when the database is unreachable or the pool is starved.
-    connectionTimeoutMillis: 15_000,
-    keepAlive: true,
-  });
-  const sequencePool = new pg.Pool({ connectionString: opts.connectionString, max: 2, types: typeParsers, application_name: APPLICATION_NAME, connectionTimeoutMillis: 15_000 });
+  const timers = opts.timers ?? realTimers;
+  const deadlines: PgDeadlines = { ...DEFAULT_DEADLINES, ...opts.deadlines };
+  const counts = { destroyed: 0, refused: 0 };
+  // Every pool: the session limits, the connect deadline and keepalive, and the client-side
+  // query deadline that destroys a connection (deadlines.ts). A destroyed connection is never
+  // pooled again; the next one is opened afresh, resolving the host again.
+  const Client = deadlineClient(timers, queryDeadlineMs(deadlines), () => (counts.destroyed += 1));
+  const common = { connectionString: opts.connectionString, Client, ...sessionSettings(deadlines) };
+  const pool = new pg.Pool({ ...common, max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
+  const sequencePool = new pg.Pool({ ...common, max: 2, types: typeParsers, application_name: APPLICATION_NAME });
   // Claim, completion batch and a release or look-ahead at once; more would only queue in the database.
-  const queuePool = new pg.Pool({ connectionString: opts.connectionString, max: 3, types: typeParsers, application_name: `${APPLICATION_NAME}:queue`, connectionTimeoutMillis: 15_000, keepAlive: true });
+  const queuePool = new pg.Pool({ ...common, max: 3, types: typeParsers, application_name: `${APPLICATION_NAME}:queue` });
   // A notification needs no durability of its own (it tells of a commit that is durable): its
   // transaction holds the notification-queue lock only until its commit record is written.
-  const notifierPool = new pg.Pool({ connectionString: opts.connectionString, max: 2, application_name: `${APPLICATION_NAME}:notify`, connectionTimeoutMillis: 15_000, options: ASYNC_COMMIT });
+  const notifierPool = new pg.Pool({ ...common, max: 2, application_name: `${APPLICATION_NAME}:notify`, options: ASYNC_COMMIT });
   const bounds = {
     ...(opts.transactionsStalenessMs !== undefined ? { stalenessMs: opts.transactionsStalenessMs } : {}),
     ...(opts.transactionsMaxAgeMs !== undefined ? { maxAgeMs: opts.transactionsMaxAgeMs } : {}),
   };
-  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, notifierPool, opts.guardNesting ?? true, bounds, opts.timers ?? realTimers);
+  const limits = { deadlines, counts, ...(opts.maxQueued !== undefined ? { maxQueued: opts.maxQueued } : {}) };
+  const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, notifierPool, opts.guardNesting ?? true, bounds, timers, limits);
   try {
     await store.start();
     return store;
@@ -474,4 +591,24 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     await store.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** How long close() lets submitted work finish: a unit's longest path through its deadlines. */
+function closeBoundMs(d: PgDeadlines): number {
+  return d.connectMs * 2 + d.transactionMs + 1_000;
+}
+
+interface PoolInternals {
+  _clients?: pg.PoolClient[];
+  _idle?: { client: pg.PoolClient }[];
+}
+
+/** Every client of a pool, idle or checked out (pg-pool keeps them in _clients). */
+function allClients(pool: pg.Pool): pg.PoolClient[] {
+  return [...((pool as unknown as PoolInternals)._clients ?? [])];
+}
+
+/** The pool's idle clients. */
+function idleClients(pool: pg.Pool): pg.PoolClient[] {
+  return ((pool as unknown as PoolInternals)._idle ?? []).map((i) => i.client);
 }

@@ -1,0 +1,137 @@
+// Deadlines on every wait for PostgreSQL. Managed databases fail over, partition and slow
+// down; a socket to a host that went silent never errors by itself (no reset arrives), so
+// every wait here ends on a clock of ours:
+// - PostgreSQL's own limits (statement_timeout, lock_timeout, idle_in_transaction_session_timeout)
+//   end what the database can still end: the statement fails, the connection stays usable.
+// - A client-side deadline ends what the database cannot: a query not answered within
+//   statementMs + QUERY_MARGIN_MS destroys its socket. Its error goes to the caller, the pool
+//   drops the connection (never reused) and opens a fresh one, resolving the host again, so a
+//   fail-over behind one DNS name or proxy is followed.
+// - Opening a connection and waiting for a pooled one end after connectMs.
+// - TCP keepalive notices a dead peer on idle connections.
+import pg from 'pg';
+import type { Timers } from '../../timers.ts';
+
+export interface PgDeadlines {
+  /** statement_timeout and lock_timeout of every session (DATABASE_STATEMENT_TIMEOUT_MS). */
+  statementMs: number;
+  /** Opening a connection, or waiting for a pooled one (DATABASE_CONNECT_TIMEOUT_MS). */
+  connectMs: number;
+  /** A group-committed batch from its first statement to COMMIT's answer (DATABASE_TRANSACTION_TIMEOUT_MS). */
+  transactionMs: number;
+}
+
+export const DEFAULT_DEADLINES: PgDeadlines = { statementMs: 2_000, connectMs: 2_000, transactionMs: 4_000 };
+
+/** The database cancels a statement first; the client destroys the socket only when no answer comes at all. */
+export const QUERY_MARGIN_MS = 1_000;
+/** Idle time before TCP keepalive probes begin. */
+const KEEPALIVE_IDLE_MS = 5_000;
+
+/** The client-side deadline of one query. */
+export const queryDeadlineMs = (d: PgDeadlines): number => d.statementMs + QUERY_MARGIN_MS;
+
+/** A query (or a batch, or a wait) ended by our clock: its connection was destroyed. */
+export class DeadlineExceeded extends Error {
+  override readonly name = 'DeadlineExceeded';
+  /** A network code: the store is unavailable, not the statement wrong (unavailable.ts). */
+  readonly code = 'ETIMEDOUT';
+  constructor(what: string, ms: number) {
+    super(`${what} got no answer within ${ms} ms; its connection was destroyed`);
+  }
+}
+
+/** Told of every connection destroyed for a missed deadline (the operator's metric). */
+export type OnDestroyed = () => void;
+
+interface Wire {
+  connection?: { stream?: { destroy(err?: Error): void } };
+}
+
+/** Destroys a client's socket: its pending queries fail at once, and the pool never reuses it. */
+export function destroyConnection(client: pg.Client | pg.PoolClient, err: Error): void {
+  (client as unknown as Wire).connection?.stream?.destroy(err);
+}
+
+/** The connection settings every session shares: PostgreSQL's own limits, the connect deadline, keepalive. */
+export function sessionSettings(d: PgDeadlines): Pick<pg.ClientConfig, 'statement_timeout' | 'lock_timeout' | 'idle_in_transaction_session_timeout' | 'connectionTimeoutMillis' | 'keepAlive' | 'keepAliveInitialDelayMillis'> {
+  return {
+    statement_timeout: d.statementMs,
+    lock_timeout: d.statementMs,
+    // A transaction left open by a client that went away holds its locks no longer than this.
+    idle_in_transaction_session_timeout: d.transactionMs + QUERY_MARGIN_MS,
+    connectionTimeoutMillis: d.connectMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+  };
+}
+
+/** Something whose query may run without the client-side deadline (migrations, advisory lock waits). */
+export interface Unbounded {
+  unbounded<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+type QueryArgs = unknown[];
+
+/**
+ * pg.Client whose every query has the client-side deadline: past it the socket is destroyed.
+ * Pools build their connections with it (`Client` option). It also listens for 'error' itself,
+ * so a connection destroyed while nobody listens never crashes the process.
+ */
+export function deadlineClient(timers: Timers, deadlineMs: number, onDestroyed: OnDestroyed): typeof pg.Client {
+  return class DeadlineClient extends pg.Client implements Unbounded {
+    private bounded = true;
+
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      this.on('error', () => undefined);
+    }
+
+    async unbounded<T>(fn: () => Promise<T>): Promise<T> {
+      this.bounded = false;
+      try {
+        return await fn();
+      } finally {
+        this.bounded = true;
+      }
+    }
+
+    // One signature for pg's many overloads: the arguments pass through untouched.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override query(...args: QueryArgs): any {
+      if (!this.bounded || isSubmittable(args[0])) return (super.query as (...a: QueryArgs) => unknown)(...args);
+      let timer: unknown = timers.setTimeout(() => {
+        timer = null;
+        onDestroyed();
+        destroyConnection(this, new DeadlineExceeded('a PostgreSQL query', deadlineMs));
+      }, deadlineMs);
+      const settled = (): void => {
+        if (timer !== null) timers.clearTimeout(timer);
+        timer = null;
+      };
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback === 'function') {
+        args[last] = (err: unknown, res: unknown) => {
+          settled();
+          (callback as (e: unknown, r: unknown) => void)(err, res);
+        };
+        return (super.query as (...a: QueryArgs) => unknown)(...args);
+      }
+      const result = (super.query as (...a: QueryArgs) => unknown)(...args) as Promise<unknown>;
+      result.then(settled, settled);
+      return result;
+    }
+  };
+}
+
+/** pg-cursor and friends manage their own reads: not used by the store, passed through. */
+function isSubmittable(arg: unknown): boolean {
+  return typeof arg === 'object' && arg !== null && typeof (arg as { submit?: unknown }).submit === 'function';
+}
+
+/** Runs fn on a client without the client-side deadline, when the client has one (migrations). */
+export function withoutDeadline<T>(client: unknown, fn: () => Promise<T>): Promise<T> {
+  const c = client as Partial<Unbounded>;
+  return typeof c.unbounded === 'function' ? c.unbounded(fn) : fn();
+}
