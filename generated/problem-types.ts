@@ -34,6 +34,7 @@ export const problemTypes = {
   "docs-not-built": { status: 503, title: "API reference not built", description: "The HTML API reference on /docs has not been built on this server; `npm run docs` builds it." },
   "store-unavailable": { status: 503, title: "Service temporarily unavailable", description: "The data store is unreachable or cannot take writes (restarting" },
   "not-ready": { status: 503, title: "Not ready", description: "The instance cannot serve traffic yet or any more (/readyz): starting, store unreachable, migrations pending, or draining at shutdown; `detail` says which." },
+  "outcome-unknown": { status: 504, title: "Outcome unknown", description: "The connection to the data store was lost after the write was sent to be committed: it may or may not have been stored. Send the same request again (the same Idempotency-Key for an order, the same thirdPartyId for a payout) to settle it: the replayed answer, or a 409 naming the existing transaction, says it was stored; a 201 says it was not, and stores it now." },
 } as const;
 
 export type ProblemSlug = keyof typeof problemTypes;

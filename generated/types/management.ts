@@ -878,6 +878,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The connection to the data store was lost after the write was sent to be committed, so the service cannot know whether it was stored. Unlike 503 store-unavailable, this does not promise that nothing was written. Send the same request again after `Retry-After` seconds, with the same `Idempotency-Key` (orders) or the same `thirdPartyId` (payouts, staking payouts): the replayed answer, or 409 duplicate-third-party-id naming the transaction, says it was stored; 201 says it was not and has now been stored. Other writes (an endpoint edit, a retry, a sandbox move) are read back, or sent again where they are idempotent. */
+        OutcomeUnknown: {
+            headers: {
+                /** @description Seconds to wait before sending the same request again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://errors.payments.example/outcome-unknown",
+                 *       "title": "Outcome unknown",
+                 *       "status": 504,
+                 *       "detail": "The connection to the data store was lost while the write was being committed; it may or may not have been stored. Send the same request again with the same Idempotency-Key to settle it.",
+                 *       "requestId": "req_7q2w9e4r1t"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No valid credentials (`unauthenticated`); a member token missing, expired or unknown, or wrong `x-api-key`/`x-api-hash`. */
         Unauthorized: {
             headers: {
@@ -1129,6 +1149,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["OutcomeUnknown"];
         };
     };
     getWebhookEndpoint: {
@@ -1236,6 +1257,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["OutcomeUnknown"];
         };
     };
     rotateWebhookSecret: {
@@ -1293,6 +1315,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["OutcomeUnknown"];
         };
     };
     sendTestWebhook: {
@@ -1360,6 +1383,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["OutcomeUnknown"];
         };
     };
     listDeliveries: {
@@ -1543,6 +1567,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["OutcomeUnknown"];
         };
     };
     rotateCallbackSecret: {
@@ -1584,6 +1609,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["OutcomeUnknown"];
         };
     };
 }

@@ -693,6 +693,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The connection to the data store was lost after the write was sent to be committed, so the service cannot know whether it was stored. Unlike 503 store-unavailable, this does not promise that nothing was written. Send the same request again after `Retry-After` seconds, with the same `Idempotency-Key` (orders) or the same `thirdPartyId` (payouts, staking payouts): the replayed answer, or 409 duplicate-third-party-id naming the transaction, says it was stored; 201 says it was not and has now been stored. Other writes (an endpoint edit, a retry, a sandbox move) are read back, or sent again where they are idempotent. */
+        OutcomeUnknown: {
+            headers: {
+                /** @description Seconds to wait before sending the same request again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://errors.payments.example/outcome-unknown",
+                 *       "title": "Outcome unknown",
+                 *       "status": 504,
+                 *       "detail": "The connection to the data store was lost while the write was being committed; it may or may not have been stored. Send the same request again with the same Idempotency-Key to settle it.",
+                 *       "requestId": "req_7q2w9e4r1t"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An invalid path parameter or header (`validation-failed`), for example an `orderId` longer than 64 characters or a malformed `x-tenant-id`. */
         BadRequestRead: {
             headers: {
@@ -802,6 +822,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["OutcomeUnknown"];
         };
     };
     getOrder: {
