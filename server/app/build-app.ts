@@ -69,6 +69,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   };
   const metrics = opts.metrics ?? createMetrics({ clock: services.clock });
   // Store commits are measured around the store, from outside it; recorded attempts come from the worker.
+  const connections = connectionStatsOf(services.store);
   services = { ...services, store: observeStore(services.store, metrics) };
   const readiness = opts.readiness ?? createReadiness({ clock: services.clock });
   const shutdown = new AbortController();
@@ -92,7 +93,13 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   });
   const engine = createDeliveryEngine(services, { retryScale: config.retryScale, onAttempt: (r) => metrics.attempt(r), ...opts.delivery });
   const store = services.store;
-  metrics.observe({ queue: () => store.queue.stats(services.clock.now()), inFlight: () => engine.worker.inFlight(), ...(pages ? { pages: () => pages } : {}) });
+  metrics.observe({
+    queue: () => store.queue.stats(services.clock.now()),
+    inFlight: () => engine.worker.inFlight(),
+    ...(config.deliveryWorker ? { lastClaimAt: () => engine.worker.lastClaimAt() } : {}),
+    ...(connections ? { connections } : {}),
+    ...(pages ? { pages: () => pages } : {}),
+  });
   return {
     app,
     engine,
@@ -100,7 +107,10 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     readiness,
     async start() {
       // An API-only instance (DELIVERY_WORKER=off) leaves its queued deliveries to the others.
-      if (config.deliveryWorker) engine.start();
+      if (config.deliveryWorker) {
+        engine.start();
+        readiness.delivery(() => engine.worker.stalled());
+      }
       readiness.serving(store);
     },
     endStreams() {
@@ -112,4 +122,10 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
       await engine.stop();
     },
   };
+}
+
+/** The PostgreSQL store's connection counts (store/postgres/store.ts connectionStats), when the store has them. */
+function connectionStatsOf(store: object): (() => { destroyed: number; refused: number; listening: boolean }) | null {
+  const stats = (store as { connectionStats?: () => { destroyed: number; refused: number; listening: boolean } }).connectionStats;
+  return typeof stats === 'function' ? () => stats.call(store) : null;
 }

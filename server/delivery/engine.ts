@@ -4,6 +4,8 @@
 import type { Services } from '../domain/context.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
 import { createSender, type Sender, type SenderOptions } from './sender.ts';
+import { realTimers } from '../timers.ts';
+import { createWatchdog } from './watchdog.ts';
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions, type RetrySchedule, type Timers } from './worker.ts';
 
 export interface DeliveryEngineOptions {
@@ -34,6 +36,9 @@ export interface DeliveryEngineOptions {
   schedule?: RetrySchedule;
   /** Told of every recorded attempt (the worker's event; the operator's metrics count them). */
   onAttempt?: DeliveryWorkerOptions['onAttempt'];
+  /** How often the watchdog looks (watchdog.ts; default WATCHDOG_MS, 0: no watchdog). */
+  watchdogMs?: number;
+  watchdogTimers?: Timers;
 }
 
 export interface DeliveryEngine {
@@ -78,12 +83,21 @@ export function createDeliveryEngine(services: Services, opts: DeliveryEngineOpt
     throw err;
   }
   let stopping: Promise<void> | null = null;
+  // Its own real timers unless told (watchdogMs 0: none): the worker's fake timers in tests stay the worker's.
+  const watchdog =
+    opts.watchdogMs === 0
+      ? null
+      : createWatchdog({ worker, queue: services.store.queue, clock: services.clock, timers: opts.watchdogTimers ?? realTimers, log: services.log, ...(opts.watchdogMs !== undefined ? { everyMs: opts.watchdogMs } : {}) });
   return {
     worker,
     sender,
-    start: () => worker.start(),
+    start: () => {
+      worker.start();
+      watchdog?.start();
+    },
     wake: () => worker.wake(),
     stop(stopOpts) {
+      watchdog?.stop();
       stopping ??= (async () => {
         try {
           await worker.stop(stopOpts);

@@ -65,6 +65,7 @@ import { destinationHealth } from './worker/health.ts';
 import { giveBackTo, type GiveBack, type Lease } from './worker/lease.ts';
 import { resolveLimits, type LimitOptions } from './worker/limits.ts';
 import { createPump, type Pump } from './worker/pump.ts';
+import { queueHealth } from './worker/queue-health.ts';
 import { createSweep, type Sweep } from './worker/sweep.ts';
 import { realTimers, type Timers } from '../timers.ts';
 
@@ -111,6 +112,10 @@ export interface DeliveryWorker {
   wake(): void;
   /** Attempts in flight right now. */
   inFlight(): number;
+  /** Why this worker cannot claim or record deliveries right now, or null while it can (readiness). */
+  stalled(): string | null;
+  /** When a claim last succeeded (metrics, watchdog); null: never. */
+  lastClaimAt(): number | null;
 }
 
 /** An attempt in flight: its send slot, and what shutdown needs to abandon it. */
@@ -138,7 +143,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   const timers = opts.timers ?? realTimers;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const log = opts.log.child({ component: 'webhook-delivery', owner });
-  const giveBack = giveBackTo(store.queue, owner, log);
+  // Every queue call observed: whether this worker can claim and record right now.
+  const queueState = queueHealth(clock);
+  const queue = queueState.observe(store.queue);
+  const giveBack = giveBackTo(queue, owner, log);
   const health = destinationHealth();
   const openSecret = boundedMemo(SECRET_CACHE_SIZE, (sealed) => opts.secrets.open(sealed));
   const attempt = attempter({ sender: opts.sender, clock, retry: opts.retry, schedule: opts.schedule ?? nextAttemptAt, log, openSecret });
@@ -178,8 +186,8 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       sharedFull: () => sweep.arm(),
     },
   });
-  const claims = createClaims({ queue: store.queue, owner, limits, clock, dispatcher, running: () => pump.running(), giveBack, pump: () => pump.request() });
-  const pump = createPump({ timers, clock, log, claim: claims.claim, holding: () => dispatcher.held() > 0, nextDueAt: () => store.queue.nextDueAt() });
+  const claims = createClaims({ queue, owner, limits, clock, dispatcher, running: () => pump.running(), giveBack, pump: () => pump.request() });
+  const pump = createPump({ timers, clock, log, claim: claims.claim, holding: () => dispatcher.held() > 0, nextDueAt: () => queue.nextDueAt() });
   const sweep = createSweep({ timers, slowAfterMs: limits.slowAfterMs, dispatcher, moved: () => pump.request() });
   const completer = createCompleter({
     timers,
@@ -216,6 +224,8 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     },
     wake: () => pump.request(),
     inFlight: () => dispatcher.sending().size,
+    stalled: () => (pump.running() ? queueState.stalled() : null),
+    lastClaimAt: () => queueState.lastClaimAt(),
   };
 }
 
@@ -254,5 +264,12 @@ async function drain(p: Parts, graceMs: number): Promise<void> {
     if (await p.giveBack(left.map((s) => s.lease.delivery.id))) p.log.warn({ released: left.length }, 'released deliveries still in flight after the grace period');
     await Promise.allSettled(left.map((s) => s.done));
   }
-  await p.completer.idle();
+  // Recording is bounded too: with a store that does not answer, what is left unrecorded is
+  // dropped; its leases expire and the deliveries are sent again (at-least-once).
+  await within(p.timers, RECORD_GRACE_MS, p.completer.idle());
+  const dropped = p.completer.abandon();
+  if (dropped > 0) p.log.warn({ dropped }, 'attempts left unrecorded at shutdown (the store did not answer); their deliveries will be sent again');
 }
+
+/** How long a stopping worker keeps trying to record finished attempts. */
+export const RECORD_GRACE_MS = 5_000;

@@ -14,6 +14,10 @@ const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 7.
 export interface Sources {
   queue?: () => Promise<QueueSnapshot>;
   inFlight?: () => number;
+  /** When this instance's delivery worker last claimed successfully (null: never or no worker). */
+  lastClaimAt?: () => number | null;
+  /** The store's connections (PostgreSQL): destroyed for a missed deadline, calls refused, listener up. */
+  connections?: () => { destroyed: number; refused: number; listening: boolean };
   /** The cache of rendered list pages (http/page-cache.ts), when on. */
   pages?: () => { stats: { hits: number; misses: number }; size(): { entries: number; bytes: number } };
 }
@@ -116,6 +120,46 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
     registers,
     collect() {
       this.set(sources.inFlight?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'webhook_last_claim_age_seconds',
+    help: "Seconds since this instance's delivery worker last claimed successfully (-1: not yet, or no worker). Growing while deliveries are due means delivery is stuck (/readyz says why).",
+    registers,
+    collect() {
+      const at = sources.lastClaimAt?.() ?? null;
+      this.set(at === null ? -1 : Math.max(0, (opts.clock.now() - at) / 1000));
+    },
+  });
+  new Counter({
+    name: 'store_connections_destroyed_total',
+    help: 'Database connections destroyed because a query or a transaction missed its deadline (never returned to the pool).',
+    registers,
+    collect() {
+      const c = sources.connections?.();
+      if (!c) return;
+      this.reset();
+      this.inc(c.destroyed);
+    },
+  });
+  new Counter({
+    name: 'store_calls_refused_total',
+    help: 'Store calls refused at once (503) because too many already waited for the database, or that waited too long for it (admission control).',
+    registers,
+    collect() {
+      const c = sources.connections?.();
+      if (!c) return;
+      this.reset();
+      this.inc(c.refused);
+    },
+  });
+  new Gauge({
+    name: 'store_listener_connected',
+    help: '1 while the PostgreSQL notification listener is connected; 0 while it reconnects (the workers poll every second meanwhile).',
+    registers,
+    collect() {
+      const c = sources.connections?.();
+      if (c) this.set(c.listening ? 1 : 0);
     },
   });
   new Counter({

@@ -6,7 +6,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Store } from '../store/types.ts';
 import { isStoreUnavailable, unavailableReason } from '../store/unavailable.ts';
 
-export type NotReadyReason = 'starting' | 'store-unreachable' | 'migrations-pending' | 'draining';
+export type NotReadyReason = 'starting' | 'store-unreachable' | 'migrations-pending' | 'draining' | 'delivery-stalled';
 
 export type ReadinessState = { ready: true } | { ready: false; reason: NotReadyReason; detail: string };
 
@@ -18,6 +18,8 @@ export interface Readiness {
   notReady(reason: Exclude<NotReadyReason, 'draining'>, detail: string): void;
   /** The store is open and migrated: probe it from now on. */
   serving(store: Store): void;
+  /** The delivery worker's own state (worker.stalled): not ready while it cannot claim or record. */
+  delivery(stalled: () => string | null): void;
   /** Shutdown began: not ready for good. */
   draining(): void;
 }
@@ -37,6 +39,7 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
   let store: Store | null = null;
   let probed: { at: number; result: ReadinessState } | null = null;
   let probing: Promise<ReadinessState> | null = null;
+  let deliveryStalled: () => string | null = () => null;
 
   async function probe(s: Store): Promise<ReadinessState> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -71,7 +74,10 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
       });
       const result = await probing;
       // Draining may have begun while probing.
-      return state.ready ? result : state;
+      if (!state.ready) return state;
+      if (!result.ready) return result;
+      const stalled = deliveryStalled();
+      return stalled === null ? result : { ready: false, reason: 'delivery-stalled', detail: stalled };
     },
     notReady(reason, detail) {
       if (state.ready === false && state.reason === 'draining') return;
@@ -82,6 +88,9 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
       store = s;
       probed = null;
       state = { ready: true };
+    },
+    delivery(stalled) {
+      deliveryStalled = stalled;
     },
     draining() {
       state = { ready: false, reason: 'draining', detail: 'the instance is shutting down' };

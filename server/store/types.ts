@@ -256,6 +256,11 @@ export interface DeliveryQueue {
   nextDueAt(): Promise<Millis | null>;
   /** Pending deliveries by state at `now`, for the operator's metrics (queue-sql.ts: STATS). */
   stats(now: Millis): Promise<QueueStats>;
+  /**
+   * Drops the queue's idle connections and reconnects its wake-ups (the delivery watchdog's
+   * reset when claims keep failing); absent where there is nothing to reconnect (SQLite).
+   */
+  reset?(): void;
 }
 
 /** Pending deliveries: due and unleased, leased (live lease), waiting for a later attempt; the oldest due time. */

@@ -32,6 +32,8 @@ export interface Completer {
   record(done: Attempted): void;
   /** Resolves once everything queued is written (or dropped); lingering and back-off end at once. */
   idle(): Promise<void>;
+  /** Drops what is still queued and stops retrying (shutdown, the store silent); returns how many it dropped. */
+  abandon(): number;
 }
 
 export interface CompleterDeps<R extends { applied: readonly boolean[] }> {
@@ -55,10 +57,12 @@ export function createCompleter<R extends { applied: readonly boolean[] }>(deps:
   let turnScheduled = false;
   let retryTimer: unknown = null;
   let lingerTimer: unknown = null;
+  let abandoned = false;
   const backoff = errorBackoff();
 
   /** Writes now, or lingers for more while others are in flight. */
   function schedule(): void {
+    if (abandoned) return;
     if (writing !== null || turnScheduled || retryTimer !== null || queued.length === 0) return;
     if (deps.lingering() && queued.length < COMPLETE_LINGER_MIN) {
       lingerTimer ??= timers.setTimeout(() => {
@@ -121,8 +125,17 @@ export function createCompleter<R extends { applied: readonly boolean[] }>(deps:
       queued.push(done);
       schedule();
     },
+    abandon() {
+      abandoned = true;
+      for (const t of [retryTimer, lingerTimer]) if (t !== null) timers.clearTimeout(t);
+      retryTimer = lingerTimer = null;
+      const dropped = queued;
+      queued = [];
+      for (const done of dropped) deps.settle(done, false, LEASE_ENDED);
+      return dropped.length;
+    },
     async idle() {
-      while (queued.length > 0 || writing !== null || turnScheduled) {
+      while (!abandoned && (queued.length > 0 || writing !== null || turnScheduled)) {
         // Waiting for everything: record what lingers now.
         if (lingerTimer !== null) writeNextTurn();
         if (retryTimer !== null) {

@@ -123,6 +123,8 @@ export interface GroupCommitOptions {
   log: Logger;
   /** The turn a batch waits for its company, a retry's pause and the batch deadline (default: real timers). */
   timers?: Timers;
+  /** What the batch deadline waits with (default: real timers). */
+  deadlineTimers?: Timers;
   /** A batch's whole run, from taking its connection to COMMIT's answer (default 4 s). */
   transactionMs?: number;
   /** How long a unit may wait in the queue for a batch (default 2 s). */
@@ -170,6 +172,7 @@ export class PgGroupCommitter {
   private readonly maxExecuting: number;
   private readonly maxRuns: number;
   private readonly timers: Timers;
+  private readonly deadlineTimers: Timers;
   private readonly transactionMs: number;
   private readonly queueWaitMs: number;
   private readonly maxQueued: number;
@@ -184,6 +187,7 @@ export class PgGroupCommitter {
     this.maxExecuting = opts.maxExecuting ?? 3;
     this.maxRuns = opts.maxRuns ?? 4;
     this.timers = opts.timers ?? realTimers;
+    this.deadlineTimers = opts.deadlineTimers ?? realTimers;
     this.transactionMs = opts.transactionMs ?? 4_000;
     this.queueWaitMs = opts.queueWaitMs ?? 2_000;
     this.maxQueued = opts.maxQueued ?? 1_024;
@@ -262,7 +266,7 @@ export class PgGroupCommitter {
       for (const job of this.queue.splice(0)) job.reject(err);
       return;
     }
-    const deadline = this.timers.setTimeout(() => {
+    const deadline = this.deadlineTimers.setTimeout(() => {
       this.opts.onDestroyed?.();
       destroyConnection(client, new DeadlineExceeded('a store transaction', this.transactionMs));
     }, this.transactionMs);
@@ -436,7 +440,7 @@ export class PgGroupCommitter {
         fatal = answeredByDatabase(err) ? err : new OutcomeUnknown(err);
       }
     }
-    this.timers.clearTimeout(deadline);
+    this.deadlineTimers.clearTimeout(deadline);
     if (fatal !== null) {
       // A connection whose ROLLBACK failed is in an unknown state: destroyed rather than reused.
       await client.query('ROLLBACK').catch((e: unknown) => {

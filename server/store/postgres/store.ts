@@ -49,6 +49,8 @@ export interface PostgresStoreOptions {
   transactionsMaxAgeMs?: number;
   /** What the listener's heartbeats and reconnects, the group commit's retries and every deadline wait with (default: real timers). */
   timers?: Timers;
+  /** What the deadlines wait with (default: real timers; apart from `timers`, so a test's fake heartbeats fire no deadline). */
+  deadlineTimers?: Timers;
   /** Deadlines of every wait for the database (deadlines.ts; defaults DEFAULT_DEADLINES). */
   deadlines?: Partial<PgDeadlines>;
   /** Store calls waiting for the database at most; more are refused at once, 503 (default 1 024). */
@@ -123,6 +125,7 @@ export class PostgresStore implements Store {
   readonly counts = { destroyed: 0, refused: 0 };
   private readonly maxQueued: number;
   private readonly deadlines: PgDeadlines;
+  private readonly deadlineTimers: Timers;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -140,8 +143,9 @@ export class PostgresStore implements Store {
     guardNesting = true,
     bounds: { stalenessMs?: number; maxAgeMs?: number } = {},
     private readonly timers: Timers = realTimers,
-    limits: { deadlines?: PgDeadlines; maxQueued?: number; counts?: { destroyed: number; refused: number } } = {},
+    limits: { deadlines?: PgDeadlines; maxQueued?: number; counts?: { destroyed: number; refused: number }; deadlineTimers?: Timers; Client?: typeof pg.Client } = {},
   ) {
+    this.deadlineTimers = limits.deadlineTimers ?? realTimers;
     this.deadlines = limits.deadlines ?? DEFAULT_DEADLINES;
     this.maxQueued = limits.maxQueued ?? 1_024;
     if (limits.counts) this.counts = limits.counts;
@@ -156,6 +160,7 @@ export class PostgresStore implements Store {
     this.committer = new PgGroupCommitter(pool, {
       maxRuns: MAX_TRANSACTION_RUNS,
       timers,
+      deadlineTimers: this.deadlineTimers,
       transactionMs: this.deadlines.transactionMs,
       queueWaitMs: this.deadlines.connectMs,
       maxQueued: this.maxQueued,
@@ -195,7 +200,7 @@ export class PostgresStore implements Store {
       });
     }
     this.notifications = new NotificationListener(
-      { connectionString, ...sessionSettings(this.deadlines), Client: deadlineClient(timers, queryDeadlineMs(this.deadlines), () => (this.counts.destroyed += 1)) },
+      { connectionString, ...sessionSettings(this.deadlines), Client: limits.Client ?? deadlineClient(this.deadlineTimers, queryDeadlineMs(this.deadlines), () => (this.counts.destroyed += 1)) },
       this.instanceId,
       () => this.listeners.wake(),
       this.versions,
@@ -214,6 +219,7 @@ export class PostgresStore implements Store {
         }),
       nextDueAt: () => this.track(() => queue.nextDueAt(this.queuePool)),
       stats: (now) => this.track(() => queue.stats(this.pool, now)),
+      reset: () => this.reset(),
     };
   }
 
@@ -344,10 +350,10 @@ export class PostgresStore implements Store {
     })();
     let timer: unknown = null;
     const bound = new Promise<void>((resolve) => {
-      timer = this.timers.setTimeout(resolve, closeBoundMs(this.deadlines));
+      timer = this.deadlineTimers.setTimeout(resolve, closeBoundMs(this.deadlines));
     });
     await Promise.race([graceful, bound]);
-    this.timers.clearTimeout(timer);
+    this.deadlineTimers.clearTimeout(timer);
     this.listeners.clear();
     this.notifications.destroy();
     for (const p of pools) for (const client of allClients(p)) destroyConnection(client, new Error('the store is closing'));
@@ -569,7 +575,8 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   // Every pool: the session limits, the connect deadline and keepalive, and the client-side
   // query deadline that destroys a connection (deadlines.ts). A destroyed connection is never
   // pooled again; the next one is opened afresh, resolving the host again.
-  const Client = deadlineClient(timers, queryDeadlineMs(deadlines), () => (counts.destroyed += 1));
+  const deadlineTimers = opts.deadlineTimers ?? realTimers;
+  const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), () => (counts.destroyed += 1));
   const common = { connectionString: opts.connectionString, Client, ...sessionSettings(deadlines) };
   const pool = new pg.Pool({ ...common, max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
   const sequencePool = new pg.Pool({ ...common, max: 2, types: typeParsers, application_name: APPLICATION_NAME });
@@ -582,7 +589,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     ...(opts.transactionsStalenessMs !== undefined ? { stalenessMs: opts.transactionsStalenessMs } : {}),
     ...(opts.transactionsMaxAgeMs !== undefined ? { maxAgeMs: opts.transactionsMaxAgeMs } : {}),
   };
-  const limits = { deadlines, counts, ...(opts.maxQueued !== undefined ? { maxQueued: opts.maxQueued } : {}) };
+  const limits = { deadlines, counts, deadlineTimers, Client, ...(opts.maxQueued !== undefined ? { maxQueued: opts.maxQueued } : {}) };
   const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, notifierPool, opts.guardNesting ?? true, bounds, timers, limits);
   try {
     await store.start();
