@@ -28,6 +28,12 @@ export interface Config {
   metrics: MetricsConfig;
   /** PostgreSQL connections per instance (each open transaction or read holds one while it runs). */
   databasePoolSize: number;
+  /** Deadlines of every wait for PostgreSQL (store/postgres/deadlines.ts). */
+  databaseDeadlines: { statementMs: number; connectMs: number; transactionMs: number };
+  /** Store calls waiting for PostgreSQL at most before more are refused with 503 (admission control). */
+  databaseMaxQueued: number;
+  /** SIGTERM: the process exits within this, whatever still waits (requests, deliveries, the database). */
+  shutdownGraceMs: number;
   /** How long verified credentials are trusted without the store (0 = ask the store every time). */
   authCacheTtlMs: number;
   /** Bytes of rendered list pages kept per instance (LIST_CACHE_MB; 0 = none; http/page-cache.ts). */
@@ -80,6 +86,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(databasePoolSize) || databasePoolSize < 2 || databasePoolSize > 500) {
     throw new ConfigError(`DATABASE_POOL_SIZE must be a whole number from 2 to 500, not ${env.DATABASE_POOL_SIZE}`);
   }
+  const databaseDeadlines = {
+    statementMs: millisSetting(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 2_000, 100, 600_000),
+    connectMs: millisSetting(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2_000, 100, 600_000),
+    transactionMs: millisSetting(env, 'DATABASE_TRANSACTION_TIMEOUT_MS', 4_000, 100, 600_000),
+  };
+  const databaseMaxQueued = millisSetting(env, 'DATABASE_MAX_QUEUED', 1_024, 1, 1_000_000);
+  const shutdownGraceMs = millisSetting(env, 'SHUTDOWN_GRACE_MS', 30_000, 1_000, 600_000);
   const databaseUrl = env.DATABASE_URL || null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
@@ -110,6 +123,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond,
     metrics: { token: metricsToken, port: metricsPort, host: env.METRICS_HOST ?? '127.0.0.1' },
     databasePoolSize,
+    databaseDeadlines,
+    databaseMaxQueued,
+    shutdownGraceMs,
     authCacheTtlMs,
     listCacheBytes: listCacheMb * 1024 * 1024,
     port,
@@ -131,4 +147,13 @@ function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   const port = raw === undefined || raw === '' ? fallback : Number(raw);
   if (!/^\d*$/.test(raw ?? '') || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name} must be a port number, not ${raw}`);
   return port;
+}
+
+/** A whole number from min to max (milliseconds, or a count), or the fallback when unset. */
+function millisSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not ${raw}`);
+  return n;
 }

@@ -22,8 +22,10 @@ import { createReadiness } from './observability/readiness.ts';
 import { createOperatorApp } from './observability/routes.ts';
 import { unsupportedNode } from './runtime.ts';
 
-/** In-flight requests get this long to finish at shutdown before their connections are closed. */
+/** In-flight requests get this long to finish at shutdown before their connections are closed (at most a third of the grace period). */
 const REQUEST_DRAIN_MS = 15_000;
+/** Kept from the grace period for the exit itself: logs flushed, sockets destroyed. */
+const EXIT_MARGIN_MS = 500;
 
 type FetchHandler = (req: Request, env: unknown) => Response | Promise<Response>;
 
@@ -87,13 +89,21 @@ async function main(): Promise<void> {
   let stopping: Promise<void> | null = null;
   const shutdown = (signal: string): Promise<void> =>
     (stopping ??= (async () => {
-      log.info({ signal }, 'shutting down: not ready, no new connections, draining requests and deliveries');
+      log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: not ready, no new connections, draining requests and deliveries');
+      // Whatever still waits then (a database that never answers), the process exits: in-flight
+      // store calls are abandoned, their leases expire and other instances send the deliveries.
+      const deadline = setTimeout(() => {
+        log.error({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: exiting now');
+        process.exit(1);
+      }, config.shutdownGraceMs - EXIT_MARGIN_MS);
+      deadline.unref();
       readiness.draining();
       built?.endStreams();
       starting.abort(new Error(`${signal} during start-up`));
-      await Promise.all(servers.map((s) => closeServer(s, REQUEST_DRAIN_MS)));
+      await Promise.all(servers.map((s) => closeServer(s, Math.min(REQUEST_DRAIN_MS, config.shutdownGraceMs / 3))));
       await built?.stop();
       await services?.store.close();
+      clearTimeout(deadline);
       log.info('stopped');
     })());
   const onSignal = (signal: string): void => {

@@ -42,7 +42,14 @@ export async function openStore(config: Config): Promise<{ store: Store; fresh: 
   if (config.databaseUrl) {
     // Loaded only when configured: a SQLite deployment never loads the PostgreSQL driver.
     const { openPostgresStore } = await import('./store/postgres/store.ts');
-    return { store: await openPostgresStore({ connectionString: config.databaseUrl, poolSize: config.databasePoolSize, guardNesting }), fresh: false };
+    const store = await openPostgresStore({
+      connectionString: config.databaseUrl,
+      poolSize: config.databasePoolSize,
+      guardNesting,
+      deadlines: config.databaseDeadlines,
+      maxQueued: config.databaseMaxQueued,
+    });
+    return { store, fresh: false };
   }
   await mkdir(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'payments.db');
