@@ -215,8 +215,40 @@ export class PgGroupCommitter {
       return Promise.reject(new StoreOverloaded(`${this.queue.length} store transactions already wait for the database`));
     }
     return new Promise<T>((resolve, reject) => {
-      this.enqueue({ attempt, bulk, runs: 1, queuedAt: this.now(), resolve: resolve as (v: unknown) => void, reject }, false);
+      // The caller's answer comes within queueWaitMs + transactionMs, whatever the database does.
+      const deadline = this.deadlineTimers.setTimeout(() => this.expire(job), this.queueWaitMs + this.transactionMs);
+      const settled = (): void => this.deadlineTimers.clearTimeout(deadline);
+      const job: Job = {
+        attempt,
+        bulk,
+        runs: 1,
+        queuedAt: this.now(),
+        resolve: (value) => {
+          settled();
+          resolve(value as T);
+        },
+        reject: (err) => {
+          settled();
+          reject(err);
+        },
+      };
+      this.enqueue(job, false);
     });
+  }
+
+  /**
+   * A unit past its whole deadline: still queued, it is taken out and fails unwritten; taken by
+   * a batch (or waiting to run again), it may yet commit: its caller hears OutcomeUnknown.
+   */
+  private expire(job: Job): void {
+    const queued = this.queue.indexOf(job);
+    if (queued >= 0) {
+      this.queue.splice(queued, 1);
+      this.refused += 1;
+      job.reject(new StoreOverloaded(`waited more than ${this.queueWaitMs + this.transactionMs} ms for the database`));
+      return;
+    }
+    job.reject(new OutcomeUnknown(new DeadlineExceeded('a store transaction', this.queueWaitMs + this.transactionMs)));
   }
 
   private enqueue(job: Job, first: boolean): void {
@@ -291,7 +323,10 @@ export class PgGroupCommitter {
     // that took every arrival kept executing, one unit after the other, while its first caller
     // waited for the COMMIT (p99 29 ms at 1 000 orders/s); arrivals go to the next batch.
     const groups = inGroups(this.fresh(this.queue.splice(0, Math.max(1, Math.min(this.maxBatch, this.queue.length)))));
-    if (groups.length === 0) return null;
+    if (groups.length === 0) {
+      run.committed = true; // every unit it took had waited too long: nothing to commit
+      return null;
+    }
     if (groups.length === 1 && groups[0]!.kind !== null) {
       if (await this.runWhole(run, groups[0]!.kind, groups[0]!.jobs)) return null;
       groups[0]!.kind = null;

@@ -576,7 +576,14 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   // query deadline that destroys a connection (deadlines.ts). A destroyed connection is never
   // pooled again; the next one is opened afresh, resolving the host again.
   const deadlineTimers = opts.deadlineTimers ?? realTimers;
-  const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), () => (counts.destroyed += 1));
+  // A connection that missed its deadline most likely shares its host with the idle ones: after
+  // a fail-over to a silent old host each of them would cost a request a whole deadline. They
+  // are dropped with it, and the pools refill with fresh connections (to the new host).
+  const pools: pg.Pool[] = [];
+  const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), () => {
+    counts.destroyed += 1;
+    for (const p of pools) for (const client of idleClients(p)) destroyConnection(client, new Error('dropped with a connection that missed its deadline'));
+  });
   const common = { connectionString: opts.connectionString, Client, ...sessionSettings(deadlines) };
   const pool = new pg.Pool({ ...common, max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
   const sequencePool = new pg.Pool({ ...common, max: 2, types: typeParsers, application_name: APPLICATION_NAME });
@@ -585,6 +592,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   // A notification needs no durability of its own (it tells of a commit that is durable): its
   // transaction holds the notification-queue lock only until its commit record is written.
   const notifierPool = new pg.Pool({ ...common, max: 2, application_name: `${APPLICATION_NAME}:notify`, options: ASYNC_COMMIT });
+  pools.push(pool, sequencePool, queuePool, notifierPool);
   const bounds = {
     ...(opts.transactionsStalenessMs !== undefined ? { stalenessMs: opts.transactionsStalenessMs } : {}),
     ...(opts.transactionsMaxAgeMs !== undefined ? { maxAgeMs: opts.transactionsMaxAgeMs } : {}),
