@@ -1,0 +1,204 @@
+// One row of the PostgreSQL fault matrix: real servers on a database of the test's own reached
+// through the fault proxy, an open loop of orders, a receiver for their webhooks; the fault
+// is applied, held, healed; then everything acknowledged is looked for in the database and at
+// the receiver. What the row measured comes back for the test to report and assert.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { freePort } from '../testing/child-server.ts';
+import { startInstances, watchInstances, type ReadySample } from './instances.ts';
+import { sendOrder, startOrderLoad, type Sent } from './order-load.ts';
+import type { OwnPostgres } from './own-postgres.ts';
+import { startReceiver } from './receiver.ts';
+import { startFaultProxy, type FaultProxy } from './tcp-proxy.ts';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The figures of a run: small ones in npm test, the issue's with FAULT_MATRIX=full. */
+export interface Figures {
+  ratePerSecond: number;
+  warmMs: number;
+  /** How long each fault is held (the slow and COMMIT rows, and a fail-over's gap, may differ). */
+  faultMs: { blackhole: number; slow: number; cut: number; failover: number };
+  afterMs: number;
+  /** The documented longest answer to an API request (STORE_DEADLINE_MS). */
+  requestDeadlineMs: number;
+  /** Bounds on recovery after the heal: readiness back, every pending delivery sent. */
+  readyBoundMs: number;
+  deliveryBoundMs: number;
+  /** SIGTERM's documented grace; the row waits this plus 1 s before SIGKILL. */
+  graceMs: number;
+}
+
+const num = (name: string, fallback: number): number => (process.env[name] ? Number(process.env[name]) : fallback);
+
+export function figures(): Figures {
+  const full = process.env.FAULT_MATRIX === 'full';
+  return {
+    ratePerSecond: num('FAULT_RATE', full ? 150 : 30),
+    warmMs: full ? 5_000 : 2_000,
+    faultMs: full ? { blackhole: 40_000, slow: 30_000, cut: 20_000, failover: 10_000 } : { blackhole: 15_000, slow: 8_000, cut: 5_000, failover: 6_000 },
+    afterMs: full ? 15_000 : 6_000,
+    requestDeadlineMs: num('STORE_DEADLINE_MS', 10_000),
+    readyBoundMs: 10_000,
+    deliveryBoundMs: full ? 60_000 : 30_000,
+    graceMs: num('SHUTDOWN_GRACE_MS', 10_000),
+  };
+}
+
+/** What a fault does to the database's network: the proxy in front of it, and a promoted host. */
+export interface Rig {
+  proxy: FaultProxy;
+  /** The same data behind another address: the new primary of a fail-over. */
+  promoted: FaultProxy;
+  /** A port where nothing listens: a host that is down. */
+  deadPort: number;
+}
+
+export interface RowSpec {
+  fault: string;
+  instances: number;
+  faultMs: number;
+  start(rig: Rig): void;
+  heal(rig: Rig): void;
+}
+
+export interface RowResult {
+  sent: Sent[];
+  acked: number;
+  lostOrders: number;
+  lostEvents: number;
+  duplicatedEvents: number;
+  /** 503 store-unavailable ("nothing was written") for an order that was in fact stored. */
+  untrue503: number;
+  /** Requests answered after the deadline, or not at all before the caller gave up. */
+  pastDeadline: number;
+  maxLatencyMs: number;
+  firstFailureMs: number | null;
+  firstAckAfterHealMs: number | null;
+  readyAfterHealMs: Array<number | null>;
+  /** Per instance: a 503 /readyz in the last third of the fault. */
+  notReadyAtFaultEnd: boolean[];
+  /** ms from the heal to the first delivery, and to the last pending one. */
+  firstDeliveryAfterHealMs: number | null;
+  allDeliveredAfterHealMs: number | null;
+  /** /readyz answered 200 at the end while deliveries were still undelivered. */
+  readyWhileStuck: boolean;
+  settled: Record<string, number>;
+  rssGrowthMb: number[];
+  exitMs: Array<number | null>;
+  proxy: FaultProxy['counts'];
+  callerSaw: Record<string, number>;
+}
+
+async function createDatabase(own: OwnPostgres): Promise<string> {
+  const name = `faults_${randomBytes(6).toString('hex')}`;
+  const c = new pg.Client({ connectionString: own.url() });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  return name;
+}
+
+const label = (s: Omit<Sent, 'instance'>): string => (s.status === 0 ? `no answer (${s.error})` : s.problem ? `${s.status} ${s.problem}` : String(s.status));
+
+function tallyOf(sent: readonly Sent[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const s of sent) out[label(s)] = (out[label(s)] ?? 0) + 1;
+  return out;
+}
+
+function readyAfter(samples: readonly ReadySample[], instance: number, from: number): number | null {
+  const ok = samples.find((r) => r.instance === instance && r.at >= from && r.status === 200);
+  return ok ? ok.at - from : null;
+}
+
+export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promise<RowResult> {
+  const db = await createDatabase(own);
+  const promoted = await startFaultProxy({ upstreamPort: own.port });
+  const proxy = await startFaultProxy({ upstreamPort: own.port });
+  // A port taken and released: nothing listens there.
+  const rig: Rig = { proxy, promoted, deadPort: await freePort() };
+  const receiver = await startReceiver();
+  const inst = await startInstances(spec.instances, `postgres://postgres@127.0.0.1:${proxy.port}/${db}`, own.url(db));
+  const direct = new pg.Client({ connectionString: own.url(db) });
+  try {
+    await direct.connect();
+    const creds = { apiKey: inst.tenant.apiKey, apiHash: inst.tenant.apiHash };
+    const ep = await fetch(`${inst.urls[0]}/v2/webhooks/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': creds.apiKey, 'x-api-hash': creds.apiHash },
+      body: JSON.stringify({ url: receiver.url }),
+    });
+    if (ep.status !== 201) throw new Error(`webhook endpoint: ${ep.status} ${await ep.text()}`);
+    const watcher = watchInstances(inst, 250);
+    const load = startOrderLoad({ urls: inst.urls, creds, ratePerSecond: f.ratePerSecond, callerCapMs: f.requestDeadlineMs * 4 });
+    await sleep(f.warmMs);
+    const faultAt = Date.now();
+    spec.start(rig);
+    await sleep(spec.faultMs);
+    const healAt = Date.now();
+    spec.heal(rig);
+    await sleep(f.afterMs);
+    await load.stop();
+    const sent = [...load.sent];
+
+    // What the database holds, before any retry adds to it.
+    const stored = new Set((await direct.query<{ id: string }>('SELECT id FROM orders')).rows.map((r) => r.id));
+    const keys = new Set((await direct.query<{ k: string }>('SELECT idempotency_key AS k FROM order_idempotency_keys')).rows.map((r) => r.k));
+    const acked = sent.filter((s) => (s.status === 201 || s.status === 200) && s.orderId);
+    const lostOrders = acked.filter((s) => !stored.has(s.orderId as string)).length;
+    const untrue503 = sent.filter((s) => s.status === 503 && keys.has(s.key)).length;
+
+    // Every pending delivery is sent within the bound, without a restart.
+    const events = (await direct.query<{ id: string }>("SELECT id FROM events WHERE type = 'order.created'")).rows.map((r) => r.id);
+    const deliveredBy = healAt + f.deliveryBoundMs;
+    while (Date.now() < deliveredBy && events.some((id) => !receiver.receipts.has(id))) await sleep(200);
+    const lostEvents = events.filter((id) => !receiver.receipts.has(id)).length;
+    const lastReady = inst.servers.map((_, i) => [...watcher.ready].reverse().find((r) => r.instance === i)?.status);
+    watcher.stop();
+    const firstDelivery = receiver.times.find((t) => t >= healAt);
+
+    // The documented settlement: the same request again, with the same key.
+    const settled: Record<string, number> = {};
+    for (const s of sent.filter((x) => x.status !== 201 && x.status !== 200)) {
+      const again = await sendOrder(inst.urls[0] as string, creds, s.key, f.requestDeadlineMs * 2);
+      settled[label(again)] = (settled[label(again)] ?? 0) + 1;
+    }
+
+    const answered = sent.filter((s) => s.answeredAt !== null);
+    const latency = (s: Sent): number => (s.answeredAt ?? Number.POSITIVE_INFINITY) - s.sentAt;
+    const failures = sent.filter((s) => s.status >= 500 && (s.answeredAt ?? 0) >= faultAt).map((s) => (s.answeredAt as number) - faultAt);
+    const acksAfterHeal = acked.filter((s) => s.sentAt >= healAt).map((s) => (s.answeredAt as number) - healAt);
+    const faultEndWindow = faultAt + (spec.faultMs * 2) / 3;
+    const rss = watcher.rss();
+    const exitMs = await inst.stop(f.graceMs + 1_000);
+    return {
+      sent,
+      acked: acked.length,
+      lostOrders,
+      lostEvents,
+      duplicatedEvents: events.filter((id) => (receiver.receipts.get(id) ?? 0) > 1).length,
+      untrue503,
+      pastDeadline: sent.filter((s) => latency(s) > f.requestDeadlineMs).length,
+      maxLatencyMs: Math.max(0, ...answered.map(latency)),
+      firstFailureMs: failures.length ? Math.min(...failures) : null,
+      firstAckAfterHealMs: acksAfterHeal.length ? Math.min(...acksAfterHeal) : null,
+      readyAfterHealMs: inst.servers.map((_, i) => readyAfter(watcher.ready, i, healAt)),
+      notReadyAtFaultEnd: inst.servers.map((_, i) => watcher.ready.some((r) => r.instance === i && r.at >= faultEndWindow && r.at <= healAt && r.status === 503)),
+      firstDeliveryAfterHealMs: firstDelivery === undefined ? null : firstDelivery - healAt,
+      allDeliveredAfterHealMs: lostEvents === 0 ? Math.max(0, (receiver.times.at(-1) ?? healAt) - healAt) : null,
+      readyWhileStuck: lostEvents > 0 && lastReady.some((s) => s === 200),
+      settled,
+      rssGrowthMb: rss.map((m) => Math.round(m.max - m.first)),
+      exitMs,
+      proxy: { ...proxy.counts },
+      callerSaw: tallyOf(sent),
+    };
+  } finally {
+    await inst.stop(0).catch(() => undefined);
+    await direct.end().catch(() => undefined);
+    await receiver.close();
+    await proxy.close();
+    await promoted.close();
+  }
+}

@@ -1,0 +1,131 @@
+// Real servers (server/main.ts as child processes) on one PostgreSQL database, watched from
+// outside as an operator would: /readyz sampled over time, the resident memory of each
+// process, a SIGTERM whose exit is waited for only so long.
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { loadConfig } from '../config.ts';
+import { createTenant, type CreatedTenant } from '../domain/admin.ts';
+import { openServices } from '../services.ts';
+import { startServer, type RunningServer } from '../testing/child-server.ts';
+import { realTimers, type Timers } from '../timers.ts';
+
+export interface Instances {
+  servers: RunningServer[];
+  tenant: CreatedTenant;
+  urls: string[];
+  /** Sends SIGTERM to all; SIGKILL to any still running after graceMs. Returns each exit's ms, or null when killed. */
+  stop(graceMs: number): Promise<Array<number | null>>;
+}
+
+/** A tenant made straight on the database (as `npm run admin -- tenant create` does). */
+async function provision(databaseUrl: string, secretsKey: string): Promise<CreatedTenant> {
+  const config = loadConfig({ DATABASE_URL: databaseUrl, SECRETS_KEY: secretsKey, NODE_ENV: 'test' });
+  const { services } = await openServices(config, pino({ level: 'silent' }));
+  try {
+    return await createTenant(services, { name: 'Fault Matrix Merchant' });
+  } finally {
+    await services.store.close();
+  }
+}
+
+/**
+ * N instances on databaseUrl (through the fault proxy), and a tenant provisioned on
+ * directUrl (the same database, never faulted) once the first instance has migrated it.
+ */
+export async function startInstances(n: number, databaseUrl: string, directUrl: string, env: NodeJS.ProcessEnv = {}): Promise<Instances> {
+  const shared = {
+    DATABASE_URL: databaseUrl,
+    SECRETS_KEY: randomBytes(32).toString('base64url'),
+    // Loopback webhook URLs are a development setting.
+    NODE_ENV: 'development',
+    WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+    RATE_LIMIT_RPS: '0',
+    ...env,
+  };
+  const servers: RunningServer[] = [];
+  try {
+    for (let i = 0; i < n; i++) servers.push(await startServer({ env: shared }));
+  } catch (err) {
+    for (const s of servers) s.child.kill('SIGKILL');
+    throw err;
+  }
+  const tenant = await provision(directUrl, shared.SECRETS_KEY);
+  return {
+    servers,
+    tenant,
+    urls: servers.map((s) => s.url),
+    stop: (graceMs) => Promise.all(servers.map((s) => stopBounded(s, graceMs))),
+  };
+}
+
+async function stopBounded(s: RunningServer, graceMs: number, timers: Timers = realTimers): Promise<number | null> {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return 0;
+  const started = Date.now();
+  const exited = new Promise<number>((resolve) => s.child.once('exit', () => resolve(Date.now() - started)));
+  s.child.kill('SIGTERM');
+  let handle: unknown;
+  const killed = new Promise<null>((resolve) => {
+    handle = timers.setTimeout(() => resolve(null), graceMs);
+  });
+  const first = await Promise.race([exited, killed]);
+  timers.clearTimeout(handle);
+  if (first === null) {
+    s.child.kill('SIGKILL');
+    await exited;
+  }
+  return first;
+}
+
+export interface ReadySample {
+  at: number;
+  instance: number;
+  status: number;
+  detail?: string;
+}
+
+export interface Watcher {
+  readonly ready: readonly ReadySample[];
+  /** Largest resident set seen per instance, and the first, in MB. */
+  rss(): Array<{ first: number; max: number }>;
+  stop(): void;
+}
+
+function rssMb(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples /readyz and the memory of every instance each everyMs. */
+export function watchInstances(inst: Instances, everyMs: number, timers: Timers = realTimers): Watcher {
+  const ready: ReadySample[] = [];
+  const mem = inst.servers.map((s) => ({ first: rssMb(s.child.pid), max: rssMb(s.child.pid) }));
+  let timer: unknown = null;
+  let running = true;
+  const sample = async (): Promise<void> => {
+    await Promise.all(
+      inst.servers.map(async (s, i) => {
+        const at = Date.now();
+        const r = await fetch(`${s.url}/readyz`, { signal: AbortSignal.timeout(everyMs * 4) }).catch(() => null);
+        const body = r ? ((await r.json().catch(() => ({}))) as { detail?: string }) : {};
+        ready.push({ at, instance: i, status: r?.status ?? 0, ...(body.detail ? { detail: body.detail } : {}) });
+        const m = mem[i] as { first: number; max: number };
+        m.max = Math.max(m.max, rssMb(s.child.pid));
+      }),
+    );
+    if (running) timer = timers.setTimeout(() => void sample(), everyMs);
+  };
+  void sample();
+  return {
+    ready,
+    rss: () => mem,
+    stop() {
+      running = false;
+      if (timer !== null) timers.clearTimeout(timer);
+    },
+  };
+}
