@@ -1,0 +1,127 @@
+// Deadlines on a real PostgreSQL reached through the fault proxy (server/faults/tcp-proxy.ts):
+// a silent host ends every wait by our clock, the connection that missed one is never pooled
+// again, a fail-over to a silent old host is followed, a lost COMMIT is OutcomeUnknown, and
+// admission control refuses at once what would only queue.
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFaultProxy, type FaultProxy } from '../../faults/tcp-proxy.ts';
+import { realTimers } from '../../timers.ts';
+import { OutcomeUnknown } from '../errors.ts';
+import { seedEnvironment, payoutRecord } from '../suite/fixtures.ts';
+import { isStoreUnavailable } from '../unavailable.ts';
+import { DeadlineExceeded, deadlineClient, sessionSettings } from './deadlines.ts';
+import { openPostgresStore, type PostgresStore } from './store.ts';
+import { createTestDatabase, type TestDatabase } from './testing.ts';
+
+const cleanup: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn().catch(() => undefined);
+});
+
+async function throughProxy(): Promise<{ db: TestDatabase; proxy: FaultProxy; url: string; upstreamPort: number }> {
+  const db = await createTestDatabase();
+  cleanup.push(() => db.drop());
+  const target = new URL(db.url);
+  const proxy = await startFaultProxy({ upstreamPort: Number(target.port || 5432), upstreamHost: target.hostname });
+  cleanup.push(() => proxy.close());
+  const url = new URL(db.url);
+  url.hostname = '127.0.0.1';
+  url.port = String(proxy.port);
+  return { db, proxy, url: url.toString(), upstreamPort: Number(target.port || 5432) };
+}
+
+const DEADLINES = { statementMs: 300, connectMs: 500, transactionMs: 800 };
+
+async function storeThrough(url: string, opts: { maxQueued?: number } = {}): Promise<PostgresStore> {
+  const store = await openPostgresStore({ connectionString: url, poolSize: 4, log: pino({ level: 'silent' }), deadlines: DEADLINES, ...opts });
+  cleanup.push(() => store.close());
+  await store.migrate();
+  return store;
+}
+
+describe('PostgreSQL deadlines', () => {
+  it('a query to a silent host fails by its deadline, its connection is destroyed, and a fresh one serves once the host is back', async () => {
+    const { proxy, url } = await throughProxy();
+    let destroyed = 0;
+    const pool = new pg.Pool({ connectionString: url, max: 2, Client: deadlineClient(realTimers, 400, () => destroyed++), ...sessionSettings(DEADLINES) });
+    cleanup.push(() => pool.end());
+    expect((await pool.query('SELECT 1 AS one')).rows[0]).toEqual({ one: 1 });
+    const connects = proxy.counts.upstreamConnects;
+    proxy.blackhole();
+    const err = await pool.query('SELECT 2').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeadlineExceeded);
+    expect(isStoreUnavailable(err)).toBe(true);
+    expect(destroyed).toBe(1);
+    expect(pool.totalCount).toBe(0); // never returned to the pool
+    proxy.pass();
+    expect((await pool.query('SELECT 3 AS three')).rows[0]).toEqual({ three: 3 });
+    expect(proxy.counts.upstreamConnects).toBe(connects + 1);
+  });
+
+  it('the database ends a statement past statement_timeout itself: 503-class error, the connection stays usable', async () => {
+    const { url } = await throughProxy();
+    const pool = new pg.Pool({ connectionString: url, max: 1, ...sessionSettings(DEADLINES) });
+    cleanup.push(() => pool.end());
+    const slow = await pool.query('SELECT pg_sleep(2)').catch((e: unknown) => e);
+    expect((slow as { code?: string }).code).toBe('57014');
+    expect(isStoreUnavailable(slow)).toBe(true);
+    expect((await pool.query('SELECT 1 AS one')).rows[0]).toEqual({ one: 1 });
+  });
+
+  it('after a fail-over to a silent old host the store serves from the new one: the idle connections go with the first that missed its deadline', async () => {
+    const { proxy, url, upstreamPort } = await throughProxy();
+    const store = await storeThrough(url);
+    const { env } = await seedEnvironment(store);
+    // Several idle connections to the old host.
+    await Promise.all(Array.from({ length: 4 }, () => store.read((tx) => tx.tenants.getEnvironment(env.id))));
+    proxy.retarget(upstreamPort, 'silent');
+    const outcomes: unknown[] = [];
+    for (let i = 0; i < 8; i++) outcomes.push(await store.read((tx) => tx.tenants.getEnvironment(env.id)).catch((e: unknown) => e));
+    const failed = outcomes.filter((o) => o instanceof Error);
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    for (const f of failed) expect(isStoreUnavailable(f)).toBe(true);
+    // Every read after the first failure is served by the new host.
+    expect(outcomes.at(-1)).toMatchObject({ id: env.id });
+    expect(failed.length).toBeLessThanOrEqual(2);
+    expect(store.connectionStats().destroyed).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a COMMIT whose answer is cut answers OutcomeUnknown; the write did go in, and the same thirdPartyId finds it', async () => {
+    const { proxy, url } = await throughProxy();
+    const store = await storeThrough(url);
+    const { env } = await seedEnvironment(store);
+    const payout = payoutRecord(env);
+    proxy.cutCommits(1);
+    const err = await store.transaction((tx) => tx.transactions.insert(payout)).catch((e: unknown) => e);
+    proxy.cutCommits(0);
+    expect(err).toBeInstanceOf(OutcomeUnknown);
+    expect(isStoreUnavailable(err)).toBe(false);
+    const found = await store.read((tx) => tx.transactions.get(env.id, payout.id));
+    expect(found?.id).toBe(payout.id);
+  });
+
+  it('admission control: with the database silent, calls beyond maxQueued are refused at once, and every call is answered', async () => {
+    const { proxy, url } = await throughProxy();
+    const store = await storeThrough(url, { maxQueued: 4 });
+    const { env } = await seedEnvironment(store);
+    proxy.blackhole();
+    const calls = Array.from({ length: 20 }, () => store.transaction((tx) => tx.tenants.getEnvironment(env.id)).then(() => 'ok', (e: unknown) => e));
+    const results = await Promise.all(calls);
+    proxy.pass();
+    const refused = results.filter((r) => (r as { code?: string }).code === 'EOVERLOADED');
+    expect(refused.length).toBeGreaterThanOrEqual(15);
+    for (const r of results) expect(r === 'ok' || isStoreUnavailable(r) || r instanceof OutcomeUnknown).toBe(true);
+    expect(store.connectionStats().refused).toBeGreaterThanOrEqual(refused.length);
+  });
+
+  it('close() ends even when the database never answers again', async () => {
+    const { proxy, url } = await throughProxy();
+    const store = await openPostgresStore({ connectionString: url, poolSize: 4, log: pino({ level: 'silent' }), deadlines: DEADLINES });
+    await store.migrate();
+    proxy.blackhole();
+    const pending = store.read((tx) => tx.tenants.getEnvironment('x')).catch((e: unknown) => e);
+    await store.close();
+    expect(isStoreUnavailable(await pending)).toBe(true);
+  });
+});
