@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../domain/clock.ts';
+import type { Store } from '../store/types.ts';
+import { createReadiness } from './readiness.ts';
+
+const answeringStore = { transaction: async () => undefined } as unknown as Store;
+
+describe('readiness', () => {
+  it('is not ready while the delivery worker is stalled, with its reason, and ready again once it works', async () => {
+    const clock = new ManualClock();
+    const readiness = createReadiness({ clock, cacheMs: 0 });
+    let stalled: string | null = "the delivery queue's claim failed 3 s ago and has not succeeded since (ETIMEDOUT)";
+    readiness.delivery(() => stalled);
+    readiness.serving(answeringStore);
+    expect(await readiness.check()).toEqual({ ready: false, reason: 'delivery-stalled', detail: stalled });
+    stalled = null;
+    expect(await readiness.check()).toEqual({ ready: true });
+  });
+
+  it('reports an unreachable store before a stalled worker, and draining before both', async () => {
+    const clock = new ManualClock();
+    const readiness = createReadiness({ clock, cacheMs: 0 });
+    readiness.delivery(() => 'stalled');
+    readiness.serving({ transaction: async () => Promise.reject(Object.assign(new Error('down'), { code: 'ECONNREFUSED' })) } as unknown as Store);
+    expect(await readiness.check()).toMatchObject({ ready: false, reason: 'store-unreachable' });
+    readiness.draining();
+    expect(await readiness.check()).toMatchObject({ ready: false, reason: 'draining' });
+  });
+});
