@@ -131,28 +131,21 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
       this.set(at === null ? -1 : Math.max(0, (opts.clock.now() - at) / 1000));
     },
   });
-  new Counter({
-    name: 'store_connections_destroyed_total',
-    help: 'Database connections destroyed because a query or a transaction missed its deadline (never returned to the pool).',
-    registers,
-    collect() {
-      const c = sources.connections?.();
-      if (!c) return;
-      this.reset();
-      this.inc(c.destroyed);
-    },
-  });
-  new Counter({
-    name: 'store_calls_refused_total',
-    help: 'Store calls refused at once (503) because too many already waited for the database, or that waited too long for it (admission control).',
-    registers,
-    collect() {
-      const c = sources.connections?.();
-      if (!c) return;
-      this.reset();
-      this.inc(c.refused);
-    },
-  });
+  /** A counter the store keeps: each scrape copies its total. */
+  const storeCount = (name: string, help: string, pick: (c: { destroyed: number; refused: number }) => number): void =>
+    void new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const c = sources.connections?.();
+        if (!c) return;
+        this.reset();
+        this.inc(pick(c));
+      },
+    });
+  storeCount('store_connections_destroyed_total', 'Database connections destroyed because a query or a transaction missed its deadline (never returned to the pool).', (c) => c.destroyed);
+  storeCount('store_calls_refused_total', 'Store calls refused at once (503) because too many already waited for the database, or that waited too long for it (admission control).', (c) => c.refused);
   new Gauge({
     name: 'store_listener_connected',
     help: '1 while the PostgreSQL notification listener is connected; 0 while it reconnects (the workers poll every second meanwhile).',
