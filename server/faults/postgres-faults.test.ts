@@ -13,7 +13,7 @@
 // outage rows) and 200 again after. Times are reported, not asserted, beyond those bounds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../testing/child-server.ts';
-import { figures, runRow, type Rig, type RowResult, type RowSpec } from './fault-row.ts';
+import { figures, runRow, runShutdownRow, type Rig, type RowResult, type RowSpec } from './fault-row.ts';
 import { startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
 import { LONG_FAULTS, report } from './report.ts';
 
@@ -124,3 +124,21 @@ for (const instances of [1, 2]) {
     }
   });
 }
+
+describe.skipIf(!LONG_FAULTS)('SIGTERM while the database host is blackholed', () => {
+  it(`exits within the grace period (${f.graceMs / 1000} s) plus 1 s; a new instance sends what it left`, async (ctx) => {
+    if (typeof own === 'string') return ctx.skip();
+    const r = await runShutdownRow(own, f);
+    report({
+      fault: `PostgreSQL: SIGTERM 3 s into a blackhole, ${f.ratePerSecond} orders/s`,
+      measured: `${r.acked} orders acknowledged; exit ${r.exitMs === null ? `none within ${(f.graceMs + 1_000) / 1000} s (killed)` : secs(r.exitMs)} after SIGTERM`,
+      lost: r.lostOrders + r.lostEvents,
+      callerSaw: r.callerSaw,
+      notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents} (sent by a new instance after the heal)`,
+    });
+    expect(r.acked).toBeGreaterThan(0);
+    expect.soft(r.exitMs, 'exit within grace + 1 s').not.toBeNull();
+    expect.soft(r.lostOrders).toBe(0);
+    expect.soft(r.lostEvents).toBe(0);
+  }, 600_000);
+});
