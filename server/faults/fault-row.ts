@@ -223,7 +223,9 @@ export async function runShutdownRow(own: OwnPostgres, f: Figures): Promise<Shut
     stage.rig.proxy.pass();
     const healAt = Date.now();
     stage.inst = await startInstances(1, proxyUrl(stage), own.url(stage.db), { SHUTDOWN_GRACE_MS: String(f.graceMs) });
-    const a = await account(stage, load.sent, healAt + f.deliveryBoundMs);
+    // What the first instance held when it went is sent once its leases expire (30 s by default:
+    // the attempt timeout + the lease margin, server/delivery/worker/limits.ts).
+    const a = await account(stage, load.sent, healAt + 30_000 + f.deliveryBoundMs);
     return { acked: a.acked.length, exitMs: exitMs ?? null, lostOrders: a.lostOrders, lostEvents: a.lostEvents, callerSaw: tallyOf(load.sent) };
   } finally {
     await stage.close();
