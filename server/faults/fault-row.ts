@@ -29,6 +29,8 @@ export interface Figures {
   /** Bounds on recovery after the heal: readiness back, every pending delivery sent. */
   readyBoundMs: number;
   deliveryBoundMs: number;
+  /** An instance that cannot work says so on /readyz this soon after the fault begins. */
+  notReadyWithinMs: number;
   /** SIGTERM's documented grace; the row waits this plus 1 s before SIGKILL. */
   graceMs: number;
 }
@@ -40,10 +42,11 @@ export function figures(): Figures {
   return {
     ratePerSecond: num('FAULT_RATE', full ? 150 : 30),
     warmMs: full ? 5_000 : 2_000,
-    faultMs: full ? { blackhole: 40_000, slow: 30_000, cut: 20_000, failover: 10_000 } : { blackhole: 15_000, slow: 8_000, cut: 5_000, failover: 6_000 },
+    faultMs: full ? { blackhole: 40_000, slow: 30_000, cut: 20_000, failover: 10_000 } : { blackhole: 15_000, slow: 8_000, cut: 5_000, failover: 8_000 },
     afterMs: full ? 15_000 : 6_000,
     requestDeadlineMs: num('STORE_DEADLINE_MS', 7_000),
     readyBoundMs: 10_000,
+    notReadyWithinMs: 5_000,
     deliveryBoundMs: full ? 60_000 : 30_000,
     graceMs: num('SHUTDOWN_GRACE_MS', 10_000),
   };
@@ -80,11 +83,13 @@ export interface RowResult {
   firstFailureMs: number | null;
   firstAckAfterHealMs: number | null;
   readyAfterHealMs: Array<number | null>;
-  /** Per instance: a 503 /readyz in the last third of the fault. */
+  /** Per instance: a 503 /readyz from notReadyWithinMs into the fault until its heal. */
   notReadyAtFaultEnd: boolean[];
   /** ms from the heal to the first delivery, and to the last pending one. */
   firstDeliveryAfterHealMs: number | null;
   allDeliveredAfterHealMs: number | null;
+  /** Where undelivered events' deliveries stand (empty when all came). */
+  stuck: string;
   /** /readyz answered 200 at the end while deliveries were still undelivered. */
   readyWhileStuck: boolean;
   settled: Record<string, number>;
@@ -188,14 +193,27 @@ async function openStage(own: OwnPostgres, instances: number, f: Figures): Promi
 const proxyUrl = (s: Pick<Stage, 'rig' | 'db'>): string => `postgres://postgres@127.0.0.1:${s.rig.proxy.port}/${s.db}`;
 
 /** Acknowledged orders missing from the database; events not delivered by `by`. */
-async function account(stage: Stage, sent: readonly Sent[], by: number): Promise<{ acked: Sent[]; lostOrders: number; events: string[]; lostEvents: number }> {
+async function account(stage: Stage, sent: readonly Sent[], by: number): Promise<{ acked: Sent[]; lostOrders: number; events: string[]; lostEvents: number; stuck: string }> {
   const stored = new Set((await stage.direct.query<{ id: string }>('SELECT id FROM orders')).rows.map((r) => r.id));
   const acked = sent.filter((s) => (s.status === 201 || s.status === 200) && s.orderId);
   const lostOrders = acked.filter((s) => !stored.has(s.orderId as string)).length;
   const events = (await stage.direct.query<{ id: string }>("SELECT id FROM events WHERE type = 'order.created'")).rows.map((r) => r.id);
   const { receipts } = stage.receiver;
   while (Date.now() < by && events.some((id) => !receipts.has(id))) await sleep(200);
-  return { acked, lostOrders, events, lostEvents: events.filter((id) => !receipts.has(id)).length };
+  const undelivered = events.filter((id) => !receipts.has(id));
+  return { acked, lostOrders, events, lostEvents: undelivered.length, stuck: await whyUndelivered(stage, undelivered) };
+}
+
+/** Where the undelivered events' deliveries stand: state, attempts, when due, whether leased. */
+async function whyUndelivered(stage: Stage, eventIds: string[]): Promise<string> {
+  if (eventIds.length === 0) return '';
+  const rows = await stage.direct.query<{ state: string; attempts: number; due_in_s: number | null; leased: boolean; n: number }>(
+    `SELECT d.state, d.attempt_count AS attempts, round((d.next_attempt_at - $2) / 1000.0)::int AS due_in_s,
+            EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq) AS leased, count(*)::int AS n
+       FROM deliveries d WHERE d.event_id = ANY($1) GROUP BY 1, 2, 3, 4 ORDER BY n DESC LIMIT 5`,
+    [eventIds, Date.now()],
+  );
+  return rows.rows.map((r) => `${r.n}× ${r.state}, ${r.attempts} attempts, due in ${r.due_in_s ?? '-'} s${r.leased ? ', leased' : ''}`).join('; ');
 }
 
 export interface ShutdownResult {
@@ -204,6 +222,7 @@ export interface ShutdownResult {
   exitMs: number | null;
   lostOrders: number;
   lostEvents: number;
+  stuck: string;
   callerSaw: Record<string, number>;
 }
 
@@ -226,7 +245,7 @@ export async function runShutdownRow(own: OwnPostgres, f: Figures): Promise<Shut
     // What the first instance held when it went is sent once its leases expire (30 s by default:
     // the attempt timeout + the lease margin, server/delivery/worker/limits.ts).
     const a = await account(stage, load.sent, healAt + 30_000 + f.deliveryBoundMs);
-    return { acked: a.acked.length, exitMs: exitMs ?? null, lostOrders: a.lostOrders, lostEvents: a.lostEvents, callerSaw: tallyOf(load.sent) };
+    return { acked: a.acked.length, exitMs: exitMs ?? null, lostOrders: a.lostOrders, lostEvents: a.lostEvents, stuck: a.stuck, callerSaw: tallyOf(load.sent) };
   } finally {
     await stage.close();
   }
@@ -252,7 +271,7 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
     // sent within the bound, without a restart.
     const keys = new Set((await stage.direct.query<{ k: string }>('SELECT idempotency_key AS k FROM order_idempotency_keys')).rows.map((r) => r.k));
     const untrue503 = sent.filter((s) => s.status === 503 && keys.has(s.key)).length;
-    const { acked, lostOrders, events, lostEvents } = await account(stage, sent, healAt + f.deliveryBoundMs);
+    const { acked, lostOrders, events, lostEvents, stuck } = await account(stage, sent, healAt + f.deliveryBoundMs);
     const lastReady = inst.servers.map((_, i) => [...watcher.ready].reverse().find((r) => r.instance === i)?.status);
     watcher.stop();
     const firstDelivery = receiver.times.find((t) => t >= healAt);
@@ -265,7 +284,7 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
     const latency = (s: Sent): number => (s.answeredAt ?? Number.POSITIVE_INFINITY) - s.sentAt;
     const failures = sent.filter((s) => s.status >= 500 && (s.answeredAt ?? 0) >= faultAt).map((s) => (s.answeredAt as number) - faultAt);
     const acksAfterHeal = acked.filter((s) => s.sentAt >= healAt).map((s) => (s.answeredAt as number) - healAt);
-    const faultEndWindow = faultAt + (spec.faultMs * 2) / 3;
+    const faultEndWindow = faultAt + Math.min(f.notReadyWithinMs, spec.faultMs);
     const rss = watcher.rss();
     const exitMs = await inst.stop(f.graceMs + 1_000);
     return {
@@ -282,7 +301,8 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
       readyAfterHealMs: inst.servers.map((_, i) => readyAfter(watcher.ready, i, healAt)),
       notReadyAtFaultEnd: inst.servers.map((_, i) => watcher.ready.some((r) => r.instance === i && r.at >= faultEndWindow && r.at <= healAt && r.status === 503)),
       firstDeliveryAfterHealMs: firstDelivery === undefined ? null : firstDelivery - healAt,
-      allDeliveredAfterHealMs: lostEvents === 0 ? Math.max(0, (receiver.times.at(-1) ?? healAt) - healAt) : null,
+      allDeliveredAfterHealMs: lostEvents === 0 ? Math.max(0, ...events.map((id) => (receiver.firstAt.get(id) ?? healAt) - healAt)) : null,
+      stuck,
       readyWhileStuck: lostEvents > 0 && lastReady.some((s) => s === 200),
       settled,
       rssGrowthMb: rss.map((m) => Math.round(m.max - m.first)),

@@ -52,12 +52,12 @@ export async function sendOrder(url: string, creds: Credentials, key: string, ca
       body: JSON.stringify({ merchantReference: key, amountMinor: 1000 }),
       signal: AbortSignal.timeout(callerCapMs),
     });
-    const body = (await r.json()) as { orderId?: string; type?: string; replayed?: boolean };
+    const body = (await r.json()) as { orderId?: string; type?: string };
     rec.answeredAt = now();
     rec.status = r.status;
     rec.retryAfter = r.headers.get('retry-after');
     if (body.orderId) rec.orderId = body.orderId;
-    if (body.replayed) rec.replayed = true;
+    if (r.headers.get('idempotent-replayed') === 'true') rec.replayed = true;
     if (body.type) rec.problem = body.type.slice(body.type.lastIndexOf('/') + 1);
   } catch (err) {
     rec.error = (err as Error).name === 'TimeoutError' ? 'caller cap' : String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message);

@@ -93,8 +93,8 @@ function reportRow(fault: string, instances: number, r: RowResult): void {
       `RSS growth ${r.rssGrowthMb.join(' / ')} MB; SIGTERM exit ${r.exitMs.map(secs).join(' / ')}`,
     lost: r.lostOrders + r.lostEvents,
     duplicated: r.duplicatedEvents,
-    callerSaw: { ...r.callerSaw, untrue503: r.untrue503, readyz503AtFaultEnd: r.notReadyAtFaultEnd.join('/'), readyWhileStuck: String(r.readyWhileStuck) },
-    notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents}; retried with the same key: ${JSON.stringify(r.settled)}; proxy ${JSON.stringify(r.proxy)}`,
+    callerSaw: { ...r.callerSaw, untrue503: r.untrue503, readyz503InOutage: r.notReadyAtFaultEnd.join('/'), readyWhileStuck: String(r.readyWhileStuck) },
+    notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents}${r.stuck ? ` (${r.stuck})` : ''}; retried with the same key: ${JSON.stringify(r.settled)}; proxy ${JSON.stringify(r.proxy)}`,
   });
 }
 
@@ -108,7 +108,7 @@ function assertRow(fault: Fault, r: RowResult): void {
   expect.soft(r.firstAckAfterHealMs, 'a 201 after the heal').not.toBeNull();
   expect.soft(r.readyAfterHealMs.every((ms) => ms !== null && ms <= f.readyBoundMs), '/readyz 200 again after the heal').toBe(true);
   expect.soft(r.readyWhileStuck, '/readyz 200 while deliveries were stuck').toBe(false);
-  if (fault.outage) expect.soft(r.notReadyAtFaultEnd.every(Boolean), '/readyz 503 by the end of the outage').toBe(true);
+  if (fault.outage) expect.soft(r.notReadyAtFaultEnd.every(Boolean), `/readyz 503 from ${f.notReadyWithinMs / 1000} s into the outage`).toBe(true);
 }
 
 for (const instances of [1, 2]) {
@@ -134,7 +134,7 @@ describe.skipIf(!LONG_FAULTS)('SIGTERM while the database host is blackholed', (
       measured: `${r.acked} orders acknowledged; exit ${r.exitMs === null ? `none within ${(f.graceMs + 1_000) / 1000} s (killed)` : secs(r.exitMs)} after SIGTERM`,
       lost: r.lostOrders + r.lostEvents,
       callerSaw: r.callerSaw,
-      notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents} (sent by a new instance after the heal)`,
+      notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents}${r.stuck ? ` (${r.stuck})` : ''}, looked for until the first instance's leases expired + ${f.deliveryBoundMs / 1000} s`,
     });
     expect(r.acked).toBeGreaterThan(0);
     expect.soft(r.exitMs, 'exit within grace + 1 s').not.toBeNull();
