@@ -54,7 +54,17 @@ async function run(baseUrl: string, done: (lines: string[]) => boolean, opts: { 
     lines.push(line);
     if (done(lines)) stop.abort();
   };
-  const args: ListenArgs = { command: 'listen', baseUrl, apiKey: 'pk_test_x', apiSecret: 's', forwardTo: `http://127.0.0.1:${await closedPort()}/webhooks`, events: [], secret: null, statePath: path.join(dir, 'state.json') };
+  const args: ListenArgs = {
+    command: 'listen',
+    baseUrl,
+    apiKey: 'pk_test_x',
+    apiSecret: 's',
+    routes: { fallback: `http://127.0.0.1:${await closedPort()}/webhooks`, byType: {} },
+    events: [],
+    secret: null,
+    statePath: path.join(dir, 'state.json'),
+    printSecret: false,
+  };
   await listen(args, stop.signal, {
     output: { out: note, err: note },
     now: Date.now,
@@ -73,7 +83,7 @@ it('prints every lost connection and reconnects with a growing back-off, reset o
   const url = await service((_req, res, n) => {
     // Three refusals of the stream (503), then a connection that drops after its first line.
     if (n <= 3) return res.writeHead(503, { 'content-type': 'application/problem+json' }).end('{"type":"https://errors.payments.example/store-unavailable"}');
-    sse(res).end(': connected\n\n');
+    sse(res).end(': connected\nid: MC4w\n\n');
   });
   const { lines, waits } = await run(url, (l) => l.filter((x) => x.includes('reconnecting')).length === 5);
   expect(waits).toEqual([500, 1000, 2000, 500, 500]);
@@ -89,7 +99,7 @@ it('prints every lost connection and reconnects with a growing back-off, reset o
 });
 
 it('takes a silent connection for a dropped one', async () => {
-  const url = await service((_req, res) => void sse(res).write(': connected\n\n'));
+  const url = await service((_req, res) => void sse(res).write(': connected\nid: MC4w\n\n'));
   const { lines } = await run(url, (l) => l.some((x) => x.includes('reconnecting')), { idleMs: 50 });
   expect(lines.find((l) => l.includes('reconnecting'))).toBe('no data for 50 ms; reconnecting in 0.5 s (attempt 1)');
 });
@@ -102,15 +112,24 @@ it('starts from now when the service refuses the saved cursor, and keeps the cur
       return res.writeHead(400, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'https://errors.payments.example/validation-failed', detail: '/header/last-event-id is not a cursor issued by GET /v2/events/stream.' }));
     }
     const data = JSON.stringify({ id: 'e'.repeat(64), type: 'webhook.test', apiVersion: 'v2', createdAt: '2026-11-25T14:00:00.000Z', data: { environment: 'test' } });
-    sse(res).write(`id: MC4y\nevent: webhook.test\ndata: ${data}\n\n`);
+    sse(res).write(`: connected\nid: MC4x\n\nid: MC4y\nevent: webhook.test\ndata: ${data}\n\n`);
   });
   const { writeFile } = await import('node:fs/promises');
   await writeFile(path.join(dir, 'state.json'), JSON.stringify({ cursor: 'b2xk', secret: null }));
-  const { lines } = await run(url, (l) => l.some((x) => x.includes('webhook.test')));
+  const { lines, waits } = await run(url, (l) => l.some((x) => x.includes('webhook.test')));
   expect(seen).toEqual(['b2xk', undefined]);
   expect(lines).toContain('The saved cursor was not accepted by this service: starting from now.');
-  // The receiver cannot be reached: printed, and the cursor still moves on.
-  expect(lines.find((l) => l.includes('webhook.test'))).toMatch(/webhook\.test\s+e{64}  -> failed \(ECONNREFUSED\) \[\d+ ms\]$/);
+  // The receiver cannot be reached: tried five times with back-off, printed, and the cursor still moves on.
+  expect(waits).toEqual([500, 1000, 2000, 4000]);
+  expect(lines.filter((l) => l.includes('trying again')).map((l) => l.replace(/\[\d+ ms\]/, ''))).toEqual([
+    '  eeeeeeee -> failed (ECONNREFUSED); trying again in 0.5 s (try 2 of 5)',
+    '  eeeeeeee -> failed (ECONNREFUSED); trying again in 1.0 s (try 3 of 5)',
+    '  eeeeeeee -> failed (ECONNREFUSED); trying again in 2.0 s (try 4 of 5)',
+    '  eeeeeeee -> failed (ECONNREFUSED); trying again in 4.0 s (try 5 of 5)',
+  ]);
+  const line = lines.find((l) => l.includes('webhook.test'))!;
+  expect(line).toMatch(/^\d\d:\d\d:\d\d  webhook\.test\s+eeeeeeee  -\s+-> failed \(ECONNREFUSED\) \[\d+ ms\]$/);
+  expect(line.length).toBeLessThan(100);
   const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { cursor: string; secret: string };
   expect(state.cursor).toBe('MC4y');
   expect(state.secret).toMatch(/^whsec_/);
