@@ -183,7 +183,8 @@ describe('payments-webhooks listen and trigger', () => {
       await first.stop();
       rx.server.close();
     }
-  });
+    // Two server processes started and one stopped: about 20 s on a quiet machine.
+  }, 90_000);
 
   it('forwards only the --events asked for', async () => {
     const t = await server.newTenant();
@@ -345,5 +346,17 @@ describe('listen loses nothing from the moment its session exists', () => {
       paidRx.server.close();
       otherRx.server.close();
     }
+  });
+
+  it('trigger with the merchant data: overrides of the example, checked against the event schema before anything is sent', async () => {
+    const t = await server.newTenant();
+    const run = cli(['trigger', 'order.paid', ...authOf(t), '--set', 'data.merchantReference=cart-own', '--data', '{"amountMinor":1250,"amountBaseUnits":"12500000"}']);
+    expect(await run.exited, run.output()).toBe(0);
+    const paid = (await allEvents(t)).find((e) => e.type === 'order.paid')!;
+    expect(paid.data).toMatchObject({ merchantReference: 'cart-own', amountMinor: 1250, amountBaseUnits: '12500000', receivedBaseUnits: '12500000' });
+    const bad = cli(['trigger', 'order.created', ...authOf(t), '--set', 'data.amountMinor=12.5']);
+    expect(await bad.exited).toBe(1);
+    expect(bad.output()).toContain('the data does not match order.created\'s schema: data/amountMinor Instance type "number" is invalid. Expected "integer".');
+    expect(await allEvents(t)).toHaveLength(2);
   });
 });
