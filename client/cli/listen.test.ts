@@ -46,7 +46,11 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function run(baseUrl: string, done: (lines: string[]) => boolean, opts: { idleMs?: number } = {}): Promise<{ lines: string[]; waits: number[] }> {
+async function run(
+  baseUrl: string,
+  done: (lines: string[]) => boolean,
+  opts: { idleMs?: number; port?: number; onWait?: (ms: number) => Promise<void> } = {},
+): Promise<{ lines: string[]; waits: number[] }> {
   const lines: string[] = [];
   const waits: number[] = [];
   const stop = new AbortController();
@@ -59,7 +63,7 @@ async function run(baseUrl: string, done: (lines: string[]) => boolean, opts: { 
     baseUrl,
     apiKey: 'pk_test_x',
     apiSecret: 's',
-    routes: { fallback: `http://127.0.0.1:${await closedPort()}/webhooks`, byType: {} },
+    routes: { fallback: `http://127.0.0.1:${opts.port ?? (await closedPort())}/webhooks`, byType: {} },
     events: [],
     secret: null,
     statePath: path.join(dir, 'state.json'),
@@ -71,6 +75,7 @@ async function run(baseUrl: string, done: (lines: string[]) => boolean, opts: { 
     env: {},
     sleep: async (ms) => {
       waits.push(ms);
+      await opts.onWait?.(ms);
     },
     ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
   });
@@ -134,3 +139,44 @@ it('starts from now when the service refuses the saved cursor, and keeps the cur
   expect(state.cursor).toBe('MC4y');
   expect(state.secret).toMatch(/^whsec_/);
 });
+
+const TEST_EVENT = JSON.stringify({ id: 'f'.repeat(64), type: 'webhook.test', apiVersion: 'v2', createdAt: '2026-11-25T14:00:00.000Z', data: { environment: 'test' } });
+
+it('a receiver down, then back during the back-off: the event arrives on the next try', async () => {
+  const url = await service((_req, res) => void sse(res).write(`: connected\nid: MC4x\n\nid: MC4y\nevent: webhook.test\ndata: ${TEST_EVENT}\n\n`));
+  const port = await closedPort();
+  const bodies: string[] = [];
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      bodies.push(body);
+      res.writeHead(204).end();
+    });
+  });
+  servers.push(receiver);
+  // The receiver comes back while listen waits before its second try.
+  const onWait = (): Promise<void> => (receiver.listening ? Promise.resolve() : new Promise((resolve) => receiver.listen(port, '127.0.0.1', resolve)));
+  const { lines, waits } = await run(url, (l) => l.some((x) => x.includes('webhook.test')), { port, onWait });
+  expect(waits).toEqual([500]);
+  expect(lines.filter((l) => l.includes('trying again'))).toEqual(['  ffffffff -> failed (ECONNREFUSED); trying again in 0.5 s (try 2 of 5)']);
+  expect(lines.find((l) => l.includes('webhook.test'))).toMatch(/webhook\.test\s+ffffffff  -\s+-> 204 \[\d+ ms\]$/);
+  expect(bodies).toEqual([TEST_EVENT]);
+  const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { events: Array<{ id: string; status: number; body: string }> };
+  expect(state.events).toEqual([{ id: 'f'.repeat(64), type: 'webhook.test', body: TEST_EVENT, url: `http://127.0.0.1:${port}/webhooks`, status: 204 }]);
+});
+
+it('a stream refused with 403: the error, no Ready!, no state file', async () => {
+  const url = await service((_req, res) =>
+    res.writeHead(403, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'https://errors.payments.example/permission-denied', detail: 'This API key lacks the orders_read permission.' })),
+  );
+  let lines: string[] = [];
+  const printed = (l: string[]): boolean => {
+    lines = l;
+    return false;
+  };
+  await expect(run(url, printed)).rejects.toThrow('This API key lacks the orders_read permission. listen needs orders_read, trigger orders_write (403 permission-denied)');
+  expect(lines.some((l) => l.startsWith('Ready!'))).toBe(false);
+  await expect(readFile(path.join(dir, 'state.json'))).rejects.toThrow(/ENOENT/);
+});
+
