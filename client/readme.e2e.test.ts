@@ -58,6 +58,11 @@ it('the README has a CommonJS and an ESM receiver', async () => {
   expect(JSON.parse(await readFile(path.join(folder, 'package.json'), 'utf8')).type ?? 'commonjs').toBe('commonjs');
 });
 
+it('the installed command checks trigger data against the event schema it ships (nothing is sent)', async () => {
+  const run = exec('npx', ['payments-webhooks', 'trigger', 'order.created', '--set', 'data.amountMinor=12.5', '--api-key', 'pk_test_x', '--api-secret', 's'], folder);
+  await expect(run).rejects.toThrow(/exited 1\n.*data\/amountMinor Instance type "number" is invalid\. Expected "integer"\./);
+});
+
 it.each(['receiver.js', 'receiver.mjs'])('%s, pasted into the npm init -y folder, verifies a signed webhook and refuses a forged one', async (file) => {
   const { code } = (await snippets()).find((s) => s.file === file)!;
   await writeFile(path.join(folder, file), code);
