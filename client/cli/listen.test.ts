@@ -180,3 +180,30 @@ it('a stream refused with 403: the error, no Ready!, no state file', async () =>
   await expect(readFile(path.join(dir, 'state.json'))).rejects.toThrow(/ENOENT/);
 });
 
+
+it('stopped while a forward waits to try again: neither it nor a later event is passed, the cursor stays at the opening', async () => {
+  const second = TEST_EVENT.replace('f'.repeat(64), 'a'.repeat(64));
+  const url = await service((_req, res) =>
+    void sse(res).write(`: connected\nid: MC4x\n\nid: MC4y\nevent: webhook.test\ndata: ${TEST_EVENT}\n\nid: MC4z\nevent: webhook.test\ndata: ${second}\n\n`),
+  );
+  // The receiver refuses the first event (503) and would take the second.
+  const port = await closedPort();
+  const taken: string[] = [];
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (body === TEST_EVENT) return res.writeHead(503).end();
+      taken.push(body);
+      res.writeHead(200).end();
+    });
+  });
+  servers.push(receiver);
+  await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve));
+  const { lines } = await run(url, (l) => l.some((x) => x.includes('trying again')), { port });
+  expect(lines.filter((l) => l.includes('webhook.test'))).toEqual([]);
+  expect(taken).toEqual([]);
+  expect(lines.at(-1)).toBe('Stopped.');
+  const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { cursor: string; events: unknown[] };
+  expect(state).toMatchObject({ cursor: 'MC4x', events: [] });
+});

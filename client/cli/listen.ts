@@ -61,9 +61,7 @@ export async function listen(args: ListenArgs, outer: AbortSignal, deps: ListenD
       printed.abort();
       return;
     }
-    const routes = Object.entries(args.routes.byType).map(([type, url]) => `${type} to ${url}`);
-    if (args.routes.fallback !== null) routes.push(`${routes.length > 0 ? 'the others' : args.events.length > 0 ? args.events.join(', ') : 'test events'} to ${args.routes.fallback}`);
-    output.out(`Ready! Forwarding ${routes.join(', ')}`);
+    output.out(`Ready! Forwarding ${routesText(args)}`);
     output.out(`Your webhook signing secret is ${secret} (^C to quit)`);
     if (resuming) output.out(`Resuming after the last forwarded event (${statePath})`);
   };
@@ -71,6 +69,14 @@ export async function listen(args: ListenArgs, outer: AbortSignal, deps: ListenD
 
   await reconnecting(args, state, signal, deps, onOpen, forward);
   if (!args.printSecret) output.out('Stopped.');
+}
+
+/** `order.paid to <url>, the others to <url>`, or `test events to <url>`. */
+function routesText(args: ListenArgs): string {
+  const routes = Object.entries(args.routes.byType).map(([type, url]) => `${type} to ${url}`);
+  if (args.routes.fallback === null) return routes.join(', ');
+  const others = routes.length > 0 ? 'the others' : args.events.length > 0 ? args.events.join(', ') : 'test events';
+  return [...routes, `${others} to ${args.routes.fallback}`].join(', ');
 }
 
 /** Forwards one message (with retries), prints its line, keeps it, and moves the cursor past it. */
@@ -168,7 +174,12 @@ async function connectOnce(
     await opened.close();
     return 'stopped';
   }
-  for await (const m of opened.messages) await forward(m);
+  for await (const m of opened.messages) {
+    // Stopped (while a forward waited to try again, say): an event already read must not be
+    // forwarded, or the cursor would pass the one left unforwarded.
+    if (signal.aborted) break;
+    await forward(m);
+  }
   return 'stopped';
 }
 
