@@ -1,7 +1,9 @@
 // Reads the service's live event stream (GET /v2/events/stream, Server-Sent Events) with the
-// key's credentials, resuming after a cursor. The SSE framing is parsed by eventsource-parser;
-// a connection that stays silent for longer than idleMs (the server sends a heartbeat every
-// 15 s) is taken as dropped, so a dead connection is never mistaken for a quiet one.
+// key's credentials, resuming after a cursor. The stream's first message carries only an id,
+// the position it starts after: opening answers it, so a caller can keep it before any event.
+// The SSE framing is parsed by eventsource-parser; a connection that stays silent for longer
+// than idleMs (the server sends a heartbeat every 15 s) is taken as dropped, so a dead
+// connection is never mistaken for a quiet one.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Connection } from './args.ts';
 

@@ -2,7 +2,10 @@
 // process forwarding to a local receiver, `payments-webhooks trigger` causing the events. The
 // receiver verifies every forward with verifyWebhook and the secret listen printed; a killed
 // and restarted listen resumes where it stopped and loses nothing; Ctrl-C exits 0; a bad key,
-// a live key and an unreachable service exit 1 with a clear message.
+// a live key and an unreachable service exit 1 with a clear message. From the moment a session
+// exists nothing is lost: stopped before any forward, killed with -9 in a burst, a receiver down
+// then back; a key without orders_read gets no Ready! and no state; --print-secret, --forward-to
+// per type, resend, and trigger's data overrides.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
