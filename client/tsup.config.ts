@@ -9,6 +9,7 @@
 // the declarations name.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
 
 const VECTORS = path.resolve(import.meta.dirname, '..', 'generated', 'signature-vectors.json');
@@ -16,7 +17,22 @@ const VECTORS = path.resolve(import.meta.dirname, '..', 'generated', 'signature-
 // The `payments-webhooks` command (cli/bin.ts, package.json "bin" through bin.js) is one ESM file
 // with the same code bundled in (the signing code included, so it signs exactly as the service
 // does), and eventsource-parser too: a few kilobytes bundled, where the installed package with its
-// maps and sources would put payments-webhooks over its 1 MB installed-size goal.
+// maps and sources would put payments-webhooks over its 1 MB installed-size goal. The same for
+// @cfworker/json-schema, trigger's validator.
+// trigger's schemas and examples (the webhooks AsyncAPI bundle) go into the command without their
+// prose (descriptions, summaries, titles): what validation and the examples need, at about half
+// the size. Minified too: together they keep the package under its 1 MB installed goal.
+const withoutProse: Plugin = {
+  name: 'webhooks-document-without-prose',
+  setup(b) {
+    b.onLoad({ filter: /webhooks\.bundled\.json$/ }, async (args) => ({ contents: JSON.stringify(JSON.parse(await readFile(args.path, 'utf8'), dropProse)), loader: 'json' }));
+  },
+};
+
+function dropProse(key: string, value: unknown): unknown {
+  return (key === 'description' || key === 'summary' || key === 'title') && typeof value === 'string' ? undefined : value;
+}
+
 const shared: Options = { platform: 'node', target: 'node22', outDir: 'dist', noExternal: ['openapi-fetch'], tsconfig: 'tsconfig.json' };
 
 export default defineConfig([
@@ -29,5 +45,14 @@ export default defineConfig([
     // Shipped without indentation: the same JSON, about a fifth smaller installed.
     onSuccess: async () => writeFile(path.resolve(import.meta.dirname, 'dist', 'signature-vectors.json'), JSON.stringify(JSON.parse(await readFile(VECTORS, 'utf8')))),
   },
-  { ...shared, entry: { cli: 'cli/bin.ts' }, format: ['esm'], dts: false, clean: false, noExternal: ['openapi-fetch', 'eventsource-parser'] },
+  {
+    ...shared,
+    entry: { cli: 'cli/bin.ts' },
+    format: ['esm'],
+    dts: false,
+    clean: false,
+    minify: true,
+    noExternal: ['openapi-fetch', 'eventsource-parser', '@cfworker/json-schema'],
+    esbuildPlugins: [withoutProse],
+  },
 ]);

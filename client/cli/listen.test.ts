@@ -46,7 +46,11 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function run(baseUrl: string, done: (lines: string[]) => boolean, opts: { idleMs?: number } = {}): Promise<{ lines: string[]; waits: number[] }> {
+async function run(
+  baseUrl: string,
+  done: (lines: string[]) => boolean,
+  opts: { idleMs?: number; port?: number; onWait?: (ms: number) => Promise<void> } = {},
+): Promise<{ lines: string[]; waits: number[] }> {
   const lines: string[] = [];
   const waits: number[] = [];
   const stop = new AbortController();
@@ -54,13 +58,24 @@ async function run(baseUrl: string, done: (lines: string[]) => boolean, opts: { 
     lines.push(line);
     if (done(lines)) stop.abort();
   };
-  const args: ListenArgs = { command: 'listen', baseUrl, apiKey: 'pk_test_x', apiSecret: 's', forwardTo: `http://127.0.0.1:${await closedPort()}/webhooks`, events: [], secret: null, statePath: path.join(dir, 'state.json') };
+  const args: ListenArgs = {
+    command: 'listen',
+    baseUrl,
+    apiKey: 'pk_test_x',
+    apiSecret: 's',
+    routes: { fallback: `http://127.0.0.1:${opts.port ?? (await closedPort())}/webhooks`, byType: {} },
+    events: [],
+    secret: null,
+    statePath: path.join(dir, 'state.json'),
+    printSecret: false,
+  };
   await listen(args, stop.signal, {
     output: { out: note, err: note },
     now: Date.now,
     env: {},
     sleep: async (ms) => {
       waits.push(ms);
+      await opts.onWait?.(ms);
     },
     ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
   });
@@ -73,7 +88,7 @@ it('prints every lost connection and reconnects with a growing back-off, reset o
   const url = await service((_req, res, n) => {
     // Three refusals of the stream (503), then a connection that drops after its first line.
     if (n <= 3) return res.writeHead(503, { 'content-type': 'application/problem+json' }).end('{"type":"https://errors.payments.example/store-unavailable"}');
-    sse(res).end(': connected\n\n');
+    sse(res).end(': connected\nid: MC4w\n\n');
   });
   const { lines, waits } = await run(url, (l) => l.filter((x) => x.includes('reconnecting')).length === 5);
   expect(waits).toEqual([500, 1000, 2000, 500, 500]);
@@ -89,7 +104,7 @@ it('prints every lost connection and reconnects with a growing back-off, reset o
 });
 
 it('takes a silent connection for a dropped one', async () => {
-  const url = await service((_req, res) => void sse(res).write(': connected\n\n'));
+  const url = await service((_req, res) => void sse(res).write(': connected\nid: MC4w\n\n'));
   const { lines } = await run(url, (l) => l.some((x) => x.includes('reconnecting')), { idleMs: 50 });
   expect(lines.find((l) => l.includes('reconnecting'))).toBe('no data for 50 ms; reconnecting in 0.5 s (attempt 1)');
 });
@@ -102,16 +117,93 @@ it('starts from now when the service refuses the saved cursor, and keeps the cur
       return res.writeHead(400, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'https://errors.payments.example/validation-failed', detail: '/header/last-event-id is not a cursor issued by GET /v2/events/stream.' }));
     }
     const data = JSON.stringify({ id: 'e'.repeat(64), type: 'webhook.test', apiVersion: 'v2', createdAt: '2026-11-25T14:00:00.000Z', data: { environment: 'test' } });
-    sse(res).write(`id: MC4y\nevent: webhook.test\ndata: ${data}\n\n`);
+    sse(res).write(`: connected\nid: MC4x\n\nid: MC4y\nevent: webhook.test\ndata: ${data}\n\n`);
   });
   const { writeFile } = await import('node:fs/promises');
   await writeFile(path.join(dir, 'state.json'), JSON.stringify({ cursor: 'b2xk', secret: null }));
-  const { lines } = await run(url, (l) => l.some((x) => x.includes('webhook.test')));
+  const { lines, waits } = await run(url, (l) => l.some((x) => x.includes('webhook.test')));
   expect(seen).toEqual(['b2xk', undefined]);
   expect(lines).toContain('The saved cursor was not accepted by this service: starting from now.');
-  // The receiver cannot be reached: printed, and the cursor still moves on.
-  expect(lines.find((l) => l.includes('webhook.test'))).toMatch(/webhook\.test\s+e{64}  -> failed \(ECONNREFUSED\) \[\d+ ms\]$/);
+  // The receiver cannot be reached: tried five times with back-off, printed, and the cursor still moves on.
+  expect(waits).toEqual([500, 1000, 2000, 4000]);
+  expect(lines.filter((l) => l.includes('trying again')).map((l) => l.replace(/\[\d+ ms\]/, ''))).toEqual([
+    '  eeeeeeee -> failed (ECONNREFUSED); trying again in 0.5 s (try 2 of 5)',
+    '  eeeeeeee -> failed (ECONNREFUSED); trying again in 1.0 s (try 3 of 5)',
+    '  eeeeeeee -> failed (ECONNREFUSED); trying again in 2.0 s (try 4 of 5)',
+    '  eeeeeeee -> failed (ECONNREFUSED); trying again in 4.0 s (try 5 of 5)',
+  ]);
+  const line = lines.find((l) => l.includes('webhook.test'))!;
+  expect(line).toMatch(/^\d\d:\d\d:\d\d  webhook\.test\s+eeeeeeee  -\s+-> failed \(ECONNREFUSED\) \[\d+ ms\]$/);
+  expect(line.length).toBeLessThan(100);
   const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { cursor: string; secret: string };
   expect(state.cursor).toBe('MC4y');
   expect(state.secret).toMatch(/^whsec_/);
+});
+
+const TEST_EVENT = JSON.stringify({ id: 'f'.repeat(64), type: 'webhook.test', apiVersion: 'v2', createdAt: '2026-11-25T14:00:00.000Z', data: { environment: 'test' } });
+
+it('a receiver down, then back during the back-off: the event arrives on the next try', async () => {
+  const url = await service((_req, res) => void sse(res).write(`: connected\nid: MC4x\n\nid: MC4y\nevent: webhook.test\ndata: ${TEST_EVENT}\n\n`));
+  const port = await closedPort();
+  const bodies: string[] = [];
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      bodies.push(body);
+      res.writeHead(204).end();
+    });
+  });
+  servers.push(receiver);
+  // The receiver comes back while listen waits before its second try.
+  const onWait = (): Promise<void> => (receiver.listening ? Promise.resolve() : new Promise((resolve) => receiver.listen(port, '127.0.0.1', resolve)));
+  const { lines, waits } = await run(url, (l) => l.some((x) => x.includes('webhook.test')), { port, onWait });
+  expect(waits).toEqual([500]);
+  expect(lines.filter((l) => l.includes('trying again'))).toEqual(['  ffffffff -> failed (ECONNREFUSED); trying again in 0.5 s (try 2 of 5)']);
+  expect(lines.find((l) => l.includes('webhook.test'))).toMatch(/webhook\.test\s+ffffffff  -\s+-> 204 \[\d+ ms\]$/);
+  expect(bodies).toEqual([TEST_EVENT]);
+  const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { events: Array<{ id: string; status: number; body: string }> };
+  expect(state.events).toEqual([{ id: 'f'.repeat(64), type: 'webhook.test', body: TEST_EVENT, url: `http://127.0.0.1:${port}/webhooks`, status: 204 }]);
+});
+
+it('a stream refused with 403: the error, no Ready!, no state file', async () => {
+  const url = await service((_req, res) =>
+    res.writeHead(403, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'https://errors.payments.example/permission-denied', detail: 'This API key lacks the orders_read permission.' })),
+  );
+  let lines: string[] = [];
+  const printed = (l: string[]): boolean => {
+    lines = l;
+    return false;
+  };
+  await expect(run(url, printed)).rejects.toThrow('This API key lacks the orders_read permission. listen needs orders_read, trigger orders_write (403 permission-denied)');
+  expect(lines.some((l) => l.startsWith('Ready!'))).toBe(false);
+  await expect(readFile(path.join(dir, 'state.json'))).rejects.toThrow(/ENOENT/);
+});
+
+
+it('stopped while a forward waits to try again: neither it nor a later event is passed, the cursor stays at the opening', async () => {
+  const second = TEST_EVENT.replace('f'.repeat(64), 'a'.repeat(64));
+  const url = await service((_req, res) =>
+    void sse(res).write(`: connected\nid: MC4x\n\nid: MC4y\nevent: webhook.test\ndata: ${TEST_EVENT}\n\nid: MC4z\nevent: webhook.test\ndata: ${second}\n\n`),
+  );
+  // The receiver refuses the first event (503) and would take the second.
+  const port = await closedPort();
+  const taken: string[] = [];
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (body === TEST_EVENT) return res.writeHead(503).end();
+      taken.push(body);
+      res.writeHead(200).end();
+    });
+  });
+  servers.push(receiver);
+  await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve));
+  const { lines } = await run(url, (l) => l.some((x) => x.includes('trying again')), { port });
+  expect(lines.filter((l) => l.includes('webhook.test'))).toEqual([]);
+  expect(taken).toEqual([]);
+  expect(lines.at(-1)).toBe('Stopped.');
+  const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { cursor: string; events: unknown[] };
+  expect(state).toMatchObject({ cursor: 'MC4x', events: [] });
 });

@@ -1,7 +1,8 @@
-// The `payments-webhooks` command: parses the arguments, runs `listen` or `trigger`, and turns
+// The `payments-webhooks` command: parses the arguments, runs `listen`, `resend` or `trigger`, and turns
 // the outcome into an exit code (0 done or stopped with Ctrl-C, 1 refused or unreachable, 2
 // bad usage). Ctrl-C ends `listen` cleanly: the connection is closed and the cursor kept.
 import { listen } from './listen.ts';
+import { resend } from './resend.ts';
 import { parseCommandLine, UsageError, USAGE } from './args.ts';
 import { CliError } from './preflight.ts';
 import { consoleOutput, type Output } from './printer.ts';
@@ -26,6 +27,7 @@ export async function main(argv: readonly string[], deps: MainDeps): Promise<num
   try {
     if (args.command === 'help') output.out(USAGE);
     else if (args.command === 'trigger') await trigger(args, output);
+    else if (args.command === 'resend') await resend(args, { output, now: Date.now, sleep, signal: deps.signal });
     else await listen(args, deps.signal, { output, env: deps.env, now: Date.now, sleep });
     return 0;
   } catch (err) {

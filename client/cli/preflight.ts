@@ -23,6 +23,7 @@ export async function checkTestKey(connection: Connection, fetchImpl?: typeof fe
 export function refusal(status: number, problem: { type?: string; detail?: string } | undefined): CliError {
   const slug = problem?.type?.split('/').pop();
   if (status === 401) return new CliError('the API key or its secret was refused (401 unauthenticated): check --api-key and --api-secret');
+  if (slug === 'permission-denied') return new CliError(`${problem?.detail ?? 'This API key lacks a permission.'} listen needs orders_read, trigger orders_write (403 permission-denied)`);
   if (slug === 'live-key-not-allowed') return new CliError('this key belongs to the live environment: listen and trigger take test keys only');
   return new CliError(`the service answered ${status}${slug ? ` ${slug}` : ''}${problem?.detail ? `: ${problem.detail}` : ''}`);
 }

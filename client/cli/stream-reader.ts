@@ -1,7 +1,9 @@
 // Reads the service's live event stream (GET /v2/events/stream, Server-Sent Events) with the
-// key's credentials, resuming after a cursor. The SSE framing is parsed by eventsource-parser;
-// a connection that stays silent for longer than idleMs (the server sends a heartbeat every
-// 15 s) is taken as dropped, so a dead connection is never mistaken for a quiet one.
+// key's credentials, resuming after a cursor. The stream's first message carries only an id,
+// the position it starts after: opening answers it, so a caller can keep it before any event.
+// The SSE framing is parsed by eventsource-parser; a connection that stays silent for longer
+// than idleMs (the server sends a heartbeat every 15 s) is taken as dropped, so a dead
+// connection is never mistaken for a quiet one.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Connection } from './args.ts';
 
@@ -20,7 +22,16 @@ export interface Problem {
   detail?: string;
 }
 
-export type OpenResult = { ok: true; messages: AsyncGenerator<StreamMessage> } | { ok: false; status: number; problem: Problem };
+export type OpenResult =
+  | {
+      ok: true;
+      /** The position the stream starts after (its opening message's id): resuming from it misses nothing. */
+      position: string;
+      messages: AsyncGenerator<StreamMessage>;
+      /** Closes the connection, whether or not `messages` was read. */
+      close(): Promise<void>;
+    }
+  | { ok: false; status: number; problem: Problem };
 
 export interface OpenOptions {
   connection: Connection;
@@ -38,7 +49,10 @@ export class StreamEnded extends Error {
   override readonly name = 'StreamEnded';
 }
 
-/** Opens the stream. Network failures reject (the caller tells unreachable from dropped). */
+/**
+ * Opens the stream and reads its opening position. Network failures, and a stream that ends
+ * or stays silent before its opening, reject (the caller tells unreachable from dropped).
+ */
 export async function openEventStream(opts: OpenOptions): Promise<OpenResult> {
   const url = new URL(`${opts.connection.baseUrl}/v2/events/stream`);
   if (opts.types.length > 0) url.searchParams.set('types', opts.types.join(','));
@@ -63,13 +77,46 @@ export async function openEventStream(opts: OpenOptions): Promise<OpenResult> {
     opts.signal.removeEventListener('abort', abort);
     return { ok: false, status: res.status, problem: await problemOf(res) };
   }
-  return { ok: true, messages: messagesOf(res.body, connection, opts, () => opts.signal.removeEventListener('abort', abort)) };
+  const items = itemsOf(res.body, connection, opts, () => opts.signal.removeEventListener('abort', abort));
+  const first = await items.next();
+  if (first.done || first.value.event !== null) {
+    await items.return(undefined);
+    throw new StreamEnded('the stream did not open with its position');
+  }
+  return {
+    ok: true,
+    position: first.value.id,
+    messages: eventsOf(items),
+    close: async () => {
+      await items.return(undefined);
+    },
+  };
 }
 
-async function* messagesOf(body: ReadableStream<Uint8Array>, connection: AbortController, opts: OpenOptions, done: () => void): AsyncGenerator<StreamMessage> {
-  const queue: StreamMessage[] = [];
+/** A message of the stream: an event, or (event null) a position without an event, as the opening. */
+type Item = StreamMessage | { id: string; event: null; data: null };
+
+async function* eventsOf(items: AsyncGenerator<Item>): AsyncGenerator<StreamMessage> {
+  for await (const item of items) if (item.event !== null) yield item;
+}
+
+async function* itemsOf(body: ReadableStream<Uint8Array>, connection: AbortController, opts: OpenOptions, done: () => void): AsyncGenerator<Item> {
+  const queue: Item[] = [];
+  // The parser calls onId for every message with an id, at once followed by onEvent when the
+  // message has data: an id still pending after the next onId or the end of a feed was a
+  // message with an id only.
+  let pendingId: string | null = null;
+  const flushPosition = (): void => {
+    if (pendingId !== null) queue.push({ id: pendingId, event: null, data: null });
+    pendingId = null;
+  };
   const parser = createParser({
+    onId(id) {
+      flushPosition();
+      pendingId = id;
+    },
     onEvent(m: EventSourceMessage) {
+      pendingId = null;
       if (m.id !== undefined && m.event !== undefined) queue.push({ id: m.id, event: m.event, data: m.data });
     },
   });
@@ -96,6 +143,7 @@ async function* messagesOf(body: ReadableStream<Uint8Array>, connection: AbortCo
         connection.abort();
       }, opts.idleMs);
       parser.feed(decoder.decode(chunk.value, { stream: true }));
+      flushPosition();
       while (queue.length > 0) yield queue.shift()!;
     }
   } finally {

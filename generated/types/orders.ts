@@ -174,6 +174,12 @@ export interface paths {
          *     `webhook.test` events, never payout callbacks. This is what
          *     `payments-webhooks listen` reads to forward events to a receiver on a laptop.
          *
+         *     - The stream opens with a message that carries only an `id` (after the comment
+         *       `: connected`): the position the stream starts after, a cursor like any other. It
+         *       is the sent cursor when resuming, else the position of "now". A client that keeps
+         *       it before handling anything can resume from it, so that an event recorded while it
+         *       was away is not missed even when no event had come yet. `EventSource` takes it as
+         *       its last event id without dispatching an event.
          *     - Each event is one SSE message: `id` is an opaque cursor, `event` the event type and
          *       `data` the event envelope on one line, byte for byte the body a webhook delivery
          *       signs and sends.
@@ -1020,6 +1026,7 @@ export interface operations {
                 content: {
                     /**
                      * @example : connected
+                     *     id: MTY1
                      *
                      *     id: MTY2
                      *     event: order.paid

@@ -18,6 +18,8 @@ afterAll(async () => {
 });
 
 interface Listener {
+  /** The position the stream opened at. */
+  position: string;
   /** The next n messages (waits for them). */
   take(n: number): Promise<StreamMessage[]>;
   close(): void;
@@ -45,6 +47,7 @@ async function listenWith(creds: { apiKey: string; apiHash: string }, opts: { af
   })();
   ended.catch(() => notify());
   return {
+    position: opened.position,
     async take(n) {
       while (received.length < n) {
         await new Promise<void>((resolve) => (notify = resolve));
@@ -106,6 +109,24 @@ describe('GET /v2/events/stream', () => {
     await reader.cancel();
     expect(text).toContain(`id: ${rest[3]!.id}\nevent: order.created\ndata: {`);
     expect(text).not.toContain('cart-5');
+  });
+
+  it('opens with its position: resuming from it before any event came misses nothing recorded since', async () => {
+    const t = await server.newTenant();
+    await order(t, 'before-the-opening');
+    const first = await listenWith(t);
+    first.close();
+    // Recorded while nobody listens, before the first stream carried any event.
+    await order(t, 'while-away');
+    const resumed = await listenWith(t, { after: first.position });
+    try {
+      // Resuming, the opening is the cursor sent.
+      expect(resumed.position).toBe(first.position);
+      const [m] = await resumed.take(1);
+      expect(JSON.parse(m!.data).data.merchantReference).toBe('while-away');
+    } finally {
+      resumed.close();
+    }
   });
 
   it('keeps only the types asked for', async () => {
@@ -178,7 +199,9 @@ describe('GET /v2/events/stream', () => {
       let text = '';
       while (!text.includes(': heartbeat\n\n')) text += new TextDecoder().decode((await reader.read()).value);
       await reader.cancel();
-      expect(text.startsWith(': connected\n\n')).toBe(true);
+      // The opening: the position "now", a cursor the stream takes back.
+      const opening = /^: connected\nid: ([A-Za-z0-9_-]+)\n\n/.exec(text);
+      expect(opening).not.toBeNull();
       expect(text).not.toContain('data:');
     } finally {
       await own.close();

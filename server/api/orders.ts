@@ -38,7 +38,7 @@ export const ordersHandlers: HandlersFor<operations> = {
     // Ends when the client goes away (the body is cancelled) or the server stops.
     const stop = new AbortController();
     const fromHeader = headers['last-event-id'];
-    const batches = await openEventStream(services, scope, {
+    const opened = await openEventStream(services, scope, {
       cursor: fromHeader ?? query.after ?? null,
       cursorPointer: fromHeader !== undefined ? '/header/last-event-id' : '/query/after',
       // The router validated the list against the spec's pattern of event types.
@@ -47,7 +47,7 @@ export const ordersHandlers: HandlersFor<operations> = {
       pollMs: streams.pollMs,
       timers: streams.timers,
     });
-    const body = sseBody(batches, stop, services.clock, streams.heartbeatMs);
+    const body = sseBody(opened, stop, services.clock, streams.heartbeatMs);
     return { status: 200, body: new StreamedReply(new Response(body, { status: 200, headers: SSE_HEADERS })) };
   },
 };

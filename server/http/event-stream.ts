@@ -1,9 +1,10 @@
-// Server-Sent Events framing of the live event stream (domain/orders/stream.ts): one message
-// per event (id = cursor, event = type, data = the stored envelope, which is one line of JSON),
+// Server-Sent Events framing of the live event stream (domain/orders/stream.ts): an opening
+// message with only the stream's position as its id (EventSource keeps it as its last event
+// id without dispatching anything), then one message per event (id = cursor, event = type, data = the stored envelope, which is one line of JSON),
 // a heartbeat comment when nothing was written for heartbeatMs, and the end of the stream when
 // the client goes away or the server stops (so a graceful stop never waits for it).
 import type { Clock } from '../domain/clock.ts';
-import type { StreamBatch, StreamTimers } from '../domain/orders/stream.ts';
+import type { OpenedStream, StreamTimers } from '../domain/orders/stream.ts';
 
 /** How the app's event streams run; one per app (buildApp), shared by its streams. */
 export interface EventStreamSettings {
@@ -27,7 +28,7 @@ export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8',
  * The SSE body of a stream. `open` starts the batches for a signal that ends them; the body
  * pulls one batch at a time, so a slow client holds the reads back instead of piling them up.
  */
-export function sseBody(batches: AsyncGenerator<StreamBatch>, stop: AbortController, clock: Clock, heartbeatMs: number): ReadableStream<Uint8Array> {
+export function sseBody({ position, batches }: OpenedStream, stop: AbortController, clock: Clock, heartbeatMs: number): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let lastWrite = clock.now();
   let started = false;
@@ -36,7 +37,7 @@ export function sseBody(batches: AsyncGenerator<StreamBatch>, stop: AbortControl
       if (!started) {
         started = true;
         lastWrite = clock.now();
-        controller.enqueue(encoder.encode(': connected\n\n'));
+        controller.enqueue(encoder.encode(`: connected\nid: ${position}\n\n`));
         return;
       }
       for (;;) {

@@ -45,11 +45,19 @@ const BATCH = 100;
 const CHASE_LOOKS = 10;
 const CHASE_MS = 10;
 
+/** An open stream: where it starts, and its batches. */
+export interface OpenedStream {
+  /** The cursor the stream starts after (the one sent, else "now"): a client that keeps it
+   * before anything comes resumes without missing what is recorded while it is away. */
+  position: string;
+  batches: AsyncGenerator<StreamBatch>;
+}
+
 /**
- * Opens the stream: checks the cursor (a 400 before anything is streamed) and answers the
- * batches, the first one at once, each later one when events came or pollMs passed.
+ * Opens the stream: checks the cursor (a 400 before anything is streamed) and answers its
+ * position and the batches, the first one at once, each later one when events came or pollMs passed.
  */
-export async function openEventStream(services: Services, scope: Scope, req: StreamRequest): Promise<AsyncGenerator<StreamBatch>> {
+export async function openEventStream(services: Services, scope: Scope, req: StreamRequest): Promise<OpenedStream> {
   const types = req.types.length > 0 ? req.types : STREAM_EVENT_TYPES;
   const read = (cursor: string): Promise<StreamedEvent[]> =>
     services.store.read((tx) => tx.events.streamAfter(scope.environmentId, { cursor, types, limit: BATCH }));
@@ -66,7 +74,7 @@ export async function openEventStream(services: Services, scope: Scope, req: Str
     }
     throw e;
   }
-  return follow(services, scope, req, read, cursor, first);
+  return { position: cursor, batches: follow(services, scope, req, read, cursor, first) };
 }
 
 async function* follow(
