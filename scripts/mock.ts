@@ -4,15 +4,14 @@
 // errors, plus mocked webhooks. docs/mock.md describes it.
 //
 //   npm run mock                       serve; prints the URL, the paths and the mock's secrets
-//   npm run mock -- --quiet            the same without Prism's request log
+//   npm run mock -- --quiet            the same without Prism's request log (refusals are still logged)
 //   npm run mock -- send order.paid --to http://localhost:3000/webhooks/payments [--secret whsec_...|env:NAME] [--example NAME] [--new-id]
 //                                      send one signed event of the AsyncAPI document, then exit
+//
+// Only what binding the port needs is imported up front: a port in use is said at once.
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { API_NAMES, loadOperations } from '../server/contract/operations.ts';
-import { generateSecret } from '../signing/signature.ts';
 import { checkSettings, portSetting } from './lib/settings.ts';
-import { UnknownEventError, createMockSender, mockEvents, sendMockEvent } from './mock/webhooks.ts';
 import { startMock } from './mock/start.ts';
 
 export { startMock, type MockOptions, type RunningMock } from './mock/start.ts';
@@ -25,6 +24,7 @@ function secretArgument(value: string | undefined): string | undefined {
 }
 
 async function send(args: string[]): Promise<number> {
+  const [{ generateSecret }, { UnknownEventError, createMockSender, mockEvents, sendMockEvent }] = await Promise.all([import('../signing/signature.ts'), import('./mock/webhooks.ts')]);
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -58,13 +58,22 @@ async function send(args: string[]): Promise<number> {
 async function serveMock(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { quiet: { type: 'boolean' } } });
   const port = checkSettings('npm run mock', () => portSetting('MOCK_PORT', process.env.MOCK_PORT, 4010));
-  const mock = await startMock({
-    port,
-    host: process.env.MOCK_HOST ?? '127.0.0.1',
-    ...(process.env.MOCK_WEBHOOK_SECRET ? { webhookSecret: process.env.MOCK_WEBHOOK_SECRET } : {}),
-    ...(process.env.MOCK_CALLBACK_SECRET ? { callbackSecret: process.env.MOCK_CALLBACK_SECRET } : {}),
-    ...(values.quiet ? {} : { log: (line: string) => console.log(line) }),
-  });
+  const host = process.env.MOCK_HOST ?? '127.0.0.1';
+  let mock;
+  try {
+    mock = await startMock({
+      port,
+      host,
+      ...(process.env.MOCK_WEBHOOK_SECRET ? { webhookSecret: process.env.MOCK_WEBHOOK_SECRET } : {}),
+      ...(process.env.MOCK_CALLBACK_SECRET ? { callbackSecret: process.env.MOCK_CALLBACK_SECRET } : {}),
+      ...(values.quiet ? {} : { log: (line: string) => console.log(line) }),
+      refusals: (line: string) => console.log(line),
+    });
+  } catch (err) {
+    exitIfCannotListen(err, 'npm run mock', host, port);
+    throw err;
+  }
+  const { API_NAMES, loadOperations } = await import('../server/contract/operations.ts');
   console.log(`mock: ${mock.url}`);
   for (const api of API_NAMES) {
     for (const op of loadOperations(api)) console.log(`  ${api.padEnd(12)} ${op.method.toUpperCase().padEnd(6)} ${op.path}`);
@@ -73,13 +82,22 @@ async function serveMock(args: string[]): Promise<void> {
   console.log(`webhook secret (POST /_mock/webhooks without "secret"): ${mock.secrets.webhook}`);
   console.log(`callback secret (the payout's notifyUrl callback): ${mock.secrets.callback}`);
   // A signal can arrive twice (to the process group, and relayed by npm or tsx): close once, and
-  // keep the handler so that the second does not kill the process before Prism is stopped.
+  // keep the handler so that the second does not kill the process before the mock is closed.
   let closing: Promise<void> | null = null;
   const stop = (): void => {
     closing ??= mock.close().then(() => process.exit(0));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+}
+
+/** A port in use (or not allowed): one line naming it and the setting, and exit 1. */
+export function exitIfCannotListen(err: unknown, command: string, host: string, port: number): void {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code !== 'EADDRINUSE' && code !== 'EACCES') return;
+  const why = code === 'EADDRINUSE' ? 'is in use' : 'is not allowed';
+  console.error(`${command}: cannot listen on ${host}:${port}: the port ${why}; stop what listens there or set MOCK_PORT to another port`);
+  process.exit(1);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
