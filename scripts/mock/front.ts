@@ -92,7 +92,7 @@ export function mockedApi(api: ApiName, doc: Obj = loadDocument(api)): MockedApi
   const schemes = ((doc.components as Obj | undefined)?.securitySchemes ?? {}) as Record<string, Obj>;
   const operations = operationsOf(api, doc).map((spec) => ({
     spec,
-    steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), validateRequestStep(compileOperation(spec))],
+    steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), compiledOnFirstUse(() => validateRequestStep(compileOperation(spec)))],
     callbackPointers: callbackBodyPointers(doc, spec),
     documented: documentedAnswers(operationObject(doc, spec)),
   }));
@@ -114,6 +114,15 @@ function mountApi(app: Hono<AppEnv>, { api, operations }: MockedApi, opts: Front
 
 function operationObject(doc: Obj, spec: OperationSpec): Obj {
   return ((doc.paths as Obj)[spec.path] as Obj)[spec.method] as Obj;
+}
+
+/**
+ * A step built when a request first needs it: compiling every operation's validators up front
+ * would cost the mock seconds of start-up and tens of MiB for operations a frontend may never call.
+ */
+function compiledOnFirstUse(build: () => Step): Step {
+  let step: Step | null = null;
+  return (c) => (step ??= build())(c);
 }
 
 /**
