@@ -12,7 +12,7 @@
 import { Hono, type Context } from 'hono';
 import pino from 'pino';
 import { operationsOf } from '../../contract/operations.ts';
-import { API_NAMES, compileOperation, loadDocument, type ApiName, type OperationSpec } from '../../server/contract/operations.ts';
+import { API_NAMES, compileOperation, loadDocument, type ApiName, type CompiledOperation, type OperationSpec } from '../../server/contract/operations.ts';
 import { AppError } from '../../server/domain/errors.ts';
 import { newEventId } from '../../server/domain/ids.ts';
 import type { AppEnv } from '../../server/http/app-env.ts';
@@ -26,7 +26,8 @@ import type { EventRecord } from '../../server/domain/model.ts';
 import type { Sender } from '../../server/delivery/sender.ts';
 import { checkDestination } from '../../server/domain/destination-check.ts';
 import { documentedAnswers, honouredPreferences, type Documented } from './prefer.ts';
-import type { PrismEngine, Preferences } from './prism.ts';
+import { dynamicAnswer } from './dynamic.ts';
+import type { PrismAnswer, PrismEngine, PrismRequest, Preferences } from './prism.ts';
 import { UnknownEventError, mockDestinationPolicy, mockEvents, postSigned, sendMockEvent } from './webhooks.ts';
 
 export interface FrontOptions {
@@ -80,6 +81,8 @@ interface MockedOperation {
   callbackPointers: string[];
   /** Its documented statuses and example names, which `Prefer` may pick from. */
   documented: Documented;
+  /** Its validators (the server's), compiled on first use. */
+  compiled: () => CompiledOperation;
 }
 
 export interface MockedApi {
@@ -90,12 +93,17 @@ export interface MockedApi {
 /** Compiles the steps of `api`'s operations (the costly part of a front), from generated/openapi/ by default. */
 export function mockedApi(api: ApiName, doc: Obj = loadDocument(api)): MockedApi {
   const schemes = ((doc.components as Obj | undefined)?.securitySchemes ?? {}) as Record<string, Obj>;
-  const operations = operationsOf(api, doc).map((spec) => ({
-    spec,
-    steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), compiledOnFirstUse(() => validateRequestStep(compileOperation(spec)))],
-    callbackPointers: callbackBodyPointers(doc, spec),
-    documented: documentedAnswers(operationObject(doc, spec)),
-  }));
+  const operations = operationsOf(api, doc).map((spec) => {
+    const compiled = onFirstUse(() => compileOperation(spec));
+    const validate = onFirstUse(() => validateRequestStep(compiled()));
+    return {
+      spec,
+      steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), (c: Context<AppEnv>) => validate()(c)],
+      callbackPointers: callbackBodyPointers(doc, spec),
+      documented: documentedAnswers(operationObject(doc, spec)),
+      compiled,
+    };
+  });
   return { api, operations };
 }
 
@@ -107,7 +115,7 @@ function mountApi(app: Hono<AppEnv>, { api, operations }: MockedApi, opts: Front
       await runSteps(operation.steps, c);
       const { prefer, ignored } = honouredPreferences(c.req.header('prefer'), operation.documented);
       if (ignored !== null) opts.log?.(`ignored Prefer ${ignored} on ${c.req.method} ${c.req.path}: answering as without it`);
-      return answerFromPrism(c, opts.prism(api), prefer, opts, operation.callbackPointers);
+      return answerFromPrism(c, opts.prism(api), prefer, opts, operation);
     });
   }
 }
@@ -117,12 +125,12 @@ function operationObject(doc: Obj, spec: OperationSpec): Obj {
 }
 
 /**
- * A step built when a request first needs it: compiling every operation's validators up front
+ * Built when a request first needs it: compiling every operation's validators up front
  * would cost the mock seconds of start-up and tens of MiB for operations a frontend may never call.
  */
-function compiledOnFirstUse(build: () => Step): Step {
-  let step: Step | null = null;
-  return (c) => (step ??= build())(c);
+function onFirstUse<T>(build: () => T): () => T {
+  let built: T | null = null;
+  return () => (built ??= build());
 }
 
 /**
@@ -162,7 +170,8 @@ function callbackBodyPointers(doc: Obj, spec: OperationSpec): string[] {
   );
 }
 
-async function answerFromPrism(c: Context<AppEnv>, prism: PrismEngine, prefer: Preferences, opts: FrontOptions, callbackPointers: readonly string[]): Promise<Response> {
+async function answerFromPrism(c: Context<AppEnv>, prism: PrismEngine, prefer: Preferences, opts: FrontOptions, operation: MockedOperation): Promise<Response> {
+  const { callbackPointers } = operation;
   const url = new URL(c.req.url);
   const headers: Record<string, string> = {};
   // Accept is not passed on: the server answers the same whatever the client accepts (JSON, or
@@ -171,7 +180,7 @@ async function answerFromPrism(c: Context<AppEnv>, prism: PrismEngine, prefer: P
     if (name !== 'accept') headers[name] = value;
   });
   const body = c.get('body');
-  const answer = await prism.answer({
+  const request: PrismRequest = {
     method: c.req.method,
     path: url.pathname,
     query: queryOf(url.searchParams),
@@ -179,7 +188,8 @@ async function answerFromPrism(c: Context<AppEnv>, prism: PrismEngine, prefer: P
     body: body === undefined ? undefined : throughCallbackRelay(body, callbackPointers, opts.selfUrl()),
     prefer,
     callbacks: hasCallbackUrl(body, callbackPointers),
-  });
+  };
+  const answer = prefer.dynamic ? await dynamicOrExample(prism, request, operation, opts) : await prism.answer(request);
   const violations = requestViolations(answer.violations);
   if (violations.length > 0) {
     throw new AppError('validation-failed', `The request is invalid: ${violations.map((v) => `${v.pointer} ${v.detail}`).join('; ')}.`, { errors: violations });
@@ -188,6 +198,12 @@ async function answerFromPrism(c: Context<AppEnv>, prism: PrismEngine, prefer: P
   for (const [name, value] of Object.entries(answer.headers)) if (!PRISM_ONLY.has(name.toLowerCase())) out.set(name, value);
   if (answer.status === 204 || answer.body === undefined) return new Response(null, { status: answer.status, headers: out });
   return new Response(typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body), { status: answer.status, headers: out });
+}
+
+async function dynamicOrExample(prism: PrismEngine, request: PrismRequest, operation: MockedOperation, opts: FrontOptions): Promise<PrismAnswer> {
+  const outcome = await dynamicAnswer(prism, request, operation.spec);
+  if (!outcome.generated) opts.log?.(`Prefer dynamic=true on ${request.method} ${request.path}: no generated body passed its schema in ${outcome.tries} tries; answered the documented example`);
+  return outcome.answer;
 }
 
 function queryOf(params: URLSearchParams): Record<string, string | string[]> {

@@ -49,6 +49,7 @@ export interface PrismEngine {
 // As `prism mock` configures its instance: requests validated, security checked, no proxy.
 const BASE_CONFIG = { validateRequest: true, validateResponse: false, checkSecurity: true, errors: false, upstreamProxy: undefined, isProxy: false } as const;
 const SEVERITY = ['Error', 'Warning', 'Information', 'Hint'];
+const SUCCESS_LEVEL = 32; // pino's info (30) + 2, as prism-core's createLogger defines it
 
 /** Prism's instance for one document; `log` receives its log lines (none when absent). */
 export async function startPrism(doc: Obj, log?: (line: string) => void): Promise<PrismEngine> {
@@ -56,9 +57,10 @@ export async function startPrism(doc: Obj, log?: (line: string) => void): Promis
   if (operations.length === 0) throw new Error('No operations found in the document.');
   const withoutCallbacks = operations.map(({ callbacks: _c, ...op }) => op);
   // Prism logs at a level of its own, `success` (as prism-core's createLogger defines it).
-  const options = { customLevels: { success: pino.levels.values.info + 2 }, level: log === undefined ? 'silent' : 'info', base: {}, timestamp: false };
+  const options = { customLevels: { success: SUCCESS_LEVEL }, level: log === undefined ? 'silent' : 'info', base: {}, timestamp: false };
   const logger = pino(options, { write: (line: string) => log?.(logLine(line)) });
-  const prism = createInstance({ ...BASE_CONFIG, mock: { dynamic: false } }, { logger });
+  // Prism's components type a plain pino Logger; the one with its extra level is one at run time.
+  const prism = createInstance({ ...BASE_CONFIG, mock: { dynamic: false } }, { logger: logger as unknown as pino.Logger });
   return {
     async answer(req) {
       const input: IHttpRequest = {
