@@ -51,8 +51,9 @@ async function resultOf(url: string): Promise<{ created: number; order: { orderI
   const page = await browser.newPage();
   try {
     await page.goto(url);
-    await page.waitForFunction(() => document.body.dataset.result !== undefined, undefined, { timeout: 60_000 });
-    return JSON.parse((await page.evaluate(() => document.body.dataset.result)) ?? '{}');
+    // Page code as strings: this project's TypeScript has no DOM library.
+    await page.waitForFunction('document.body.dataset.result !== undefined', undefined, { timeout: 60_000 });
+    return JSON.parse(String(await page.evaluate('document.body.dataset.result')));
   } finally {
     await page.close();
   }
