@@ -12,7 +12,7 @@
 import { Hono, type Context } from 'hono';
 import pino from 'pino';
 import { operationsOf } from '../../contract/operations.ts';
-import { API_NAMES, compileOperation, loadDocument, type ApiName, type CompiledOperation, type OperationSpec } from '../../server/contract/operations.ts';
+import { API_NAMES, compileOperation, loadDocument, type ApiName, type OperationSpec } from '../../server/contract/operations.ts';
 import { AppError } from '../../server/domain/errors.ts';
 import { newEventId } from '../../server/domain/ids.ts';
 import type { AppEnv } from '../../server/http/app-env.ts';
@@ -81,8 +81,6 @@ interface MockedOperation {
   callbackPointers: string[];
   /** Its documented statuses and example names, which `Prefer` may pick from. */
   documented: Documented;
-  /** Its validators (the server's), compiled on first use. */
-  compiled: () => CompiledOperation;
 }
 
 export interface MockedApi {
@@ -94,14 +92,12 @@ export interface MockedApi {
 export function mockedApi(api: ApiName, doc: Obj = loadDocument(api)): MockedApi {
   const schemes = ((doc.components as Obj | undefined)?.securitySchemes ?? {}) as Record<string, Obj>;
   const operations = operationsOf(api, doc).map((spec) => {
-    const compiled = onFirstUse(() => compileOperation(spec));
-    const validate = onFirstUse(() => validateRequestStep(compiled()));
+    const validate = onFirstUse(() => validateRequestStep(compileOperation(spec)));
     return {
       spec,
       steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), (c: Context<AppEnv>) => validate()(c)],
       callbackPointers: callbackBodyPointers(doc, spec),
       documented: documentedAnswers(operationObject(doc, spec)),
-      compiled,
     };
   });
   return { api, operations };
