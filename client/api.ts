@@ -33,8 +33,28 @@ function make<P extends {}>(opts: ClientOptions, headers: Record<string, string>
   });
 }
 
-export const createTransactionsClient = (opts: ClientOptions & ApiKeyCredentials): Client<TransactionsPaths> =>
-  make<TransactionsPaths>(opts, apiKeyHeaders(opts));
+type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'options' | 'head' | 'patch' | 'trace';
+/** `x-tenant-id` optional in a header parameter set (the client sends it from `tenantId`). */
+type TenantOptional<H> = Omit<H, 'x-tenant-id'> & { 'x-tenant-id'?: string };
+type WithTenantFromClient<O> = O extends { parameters: infer Params }
+  ? 'header' extends keyof Params
+    ? Omit<O, 'parameters'> & {
+        parameters: Omit<Params, 'header'> &
+          ({} extends Omit<NonNullable<Params['header']>, 'x-tenant-id'> ? { header?: TenantOptional<NonNullable<Params['header']>> } : { header: TenantOptional<NonNullable<Params['header']>> });
+      }
+    : O
+  : O;
+/**
+ * The paths of a client created with `tenantId`: `x-tenant-id` is no longer a header the caller
+ * must pass (GET /transactions requires it), since the client sends it on every request.
+ */
+export type TenantScoped<P> = { [Path in keyof P]: { [M in keyof P[Path]]: M extends HttpMethod ? WithTenantFromClient<P[Path][M]> : P[Path][M] } };
+
+export function createTransactionsClient(opts: ClientOptions & ApiKeyCredentials & { tenantId: string }): Client<TenantScoped<TransactionsPaths>>;
+export function createTransactionsClient(opts: ClientOptions & ApiKeyCredentials): Client<TransactionsPaths>;
+export function createTransactionsClient(opts: ClientOptions & ApiKeyCredentials): Client<TransactionsPaths> {
+  return make<TransactionsPaths>(opts, apiKeyHeaders(opts));
+}
 
 export const createOrdersClient = (opts: ClientOptions & ApiKeyCredentials): Client<OrdersPaths> => make<OrdersPaths>(opts, apiKeyHeaders(opts));
 

@@ -224,6 +224,13 @@ async function listed(): Promise<void> {
   await transactions.GET('/no-such-path');
   // @ts-expect-error: userId is required
   await transactions.GET('/transactions/users', { params: { query: {} } });
+  // @ts-expect-error: GET /transactions requires x-tenant-id, which a client without tenantId does not send
+  await transactions.GET('/transactions', { params: { query: { orderNumber: 'ORD-000042' } } });
+  // A client created with tenantId sends x-tenant-id itself: the header is not asked for again.
+  const scoped = createTransactionsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', apiHash: 'h', tenantId: 'ten_1' });
+  const found = await scoped.GET('/transactions', { params: { query: { orderNumber: 'ORD-000042' } } });
+  const foundId: string | undefined = found.data?.id;
+  void foundId;
 }
 void listed;
 `;

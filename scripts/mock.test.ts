@@ -60,6 +60,11 @@ async function startNpmRunMock(): Promise<void> {
   });
 }
 
+/** Resolves once the mock has printed a line matching `pattern` (its output arrives in chunks). */
+async function printedLine(pattern: RegExp): Promise<void> {
+  while (!pattern.test(printed)) await new Promise((r) => setTimeout(r, 20));
+}
+
 /** A loopback receiver that keeps every request's raw bytes and headers. */
 function startCapture(): Promise<{ server: Server; url: string; next(): Promise<Received> }> {
   const waiting: Array<(r: Received) => void> = [];
@@ -158,7 +163,18 @@ describe('npm run mock', () => {
     expect(problem.type).toBe('https://errors.payments.example/validation-failed');
     expect(problem.errors.map((e) => e.pointer)).toEqual(['/body/thirdPartyId']);
     expect(createPayout.validateResponse(400, res.headers.get('content-type'), problem)).toEqual([]);
+    // The refusal is one line of the mock's log, with its reason, even under --quiet.
+    await printedLine(/^refused POST \/transactions\/payout: 400 validation-failed .*\/body\/thirdPartyId/m);
   });
+
+  it('says in one line that its port is in use and exits 1', async () => {
+    const second = spawn('npm', ['run', 'mock', '--', '--quiet'], { cwd: ROOT, env: { ...process.env, MOCK_PORT: new URL(base).port }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    second.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise((resolve) => second.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([`npm run mock: cannot listen on 127.0.0.1:${new URL(base).port}: the port is in use; stop what listens there or set MOCK_PORT to another port`]);
+  }, 30_000);
 
   it('answers the body rules and the x-decimal rule as the server does (415, 400 malformed-json, 413, 400 naming /body/amount)', async () => {
     const post = (body: string, contentType = 'application/json'): Promise<Response> =>

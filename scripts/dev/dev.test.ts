@@ -76,10 +76,10 @@ describe('npm run dev', () => {
     expect(await docsPage()).toContain('cart-dev-3');
   }, 300_000);
 
-  it('stops the server, the mock and its Prisms on Ctrl-C', async () => {
+  it('stops the server and the mock on Ctrl-C', async () => {
     const pids = await Promise.all([`${loop.serverUrl}/healthz`, `${loop.mockUrl}${ORDER}`].map(async (u) => Number((await fetch(u, { headers: MOCK_HEADERS })).headers.get('x-dev-upstream-pid'))));
     expect(await loop.stop()).toBe(0);
-    // Each child led a process group of its own (Prism is the mock's child): -pid is the group.
+    // Each child led a process group of its own (the mock runs Prism in its own process): -pid is the group.
     for (const pid of pids) expect(gone(-pid)).toBe(true);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 // The server and the mock as child processes. Each runs in a process group of its own (the
-// mock's Prisms are its grandchildren), so stopping one stops all of it; every group still running
+// mock runs Prism in its own process), so stopping one stops all of it; every group still running
 // when the loop exits, however it exits, is killed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';

@@ -2,9 +2,10 @@
 // credentials must be present where the operation's security asks for them (401), the body is
 // read and the request validated by the server's own steps (415, 413, 400 malformed-json,
 // 400 validation-failed naming each pointer), and only a request the contract accepts reaches
-// the Prism of the operation's document (prism.ts), which answers a documented example (the `Prefer` header picks another). Should Prism
-// still find a request violation (`sl-violations`), that becomes 400 validation-failed too:
-// a refused request never gets an unrelated documented example.
+// the Prism instance of the operation's document (prism.ts, in this process), which answers a
+// documented example (the `Prefer` header picks another; prefer.ts). Should Prism still find a
+// request violation, that becomes 400 validation-failed too: a refused request never gets an
+// unrelated documented example. Each refusal is one line of the log, with its reason.
 //
 // Mock-only routes live under /_mock: POST /_mock/webhooks sends a signed event to a URL, and
 // /_mock/callbacks relays the callbacks Prism fires (the payout's notifyUrl), signed.
@@ -24,13 +25,16 @@ import { routeNotFound } from '../../server/http/route-not-found.ts';
 import type { EventRecord } from '../../server/domain/model.ts';
 import type { Sender } from '../../server/delivery/sender.ts';
 import { checkDestination } from '../../server/domain/destination-check.ts';
+import { documentedAnswers, honouredPreferences, type Documented } from './prefer.ts';
+import { dynamicAnswer } from './dynamic.ts';
+import type { PrismAnswer, PrismEngine, PrismRequest, Preferences } from './prism.ts';
 import { UnknownEventError, mockDestinationPolicy, mockEvents, postSigned, sendMockEvent } from './webhooks.ts';
 
 export interface FrontOptions {
   /** The documents served, each prepared once (mockedApi): a reload prepares the changed one only. */
   apis: readonly MockedApi[];
-  /** The base URL of the Prism that serves `api`'s document (it moves when Prism reloads). */
-  prismUrl: (api: ApiName) => Promise<string>;
+  /** The Prism that serves `api`'s document (a reload replaces it). */
+  prism: (api: ApiName) => PrismEngine;
   /** This front's own base URL, for the callbacks Prism fires through it. */
   selfUrl: () => string;
   /** Signs POST /_mock/webhooks when the call names no secret (as an endpoint's signing secret). */
@@ -39,13 +43,13 @@ export interface FrontOptions {
   callbackSecret: string;
   /** Sends the mocked webhooks and callbacks (createMockSender). */
   sender: Sender;
+  /** One line per request the front refuses (with its reason) and per preference it ignores. */
+  log?: (line: string) => void;
 }
 
 type Obj = Record<string, unknown>;
 /** Response headers of Prism's that are not the contract's. */
 const PRISM_ONLY = new Set(['sl-violations', 'access-control-allow-origin', 'access-control-allow-headers', 'access-control-allow-credentials', 'access-control-expose-headers', 'content-length', 'connection', 'keep-alive', 'date', 'transfer-encoding']);
-/** Request headers not passed on to Prism. */
-const HOP_BY_HOP = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding']);
 
 export function createMockFront(opts: FrontOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -53,9 +57,21 @@ export function createMockFront(opts: FrontOptions): Hono<AppEnv> {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   mountMockRoutes(app, opts);
   for (const api of opts.apis) mountApi(app, api, opts);
-  app.notFound(routeNotFound(API_NAMES));
-  app.onError(problemErrorHandler(pino({ level: 'warn' })));
+  const notFound = routeNotFound(API_NAMES);
+  const onError = problemErrorHandler(pino({ level: 'warn' }));
+  const log = opts.log ?? (() => {});
+  app.notFound((c) => logRefusal(log, c, notFound(c)));
+  app.onError((err, c) => logRefusal(log, c, onError(err, c)));
   return app;
+}
+
+/** Says in one line why the front refused a request (the problem's status, type and detail). */
+async function logRefusal(log: (line: string) => void, c: Context<AppEnv>, answer: Response | Promise<Response>): Promise<Response> {
+  const res = await answer;
+  const problem = (await res.clone().json().catch(() => ({}))) as Obj;
+  const type = String(problem.type ?? '').split('/').pop();
+  log(`refused ${c.req.method} ${c.req.path}: ${res.status} ${type} ${String(problem.detail ?? problem.title ?? '')}`.trimEnd());
+  return res;
 }
 
 /** An operation of a document as the front handles it: its steps, then its document's Prism. */
@@ -63,6 +79,8 @@ interface MockedOperation {
   spec: OperationSpec;
   steps: Step[];
   callbackPointers: string[];
+  /** Its documented statuses and example names, which `Prefer` may pick from. */
+  documented: Documented;
 }
 
 export interface MockedApi {
@@ -73,23 +91,42 @@ export interface MockedApi {
 /** Compiles the steps of `api`'s operations (the costly part of a front), from generated/openapi/ by default. */
 export function mockedApi(api: ApiName, doc: Obj = loadDocument(api)): MockedApi {
   const schemes = ((doc.components as Obj | undefined)?.securitySchemes ?? {}) as Record<string, Obj>;
-  const operations = operationsOf(api, doc).map((spec) => ({
-    spec,
-    steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), validateRequestStep(compileOperation(spec))],
-    callbackPointers: callbackBodyPointers(doc, spec),
-  }));
+  const operations = operationsOf(api, doc).map((spec) => {
+    const validate = onFirstUse(() => validateRequestStep(compileOperation(spec)));
+    return {
+      spec,
+      steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), (c: Context<AppEnv>) => validate()(c)],
+      callbackPointers: callbackBodyPointers(doc, spec),
+      documented: documentedAnswers(operationObject(doc, spec)),
+    };
+  });
   return { api, operations };
 }
 
 // Each operation goes to the Prism of the document it belongs to: the routing follows the
 // documents' own paths (/v2/orders is orders', /v2/webhooks management's), no table of prefixes.
 function mountApi(app: Hono<AppEnv>, { api, operations }: MockedApi, opts: FrontOptions): void {
-  for (const { spec, steps, callbackPointers } of operations) {
-    app.on(spec.method.toUpperCase(), [spec.honoPath], async (c) => {
-      await runSteps(steps, c);
-      return forwardToPrism(c, await opts.prismUrl(api), opts, callbackPointers);
+  for (const operation of operations) {
+    app.on(operation.spec.method.toUpperCase(), [operation.spec.honoPath], async (c) => {
+      await runSteps(operation.steps, c);
+      const { prefer, ignored } = honouredPreferences(c.req.header('prefer'), operation.documented);
+      if (ignored !== null) opts.log?.(`ignored Prefer ${ignored} on ${c.req.method} ${c.req.path}: answering as without it`);
+      return answerFromPrism(c, opts.prism(api), prefer, opts, operation);
     });
   }
+}
+
+function operationObject(doc: Obj, spec: OperationSpec): Obj {
+  return ((doc.paths as Obj)[spec.path] as Obj)[spec.method] as Obj;
+}
+
+/**
+ * Built when a request first needs it: compiling every operation's validators up front
+ * would cost the mock seconds of start-up and tens of MiB for operations a frontend may never call.
+ */
+function onFirstUse<T>(build: () => T): () => T {
+  let built: T | null = null;
+  return () => (built ??= build());
 }
 
 /**
@@ -120,7 +157,7 @@ function describeScheme(scheme: Obj | undefined, name: string): string {
 
 /** The body pointers the operation's callbacks take their URL from (`{$request.body#/notifyUrl}`). */
 function callbackBodyPointers(doc: Obj, spec: OperationSpec): string[] {
-  const op = ((doc.paths as Obj)[spec.path] as Obj)[spec.method] as Obj;
+  const op = operationObject(doc, spec);
   const callbacks = (op.callbacks ?? {}) as Record<string, Obj>;
   return Object.values(callbacks).flatMap((cb) =>
     Object.keys(cb)
@@ -129,28 +166,54 @@ function callbackBodyPointers(doc: Obj, spec: OperationSpec): string[] {
   );
 }
 
-async function forwardToPrism(c: Context<AppEnv>, prismUrl: string, opts: FrontOptions, callbackPointers: readonly string[]): Promise<Response> {
+async function answerFromPrism(c: Context<AppEnv>, prism: PrismEngine, prefer: Preferences, opts: FrontOptions, operation: MockedOperation): Promise<Response> {
+  const { callbackPointers } = operation;
   const url = new URL(c.req.url);
-  const headers = new Headers();
+  const headers: Record<string, string> = {};
+  // Accept is not passed on: the server answers the same whatever the client accepts (JSON, or
+  // problem+json for an error), and so does the mock, for every Accept (docs/mock.md).
   c.req.raw.headers.forEach((value, name) => {
-    if (!HOP_BY_HOP.has(name)) headers.set(name, value);
+    if (name !== 'accept') headers[name] = value;
   });
   const body = c.get('body');
-  const res = await fetch(`${prismUrl}${url.pathname}${url.search}`, {
+  const request: PrismRequest = {
     method: c.req.method,
+    path: url.pathname,
+    query: queryOf(url.searchParams),
     headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(throughCallbackRelay(body, callbackPointers, opts.selfUrl())) }),
-  });
-  const text = await res.text();
-  const violations = requestViolations(res.headers.get('sl-violations'));
+    body: body === undefined ? undefined : throughCallbackRelay(body, callbackPointers, opts.selfUrl()),
+    prefer,
+    callbacks: hasCallbackUrl(body, callbackPointers),
+  };
+  const answer = prefer.dynamic ? await dynamicOrExample(prism, request, operation, opts) : await prism.answer(request);
+  const violations = requestViolations(answer.violations);
   if (violations.length > 0) {
     throw new AppError('validation-failed', `The request is invalid: ${violations.map((v) => `${v.pointer} ${v.detail}`).join('; ')}.`, { errors: violations });
   }
   const out = new Headers({ 'x-request-id': c.get('requestId') });
-  res.headers.forEach((value, name) => {
-    if (!PRISM_ONLY.has(name)) out.set(name, value);
-  });
-  return new Response(res.status === 204 ? null : text, { status: res.status, headers: out });
+  for (const [name, value] of Object.entries(answer.headers)) if (!PRISM_ONLY.has(name.toLowerCase())) out.set(name, value);
+  if (answer.status === 204 || answer.body === undefined) return new Response(null, { status: answer.status, headers: out });
+  return new Response(typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body), { status: answer.status, headers: out });
+}
+
+async function dynamicOrExample(prism: PrismEngine, request: PrismRequest, operation: MockedOperation, opts: FrontOptions): Promise<PrismAnswer> {
+  const outcome = await dynamicAnswer(prism, request, operation.spec);
+  if (!outcome.generated) opts.log?.(`Prefer dynamic=true on ${request.method} ${request.path}: no generated body passed its schema in ${outcome.tries} tries; answered the documented example`);
+  return outcome.answer;
+}
+
+function queryOf(params: URLSearchParams): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key);
+    query[key] = values.length === 1 ? (values[0] as string) : values;
+  }
+  return query;
+}
+
+/** Prism fires an operation's callbacks only for a request that names their URL (else it would log a failed call). */
+function hasCallbackUrl(body: unknown, pointers: readonly string[]): boolean {
+  return typeof body === 'object' && body !== null && pointers.some((p) => typeof (body as Obj)[p] === 'string');
 }
 
 const destinations = { destinations: mockDestinationPolicy() };
@@ -177,14 +240,7 @@ interface PrismViolation {
 }
 
 /** Prism's request violations as the contract's field issues (`["request","body","x"]` → `/body/x`). */
-export function requestViolations(header: string | null): Array<{ pointer: string; detail: string }> {
-  if (!header) return [];
-  let list: PrismViolation[];
-  try {
-    list = JSON.parse(header) as PrismViolation[];
-  } catch {
-    return [];
-  }
+export function requestViolations(list: readonly PrismViolation[]): Array<{ pointer: string; detail: string }> {
   return list
     .filter((v) => v.severity === 'Error' && Array.isArray(v.location) && v.location[0] === 'request' && v.location.length > 1)
     .map((v) => {

@@ -1,12 +1,9 @@
-// One Prism process per document the server serves (Prism mocks one document per process), each
-// on a free loopback port behind the front, which sends every operation to its own document's
-// Prism. A save that changes one document reloads that document's Prism only: the others keep
-// answering, and the reload reads and dereferences one document, not four.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { TOOL_ENV, bin } from '../lib/specs.ts';
+// Prism's engine in the mock's own process (@stoplight/prism-http, what `prism mock` runs behind
+// its HTTP server): one instance per document, holding that document's operations. A reload of
+// one document builds its operations anew; the other documents keep theirs.
+import './faker-hook.ts';
+import { ProblemJsonError, createInstance, getHttpOperationsFromSpec, type IHttpConfig, type IHttpRequest } from '@stoplight/prism-http';
+import pino from 'pino';
 
 type Obj = Record<string, unknown>;
 
@@ -19,100 +16,88 @@ export function prismDocument(doc: Obj): Obj {
   return rest;
 }
 
-export interface PrismProcess {
-  /** Where Prism listens now: a reload moves it to another free port. */
-  readonly url: string;
-  child: ChildProcess;
-  /** Writes `doc` over the served file; resolves when Prism, which watches it, listens again. */
-  reload(doc: Obj): Promise<void>;
-  close(): Promise<void>;
+/** What the `Prefer` header (or Prism's `__code`-style query) asks of the mock. */
+export interface Preferences {
+  code?: number;
+  example?: string;
+  dynamic?: boolean;
 }
 
-const RELOAD_LIMIT_MS = 60_000;
-// The whole line: output arrives in chunks, and a chunk can end inside the port number.
-const LISTENING = /Prism is listening on (http:\/\/[\w.:[\]-]+)\r?\n/;
+export interface PrismRequest {
+  method: string;
+  path: string;
+  query: Record<string, string | string[]>;
+  headers: Record<string, string>;
+  body: unknown;
+  prefer: Preferences;
+  /** Fire the operation's callbacks (false when the request names no callback URL). */
+  callbacks: boolean;
+}
 
-/** Starts `prism mock` on `doc` on a free loopback port; resolves once it listens. */
-export async function startPrism(doc: Obj, log: (line: string) => void): Promise<PrismProcess> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'payments-mock-'));
-  const file = path.join(dir, 'openapi.json');
-  await writeFile(file, JSON.stringify(doc));
-  // Port 0: the system picks a free one, and Prism names it in its "listening" line; it restarts
-  // itself on a change of the file, on a new port.
-  const child = spawn(bin('prism'), ['mock', file, '--host', '127.0.0.1', '--port', '0'], { env: TOOL_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  const close = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
-  const listens = followListening(child, log);
-  try {
-    await listens.first;
-  } catch (err) {
-    await close();
-    throw err;
-  }
-  const reload = async (next: Obj): Promise<void> => {
-    const again = listens.next(RELOAD_LIMIT_MS);
-    await writeFile(file, JSON.stringify(next));
-    await again;
-  };
+export interface PrismAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  /** Prism's request violations (`location` from `request`), as its server's sl-violations header lists them. */
+  violations: Array<{ location: string[]; message: string; severity: string }>;
+}
+
+export interface PrismEngine {
+  answer(req: PrismRequest): Promise<PrismAnswer>;
+}
+
+// As `prism mock` configures its instance: requests validated, security checked, no proxy.
+const BASE_CONFIG = { validateRequest: true, validateResponse: false, checkSecurity: true, errors: false, upstreamProxy: undefined, isProxy: false } as const;
+const SEVERITY = ['Error', 'Warning', 'Information', 'Hint'];
+const SUCCESS_LEVEL = 32; // pino's info (30) + 2, as prism-core's createLogger defines it
+
+/** Prism's instance for one document; `log` receives its log lines (none when absent). */
+export async function startPrism(doc: Obj, log?: (line: string) => void): Promise<PrismEngine> {
+  const operations = await getHttpOperationsFromSpec(doc);
+  if (operations.length === 0) throw new Error('No operations found in the document.');
+  const withoutCallbacks = operations.map(({ callbacks: _c, ...op }) => op);
+  // Prism logs at a level of its own, `success` (as prism-core's createLogger defines it).
+  const options = { customLevels: { success: SUCCESS_LEVEL }, level: log === undefined ? 'silent' : 'info', base: {}, timestamp: false };
+  const logger = pino(options, { write: (line: string) => log?.(logLine(line)) });
+  // Prism's components type a plain pino Logger; the one with its extra level is one at run time.
+  const prism = createInstance({ ...BASE_CONFIG, mock: { dynamic: false } }, { logger: logger as unknown as pino.Logger });
   return {
-    get url() {
-      return listens.url();
+    async answer(req) {
+      const input: IHttpRequest = {
+        method: req.method.toLowerCase() as IHttpRequest['method'],
+        url: { path: req.path, query: req.query },
+        headers: req.headers,
+        ...(req.body === undefined ? {} : { body: req.body }),
+      };
+      const config: IHttpConfig = {
+        ...BASE_CONFIG,
+        mock: { dynamic: req.prefer.dynamic ?? false, ...(req.prefer.code === undefined ? {} : { code: req.prefer.code }), ...(req.prefer.example === undefined ? {} : { exampleKey: req.prefer.example }) },
+      };
+      const result = await prism.request(input, req.callbacks ? operations : withoutCallbacks, config)();
+      if (result._tag === 'Left') return problemAnswer(result.left);
+      const { output, validations } = result.right;
+      return {
+        status: output.statusCode,
+        headers: output.headers ?? {},
+        body: output.body,
+        violations: validations.input.map((v) => ({ location: ['request', ...(v.path ?? []).map(String)], message: v.message, severity: SEVERITY[v.severity] ?? 'Error' })),
+      };
     },
-    child,
-    reload,
-    close,
   };
 }
 
-interface Listening {
-  /** The first "listening" line. */
-  first: Promise<string>;
-  /** The next one (the end of a reload), or an error if Prism exits or after `limitMs`. */
-  next(limitMs: number): Promise<void>;
-  url(): string;
+/** Prism's own error (no path matched, no such example, ...) as its server sends it. */
+function problemAnswer(e: Error & { status?: number; additional?: Obj }): PrismAnswer {
+  const headers = { ...((e.additional?.headers ?? {}) as Record<string, string>), 'content-type': 'application/problem+json' };
+  return { status: e.status ?? 500, headers, body: ProblemJsonError.toProblemJson(e), violations: [] };
 }
 
-/** Follows Prism's output for its "listening" lines; logs what it prints once it first listens. */
-function followListening(child: ChildProcess, log: (line: string) => void): Listening {
-  let seen = '';
-  let current = '';
-  const waiting: Array<(exited?: Error) => void> = [];
-  const first = new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      const text = chunk.toString();
-      // Its start-up lines name its own port, which is not the one to call: only later lines are logged.
-      if (current !== '') for (const line of text.split('\n')) if (line.trim() !== '') log(line);
-      seen = (seen + text).slice(-4096);
-      const url = LISTENING.exec(seen)?.[1];
-      if (url === undefined) return;
-      seen = '';
-      if (current === '') resolve(url);
-      current = url;
-      waiting.splice(0).forEach((done) => done());
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      const exited = new Error(`prism exited with ${code}${current === '' ? ' before listening' : ''}:\n${seen}`);
-      reject(exited);
-      waiting.splice(0).forEach((done) => done(exited));
-    });
-    child.once('error', reject);
-  });
-  const next = (limitMs: number): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`prism did not reload its document within ${limitMs / 1000} s`)), limitMs);
-      waiting.push((exited) => {
-        clearTimeout(timer);
-        if (exited) reject(exited);
-        else resolve();
-      });
-    });
-  return { first, next, url: () => current };
+/** A pino line of Prism's as one readable line. */
+function logLine(line: string): string {
+  try {
+    const entry = JSON.parse(line) as { name?: string; msg?: string };
+    return `[${entry.name ?? 'PRISM'}] ${entry.msg ?? ''}`;
+  } catch {
+    return line.trimEnd();
+  }
 }

@@ -1,11 +1,11 @@
-// startMock: a Prism per document, each on a free loopback port, behind the front on the one base URL. Used by
-// `npm run mock` and by other scripts that need the mock (start, use, close).
+// startMock: Prism's engine per document, in this process, behind the front on the one base URL.
+// Used by `npm run mock` and by other scripts that need the mock (start, use, close).
+//
+// The port is bound first, before the documents and Prism are loaded: a port in use is known
+// at once, and a request that arrives while the documents load waits for them.
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { generateSecret } from '../../signing/signature.ts';
-import { createMockFront } from './front.ts';
-import { serveDocuments } from './served.ts';
-import { createMockSender } from './webhooks.ts';
 
 export interface MockOptions {
   /** The base URL's port; 0 picks a free one. Default 4010. */
@@ -17,28 +17,89 @@ export interface MockOptions {
   callbackSecret?: string;
   /** Prism's own log lines; default dropped. */
   log?: (line: string) => void;
+  /** The front's refusals and ignored preferences, one line each; default dropped. */
+  refusals?: (line: string) => void;
 }
 
 export interface RunningMock {
   url: string;
   secrets: { webhook: string; callback: string };
   /**
-   * Serves the documents of generated/ as they are now: the Prism of each document that changed
-   * reloads it and the front recompiles its validators; the others keep serving. Also
+   * Serves the documents of generated/ as they are now: each document that changed gets a new
+   * Prism instance and the front recompiles its validators; the others keep serving. Also
    * `POST /_mock/reload` (npm run dev calls it after a good save).
    */
   reload(): Promise<void>;
   close(): Promise<void>;
 }
 
+type Fetch = (req: Request) => Response | Promise<Response>;
+
+/** Listens on host:port; rejects with the listen error (EADDRINUSE: the port is in use). */
+export function listenOn(fetch: Fetch, port: number, host: string): Promise<ServerType> {
+  return new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch, port, hostname: host }, () => {
+      s.off('error', reject);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+}
+
+export function closeServer(server: ServerType): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    // Idle keep-alive connections would hold close() for their timeout.
+    if ('closeAllConnections' in server) server.closeAllConnections();
+  });
+}
+
+export function urlOf(server: ServerType, host: string): string {
+  const port = (server.address() as AddressInfo).port;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   const host = opts.host ?? '127.0.0.1';
   const secrets = { webhook: opts.webhookSecret ?? generateSecret(), callback: opts.callbackSecret ?? generateSecret() };
-  const documents = await serveDocuments({ log: opts.log ?? (() => {}) });
-  let url = '';
+  let serving: Promise<Fetch> | null = null;
+  const server = await listenOn(async (req) => (await (serving as Promise<Fetch>))(req), opts.port ?? 4010, host);
+  const url = urlOf(server, host);
+  const loaded = loadMock(opts, secrets, () => url);
+  serving = loaded.then((m) => m.fetch);
+  try {
+    const mock = await loaded;
+    return {
+      url,
+      secrets,
+      reload: mock.reload,
+      async close() {
+        await closeServer(server);
+        await mock.close();
+      },
+    };
+  } catch (err) {
+    serving = Promise.resolve(() => new Response(null, { status: 503 }));
+    await closeServer(server);
+    throw err;
+  }
+}
+
+/** The documents, Prism and the front (loaded after the port is bound: they take the time). */
+async function loadMock(opts: MockOptions, secrets: RunningMock['secrets'], selfUrl: () => string): Promise<{ fetch: Fetch; reload(): Promise<void>; close(): Promise<void> }> {
+  const [{ serveDocuments }, { createMockFront }, { createMockSender }] = await Promise.all([import('./served.ts'), import('./front.ts'), import('./webhooks.ts')]);
+  const documents = await serveDocuments(opts.log === undefined ? {} : { log: opts.log });
   const sender = createMockSender();
   const newFront = (): ReturnType<typeof createMockFront> =>
-    createMockFront({ apis: documents.mocked(), prismUrl: documents.prismUrl, selfUrl: () => url, webhookSecret: secrets.webhook, callbackSecret: secrets.callback, sender });
+    createMockFront({
+      apis: documents.mocked(),
+      prism: documents.prism,
+      selfUrl,
+      webhookSecret: secrets.webhook,
+      callbackSecret: secrets.callback,
+      sender,
+      ...(opts.refusals === undefined ? {} : { log: opts.refusals }),
+    });
   let front = newFront();
   // One reload at a time; a call made during one waits for it and then runs its own.
   let reloading: Promise<void> = Promise.resolve();
@@ -65,29 +126,5 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     }
     return front.fetch(req);
   };
-  let server: ServerType;
-  try {
-    server = await new Promise<ServerType>((resolve, reject) => {
-      const s = serve({ fetch, port: opts.port ?? 4010, hostname: host }, () => resolve(s));
-      s.once('error', reject);
-    });
-  } catch (err) {
-    await Promise.all([documents.close(), sender.close()]);
-    throw err;
-  }
-  const port = (server.address() as AddressInfo).port;
-  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return {
-    url,
-    secrets,
-    reload,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Idle keep-alive connections would hold close() for their timeout.
-        if ('closeAllConnections' in server) server.closeAllConnections();
-      });
-      await Promise.all([documents.close(), sender.close()]);
-    },
-  };
+  return { fetch, reload, close: () => sender.close() };
 }

@@ -31,12 +31,25 @@ export interface CreatedTenant {
   liveCallbackSecret: string;
 }
 
-export async function createTenant(services: Services, input: { name: string; adminEmail?: string }): Promise<CreatedTenant> {
+/**
+ * Credentials given instead of generated ones (`npm run mock -- --stateful` takes them from its
+ * settings, so that a frontend's .env can hold them): each one absent is generated.
+ */
+export interface GivenCredentials {
+  tenantId?: string;
+  apiKey?: string;
+  apiHash?: string;
+  memberToken?: string;
+  callbackSecret?: string;
+}
+
+export async function createTenant(services: Services, input: { name: string; adminEmail?: string; given?: GivenCredentials }): Promise<CreatedTenant> {
   const name = input.name.trim();
   if (!name) throw new AppError('validation-failed', 'A tenant needs a name.');
+  const given = input.given ?? {};
   const now = services.clock.now();
-  const tenantId = newTenantId();
-  const callbackSecret = generateSecret();
+  const tenantId = given.tenantId ?? newTenantId();
+  const callbackSecret = given.callbackSecret ?? generateSecret();
   const liveCallbackSecret = generateSecret();
   await services.store.transaction(async (tx) => {
     await tx.tenants.insertTenant({ id: tenantId, name, createdAt: now });
@@ -54,9 +67,10 @@ export async function createTenant(services: Services, input: { name: string; ad
       });
     }
   });
-  const key = await createApiKey(services, { tenantId, environment: 'test', permissions: [...ALL_PERMISSIONS] });
+  const keyGiven = given.apiKey !== undefined && given.apiHash !== undefined ? { given: { apiKey: given.apiKey, apiHash: given.apiHash } } : {};
+  const key = await createApiKey(services, { tenantId, environment: 'test', permissions: [...ALL_PERMISSIONS], ...keyGiven });
   const memberEmail = input.adminEmail ?? `admin@${tenantId}.invalid`;
-  const member = await createMember(services, { tenantId, email: memberEmail, role: 'administrator' });
+  const member = await createMember(services, { tenantId, email: memberEmail, role: 'administrator', ...(given.memberToken ? { givenToken: given.memberToken } : {}) });
   return {
     tenantId,
     name,
@@ -73,12 +87,12 @@ export async function createTenant(services: Services, input: { name: string; ad
 
 export async function createApiKey(
   services: Services,
-  input: { tenantId: string; environment: EnvironmentName; permissions: readonly Permission[]; label?: string },
+  input: { tenantId: string; environment: EnvironmentName; permissions: readonly Permission[]; label?: string; given?: { apiKey: string; apiHash: string } },
 ): Promise<CreatedApiKey> {
   const unknown = input.permissions.filter((p) => !ALL_PERMISSIONS.includes(p));
   if (unknown.length > 0) throw new AppError('validation-failed', `Unknown permission(s): ${unknown.join(', ')}.`);
-  const apiKey = newId(`pk_${input.environment}`);
-  const apiHash = randomToken(`sk_${input.environment}_`);
+  const apiKey = input.given?.apiKey ?? newId(`pk_${input.environment}`);
+  const apiHash = input.given?.apiHash ?? randomToken(`sk_${input.environment}_`);
   await services.store.transaction(async (tx) => {
     const env = await tx.tenants.findEnvironment(input.tenantId, input.environment);
     if (!env) throw new AppError('not-found', `No tenant ${input.tenantId}.`);
@@ -98,10 +112,10 @@ export async function createApiKey(
 
 export async function createMember(
   services: Services,
-  input: { tenantId: string; email: string; role: MemberRole; active?: boolean },
+  input: { tenantId: string; email: string; role: MemberRole; active?: boolean; givenToken?: string },
 ): Promise<{ memberId: string; memberToken: string; role: MemberRole; active: boolean }> {
   const memberId = newMemberId();
-  const memberToken = randomToken('mt_');
+  const memberToken = input.givenToken ?? randomToken('mt_');
   const active = input.active ?? true;
   await services.store.transaction(async (tx) => {
     if (!(await tx.tenants.getTenant(input.tenantId))) throw new AppError('not-found', `No tenant ${input.tenantId}.`);
