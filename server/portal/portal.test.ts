@@ -267,7 +267,7 @@ describe('portal secrets', () => {
     const client = await signedIn(t.memberToken);
     const { endpointId, html, res } = await addEndpoint(client, '/secret');
     const secret = secretIn(html);
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9]{44}$/);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(html).toContain('you will not see it again');
 
