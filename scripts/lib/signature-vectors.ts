@@ -9,6 +9,7 @@ import { WEBHOOK_VERIFICATION_ERROR_CODES, type WebhookVerificationErrorCode } f
 import { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, MIN_SECRET_BYTES, SIGNATURE_HEADER, computeSignature, signatureHeader } from '../../signing/signature.ts';
 import type { SignatureVector, SignatureVectorFile } from '../../client/webhooks/vectors.ts';
 import { ASYNCAPI_DOC } from './specs.ts';
+import { STANDARD_EXAMPLE_SECRET, STANDARD_VECTORS_FORMAT, buildStandardVectors } from './standard-vectors.ts';
 
 export const VECTORS_FORMAT = 'payments-webhooks-signature-vectors/1';
 
@@ -178,6 +179,7 @@ export async function buildSignatureVectors(file: string = ASYNCAPI_DOC): Promis
     }),
     invalid('no secrets', 'no_secrets', 'Nothing to verify with: a configuration error of the receiver.', { secrets: [] }),
     invalid('secret too short', 'secret_too_short', `A secret of fewer than ${MIN_SECRET_BYTES} UTF-8 bytes is refused before anything else.`, { secrets: ['whsec_too-short'] }),
+    ...buildStandardVectors(base),
   );
   const codes = new Set(vectors.flatMap((v) => (v.error ? [v.error] : [])));
   const untested = WEBHOOK_VERIFICATION_ERROR_CODES.filter((code) => !codes.has(code));
@@ -185,10 +187,12 @@ export async function buildSignatureVectors(file: string = ASYNCAPI_DOC): Promis
   return {
     format: VECTORS_FORMAT,
     description:
-      'Signature test vectors of the payments service webhooks (Service-Signature: t=<Unix seconds>,v1=<hex HMAC-SHA256 of "<t>." + raw body, keyed with the whole secret string as UTF-8>). ' +
+      'Signature test vectors of the payments service webhooks (Service-Signature: t=<Unix seconds>,v1=<hex HMAC-SHA256 of "<t>." + raw body, keyed with the whole secret string as UTF-8>; ' +
+      'the cases with scheme "standard-webhooks" carry the Standard Webhooks headers instead, see standard-webhooks-vectors.json). ' +
       'For each vector, give your verifier the raw body (bodyBase64 decoded), the headers, the secrets and the clock (now, Unix seconds) and tolerance: ' +
       'a valid vector must be accepted with the expected event id, t and index of the matching secret; an invalid one must be refused, with the given error code if your verifier names its errors.',
     exampleSecret: secret,
+    standardExampleSecret: STANDARD_EXAMPLE_SECRET,
     toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
     minSecretBytes: MIN_SECRET_BYTES,
     vectors,
@@ -211,4 +215,25 @@ function withoutText(vector: SignatureVector): SignatureVector {
  */
 function hmacWithKeyBytes(key: Uint8Array, t: number | null, body: string): string {
   return createHmac('sha256', key).update(t === null ? body : `${t}.${body}`, 'utf8').digest('hex');
+}
+
+/**
+ * generated/standard-webhooks-vectors.json: the Standard Webhooks cases alone, for any library of
+ * the standard (standard-webhooks #10 asks for shared vectors). Verify each with `secrets[i]` in
+ * turn; the error codes are this package's names of the broken rule.
+ */
+export async function buildStandardVectorFile(file: string = ASYNCAPI_DOC): Promise<Omit<SignatureVectorFile, 'exampleSecret'> & { secret: string }> {
+  const all = await buildSignatureVectors(file);
+  return {
+    format: STANDARD_VECTORS_FORMAT,
+    description:
+      'Standard Webhooks v1.0.0 test vectors: webhook-id, webhook-timestamp (Unix seconds) and webhook-signature ' +
+      '(space-separated "v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">", keyed with the base64-decoded part of the secret after whsec_). ' +
+      'For each vector give your verifier the raw body (bodyBase64 decoded), the headers, a secret from secrets and the clock (now, Unix seconds); ' +
+      'a valid vector verifies with one of the secrets (expected.secretIndex), an invalid one with none. error names the broken rule.',
+    secret: STANDARD_EXAMPLE_SECRET,
+    toleranceSeconds: all.toleranceSeconds,
+    minSecretBytes: all.minSecretBytes,
+    vectors: all.vectors.filter((v) => v.scheme === 'standard-webhooks'),
+  };
 }
