@@ -72,7 +72,7 @@ export async function getEndpoint(m: Management, endpointId: string): Promise<En
   return ok(await m.GET('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId } } }));
 }
 
-export async function patch(m: Management, endpointId: string, body: { url: string } | { active: false }) {
+export async function patch(m: Management, endpointId: string, body: Schemas['UpdateWebhookEndpointRequest']) {
   return m.PATCH('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId } }, body });
 }
 
