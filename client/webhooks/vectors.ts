@@ -7,8 +7,6 @@ import type { VerifiedWebhook, VerifyWebhookInput } from './rules.ts';
 
 export interface SignatureVector {
   name: string;
-  /** Set on the Standard Webhooks cases (webhook-* headers); absent: Service-Signature. */
-  scheme?: 'standard-webhooks';
   /** What the case exercises and why the answer is what it is. */
   reason: string;
   secrets: string[];
@@ -32,8 +30,6 @@ export interface SignatureVectorFile {
   format: string;
   description: string;
   exampleSecret: string;
-  /** The secret of the Standard Webhooks cases. */
-  standardExampleSecret?: string;
   toleranceSeconds: number;
   minSecretBytes: number;
   vectors: SignatureVector[];

@@ -35,7 +35,6 @@ export function buildStandardVectors(base: { timestamp: number; eventId: string;
   const make = (name: string, reason: string, o: Partial<SignatureVector>): SignatureVector => ({
     name: `standard-webhooks: ${name}`,
     reason,
-    scheme: 'standard-webhooks',
     secrets: [secret],
     headers: headers(sig),
     body,
@@ -48,7 +47,8 @@ export function buildStandardVectors(base: { timestamp: number; eventId: string;
   const valid = (name: string, reason: string, o: Partial<SignatureVector> = {}, expected = ok): SignatureVector => make(name, reason, { ...o, valid: true, expected });
   const invalid = (name: string, error: WebhookVerificationErrorCode, reason: string, o: Partial<SignatureVector> = {}): SignatureVector =>
     make(name, reason, { ...o, valid: false, error });
-  const changed = body.replace('"amountMinor":4999', '"amountMinor":4998');
+  // One digit of the body changed after signing.
+  const changed = body.replace(/[0-9]/, (d) => String((Number(d) + 1) % 10));
   const keyBytes = Buffer.from(secret.slice('whsec_'.length), 'base64');
   const otherId = 'f'.repeat(64);
 
