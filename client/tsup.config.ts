@@ -1,7 +1,7 @@
 // The payments-webhooks package: the webhook helpers (index), the Web Crypto verifier for
 // runtimes without node:crypto (web), the typed API clients (api) and the command (cli), as ESM
 // and CommonJS with type declarations, and the signature test vectors
-// (generated/signature-vectors.json) beside them as dist/signature-vectors.json, without indentation.
+// (generated/signature-vectors.json, generated/standard-webhooks-vectors.json) beside them in dist/, without indentation.
 // signing/, the generated types and openapi-fetch's
 // code are bundled in: openapi-fetch's CommonJS build exports its client as `exports.default`,
 // which a CommonJS bundle of an ESM-typed package would read as the whole module object (Node's
@@ -12,7 +12,10 @@ import path from 'node:path';
 import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
 
-const VECTORS = path.resolve(import.meta.dirname, '..', 'generated', 'signature-vectors.json');
+/** The vector files shipped in dist/ (the Standard Webhooks cases also alone, for other libraries). */
+const VECTOR_FILES = ['signature-vectors.json', 'standard-webhooks-vectors.json'];
+const shipVectors = async (name: string): Promise<void> =>
+  writeFile(path.resolve(import.meta.dirname, 'dist', name), JSON.stringify(JSON.parse(await readFile(path.resolve(import.meta.dirname, '..', 'generated', name), 'utf8'))));
 
 // The `payments-webhooks` command (cli/bin.ts, package.json "bin" through bin.js) is one ESM file
 // with the same code bundled in (the signing code included, so it signs exactly as the service
@@ -43,7 +46,9 @@ export default defineConfig([
     dts: true,
     clean: true,
     // Shipped without indentation: the same JSON, about a fifth smaller installed.
-    onSuccess: async () => writeFile(path.resolve(import.meta.dirname, 'dist', 'signature-vectors.json'), JSON.stringify(JSON.parse(await readFile(VECTORS, 'utf8')))),
+    onSuccess: async () => {
+      await Promise.all(VECTOR_FILES.map(shipVectors));
+    },
   },
   {
     ...shared,

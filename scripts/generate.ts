@@ -7,6 +7,7 @@
 //   generated/openapi/<api>.bundled.json, generated/asyncapi/webhooks.bundled.json
 //                                 one-file bundles that keep their $refs (shared schemas under
 //                                 components), for SDK generators, docs and other tools
+//   generated/standard-webhooks-vectors.json  the Standard Webhooks cases of those vectors, alone
 //   generated/signature-vectors.json  signature test vectors (the document's examples, signed by
 //                                 signing/, then broken one rule at a time), shipped by payments-webhooks
 //   generated/problem-types.ts    the stable problem types, typed
@@ -23,7 +24,7 @@ import { parse as parseYaml } from 'yaml';
 import { ASYNCAPI_DOC, GENERATED_DIR, OPENAPI_DOCS, PROBLEM_TYPES, ROOT, SPEC_DIR, bin, type OpenApiDoc } from './lib/specs.ts';
 import { run } from './lib/run.ts';
 import { loadAsyncApi } from './lib/asyncapi.ts';
-import { buildSignatureVectors } from './lib/signature-vectors.ts';
+import { buildSignatureVectors, buildStandardVectorFile } from './lib/signature-vectors.ts';
 import { redoclyConfig } from './lib/redocly.ts';
 
 const rel = (file: string): string => path.relative(ROOT, file).split(path.sep).join('/');
@@ -235,6 +236,7 @@ async function generateTarget(target: GenerationTarget, scratch: string, out: Ge
     out.files.set('asyncapi/webhooks.json', stampedJson(rel(ASYNCAPI_DOC), strictVariant(resolved) as Record<string, unknown>));
     out.files.set('asyncapi/webhooks.bundled.json', stampedJson(rel(ASYNCAPI_DOC), bundled));
     out.files.set('signature-vectors.json', stampedJson(`${rel(ASYNCAPI_DOC)} and signing/`, { ...(await buildSignatureVectors()) }));
+    out.files.set('standard-webhooks-vectors.json', stampedJson(`${rel(ASYNCAPI_DOC)} and signing/`, { ...(await buildStandardVectorFile()) }));
     out.resolved.set('webhooks', resolved);
     return;
   }

@@ -16,6 +16,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { SECRET_PREFIX, assertRawBody, assertSigningSecret, assertTimestamp, secretKeyBytes } from './scheme.ts';
 import type { RawBody } from './scheme.ts';
+import { standardKeyBytes } from './standard.ts';
 
 // The runtime-neutral half (constants, header parser, checks), for the server's existing imports.
 export * from './scheme.ts';
@@ -42,9 +43,41 @@ export function signatureHeader(secret: string, timestamp: number, rawBody: RawB
   return `t=${timestamp},v1=${computeSignature(secret, timestamp, rawBody)}`;
 }
 
-/** A new signing secret: `whsec_` followed by the base64url (no padding) of 32 random bytes. */
+/** Random bytes of a new secret: 33, so that the base64 text needs no padding. */
+const SECRET_BYTES = 33;
+const ALPHANUMERIC = /^[A-Za-z0-9]+$/;
+
+/**
+ * A new signing secret: `whsec_` followed by the base64 of 33 random bytes, drawn again until
+ * the text is letters and digits only (about 4 draws). It is then the same text in the standard
+ * and the URL-safe alphabet and needs no padding, so every Standard Webhooks library decodes it
+ * as shown (spec/README.md, "Webhooks"); `Service-Signature` keys with the whole string anyway.
+ */
 export function generateSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString('base64url');
+  for (;;) {
+    const text = randomBytes(SECRET_BYTES).toString('base64');
+    if (ALPHANUMERIC.test(text)) return SECRET_PREFIX + text;
+  }
+}
+
+/**
+ * The `webhook-signature` entry of the Standard Webhooks scheme: `v1,<base64 HMAC-SHA256>` of
+ * `<id>.<timestamp>.<raw body>`, keyed with the base64-decoded secret (signing/standard.ts).
+ * @throws RangeError when the secret is not whsec_ + base64, or the timestamp is out of range.
+ */
+export function standardSignature(secret: string, id: string, timestamp: number, rawBody: RawBody): string {
+  assertTimestamp(timestamp);
+  assertRawBody(rawBody);
+  const hmac = createHmac('sha256', standardKeyBytes(secret));
+  hmac.update(`${id}.${timestamp}.`, 'utf8');
+  if (typeof rawBody === 'string') hmac.update(rawBody, 'utf8');
+  else hmac.update(rawBody);
+  return `v1,${hmac.digest('base64')}`;
+}
+
+/** @internal HMAC-SHA256 of `message` with raw `key` bytes (the verifiers' common step). */
+export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
+  return createHmac('sha256', key).update(message).digest();
 }
 
 /**

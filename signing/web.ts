@@ -21,8 +21,13 @@ export function defaultSubtle(): HmacSubtle {
 
 /** @internal The raw 32-byte digest of `<t>.<raw body>`; callers have validated their inputs. */
 export async function hmacDigestAsync(subtle: HmacSubtle, secret: string, timestamp: number, rawBody: RawBody): Promise<Uint8Array> {
-  const key = await subtle.importKey('raw', secretKeyBytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  return new Uint8Array(await subtle.sign('HMAC', key, signedPayload(timestamp, rawBody)));
+  return hmacSha256Async(subtle, secretKeyBytes(secret), signedPayload(timestamp, rawBody));
+}
+
+/** @internal HMAC-SHA256 of `message` with raw `key` bytes on Web Crypto (the verifiers' common step). */
+export async function hmacSha256Async(subtle: HmacSubtle, key: Uint8Array<ArrayBuffer>, message: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+  const imported = await subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return new Uint8Array(await subtle.sign('HMAC', imported, message));
 }
 
 /**

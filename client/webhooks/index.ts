@@ -7,7 +7,7 @@
 export * from './web.ts';
 export { WEBHOOK_USER_AGENT, deliveryHeaders } from '../../signing/delivery.ts';
 
-export { computeSignature, generateSecret, signatureHeader } from '../../signing/signature.ts';
+export { computeSignature, generateSecret, signatureHeader, standardSignature } from '../../signing/signature.ts';
 export { verifyWebhook } from './verify.ts';
 
 export { generateTestHeaders } from './testing.ts';

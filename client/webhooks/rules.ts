@@ -19,6 +19,10 @@
  *      equals `Service-Event-Id`                            event_id_mismatch
  * Order webhooks always carry `id`; the payout-completed callback body has none, so its
  * `Service-Event-Id` header alone identifies the notification.
+ *
+ * A request without `Service-Signature` that carries Standard Webhooks headers (an endpoint in
+ * the `standard-webhooks` scheme) is checked by the standard's rules instead, with the same
+ * codes (standard-rules.ts); `scheme` chooses one explicitly.
  */
 
 import { WebhookVerificationError } from '../../signing/errors.ts';
@@ -34,15 +38,14 @@ import {
   secretByteLength,
 } from '../../signing/scheme.ts';
 import type { RawBody } from '../../signing/scheme.ts';
+import { secretKeyBytes, signedPayload } from '../../signing/scheme.ts';
+import { singleHeader, type WebhookHeaders } from './headers.ts';
+import { checkStandardHeaders, schemeOf, type VerifiedScheme } from './standard-rules.ts';
 
 /** Leading or trailing HTTP optional whitespace (spaces and tabs). */
 const SURROUNDING_OWS = /^[ \t]+|[ \t]+$/g;
 
-/**
- * Request headers: a fetch `Headers` object, or a plain object such as Node's
- * `req.headers` (names are matched case-insensitively).
- */
-export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+export type { WebhookHeaders } from './headers.ts';
 
 export interface VerifyWebhookInput {
   /** The request body exactly as received: never a parsed or re-serialized body. */
@@ -58,12 +61,19 @@ export interface VerifyWebhookInput {
   toleranceSeconds?: number;
   /** Clock in milliseconds since the Unix epoch; default `Date.now`. */
   now?: () => number;
+  /**
+   * The headers to verify: `service-signature` (`Service-Signature`, `Service-Event-Id`) or
+   * `standard-webhooks` (`webhook-id`, `webhook-timestamp`, `webhook-signature`, keyed with
+   * the base64-decoded secret). Default: `Service-Signature` when the request has it, else
+   * Standard Webhooks when it has one of its headers (an endpoint in `both` sends the two).
+   */
+  scheme?: VerifiedScheme;
 }
 
 export interface VerifiedWebhook<T> {
   /** The parsed JSON body, typed as one of the documented events by default. Its shape is not validated here. */
   event: T;
-  /** The `Service-Event-Id` header: the key for de-duplicating deliveries. */
+  /** The `Service-Event-Id` (or `webhook-id`) header: the key for de-duplicating deliveries. */
   eventId: string;
   /** `t` of the signature: Unix seconds of this send attempt (not the event's `createdAt`). */
   timestamp: number;
@@ -71,12 +81,20 @@ export interface VerifiedWebhook<T> {
   secretIndex: number;
 }
 
-/** What steps 1-4 established: the secrets to try, `t` and the `v1` values of the header. */
+/** What steps 1-4 established: the secrets to try, `t`, the received digests and what to sign to compare. */
 export interface SignedRequest {
+  scheme: VerifiedScheme;
   rawBody: RawBody;
   secrets: readonly string[];
   timestamp: number;
-  signatures: readonly string[];
+  /** The `v1` digests of the signature header. */
+  signatures: readonly Uint8Array[];
+  /** The HMAC key of one secret in this scheme. */
+  keyOf(secret: string): Uint8Array<ArrayBuffer>;
+  /** The signed message in this scheme. */
+  message: Uint8Array<ArrayBuffer>;
+  /** Standard Webhooks: `webhook-id`, checked before the signature (it is signed); null otherwise. */
+  eventId: string | null;
 }
 
 /** Steps 1-4: the arguments, the secrets, the `Service-Signature` header and the timestamp tolerance. */
@@ -90,6 +108,12 @@ export function checkSignedRequest(input: VerifyWebhookInput): SignedRequest {
 
   // 1. Secrets.
   const secrets = normalizeSecrets(input.secrets);
+  const now = input.now ?? Date.now;
+  if (schemeOf(input) === 'standard-webhooks') {
+    const standard = checkStandardHeaders(headers, rawBody);
+    checkTolerance(standard.timestamp, toleranceSeconds, now);
+    return { ...standard, rawBody, secrets };
+  }
 
   // 2-3. Signature header.
   const signatureValue = singleHeader(headers, SIGNATURE_HEADER);
@@ -105,11 +129,20 @@ export function checkSignedRequest(input: VerifyWebhookInput): SignedRequest {
   const { timestamp, signatures } = parseSignatureHeader(signatureValue.value);
 
   // 4. Timestamp tolerance, both ways, in whole Unix seconds.
-  checkTolerance(timestamp, toleranceSeconds, input.now ?? Date.now);
-  return { rawBody, secrets, timestamp, signatures };
+  checkTolerance(timestamp, toleranceSeconds, now);
+  return {
+    scheme: 'service-signature',
+    rawBody,
+    secrets,
+    timestamp,
+    signatures: signatures.map(fromHex),
+    keyOf: secretKeyBytes,
+    message: signedPayload(timestamp, rawBody),
+    eventId: null,
+  };
 }
 
-function checkTolerance(timestamp: number, toleranceSeconds: number, now: () => number): void {
+export function checkTolerance(timestamp: number, toleranceSeconds: number, now: () => number): void {
   const nowMs = now();
   if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) {
     throw new TypeError('now() must return the current time in milliseconds since the Unix epoch');
@@ -130,7 +163,7 @@ function checkTolerance(timestamp: number, toleranceSeconds: number, now: () => 
  * compared with every `v1`, in constant time, whatever matched before.
  */
 export function matchingSecret(request: SignedRequest, digests: readonly Uint8Array[]): number {
-  const received = request.signatures.map(fromHex);
+  const received = request.signatures;
   let secretIndex = -1;
   digests.forEach((expected, i) => {
     for (const candidate of received) {
@@ -152,6 +185,11 @@ export function matchingSecret(request: SignedRequest, digests: readonly Uint8Ar
 export function readVerifiedEvent<T>(input: VerifyWebhookInput, request: SignedRequest, secretIndex: number): VerifiedWebhook<T> {
   // 6. Only now, parse.
   const event = parseJson(request.rawBody);
+  if (request.eventId !== null) {
+    // Standard Webhooks: webhook-id was checked (and signed) before; 8. it equals the body's id.
+    checkBodyId(event, request.eventId, 'webhook-id');
+    return { event: event as T, eventId: request.eventId, timestamp: request.timestamp, secretIndex };
+  }
 
   // 7. Event id header.
   const eventIdValue = singleHeader(input.headers, EVENT_ID_HEADER);
@@ -174,18 +212,18 @@ export function readVerifiedEvent<T>(input: VerifyWebhookInput, request: SignedR
   }
 
   // 8. Body id, when there is one.
-  checkBodyId(event, eventId);
+  checkBodyId(event, eventId, EVENT_ID_HEADER);
   return { event: event as T, eventId, timestamp: request.timestamp, secretIndex };
 }
 
-function checkBodyId(event: unknown, eventId: string): void {
+function checkBodyId(event: unknown, eventId: string, header: string): void {
   if (typeof event !== 'object' || event === null || Array.isArray(event) || !Object.hasOwn(event, 'id')) return;
   const bodyId: unknown = (event as { id: unknown }).id;
   if (typeof bodyId !== 'string') {
-    throw new WebhookVerificationError('event_id_mismatch', `the body's id is not a string, so it cannot equal ${EVENT_ID_HEADER}`);
+    throw new WebhookVerificationError('event_id_mismatch', `the body's id is not a string, so it cannot equal ${header}`);
   }
   if (bodyId !== eventId) {
-    throw new WebhookVerificationError('event_id_mismatch', `the ${EVENT_ID_HEADER} header differs from the id in the body`);
+    throw new WebhookVerificationError('event_id_mismatch', `the ${header} header differs from the id in the body`);
   }
 }
 
@@ -213,41 +251,6 @@ function normalizeSecrets(secrets: string | readonly string[] | undefined | null
     }
   });
   return list as readonly string[];
-}
-
-type HeaderLookup = { kind: 'absent' } | { kind: 'one'; value: string } | { kind: 'several'; count: number };
-
-/**
- * One header value. A `Headers` object answers case-insensitively itself (and joins
- * repeats with ", "). A plain object is searched case-insensitively; an array value
- * counts only when it holds exactly one string, and the same name under two spellings
- * counts as two values.
- */
-function singleHeader(headers: WebhookHeaders, name: string): HeaderLookup {
-  if (typeof headers !== 'object' || headers === null) {
-    throw new TypeError('headers must be a Headers object or a plain object of header values');
-  }
-  if (isHeadersLike(headers)) {
-    const value = headers.get(name);
-    return value === null ? { kind: 'absent' } : { kind: 'one', value };
-  }
-  const wanted = name.toLowerCase();
-  const values: string[] = [];
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() !== wanted) continue;
-    if (typeof value === 'string') {
-      values.push(value);
-    } else if (Array.isArray(value)) {
-      for (const item of value) if (typeof item === 'string') values.push(item);
-    }
-  }
-  if (values.length === 0) return { kind: 'absent' };
-  if (values.length > 1) return { kind: 'several', count: values.length };
-  return { kind: 'one', value: values[0] as string };
-}
-
-function isHeadersLike(headers: WebhookHeaders): headers is Headers {
-  return typeof (headers as { get?: unknown }).get === 'function';
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

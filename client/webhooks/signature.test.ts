@@ -83,11 +83,14 @@ describe('signatureHeader', () => {
 });
 
 describe('generateSecret', () => {
-  it('is whsec_ + base64url without padding of 32 random bytes', () => {
+  it('is whsec_ + 44 letters and digits: the base64 of 33 random bytes, the same in both alphabets, without padding', () => {
     const a = generateSecret();
     const b = generateSecret();
-    expect(a).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    expect(Buffer.from(a.slice(6), 'base64url')).toHaveLength(32);
+    expect(a).toMatch(/^whsec_[A-Za-z0-9]{44}$/);
+    const bytes = Buffer.from(a.slice(6), 'base64');
+    expect(bytes).toHaveLength(33);
+    expect(bytes.toString('base64')).toBe(a.slice(6));
+    expect(Buffer.from(a.slice(6), 'base64url').equals(bytes)).toBe(true);
     expect(a).not.toBe(b);
     expect(Buffer.byteLength(a, 'utf8')).toBeGreaterThanOrEqual(MIN_SECRET_BYTES);
   });

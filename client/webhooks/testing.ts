@@ -8,7 +8,8 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../signing/signature.ts';
+import { deliveryHeaders } from '../../signing/delivery.ts';
+import type { SignatureScheme } from '../../signing/standard.ts';
 
 export interface GenerateTestHeadersOptions {
   /** The exact body that will be sent; it is signed byte for byte. */
@@ -23,10 +24,16 @@ export interface GenerateTestHeadersOptions {
    * callback body has no `id`).
    */
   eventId?: string;
+  /**
+   * The endpoint's signature scheme: `service-signature` (default), `standard-webhooks`
+   * (`webhook-id`, `webhook-timestamp`, `webhook-signature`) or `both`.
+   */
+  scheme?: SignatureScheme;
 }
 
 /**
- * `Content-Type`, `Service-Event-Id` and `Service-Signature` for `payload`.
+ * `Content-Type`, `Service-Event-Id` and `Service-Signature` for `payload` (or the Standard
+ * Webhooks headers, or both, as `scheme` says): what the service sends, without `User-Agent`.
  *
  * @throws RangeError when the secret is shorter than 32 bytes or the timestamp is not
  *   an integer from 0 to 999999999999.
@@ -34,11 +41,9 @@ export interface GenerateTestHeadersOptions {
 export function generateTestHeaders(opts: GenerateTestHeadersOptions): Record<string, string> {
   const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
   const eventId = opts.eventId ?? payloadId(opts.payload) ?? randomBytes(32).toString('hex');
-  return {
-    'Content-Type': 'application/json',
-    [EVENT_ID_HEADER]: eventId,
-    [SIGNATURE_HEADER]: signatureHeader(opts.secret, timestamp, opts.payload),
-  };
+  const { 'User-Agent': userAgent, ...headers } = deliveryHeaders(opts.secret, eventId, opts.payload, timestamp, opts.scheme);
+  void userAgent;
+  return headers;
 }
 
 function payloadId(payload: string): string | undefined {

@@ -12,7 +12,7 @@
  */
 
 import type { WebhookEvent } from '../../generated/types/events.ts';
-import { defaultSubtle, hmacDigestAsync } from '../../signing/web.ts';
+import { defaultSubtle, hmacSha256Async } from '../../signing/web.ts';
 import type { HmacSubtle } from '../../signing/web.ts';
 import { checkSignedRequest, matchingSecret, readVerifiedEvent } from './rules.ts';
 import type { VerifiedWebhook, VerifyWebhookInput } from './rules.ts';
@@ -25,6 +25,6 @@ export interface VerifyWebhookAsyncInput extends VerifyWebhookInput {
 export async function verifyWebhookAsync<T = WebhookEvent>(input: VerifyWebhookAsyncInput): Promise<VerifiedWebhook<T>> {
   const request = checkSignedRequest(input);
   const subtle = input.subtle ?? defaultSubtle();
-  const digests = await Promise.all(request.secrets.map((secret) => hmacDigestAsync(subtle, secret, request.timestamp, request.rawBody)));
+  const digests = await Promise.all(request.secrets.map((secret) => hmacSha256Async(subtle, request.keyOf(secret), request.message)));
   return readVerifiedEvent<T>(input, request, matchingSecret(request, digests));
 }

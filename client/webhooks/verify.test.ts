@@ -6,6 +6,7 @@ import {
   SIGNATURE_HEADER,
   WEBHOOK_VERIFICATION_ERROR_CODES,
   computeSignature,
+  generateSecret,
   generateTestHeaders,
   parseSignatureHeader,
   signatureHeader,
@@ -462,5 +463,29 @@ describe('generateTestHeaders', () => {
 
   it('refuses a short secret', () => {
     expect(() => generateTestHeaders({ payload: BODY, secret: 'short' })).toThrow(RangeError);
+  });
+});
+
+// ---- the Standard Webhooks scheme --------------------------------------------------------
+
+describe('verifyWebhook: the scheme of the request', () => {
+  const secret = generateSecret();
+  const both = generateTestHeaders({ payload: BODY, secret, timestamp: T, scheme: 'both' });
+  const standard = generateTestHeaders({ payload: BODY, secret, timestamp: T, scheme: 'standard-webhooks' });
+
+  it('verifies Standard Webhooks headers with the same call, eventId being webhook-id', () => {
+    expect(Object.keys(standard).sort()).toEqual(['Content-Type', 'webhook-id', 'webhook-signature', 'webhook-timestamp']);
+    expect(verifyWebhook({ rawBody: BODY, headers: standard, secrets: secret, now: at(T) })).toMatchObject({ eventId: EVENT_ID, timestamp: T, secretIndex: 0 });
+  });
+
+  it('takes Service-Signature when both sets are there, and the Standard Webhooks set when asked', () => {
+    const broken = { ...both, 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}` };
+    expect(verifyWebhook({ rawBody: BODY, headers: broken, secrets: secret, now: at(T) }).eventId).toBe(EVENT_ID);
+    expect(codeOf(() => verifyWebhook({ rawBody: BODY, headers: broken, secrets: secret, now: at(T), scheme: 'standard-webhooks' }))).toBe('signature_mismatch');
+  });
+
+  it('answers missing_signature for a request with neither set, and a RangeError for a secret that is not base64', () => {
+    expect(codeOf(() => verifyWebhook({ rawBody: BODY, headers: {}, secrets: secret, now: at(T), scheme: 'standard-webhooks' }))).toBe('missing_signature');
+    expect(() => verifyWebhook({ rawBody: BODY, headers: standard, secrets: 'whsec_not*base64*but*long*enough*for*the*rule', now: at(T) })).toThrow(RangeError);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Receiver-side verification of order webhooks and payout-completed callbacks on
- * `node:crypto`, synchronous. The rules, their order and the errors are in rules.ts, shared
+ * `node:crypto`, synchronous, in either signature scheme (Service-Signature or Standard Webhooks). The rules, their order and the errors are in rules.ts, shared
  * with `verifyWebhookAsync` (Web Crypto); this module computes the HMAC per secret.
  *
  * After a successful verification, store `eventId` together with the business update so a
@@ -8,7 +8,7 @@
  */
 
 import type { WebhookEvent } from '../../generated/types/events.ts';
-import { hmacDigest } from '../../signing/signature.ts';
+import { hmacSha256 } from '../../signing/signature.ts';
 import { checkSignedRequest, matchingSecret, readVerifiedEvent } from './rules.ts';
 import type { VerifiedWebhook, VerifyWebhookInput } from './rules.ts';
 
@@ -16,6 +16,6 @@ export type { VerifiedWebhook, VerifyWebhookInput, WebhookHeaders } from './rule
 
 export function verifyWebhook<T = WebhookEvent>(input: VerifyWebhookInput): VerifiedWebhook<T> {
   const request = checkSignedRequest(input);
-  const digests = request.secrets.map((secret) => hmacDigest(secret, request.timestamp, request.rawBody));
+  const digests = request.secrets.map((secret) => hmacSha256(request.keyOf(secret), request.message));
   return readVerifiedEvent<T>(input, request, matchingSecret(request, digests));
 }

@@ -15,6 +15,9 @@ export {
   secretByteLength,
 } from '../../signing/scheme.ts';
 export type { ParsedSignatureHeader, RawBody } from '../../signing/scheme.ts';
+export { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../../signing/standard.ts';
+export type { SignatureScheme } from '../../signing/standard.ts';
+export type { VerifiedScheme } from './standard-rules.ts';
 export { computeSignatureAsync } from '../../signing/web.ts';
 export type { HmacSubtle } from '../../signing/web.ts';
 

@@ -7,6 +7,8 @@ import type { OptionValues, Target } from '../core/target.ts';
 import { MIN_SECRET_BYTES, secretByteLength } from '../../signing/signature.ts';
 import { TOLERANCE_SECONDS, receiverChecks } from './checks.ts';
 import { RECEIVER_CATALOGUE } from './rules.ts';
+import { STANDARD_CATALOGUE, standardReceiverChecks } from './standard.ts';
+import { isStandardSecret } from '../core/standard-signature.ts';
 import type { ChannelEndpoints } from './checks.ts';
 
 /** The server of the AsyncAPI document whose channel gets the callback options. */
@@ -24,7 +26,7 @@ export function createReceiverTarget(deps: ReceiverTargetDeps = {}): Target {
     name: 'receiver',
     summary: "replays signed events at a merchant's webhook receiver and checks its answers",
     implemented: true,
-    synopsis: 'receiver --url URL --secret S [--previous-secret P] [--timeout-ms 10000] [options]',
+    synopsis: 'receiver --url URL --secret S [--scheme service-signature|standard-webhooks] [--previous-secret P] [--timeout-ms 10000] [options]',
     description: `
 Every message of the AsyncAPI document (spec/webhooks.asyncapi.yaml) is POSTed to the
 receiver the way the service sends it: Content-Type, Service-Event-Id, Service-Signature with
@@ -66,6 +68,14 @@ clock is within a few seconds of this machine's.`,
         description: 'the callback secret before its last rotation',
         defaultText: '--previous-secret when --callback-secret is not given',
       },
+      scheme: {
+        type: 'string',
+        value: 'S',
+        description:
+          "the endpoint's signature scheme: service-signature, or standard-webhooks to check the receiver by the rules of Standard Webhooks v1.0.0 " +
+          '(webhook-id, webhook-timestamp, webhook-signature; --secret with or without whsec_); payout callbacks are Service-Signature and not sent then',
+        defaultText: 'service-signature',
+      },
       'skip-callback': { type: 'boolean', description: 'do not check the payout-completed callback (no payouts with a notifyUrl)' },
       'timeout-ms': {
         type: 'string',
@@ -95,6 +105,18 @@ clock is within a few seconds of this machine's.`,
       const skipCallback = values['skip-callback'] === true;
 
       const channels = deps.channels ?? webhookChannels();
+      const scheme = optionalString(values, 'scheme') ?? 'service-signature';
+      if (scheme === 'standard-webhooks') {
+        if (!isStandardSecret(secret)) throw new UsageError('--secret is not a Standard Webhooks secret: whsec_ (optional) followed by base64');
+        const orders = channels.filter((c) => !c.serverNames.includes(CALLBACK_SERVER));
+        const endpoint = { url: url.href, secret };
+        return {
+          checks: orders.flatMap((channel) => standardReceiverChecks({ channel, endpoint, seed: ctx.seed, timeoutMs, ...(deps.now ? { now: deps.now } : {}) })),
+          notes: [`${orders.map((c) => c.id).join(', ')} → POST ${url.href}, Standard Webhooks headers; payout callbacks are Service-Signature and not sent`],
+          catalogue: STANDARD_CATALOGUE,
+        };
+      }
+      if (scheme !== 'service-signature') throw new UsageError(`--scheme must be service-signature or standard-webhooks, not ${scheme}`);
       const endpoints: ChannelEndpoints = {};
       const notes: string[] = [];
       for (const channel of channels) {

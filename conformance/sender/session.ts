@@ -39,6 +39,8 @@ export interface SessionOptions {
   runToken: string;
   seed: number;
   timeoutMs: number;
+  /** The endpoint's signatureScheme to set (--scheme); left as it is when absent. */
+  scheme?: string;
 }
 
 export interface Endpoint {
@@ -98,7 +100,7 @@ export class SenderSession {
   async configure(scenario: string, evidence: Exchange[], signal?: AbortSignal): Promise<Endpoint> {
     const url = this.url(scenario);
     try {
-      const res = await this.#call('createWebhookEndpoint', this.#member(), (p) => ({ ...p, body: { url } }), 'create the webhook endpoint', evidence, signal);
+      const res = await this.#call('createWebhookEndpoint', this.#member(), (p) => ({ ...p, body: { url, ...this.#scheme() } }), 'create the webhook endpoint', evidence, signal);
       const e = res.json as Json;
       this.endpoint = { id: String(e.id), secret: String(e.secret), environment: String(e.environment), created: true };
       return this.endpoint;
@@ -111,11 +113,15 @@ export class SenderSession {
     const active = data.find((e): e is Json => isObj(e) && e.active === true);
     if (!active) throw new StepFailed('the environment has an active endpoint (409) but none is listed as active', evidence);
     const id = String(active.id);
-    await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { url } }), 'point the active endpoint at the suite', evidence, signal);
+    await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { url, ...this.#scheme() } }), 'point the active endpoint at the suite', evidence, signal);
     const rotated = await this.#call('rotateWebhookSecret', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), 'rotate its secret (the only way to learn it)', evidence, signal);
     const r = rotated.json as Json;
     this.endpoint = { id, secret: String(r.secret), environment: String(r.environment ?? active.environment), created: false };
     return this.endpoint;
+  }
+
+  #scheme(): { signatureScheme?: string } {
+    return this.#o.scheme === undefined ? {} : { signatureScheme: this.#o.scheme };
   }
 
   #endpointId(): string {

@@ -4,7 +4,7 @@
 // delivery against the AsyncAPI document and the delivery rules.
 import { webhookChannels } from '../core/asyncapi.ts';
 import type { ChannelSpec } from '../core/asyncapi.ts';
-import { UsageError, integerOption, requiredString, urlOption } from '../core/target.ts';
+import { UsageError, integerOption, optionalString, requiredString, urlOption } from '../core/target.ts';
 import type { Target } from '../core/target.ts';
 import type { ApiName } from '../core/openapi/contract.ts';
 import { credentialOption } from '../core/credentials.ts';
@@ -64,6 +64,12 @@ Secrets and tokens can be given as env:NAME.`,
       'skip-slow': { type: 'boolean', description: 'skip the check that holds an answer for 10 s' },
       'wait-ms': { type: 'string', value: 'N', description: 'how long to wait for an expected delivery', defaultText: '30000' },
       'attempts-window-ms': { type: 'string', value: 'N', description: 'how long to watch for the ten attempts of an always-failing delivery', defaultText: '120000' },
+      scheme: {
+        type: 'string',
+        value: 'S',
+        description: "the endpoint's signatureScheme to set: service-signature, standard-webhooks or both (each delivery's signature headers are then verified in it)",
+        defaultText: 'left as it is',
+      },
       'quiet-ms': { type: 'string', value: 'N', description: 'how long nothing must arrive at a disabled endpoint', defaultText: '5000' },
       'timeout-ms': { type: 'string', value: 'N', description: 'how long to wait for each API answer', defaultText: '10000' },
     },
@@ -102,6 +108,7 @@ Secrets and tokens can be given as env:NAME.`,
         runToken: subSeed(ctx.seed, `run/${Date.now()}`).toString(36),
         seed: ctx.seed,
         timeoutMs,
+        ...(optionalString(values, 'scheme') !== undefined ? { scheme: optionalString(values, 'scheme') } : {}),
       });
       const checks = senderChecks({
         session,

@@ -10,6 +10,7 @@ import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
 import { hmacHex, readSignature } from '../core/signature.ts';
 import { Variator } from '../core/vary.ts';
 import { header } from './receiver.ts';
+import { hasStandardHeaders, standardSignatureProblems } from './standard.ts';
 import type { Received } from './receiver.ts';
 
 const variator = new Variator();
@@ -55,14 +56,24 @@ export function headerProblems(r: Received, message: MessageSpec): string[] {
   if (!variator.valid(schema, values)) problems.push(...variator.errors(schema, values).map((e) => `header ${e.replace(/^\//, '')}`));
   if (message.bodyCarriesEventId) {
     const body = parseBody(r) as { id?: unknown } | undefined;
-    const id = header(r, EVENT_ID_HEADER);
+    const id = eventIdOf(r);
     if (body && typeof body === 'object' && body.id !== id) problems.push(`${EVENT_ID_HEADER} ${JSON.stringify(id)} is not the body id ${JSON.stringify(body.id)}`);
   }
   return problems;
 }
 
-/** Problems with the signature of one delivery, verified with `secret` (empty when it verifies). */
+/**
+ * Problems with the signature of one delivery, verified with `secret` (empty when it verifies):
+ * the Service-Signature header and, when the delivery carries them (an endpoint in
+ * `standard-webhooks` or `both`), the Standard Webhooks headers.
+ */
 export function signatureProblems(r: Received, secret: string): string[] {
+  const standard = hasStandardHeaders(r) ? standardSignatureProblems(r, secret) : [];
+  if (header(r, SIGNATURE_HEADER) === undefined && hasStandardHeaders(r)) return standard;
+  return [...serviceSignatureProblems(r, secret), ...standard];
+}
+
+function serviceSignatureProblems(r: Received, secret: string): string[] {
   const value = header(r, SIGNATURE_HEADER);
   if (value === undefined) return [`no ${SIGNATURE_HEADER} header`];
   const read = readSignature(value);
@@ -89,7 +100,10 @@ export function signatureProblems(r: Received, secret: string): string[] {
 /** `t` of the signature, or null. */
 export function signatureTimestamp(r: Received): number | null {
   const value = header(r, SIGNATURE_HEADER);
-  if (value === undefined) return null;
+  if (value === undefined) {
+    const t = header(r, 'webhook-timestamp');
+    return t !== undefined && /^[0-9]{1,12}$/.test(t) ? Number(t) : null;
+  }
   const read = readSignature(value);
   return 'malformed' in read ? null : read.t;
 }
@@ -102,5 +116,5 @@ export function payloadProblems(r: Received, message: MessageSpec): string[] {
 }
 
 export function eventIdOf(r: Received): string | undefined {
-  return header(r, EVENT_ID_HEADER);
+  return header(r, EVENT_ID_HEADER) ?? header(r, 'webhook-id');
 }

@@ -6,9 +6,11 @@ export interface components {
         /**
          * @description HTTP request headers of every delivery attempt (order webhooks, `webhook.test` and
          *     the payout-completed callback). Header names are case-insensitive on the wire; other
-         *     standard headers (`Host`, `Content-Length`, ...) are also present.
+         *     standard headers (`Host`, `Content-Length`, ...) are also present. The signature
+         *     headers are those of the endpoint's scheme ("Signature schemes"): the
+         *     `Service-*` pair, the `webhook-*` trio, or both.
          */
-        WebhookHeaders: {
+        WebhookHeaders: ({
             /**
              * @description The body is the JSON event envelope (or the payout-completed notification), UTF-8.
              * @constant
@@ -22,7 +24,7 @@ export interface components {
              *     notification; deduplicate by it.
              * @example 5d41402abc4b2a76b9719d911017c592a1f0e4b8c3d2e1f00112233445566778
              */
-            "Service-Event-Id": string;
+            "Service-Event-Id"?: string;
             /**
              * @description `t=<Unix seconds>,v1=<hex HMAC>`: `t` is the time of this send attempt (1 to 12
              *     digits), `v1` is the HMAC-SHA256 (64 lowercase hex characters) of `<t>.<raw
@@ -32,7 +34,24 @@ export interface components {
              *     in constant time.
              * @example t=1795335017,v1=103b5aa3d5312a0832f82e3e1419d3a82e34ab7ae494c23ba20c6ef29ca8823e
              */
-            "Service-Signature": string;
+            "Service-Signature"?: string;
+            /**
+             * @description Standard Webhooks message id; the event id (equal to the body's `id`), stable across every attempt and every manual retry.
+             * @example 5d41402abc4b2a76b9719d911017c592a1f0e4b8c3d2e1f00112233445566778
+             */
+            "webhook-id"?: string;
+            /**
+             * @description Standard Webhooks timestamp, Unix seconds of this send attempt.
+             * @example 1795335017
+             */
+            "webhook-timestamp"?: string;
+            /**
+             * @description Standard Webhooks signatures, space separated: `v1,<base64 HMAC-SHA256>` of
+             *     `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part
+             *     of the endpoint's secret after `whsec_`.
+             * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+             */
+            "webhook-signature"?: string;
             /**
              * @description Identifies the sender. Optional and informational only (the interface names only the three headers above); never a substitute for verifying the signature.
              * @example PaymentsService-Webhooks/2.0
@@ -40,7 +59,7 @@ export interface components {
             "User-Agent"?: string;
         } & {
             [key: string]: unknown;
-        };
+        }) | unknown | unknown;
         /**
          * @description A new order was created. `data.status` is `open`. It does not mean the customer paid:
          *     funds have not necessarily arrived.

@@ -67,10 +67,16 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the URL of an endpoint, or disable it
-         * @description Either replaces the URL (`{url}`) or disables the endpoint (`{active: false}`); one
-         *     of the two per request. Needs an active administrator or developer member token, or
-         *     a key with `webhooks_manage`.
+         * Change the URL or signature scheme of an endpoint, or disable it
+         * @description Either replaces the URL (`{url}`), chooses the signature scheme
+         *     (`{signatureScheme}`, both together allowed) or disables the endpoint
+         *     (`{active: false}`); a change or the disabling per request. Needs an active
+         *     administrator or developer member token, or a key with `webhooks_manage`.
+         *
+         *     - A new `signatureScheme` alone keeps the version, the secret and the pending
+         *       deliveries: their next attempts carry the headers of the new scheme. Move a
+         *       receiver with `both` first, then `standard-webhooks` (Standard Webhooks,
+         *       "Migration").
          *
          *     - Every accepted change increases the version by one. Pending deliveries of the
          *       older version become `disabled`: they are never sent to the new URL. Failed
@@ -401,12 +407,30 @@ export interface components {
          */
         WebhookUrl: string;
         /**
-         * @description A signing secret: `whsec_` followed by the base64url (no padding) of 32 random
-         *     bytes. The HMAC-SHA256 key is the whole string as UTF-8. Shown once; never sent to
-         *     a browser other than in that reveal, never put in a URL, never logged.
+         * @description A signing secret: `whsec_` followed by random base64 text. Secrets made now are 44
+         *     letters and digits, the base64 of 33 random bytes that contains neither `+`, `/`,
+         *     `-` nor `_`: the same text in the standard and the URL-safe alphabet, with no
+         *     padding, so every Standard Webhooks library decodes it as shown. Secrets made
+         *     before are the base64url (no padding) of 32 random bytes (43 characters). The
+         *     `Service-Signature` HMAC-SHA256 key is the whole string as UTF-8; the Standard
+         *     Webhooks key is the base64-decoded part after `whsec_` (see `spec/README.md`). Shown
+         *     once; never sent to a browser other than in that reveal, never put in a URL, never
+         *     logged.
          * @example whsec_mLVuwVFWc8rYW57f_C_k6lEdMhiwkSDnJ8ZabZZcQrU
          */
         WebhookSecret: string;
+        /**
+         * @description The headers an endpoint's deliveries carry (`webhooks.asyncapi.yaml`, "Signature
+         *     schemes"). `service-signature`: `Service-Event-Id` and `Service-Signature` (the
+         *     default). `standard-webhooks`: `webhook-id`, `webhook-timestamp` and
+         *     `webhook-signature` of Standard Webhooks v1.0.0, keyed with the same endpoint
+         *     secret. `both`: the two sets on every attempt, so a receiver can move from one to
+         *     the other without a gap. Payout-completed callbacks always use `service-signature`.
+         * @default service-signature
+         * @example standard-webhooks
+         * @enum {string}
+         */
+        WebhookSignatureScheme: "service-signature" | "standard-webhooks" | "both";
         /**
          * @description Coarse state of a delivery. `pending`: queued, in flight or waiting for a retry.
          *     `delivered`: the endpoint returned 2xx, and only that (it says nothing about the
@@ -445,12 +469,19 @@ export interface components {
         /** @description Body of `POST /v2/webhooks/endpoints`. */
         CreateWebhookEndpointRequest: {
             url: components["schemas"]["WebhookUrl"];
+            /** @description The headers the endpoint's deliveries carry; `service-signature` when left out. */
+            signatureScheme?: components["schemas"]["WebhookSignatureScheme"];
         };
         /** @description Body of `PATCH /v2/webhooks/endpoints/{endpointId}`; exactly one of the two forms. */
         UpdateWebhookEndpointRequest: components["schemas"]["UpdateWebhookEndpointUrl"] | components["schemas"]["DisableWebhookEndpoint"];
-        /** @description Replace the destination URL. The secret is kept; the version increases. */
+        /**
+         * @description Replace the destination URL (the secret is kept; the version increases), choose the
+         *     signature scheme (the version stays), or both; at least one of the two.
+         */
         UpdateWebhookEndpointUrl: {
-            url: components["schemas"]["WebhookUrl"];
+            url?: components["schemas"]["WebhookUrl"];
+            /** @description The headers the endpoint's deliveries carry from their next attempt on. */
+            signatureScheme?: components["schemas"]["WebhookSignatureScheme"];
         };
         /** @description Disable the endpoint for good; the version increases. A disabled endpoint cannot be re-enabled. */
         DisableWebhookEndpoint: {
@@ -464,6 +495,7 @@ export interface components {
             environment: components["schemas"]["Environment"];
             /** @description The destination URL of the current version. */
             url: components["schemas"]["WebhookUrl"];
+            signatureScheme: components["schemas"]["WebhookSignatureScheme"];
             /** @description `true` while the endpoint receives deliveries; `false` once disabled, for good. */
             active: boolean;
             /** @description 1 at creation; increases by one on every URL edit, secret rotation and disabling. */
@@ -1044,6 +1076,7 @@ export interface operations {
                      *           "id": "whe_01JD5A2K7P3R9T1V4X6Z8B0CDE",
                      *           "environment": "test",
                      *           "url": "https://hooks.merchant.example/payments/webhooks",
+                     *           "signatureScheme": "service-signature",
                      *           "active": true,
                      *           "version": 2,
                      *           "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1060,6 +1093,7 @@ export interface operations {
                      *           "id": "whe_01JCY4N6Q8S0U2W4Y6A8C0E2G4",
                      *           "environment": "test",
                      *           "url": "https://old-hooks.merchant.example/webhooks",
+                     *           "signatureScheme": "service-signature",
                      *           "active": false,
                      *           "version": 4,
                      *           "createdAt": "2026-10-03T11:20:47.530Z",
@@ -1120,6 +1154,7 @@ export interface operations {
                      *       "id": "whe_01JD5A2K7P3R9T1V4X6Z8B0CDE",
                      *       "environment": "test",
                      *       "url": "https://hooks.merchant.example/payments/webhooks",
+                     *       "signatureScheme": "service-signature",
                      *       "active": true,
                      *       "version": 1,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1186,6 +1221,7 @@ export interface operations {
                      *       "id": "whe_01JD5A2K7P3R9T1V4X6Z8B0CDE",
                      *       "environment": "test",
                      *       "url": "https://hooks.merchant.example/payments/webhooks",
+                     *       "signatureScheme": "service-signature",
                      *       "active": true,
                      *       "version": 2,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1295,6 +1331,7 @@ export interface operations {
                      *       "id": "whe_01JD5A2K7P3R9T1V4X6Z8B0CDE",
                      *       "environment": "test",
                      *       "url": "https://hooks.merchant.example/payments/webhooks",
+                     *       "signatureScheme": "service-signature",
                      *       "active": true,
                      *       "version": 2,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1623,6 +1660,7 @@ type ReadonlyArray<T> = [
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];
 export const payoutCompletedNotificationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PayoutCompletedNotification"]["status"]> = ["success", "cancelled"];
+export const webhookSignatureSchemeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookSignatureScheme"]> = ["service-signature", "standard-webhooks", "both"];
 export const deliveryStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryState"]> = ["pending", "delivered", "failed", "disabled"];
 export const deliveryProgressValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryProgress"]> = ["queued", "sending", "retrying", "delivered", "failed", "disabled"];
 export const deliveryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryKind"]> = ["order_event", "webhook_test", "payout_callback"];

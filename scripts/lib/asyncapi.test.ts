@@ -122,19 +122,25 @@ describe('webhooks.asyncapi.yaml', () => {
     });
   });
 
-  it('declares the signature as a security scheme of each operation', () => {
+  it('declares the signature as a security scheme of each operation: Service-Signature, and Standard Webhooks for order webhooks', () => {
     const raw = parseYaml(readFileSync(ASYNCAPI_DOC, 'utf8')) as {
       operations: Record<string, { security?: Array<{ $ref: string }> }>;
       components: { securitySchemes: Record<string, { type: string; name: string; in: string }> };
     };
-    for (const scheme of Object.values(raw.components.securitySchemes)) expect(scheme).toMatchObject({ type: 'httpApiKey', name: 'Service-Signature', in: 'header' });
-    expect(raw.operations.sendOrderWebhook?.security).toEqual([{ $ref: '#/components/securitySchemes/endpointSignature' }]);
+    const { standardWebhooksSignature, ...serviceSignature } = raw.components.securitySchemes;
+    for (const scheme of Object.values(serviceSignature)) expect(scheme).toMatchObject({ type: 'httpApiKey', name: 'Service-Signature', in: 'header' });
+    expect(standardWebhooksSignature).toMatchObject({ type: 'httpApiKey', name: 'webhook-signature', in: 'header' });
+    expect(raw.operations.sendOrderWebhook?.security).toEqual([
+      { $ref: '#/components/securitySchemes/endpointSignature' },
+      { $ref: '#/components/securitySchemes/standardWebhooksSignature' },
+    ]);
     expect(raw.operations.sendPayoutCompletedCallback?.security).toEqual([{ $ref: '#/components/securitySchemes/callbackSignature' }]);
   });
 
-  it('requires only the three headers the interface names', () => {
+  it('requires the three headers the interface names, or the Standard Webhooks three in their place (the endpoint\'s scheme)', () => {
     const headers = obj(obj(obj(resolved.components, 'components').schemas, 'schemas').WebhookHeaders, 'WebhookHeaders');
-    expect(headers.required).toEqual(['Content-Type', 'Service-Event-Id', 'Service-Signature']);
+    expect(headers.required).toEqual(['Content-Type']);
+    expect(headers.anyOf).toEqual([{ required: ['Service-Event-Id', 'Service-Signature'] }, { required: ['webhook-id', 'webhook-timestamp', 'webhook-signature'] }]);
   });
 
   it('signs with a documentation-only secret that the spec itself accepts as a WebhookSecret', () => {

@@ -9,6 +9,7 @@ import { WEBHOOK_VERIFICATION_ERROR_CODES, type WebhookVerificationErrorCode } f
 import { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, MIN_SECRET_BYTES, SIGNATURE_HEADER, computeSignature, signatureHeader } from '../../signing/signature.ts';
 import type { SignatureVector, SignatureVectorFile } from '../../client/webhooks/vectors.ts';
 import { ASYNCAPI_DOC } from './specs.ts';
+import { STANDARD_EXAMPLE_SECRET, STANDARD_VECTORS_FORMAT, buildStandardVectors } from './standard-vectors.ts';
 
 export const VECTORS_FORMAT = 'payments-webhooks-signature-vectors/1';
 
@@ -185,7 +186,8 @@ export async function buildSignatureVectors(file: string = ASYNCAPI_DOC): Promis
   return {
     format: VECTORS_FORMAT,
     description:
-      'Signature test vectors of the payments service webhooks (Service-Signature: t=<Unix seconds>,v1=<hex HMAC-SHA256 of "<t>." + raw body, keyed with the whole secret string as UTF-8>). ' +
+      'Signature test vectors of the payments service webhooks (Service-Signature: t=<Unix seconds>,v1=<hex HMAC-SHA256 of "<t>." + raw body, keyed with the whole secret string as UTF-8>; ' +
+      'the Standard Webhooks cases are in standard-webhooks-vectors.json). ' +
       'For each vector, give your verifier the raw body (bodyBase64 decoded), the headers, the secrets and the clock (now, Unix seconds) and tolerance: ' +
       'a valid vector must be accepted with the expected event id, t and index of the matching secret; an invalid one must be refused, with the given error code if your verifier names its errors.',
     exampleSecret: secret,
@@ -211,4 +213,49 @@ function withoutText(vector: SignatureVector): SignatureVector {
  */
 function hmacWithKeyBytes(key: Uint8Array, t: number | null, body: string): string {
   return createHmac('sha256', key).update(t === null ? body : `${t}.${body}`, 'utf8').digest('hex');
+}
+
+/**
+ * generated/standard-webhooks-vectors.json: the Standard Webhooks cases, for any library of the
+ * standard (standard-webhooks #10 asks for shared vectors). Compact, to keep payments-webhooks
+ * under its 1 MB installed goal: the UTF-8 body once at the top, a case's own `body` only where
+ * it differs. Verify each with `secrets[i]` in turn; `error` names the broken rule.
+ */
+export async function buildStandardVectorFile(file: string = ASYNCAPI_DOC): Promise<StandardVectorFile> {
+  const examples = await signedExamples(file);
+  const base = examples.find((e) => e.message === 'order.created' && e.body.length === Math.min(...examples.map((x) => x.body.length))) ?? examples[0];
+  if (!base) throw new Error('webhooks.asyncapi.yaml has no message examples');
+  return {
+    format: STANDARD_VECTORS_FORMAT,
+    description:
+      'Standard Webhooks v1.0.0 test vectors: webhook-id, webhook-timestamp (Unix seconds) and webhook-signature ' +
+      '(space-separated "v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">", keyed with the base64-decoded part of the secret after whsec_). ' +
+      'For each vector give your verifier its body (the top-level body unless it has its own, as UTF-8 bytes), its headers, a secret from its secrets and the clock (now, Unix seconds): ' +
+      'a valid vector verifies with secrets[expected.secretIndex], an invalid one with none. error names the broken rule.',
+    secret: STANDARD_EXAMPLE_SECRET,
+    toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+    body: base.body,
+    vectors: buildStandardVectors(base).map(({ name, reason, secrets, headers, body, now, valid, expected, error }) => ({
+      name,
+      reason,
+      secrets,
+      headers,
+      ...(body !== base.body ? { body } : {}),
+      now,
+      valid,
+      ...(expected ? { expected } : {}),
+      ...(error ? { error } : {}),
+    })),
+  };
+}
+
+/** The compact file of the Standard Webhooks cases. */
+export interface StandardVectorFile {
+  format: string;
+  description: string;
+  secret: string;
+  toleranceSeconds: number;
+  /** The body of every case that has none of its own. */
+  body: string;
+  vectors: Array<Pick<SignatureVector, 'name' | 'reason' | 'secrets' | 'headers' | 'body' | 'now' | 'valid' | 'expected' | 'error'>>;
 }

@@ -28,6 +28,7 @@ describe('POST /v2/webhooks/endpoints', () => {
       id: expect.stringMatching(/^[A-Za-z0-9_-]+$/),
       environment: 'test',
       url: hookUrl(),
+      signatureScheme: 'service-signature',
       active: true,
       version: 1,
       createdAt: expect.stringMatching(ISO),
@@ -36,7 +37,7 @@ describe('POST /v2/webhooks/endpoints', () => {
       lastTest: null,
       secret: expect.stringMatching(SECRET),
     });
-    expect(Buffer.from(created.secret.slice('whsec_'.length), 'base64url')).toHaveLength(32);
+    expect(Buffer.from(created.secret.slice('whsec_'.length), 'base64')).toHaveLength(33);
     expect(r.response.headers.get('cache-control')).toBe('no-store');
     expect(r.response.headers.get('location')).toBe(`/v2/webhooks/endpoints/${created.id}`);
     const secret = created.secret;
@@ -147,6 +148,22 @@ describe('destination rules with the development setting off', () => {
 
 
 describe('PATCH /v2/webhooks/endpoints/{endpointId} and rotate-secret', () => {
+  it('choose the signature scheme: at creation, then by PATCH without a new version, pending deliveries kept; unknown values and an empty change are 400', async () => {
+    const t = await server.newTenant();
+    const m = t.management;
+    const created = ok(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl(), signatureScheme: 'standard-webhooks' } }), 201);
+    expect(created.signatureScheme).toBe('standard-webhooks');
+    const pending = await createOrder(t);
+    const changed = ok(await patch(m, created.id, { signatureScheme: 'both' }));
+    expect(changed).toEqual({ ...created, secret: undefined, signatureScheme: 'both', updatedAt: expect.stringMatching(ISO) });
+    expect(await deliveryOfOrder(m, pending)).toMatchObject({ state: 'pending', endpointVersion: 1 });
+    const both = ok(await patch(m, created.id, { url: hookUrl('/v2'), signatureScheme: 'service-signature' }));
+    expect([both.url, both.signatureScheme, both.version]).toEqual([hookUrl('/v2'), 'service-signature', 2]);
+    expectProblem(await patch(m, created.id, { signatureScheme: 'hmac-md5' } as never), 400, 'validation-failed');
+    expectProblem(await patch(m, created.id, {} as never), 400, 'validation-failed');
+    expectProblem(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl(), signatureScheme: 'v1a' } as never }), 400, 'validation-failed');
+  });
+
   it('raise the version on a URL edit, a rotation and disabling, and turn older pending deliveries disabled', async () => {
     const t = await server.newTenant();
     const m = t.management;

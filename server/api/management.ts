@@ -18,7 +18,7 @@ const located = (path: string, scope: Scope): string => (scope.environment === '
 
 export const managementHandlers: HandlersFor<operations> = {
   async createWebhookEndpoint({ body }, { services, scope }) {
-    const created = await createEndpoint(services, scope, { url: body.url });
+    const created = await createEndpoint(services, scope, { url: body.url, signatureScheme: body.signatureScheme });
     return {
       status: 201,
       body: presentEndpointWithSecret(created),
@@ -35,8 +35,8 @@ export const managementHandlers: HandlersFor<operations> = {
   },
 
   async updateWebhookEndpoint({ path, body }, { services, scope }) {
-    // The schema admits exactly one of the two forms.
-    const change = 'url' in body ? { url: body.url } : { active: false as const };
+    // The schema admits exactly one of the two forms: a change (url, signatureScheme or both) or the disabling.
+    const change = 'active' in body ? { active: false as const } : { url: body.url, signatureScheme: body.signatureScheme };
     return { status: 200, body: presentEndpoint(await updateEndpoint(services, scope, path.endpointId, change)) };
   },
 

@@ -2,7 +2,7 @@
 // byte (the exact text that was signed is the text that is sent); the signature carries a fresh
 // `t` for every attempt, and the event id stays the same across attempts and manual retries.
 import { deliveryHeaders, WEBHOOK_USER_AGENT } from '../../signing/delivery.ts';
-import type { EventRecord } from '../domain/model.ts';
+import type { EventRecord, SignatureScheme } from '../domain/model.ts';
 
 /** The `User-Agent` of every delivery (spec/webhooks.asyncapi.yaml). */
 export const USER_AGENT = WEBHOOK_USER_AGENT;
@@ -18,10 +18,11 @@ export interface DeliveryRequest {
 /**
  * Builds the request of one attempt at `nowMs` (the attempt's own time, never the event's
  * `createdAt`). `secret` is the opened signing secret; it only lives in memory for this call and
- * the signature it produces must never be logged.
+ * the signature it produces must never be logged. `scheme` is the endpoint's, read at each
+ * attempt (a change applies from the next one); the event id is `webhook-id` as well.
  */
-export function buildDeliveryRequest(event: EventRecord, secret: string, nowMs: number): DeliveryRequest {
+export function buildDeliveryRequest(event: EventRecord, secret: string, nowMs: number, scheme: SignatureScheme = 'service-signature'): DeliveryRequest {
   const body = event.payload;
   const timestamp = Math.floor(nowMs / 1000);
-  return { body, timestamp, headers: deliveryHeaders(secret, event.id, body, timestamp) };
+  return { body, timestamp, headers: deliveryHeaders(secret, event.id, body, timestamp, scheme) };
 }

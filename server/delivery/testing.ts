@@ -20,7 +20,7 @@ import { createTenant } from '../domain/admin.ts';
 import type { Scope, Services } from '../domain/context.ts';
 import { recordOrderEvent, type NewOrderEvent } from '../domain/events.ts';
 import { newEndpointId } from '../domain/ids.ts';
-import type { DeliveryRecord, EndpointRecord, EventRecord } from '../domain/model.ts';
+import type { DeliveryRecord, EndpointRecord, EventRecord, SignatureScheme } from '../domain/model.ts';
 import type { ClaimedDelivery, Page, Store } from '../store/types.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
 import type { Timers } from '../timers.ts';
@@ -255,8 +255,8 @@ export interface SeededEndpoint {
   callbackSecret: string;
 }
 
-/** A new tenant (test environment) with an active endpoint at `url`. */
-export async function seedEndpoint(services: Services, url: string): Promise<SeededEndpoint> {
+/** A new tenant (test environment) with an active endpoint at `url`, signing in `signatureScheme`. */
+export async function seedEndpoint(services: Services, url: string, signatureScheme: SignatureScheme = 'service-signature'): Promise<SeededEndpoint> {
   const tenant = await createTenant(services, { name: 'Northwind Games Ltd' });
   const secret = generateSecret();
   const now = services.clock.now();
@@ -268,6 +268,7 @@ export async function seedEndpoint(services: Services, url: string): Promise<See
       environmentId: env.id,
       url,
       secretEnc: services.secrets.seal(secret),
+      signatureScheme,
       active: true,
       version: 1,
       lastTestDeliveryId: null,
@@ -334,6 +335,7 @@ export function claimedDelivery(o: { endpointId?: string | null; url?: string; a
     },
     event: { id: eventId, environmentId: 'env_1', type: 'order.created', payload: `{"id":"${eventId}"}`, orderId: null, merchantReference: null, transactionId: null, createdAt: 0 },
     secretEnc: 'sealed',
+    signatureScheme: 'service-signature',
   };
 }
 

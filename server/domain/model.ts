@@ -149,12 +149,16 @@ export interface EventRecord {
   createdAt: Millis;
 }
 
+/** The headers an endpoint's deliveries carry. */
+export type SignatureScheme = Management['WebhookSignatureScheme'];
+
 export interface EndpointRecord {
   id: string;
   environmentId: string;
   url: string;
   /** Signing secret, encrypted at rest. */
   secretEnc: string;
+  signatureScheme: SignatureScheme;
   active: boolean;
   version: number;
   lastTestDeliveryId: string | null;

@@ -267,7 +267,7 @@ describe('portal secrets', () => {
     const client = await signedIn(t.memberToken);
     const { endpointId, html, res } = await addEndpoint(client, '/secret');
     const secret = secretIn(html);
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9]{44}$/);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(html).toContain('you will not see it again');
 
@@ -352,6 +352,28 @@ describe('portal secrets', () => {
     expect(done.res.status).toBe(303);
     const [after] = await listEndpoints(server.services, scope);
     expect([after!.endpoint.url, after!.endpoint.version]).toEqual([`${receiver.url}/after`, 2]);
+  });
+
+  it('chooses the signature scheme when adding a webhook and changes it on the endpoint card, keeping the version', async () => {
+    const t = await server.newTenant();
+    const client = await signedIn(t.memberToken);
+    const form = await client.get('/portal/webhooks/new');
+    expect(form.html).toContain('data-testid="signature-scheme"');
+    const created = await client.post('/portal/webhooks/endpoints', { _csrf: csrfOf(form.html), url: `${receiver.url}/scheme`, signatureScheme: 'standard-webhooks' });
+    expect(created.res.status).toBe(200);
+    const scope = await server.scopeOf(t.tenantId);
+    const [first] = await listEndpoints(server.services, scope);
+    expect(first!.endpoint.signatureScheme).toBe('standard-webhooks');
+    const card = await client.get('/portal/webhooks');
+    expect(card.html).toContain('Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature)');
+    const token = csrfOf(card.html);
+    const bad = await client.post(`/portal/webhooks/endpoints/${first!.endpoint.id}/scheme`, { _csrf: token, version: '1', signatureScheme: 'hmac-md5' });
+    expect(bad.res.status).toBe(400);
+    const done = await client.post(`/portal/webhooks/endpoints/${first!.endpoint.id}/scheme`, { _csrf: token, version: '1', signatureScheme: 'both' });
+    expect(done.res.status).toBe(303);
+    expect(done.res.headers.get('location')).toBe('/portal/webhooks?done=scheme-changed');
+    const [after] = await listEndpoints(server.services, scope);
+    expect([after!.endpoint.signatureScheme, after!.endpoint.version]).toEqual(['both', 1]);
   });
 });
 

@@ -183,6 +183,7 @@ function slotsLeft(o: ClaimOptions, rows: readonly ClaimedRow[]): number | null 
 
 /** Everything an attempt needs beside each claimed delivery `d` and its lease: its event and the sealed secret to sign with. */
 export const CLAIMED_COLUMNS = `CASE WHEN d.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
+         CASE WHEN d.endpoint_id IS NOT NULL THEN w.signature_scheme ELSE 'service-signature' END AS signature_scheme,
          e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
          e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
          e.transaction_id AS e_transaction_id, e.created_at AS e_created_at`;

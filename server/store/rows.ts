@@ -133,6 +133,7 @@ export interface EndpointRow<B> {
   environment_id: string;
   url: string;
   secret_enc: string;
+  signature_scheme: EndpointRecord['signatureScheme'];
   active: B;
   version: number;
   last_test_delivery_id: string | null;
@@ -187,6 +188,7 @@ export type ClaimedRow = DeliveryReadRow & {
   seq: number;
   destination: string;
   secret_enc: string;
+  signature_scheme: ClaimedDelivery['signatureScheme'];
   e_id: string;
   e_environment_id: string;
   e_type: EventRecord['type'];
@@ -373,6 +375,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       environmentId: r.environment_id,
       url: r.url,
       secretEnc: r.secret_enc,
+      signatureScheme: r.signature_scheme,
       active: d.fromBool(r.active),
       version: r.version,
       lastTestDeliveryId: r.last_test_delivery_id,
@@ -385,6 +388,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       environment_id: e.environmentId,
       url: e.url,
       secret_enc: e.secretEnc,
+      signature_scheme: e.signatureScheme,
       active: d.toBool(e.active),
       version: e.version,
       last_test_delivery_id: e.lastTestDeliveryId,
@@ -475,6 +479,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
         created_at: r.e_created_at,
       }),
       secretEnc: r.secret_enc,
+      signatureScheme: r.signature_scheme,
     }),
   };
 }

@@ -16,6 +16,7 @@ import type {
   Millis,
   OrderRecord,
   ServiceAccountRecord,
+  SignatureScheme,
   TenantRecord,
   TransactionRecord,
   TransactionStatus,
@@ -183,6 +184,8 @@ export interface ClaimedDelivery {
   event: EventRecord;
   /** Encrypted secret to sign with: the endpoint's, or the environment's callback secret. */
   secretEnc: string;
+  /** The endpoint's signature scheme; `service-signature` for payout callbacks (spec/README.md). */
+  signatureScheme: SignatureScheme;
 }
 
 export interface AttemptResult {

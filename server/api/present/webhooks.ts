@@ -28,6 +28,7 @@ export function presentEndpoint({ endpoint: e, environment, lastTest }: Endpoint
     id: e.id,
     environment,
     url: e.url,
+    signatureScheme: e.signatureScheme,
     active: e.active,
     version: e.version,
     createdAt: isoTime(e.createdAt),

@@ -18,7 +18,7 @@ export type Management = TestTenant['management'];
 
 export const PROBLEM = PROBLEM_TYPE_BASE;
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-export const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
+export const SECRET = /^whsec_[A-Za-z0-9]{44}$/;
 export const HEX64 = /^[0-9a-f]{64}$/;
 export const DAY = 24 * 60 * 60 * 1000;
 export const FIXTURE_OWNER = 'management-test-fixture';
@@ -72,7 +72,7 @@ export async function getEndpoint(m: Management, endpointId: string): Promise<En
   return ok(await m.GET('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId } } }));
 }
 
-export async function patch(m: Management, endpointId: string, body: { url: string } | { active: false }) {
+export async function patch(m: Management, endpointId: string, body: Schemas['UpdateWebhookEndpointRequest']) {
   return m.PATCH('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId } }, body });
 }
 

@@ -63,7 +63,7 @@ async function signAndSend(deps: AttemptDeps, lease: Lease, fields: AttemptField
   let req: DeliveryRequest;
   try {
     // Signed with the attempt's own time: a fresh t for every attempt.
-    req = buildDeliveryRequest(lease.event, deps.openSecret(lease.secretEnc), startedAt);
+    req = buildDeliveryRequest(lease.event, deps.openSecret(lease.secretEnc), startedAt, lease.signatureScheme);
   } catch (err) {
     // The error text names no secret (SecretBox and signature errors don't).
     deps.log.error({ ...fields, err: err instanceof Error ? err.message : String(err) }, 'cannot sign the delivery; attempt recorded as failed without sending');

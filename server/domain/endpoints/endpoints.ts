@@ -4,7 +4,7 @@
 // older versions become `disabled`, so they are never sent to the replacement destination.
 import { generateSecret } from '../../../signing/signature.ts';
 import { UniqueViolation, type ReadTx, type Tx } from '../../store/types.ts';
-import { type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis } from '../model.ts';
+import { type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis, type SignatureScheme } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { checkDestination } from '../destination-check.ts';
 import { AppError } from '../errors.ts';
@@ -33,7 +33,14 @@ export interface EndpointWithSecretView extends EndpointView {
   secret: string;
 }
 
-export type EndpointChange = { url: string } | { active: false };
+/**
+ * A new URL (a new version), a new signature scheme (same version: where deliveries go and what
+ * signs them stay, only their headers change from the next attempt), both, or the disabling.
+ */
+export type EndpointChange = { url?: string; signatureScheme?: SignatureScheme } | { active: false };
+
+/** The default scheme (spec: WebhookSignatureScheme's default). */
+export const DEFAULT_SIGNATURE_SCHEME: SignatureScheme = 'service-signature';
 
 export function endpointNotFound(scope: Scope, endpointId: string): AppError {
   return new AppError('not-found', `No webhook endpoint ${endpointId} exists in the ${scope.environment} environment.`);
@@ -77,7 +84,7 @@ async function saveNewVersion(tx: Tx, e: EndpointRecord, change: Partial<Endpoin
   return next;
 }
 
-export async function createEndpoint(services: Services, scope: Scope, input: { url: string }): Promise<EndpointWithSecretView> {
+export async function createEndpoint(services: Services, scope: Scope, input: { url: string; signatureScheme?: SignatureScheme }): Promise<EndpointWithSecretView> {
   const url = checkDestination(services, input.url, 'url');
   const secret = generateSecret();
   try {
@@ -92,6 +99,7 @@ export async function createEndpoint(services: Services, scope: Scope, input: { 
         environmentId: scope.environmentId,
         url,
         secretEnc: services.secrets.seal(secret),
+        signatureScheme: input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME,
         active: true,
         version: 1,
         lastTestDeliveryId: null,
@@ -124,16 +132,24 @@ export async function getEndpoint(services: Services, scope: Scope, endpointId: 
 
 /**
  * `{url}` replaces the destination and keeps the secret; `{active: false}` disables the endpoint
- * for good. Either raises the version. A disabled endpoint takes no change (409).
+ * for good; either raises the version. `{signatureScheme}` alone keeps the version (pending
+ * deliveries go on, signed in the new scheme from their next attempt). A disabled endpoint takes
+ * no change (409).
  */
 export async function updateEndpoint(services: Services, scope: Scope, endpointId: string, change: EndpointChange): Promise<EndpointView> {
   return services.store.transaction(async (tx) => {
     const e = await findActiveEndpoint(tx, scope, endpointId);
     const now = services.clock.now();
-    const next =
-      'url' in change
-        ? await saveNewVersion(tx, e, { url: checkDestination(services, change.url, 'url') }, now)
-        : await saveNewVersion(tx, e, { active: false, disabledAt: now }, now);
+    let next: EndpointRecord;
+    if ('active' in change) next = await saveNewVersion(tx, e, { active: false, disabledAt: now }, now);
+    else {
+      const scheme = change.signatureScheme === undefined ? {} : { signatureScheme: change.signatureScheme };
+      if (change.url !== undefined) next = await saveNewVersion(tx, e, { url: checkDestination(services, change.url, 'url'), ...scheme }, now);
+      else {
+        next = { ...e, ...scheme, updatedAt: now };
+        await tx.endpoints.update(next);
+      }
+    }
     return viewOf(tx, scope, next, now);
   });
 }

@@ -10,7 +10,8 @@ import type { Services } from '../../domain/context.ts';
 import { checkDestination } from '../../domain/destination-check.ts';
 import { isAppError, type AppError } from '../../domain/errors.ts';
 import { createEndpoint, getEndpoint, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../../domain/endpoints/endpoints.ts';
-import type { EndpointRecord } from '../../domain/model.ts';
+import type { EndpointRecord, SignatureScheme } from '../../domain/model.ts';
+import { webhookSignatureSchemeValues } from '../../../generated/types/management.ts';
 import type { PortalEnv } from '../env.ts';
 import { requireManage, requireViewer } from '../guard.ts';
 import { chromeFor, messageResponse } from '../messages.tsx';
@@ -23,6 +24,9 @@ import { SecretPage } from '../views/secret.tsx';
 const MAX_URL_LENGTH = WEBHOOK_URL_MAX_LENGTH;
 
 type PortalContext = Context<PortalEnv>;
+
+/** A submitted scheme, when it is one of the contract's values. */
+const schemeOf = (value: string | undefined): SignatureScheme | undefined => webhookSignatureSchemeValues.find((v) => v === value);
 
 const refusalOf = (e: AppError): UrlRefusal => ({ rule: e.extras.rule ?? null, detail: e.detail });
 const isRefusedUrl = (e: unknown): e is AppError => isAppError(e) && e.slug === 'destination-not-allowed';
@@ -99,7 +103,9 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
 
   portal.post('/webhooks/endpoints', ...manage, async (c) => {
     const viewer = c.var.viewer;
-    const url = ((await formFields(c)).url ?? '').trim();
+    const fields = await formFields(c);
+    const url = (fields.url ?? '').trim();
+    const signatureScheme = schemeOf(fields.signatureScheme) ?? 'service-signature';
     const form = (refusal: UrlRefusal, status: 400 | 409) =>
       page(
         c,
@@ -109,7 +115,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     const long = tooLong(url);
     if (long) return form(long, 400);
     try {
-      const created = await createEndpoint(services, viewer.scope, { url });
+      const created = await createEndpoint(services, viewer.scope, { url, signatureScheme });
       noStore(c);
       return page(c, <SecretPage chrome={chromeFor(viewer, 'Webhook added')} kind="created" endpoint={created.endpoint} secret={created.secret} />);
     } catch (e) {
@@ -156,6 +162,23 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
       throw e;
     }
     return c.redirect('/portal/webhooks?done=url-changed', 303);
+  });
+
+  // ---- signature scheme: no confirmation, nothing is disabled (the version stays) -----------
+
+  portal.post('/webhooks/endpoints/:endpointId/scheme', ...manage, async (c) => {
+    const viewer = c.var.viewer;
+    const endpoint = await activeEndpoint(c);
+    if (endpoint instanceof Response) return endpoint;
+    const fields = await formFields(c);
+    const stale = staleForm(c, viewer, endpoint, fields.version);
+    if (stale) return stale;
+    const signatureScheme = schemeOf(fields.signatureScheme);
+    if (signatureScheme === undefined) {
+      return messageResponse(c, viewer, { heading: 'Unknown signature scheme', detail: `Choose one of ${webhookSignatureSchemeValues.join(', ')}. Nothing was changed.` }, 400);
+    }
+    await updateEndpoint(services, viewer.scope, endpoint.id, { signatureScheme });
+    return c.redirect('/portal/webhooks?done=scheme-changed', 303);
   });
 
   // ---- disable and rotate: confirmation with re-verification ---------------------------------

@@ -7,6 +7,7 @@ import type { EndpointRecord } from '../../domain/model.ts';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Breadcrumbs, Notice } from './parts.tsx';
+import { SchemeField } from './scheme.tsx';
 import { endpointHref } from './webhooks.tsx';
 
 /** A refused URL: the broken destination rule and the service's explanation. */
@@ -77,6 +78,7 @@ export function NewEndpointPage(props: { chrome: Chrome; csrf: string; environme
         <form method="post" action="/portal/webhooks/endpoints" class="form">
           <CsrfField token={props.csrf} />
           <UrlField value={props.url ?? ''} invalid={props.refusal !== undefined} />
+          <SchemeField value="service-signature" />
           <div class="form-actions">
             <button type="submit" class="button button--primary" data-testid="create-endpoint">
               Add webhook

@@ -3,6 +3,7 @@
 import type { DeliveryView } from '../../domain/deliveries/deliveries.ts';
 import type { EndpointView, TestSummary } from '../../domain/endpoints/endpoints.ts';
 import { ActivitySection } from './activity.tsx';
+import { SCHEME_LABELS, SchemeField } from './scheme.tsx';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Notice, StateBadge, Time } from './parts.tsx';
@@ -13,7 +14,7 @@ export function deliveryHref(deliveryId: string): string {
   return `/portal/webhooks/deliveries/${encodeURIComponent(deliveryId)}`;
 }
 
-export function endpointHref(endpointId: string, action: 'edit' | 'disable' | 'rotate' | 'test'): string {
+export function endpointHref(endpointId: string, action: 'edit' | 'disable' | 'rotate' | 'test' | 'scheme'): string {
   return `/portal/webhooks/endpoints/${encodeURIComponent(endpointId)}/${action}`;
 }
 
@@ -59,6 +60,10 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
           <dd data-testid="endpoint-version">{e.version}</dd>
         </div>
         <div>
+          <dt>Signature scheme</dt>
+          <dd data-testid="endpoint-scheme">{SCHEME_LABELS[e.signatureScheme]}</dd>
+        </div>
+        <div>
           <dt>Created</dt>
           <dd>
             <Time at={e.createdAt} />
@@ -93,6 +98,16 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
             Disable
           </a>
         </div>
+      ) : null}
+      {props.canManage ? (
+        <form method="post" action={endpointHref(e.id, 'scheme')} class="form" data-testid="scheme-form">
+          <CsrfField token={props.csrf} />
+          <input type="hidden" name="version" value={String(e.version)} />
+          <SchemeField value={e.signatureScheme} />
+          <button type="submit" class="button" data-testid="change-scheme">
+            Change scheme
+          </button>
+        </form>
       ) : null}
       <p class="muted small">
         The signing secret is shown only once, when the endpoint is created and at each rotation. No copy of it is available here; if it is lost,
@@ -155,7 +170,7 @@ function EarlierEndpoints(props: { views: EndpointView[] }) {
   );
 }
 
-export type Done = 'test-sent' | 'url-changed' | 'disabled';
+export type Done = 'test-sent' | 'url-changed' | 'scheme-changed' | 'disabled';
 
 const DONE: Record<Done, { title: string; detail: string }> = {
   'test-sent': {
@@ -165,6 +180,10 @@ const DONE: Record<Done, { title: string; detail: string }> = {
   'url-changed': {
     title: 'URL changed',
     detail: 'The endpoint has a new version. Pending deliveries of the previous version are now disabled; failed ones can be retried to the new URL.',
+  },
+  'scheme-changed': {
+    title: 'Signature scheme changed',
+    detail: 'The version stays; pending deliveries go on and carry the headers of the new scheme from their next attempt.',
   },
   disabled: {
     title: 'Endpoint disabled',

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
-import { T0, attempt, deliveryRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
 import type { DeliveryRecord } from '../../domain/model.ts';
 import { UniqueViolation, type Store } from '../types.ts';
 import { loadMigrations, migrate } from './migrate.ts';
@@ -145,7 +145,14 @@ describe('PostgreSQL store', () => {
     await migrate(raw, loadMigrations().filter((m) => m.version < 5));
     const store = await open(url);
     const { env } = await seedEnvironment(store);
-    const { ep, event } = await seedEndpointAndEvent(store, env);
+    // Written as the schema of 0004 has it: without 0007's signature_scheme, which migrating adds as the default.
+    const [ep, event] = [endpointRecord(env), eventRecord(env)];
+    await raw.query(
+      `INSERT INTO webhook_endpoints (id, environment_id, url, secret_enc, active, version, last_test_delivery_id, created_at, updated_at, disabled_at)
+       VALUES ($1, $2, $3, $4, TRUE, $5, NULL, $6, $7, NULL)`,
+      [ep.id, ep.environmentId, ep.url, ep.secretEnc, ep.version, ep.createdAt, ep.updatedAt],
+    );
+    await store.transaction((tx) => tx.events.insert(event));
     const [leased, free] = [deliveryRecord(event, ep, { nextAttemptAt: T0 - 2000 }), deliveryRecord(event, ep, { nextAttemptAt: T0 - 1000 })] as const;
     await store.transaction(async (tx) => {
       for (const d of [leased, free]) await tx.deliveries.insert(d);

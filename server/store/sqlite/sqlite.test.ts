@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
-import { T0, attempt, deliveryRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openSqliteStore, type SqliteStore } from './store.ts';
 import { EXTERNAL_CHECK_MS } from './versions.ts';
@@ -97,7 +97,11 @@ describe('SQLite store', () => {
     migrate(raw, loadMigrations().filter((m) => m.version < 6));
     const store = await open(file);
     const { env } = await seedEnvironment(store);
-    const { ep, event } = await seedEndpointAndEvent(store, env);
+    // Written as the schema of 0005 has it: without 0007's signature_scheme, which migrating adds as the default.
+    const [ep, event] = [endpointRecord(env), eventRecord(env)];
+    raw.prepare(`INSERT INTO webhook_endpoints (id, environment_id, url, secret_enc, active, version, last_test_delivery_id, created_at, updated_at, disabled_at)
+                 VALUES (?, ?, ?, ?, 1, ?, NULL, ?, ?, NULL)`).run(ep.id, ep.environmentId, ep.url, ep.secretEnc, ep.version, ep.createdAt, ep.updatedAt);
+    await store.transaction((tx) => tx.events.insert(event));
     const [leased, free, done] = [T0 - 2000, T0 - 1000, T0 - 3000].map((at) => deliveryRecord(event, ep, { nextAttemptAt: at }));
     await store.transaction(async (tx) => {
       for (const d of [leased!, free!, done!]) await tx.deliveries.insert(d);

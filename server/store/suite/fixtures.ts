@@ -141,6 +141,7 @@ export function endpointRecord(env: EnvironmentRecord, o: Partial<EndpointRecord
     environmentId: env.id,
     url: 'https://hooks.northwind.example/payments',
     secretEnc: `v1.endpoint.${unique('secret')}`,
+    signatureScheme: 'service-signature',
     active: true,
     version: 1,
     lastTestDeliveryId: null,

@@ -49,10 +49,21 @@ export function queueCases(s: () => Store): void {
     await insert(s(), future, now, delivered, callback, failed, early);
     const claimed = await s().queue.claim(opts('worker-a', T0));
     expect(claimed.map((c) => c.delivery.id)).toEqual([early.id, callback.id, now.id]);
-    expect(claimed[0]).toEqual({ delivery: { ...early, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 }, event: w.event, secretEnc: w.ep.secretEnc });
+    expect(claimed[0]).toEqual({ delivery: { ...early, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 }, event: w.event, secretEnc: w.ep.secretEnc, signatureScheme: w.ep.signatureScheme });
     expect(claimed[1]?.secretEnc).toBe(w.env.callbackSecretEnc);
+    expect(claimed[1]?.signatureScheme).toBe('service-signature');
     expect(await s().queue.claim(opts('worker-a', T0))).toEqual([]);
     expect((await s().queue.claim(opts('worker-a', T0 + 1))).map((c) => c.delivery.id)).toEqual([future.id]);
+  });
+
+  it('a claim carries the endpoint\'s signature scheme as it is at the claim; a payout callback always service-signature', async () => {
+    const w = await world(s());
+    const d = deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 });
+    const callback = deliveryRecord(w.event, null, { nextAttemptAt: T0 });
+    await insert(s(), d, callback);
+    await s().transaction((tx) => tx.endpoints.update({ ...w.ep, signatureScheme: 'standard-webhooks' }));
+    const claimed = await s().queue.claim(opts('worker-a', T0));
+    expect(Object.fromEntries(claimed.map((c) => [c.delivery.id, c.signatureScheme]))).toEqual({ [d.id]: 'standard-webhooks', [callback.id]: 'service-signature' });
   });
 
   it('leases are the queue\'s: inserting a delivery that has one is refused and writes nothing', async () => {

@@ -86,6 +86,19 @@ export function webhookCases(s: () => Store): void {
     expect(await s().transaction((tx) => tx.endpoints.getActive(env.id))).toEqual(rotated);
   });
 
+  it('an endpoint keeps its signature scheme: each value round-trips through insert and update; an unknown one is refused', async () => {
+    const { env } = await seedEnvironment(s());
+    const ep = endpointRecord(env, { signatureScheme: 'both' });
+    await s().transaction((tx) => tx.endpoints.insert(ep));
+    expect((await s().transaction((tx) => tx.endpoints.get(env.id, ep.id)))?.signatureScheme).toBe('both');
+    for (const signatureScheme of ['standard-webhooks', 'service-signature'] as const) {
+      await s().transaction((tx) => tx.endpoints.update({ ...ep, signatureScheme }));
+      expect(await s().transaction((tx) => tx.endpoints.getActive(env.id))).toEqual({ ...ep, signatureScheme });
+    }
+    const bad = { ...ep, signatureScheme: 'hmac-md5' } as unknown as typeof ep;
+    await expect(s().transaction((tx) => tx.endpoints.update(bad))).rejects.toThrow();
+  });
+
   it('deliveries: get, newest-first pages, and search by exact order id, merchant reference or event id', async () => {
     const { env } = await seedEnvironment(s());
     const ep = endpointRecord(env);

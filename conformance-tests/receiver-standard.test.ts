@@ -1,0 +1,46 @@
+// `payments-conformance receiver --scheme standard-webhooks` against receivers built on the
+// official standardwebhooks package: the correct one passes every check (its secret given with
+// or without whsec_), and each mutant fails, among others, the check meant for its broken rule.
+import { afterEach, describe, expect, it } from 'vitest';
+import { runTarget } from './testing/run.ts';
+import { STANDARD_MUTANTS, startStandardReceiver, type StandardDefect } from './mutants/receivers/standard.ts';
+import type { RunningReceiver } from './mutants/receivers/serve.ts';
+
+const SECRET = `whsec_${Buffer.from('Conformance_Standard_Receiver_33b').toString('base64')}`;
+const running: RunningReceiver[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.close()));
+});
+
+async function check(receiverSecret: string, suiteSecret: string, defect: StandardDefect | null = null) {
+  const receiver = await startStandardReceiver(receiverSecret, defect);
+  running.push(receiver);
+  return runTarget(['receiver', '--scheme', 'standard-webhooks', '--url', receiver.url, '--secret', suiteSecret, '--seed', '40']);
+}
+
+const failed = (run: Awaited<ReturnType<typeof check>>): string[] => run.report.checks.filter((c) => c.status === 'failed').map((c) => c.id);
+
+describe('receiver --scheme standard-webhooks', () => {
+  it('a receiver on the official library passes every check, the secret given with or without whsec_', async () => {
+    for (const [receiverSecret, suiteSecret] of [[SECRET, SECRET], [SECRET.slice(6), SECRET], [SECRET, SECRET.slice(6)]] as const) {
+      const run = await check(receiverSecret, suiteSecret);
+      expect(failed(run), run.output).toEqual([]);
+      expect(run.exitCode).toBe(0);
+      expect(run.report.checks.length).toBeGreaterThanOrEqual(20);
+      expect(run.report.checks.every((c) => c.status === 'passed')).toBe(true);
+    }
+  });
+
+  it.each(Object.entries(STANDARD_MUTANTS) as Array<[StandardDefect, string]>)('the mutant %s fails %s', async (defect, meant) => {
+    const run = await check(SECRET, SECRET, defect);
+    expect(run.exitCode).not.toBe(0);
+    expect(failed(run)).toContain(meant);
+  });
+
+  it('refuses a secret that is not base64 and an unknown scheme', async () => {
+    const receiver = await startStandardReceiver(SECRET);
+    running.push(receiver);
+    const bad = await runTarget(['receiver', '--scheme', 'standard-webhooks', '--url', receiver.url, '--secret', 'whsec_not*base64*at*all*but*long*enough*to*pass']).catch((e: Error) => e);
+    expect(String(bad instanceof Error ? bad.message : bad.output)).toMatch(/not a Standard Webhooks secret/);
+  });
+});
