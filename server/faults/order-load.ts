@@ -20,6 +20,8 @@ export interface Sent {
   /** The problem type's last segment, for an error answer. */
   problem?: string;
   orderId?: string;
+  /** The replayed first answer to a repeated Idempotency-Key. */
+  replayed?: boolean;
   retryAfter?: string | null;
   error?: string;
 }
@@ -55,6 +57,7 @@ export async function sendOrder(url: string, creds: Credentials, key: string, ca
     rec.status = r.status;
     rec.retryAfter = r.headers.get('retry-after');
     if (body.orderId) rec.orderId = body.orderId;
+    if (r.headers.get('idempotent-replayed') === 'true') rec.replayed = true;
     if (body.type) rec.problem = body.type.slice(body.type.lastIndexOf('/') + 1);
   } catch (err) {
     rec.error = (err as Error).name === 'TimeoutError' ? 'caller cap' : String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message);

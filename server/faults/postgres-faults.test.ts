@@ -13,7 +13,7 @@
 // outage rows) and 200 again after. Times are reported, not asserted, beyond those bounds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../testing/child-server.ts';
-import { figures, runRow, type Rig, type RowResult, type RowSpec } from './fault-row.ts';
+import { figures, runRow, runShutdownRow, type Rig, type RowResult, type RowSpec } from './fault-row.ts';
 import { startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
 import { LONG_FAULTS, report } from './report.ts';
 
@@ -93,8 +93,8 @@ function reportRow(fault: string, instances: number, r: RowResult): void {
       `RSS growth ${r.rssGrowthMb.join(' / ')} MB; SIGTERM exit ${r.exitMs.map(secs).join(' / ')}`,
     lost: r.lostOrders + r.lostEvents,
     duplicated: r.duplicatedEvents,
-    callerSaw: { ...r.callerSaw, untrue503: r.untrue503, readyz503AtFaultEnd: r.notReadyAtFaultEnd.join('/'), readyWhileStuck: String(r.readyWhileStuck) },
-    notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents}; retried with the same key: ${JSON.stringify(r.settled)}; proxy ${JSON.stringify(r.proxy)}`,
+    callerSaw: { ...r.callerSaw, untrue503: r.untrue503, readyz503InOutage: r.notReadyAtFaultEnd.join('/'), readyWhileStuck: String(r.readyWhileStuck) },
+    notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents}${r.stuck ? ` (${r.stuck})` : ''}; retried with the same key: ${JSON.stringify(r.settled)}; proxy ${JSON.stringify(r.proxy)}`,
   });
 }
 
@@ -108,7 +108,7 @@ function assertRow(fault: Fault, r: RowResult): void {
   expect.soft(r.firstAckAfterHealMs, 'a 201 after the heal').not.toBeNull();
   expect.soft(r.readyAfterHealMs.every((ms) => ms !== null && ms <= f.readyBoundMs), '/readyz 200 again after the heal').toBe(true);
   expect.soft(r.readyWhileStuck, '/readyz 200 while deliveries were stuck').toBe(false);
-  if (fault.outage) expect.soft(r.notReadyAtFaultEnd.every(Boolean), '/readyz 503 by the end of the outage').toBe(true);
+  if (fault.outage) expect.soft(r.notReadyAtFaultEnd.every(Boolean), `/readyz 503 from ${f.notReadyWithinMs / 1000} s into the outage`).toBe(true);
 }
 
 for (const instances of [1, 2]) {
@@ -124,3 +124,21 @@ for (const instances of [1, 2]) {
     }
   });
 }
+
+describe.skipIf(!LONG_FAULTS)('SIGTERM while the database host is blackholed', () => {
+  it(`exits within the grace period (${f.graceMs / 1000} s) plus 1 s; a new instance sends what it left`, async (ctx) => {
+    if (typeof own === 'string') return ctx.skip();
+    const r = await runShutdownRow(own, f);
+    report({
+      fault: `PostgreSQL: SIGTERM 3 s into a blackhole, ${f.ratePerSecond} orders/s`,
+      measured: `${r.acked} orders acknowledged; exit ${r.exitMs === null ? `none within ${(f.graceMs + 1_000) / 1000} s (killed)` : secs(r.exitMs)} after SIGTERM`,
+      lost: r.lostOrders + r.lostEvents,
+      callerSaw: r.callerSaw,
+      notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents}${r.stuck ? ` (${r.stuck})` : ''}, looked for until the first instance's leases expired + ${f.deliveryBoundMs / 1000} s`,
+    });
+    expect(r.acked).toBeGreaterThan(0);
+    expect.soft(r.exitMs, 'exit within grace + 1 s').not.toBeNull();
+    expect.soft(r.lostOrders).toBe(0);
+    expect.soft(r.lostEvents).toBe(0);
+  }, 600_000);
+});
