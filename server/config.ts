@@ -34,6 +34,8 @@ export interface Config {
   databaseMaxQueued: number;
   /** SIGTERM: the process exits within this, whatever still waits (requests, deliveries, the database). */
   shutdownGraceMs: number;
+  /** Every API answer (the event stream aside) within this: 503 for a read, 504 outcome-unknown for a write (0: none). */
+  requestDeadlineMs: number;
   /** How long verified credentials are trusted without the store (0 = ask the store every time). */
   authCacheTtlMs: number;
   /** Bytes of rendered list pages kept per instance (LIST_CACHE_MB; 0 = none; http/page-cache.ts). */
@@ -93,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const databaseMaxQueued = millisSetting(env, 'DATABASE_MAX_QUEUED', 1_024, 1, 1_000_000);
   const shutdownGraceMs = millisSetting(env, 'SHUTDOWN_GRACE_MS', 30_000, 1_000, 600_000);
+  const requestDeadlineMs = millisSetting(env, 'REQUEST_DEADLINE_MS', 6_000, 0, 600_000);
   const databaseUrl = env.DATABASE_URL || null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
@@ -126,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseDeadlines,
     databaseMaxQueued,
     shutdownGraceMs,
+    requestDeadlineMs,
     authCacheTtlMs,
     listCacheBytes: listCacheMb * 1024 * 1024,
     port,

@@ -84,6 +84,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     handlers,
     observe: requestMetrics(metrics),
     validateResponses: config.validateResponses,
+    requestDeadlineMs: config.requestDeadlineMs,
     rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, clock: services.clock }),
     mount: (app) => {
       mountOperatorRoutes(app, { readiness, metrics, token: config.metrics.token, openMetrics: false });

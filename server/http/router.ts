@@ -18,6 +18,7 @@ import { operationStep } from './middleware/operation.ts';
 import { jsonBodyStep } from './middleware/body.ts';
 import { rateLimitStep } from './middleware/rate-limit.ts';
 import { checkResponse } from './middleware/response-check.ts';
+import { requestDeadline } from './middleware/deadline.ts';
 import { testEnvironmentOnlyStep } from './middleware/sandbox.ts';
 import { runSteps, type Step } from './middleware/step.ts';
 import { tenantCheckStep } from './middleware/tenant.ts';
@@ -32,6 +33,8 @@ export interface RouterOptions {
   /** Per-credential limiter, applied after authentication. */
   rateLimiter?: RateLimiter;
   streams: EventStreamSettings;
+  /** Every answer but the event stream's within this (middleware/deadline.ts); 0: none. */
+  requestDeadlineMs?: number;
 }
 
 export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<string, Handler>, services: Services, opts: RouterOptions): void {
@@ -43,7 +46,10 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
 
     // A stream never ends on its own: its answer cannot be read whole to be checked.
     const streams = spec.responses.some((r) => r.contentType === 'text/event-stream');
-    const around: Array<MiddlewareHandler<AppEnv>> = opts.validateResponses && !streams ? [checkResponse(op, services.log)] : [];
+    const around: Array<MiddlewareHandler<AppEnv>> = [
+      ...(opts.requestDeadlineMs && !streams ? [requestDeadline(opts.requestDeadlineMs)] : []),
+      ...(opts.validateResponses && !streams ? [checkResponse(op, services.log)] : []),
+    ];
     const steps: Step[] = [
       // The operation being served, first: request metrics label by it.
       operationStep(spec.operationId),

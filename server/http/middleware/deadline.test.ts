@@ -1,0 +1,43 @@
+import { Hono } from 'hono';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { FakeTimers } from '../../delivery/testing.ts';
+import type { AppEnv } from '../app-env.ts';
+import { problemErrorHandler } from '../errors.ts';
+import { requestDeadline } from './deadline.ts';
+
+function appWith(timers: FakeTimers, handler: () => Promise<Response>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(problemErrorHandler(pino({ level: 'silent' })));
+  app.on(['GET', 'POST'], '/x', requestDeadline(6_000, timers), handler);
+  return app;
+}
+
+const never = (): Promise<Response> => new Promise<Response>(() => undefined);
+
+describe('request deadline', () => {
+  it('answers a read that has not finished by the deadline 503 store-unavailable, a write 504 outcome-unknown', async () => {
+    const timers = new FakeTimers();
+    const app = appWith(timers, never);
+    const read = app.request('/x');
+    const write = app.request('/x', { method: 'POST' });
+    await new Promise((r) => setImmediate(r));
+    expect(timers.delays()).toEqual([6_000, 6_000]);
+    timers.fireAll();
+    const [r, w] = await Promise.all([read, write]);
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('5');
+    expect(await r.json()).toMatchObject({ type: 'https://errors.payments.example/store-unavailable' });
+    expect(w.status).toBe(504);
+    expect(w.headers.get('retry-after')).toBe('2');
+    expect(await w.json()).toMatchObject({ type: 'https://errors.payments.example/outcome-unknown' });
+  });
+
+  it("leaves an answer in time untouched, and its timer cleared", async () => {
+    const timers = new FakeTimers();
+    const app = appWith(timers, async () => new Response('ok', { status: 201 }));
+    const res = await app.request('/x', { method: 'POST' });
+    expect(res.status).toBe(201);
+    expect(timers.delays()).toEqual([]);
+  });
+});
