@@ -84,7 +84,7 @@ export function strictApiChecks(o: StrictApiChecksOptions): Check[] {
   };
   const listUser = (evidence: Exchange[], ctx: CheckContext, query: Record<string, string>, label: string): Promise<ApiResponse> =>
     call(evidence, 'listUserTransactions', { auth: key, query, headers: tenant, label }, ctx);
-  const freshUser = (ctx: CheckContext, label: string): string => `${label}-${subSeed(ctx.seed, label).toString(16)}-${Date.now().toString(36)}`;
+  const freshUser = (ctx: CheckContext, label: string): string => `${label.replace(/[^A-Za-z0-9]/g, "-")}-${subSeed(ctx.seed, label).toString(16)}-${Date.now().toString(36)}`;
 
   // ---- paging: newest first as an order, and no cursor on a full last page -------------------
   check('paging.newest-first-full-last-page', `GET /transactions/users: ${PAGING_RECORDS} transactions come newest first (by createdDate), and a page of exactly ${PAGING_RECORDS} (full, and the last) carries no Next-Cursor`, [NEWEST_FIRST_RULE, LAST_PAGE_RULE], ['createPayout', 'listUserTransactions'], async (ctx, evidence) => {

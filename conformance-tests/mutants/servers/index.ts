@@ -27,6 +27,7 @@ import * as ordersDeduplicatedByBody from './orders-deduplicated-by-body.ts';
 import * as exactJsonMediaType from './exact-json-media-type.ts';
 import * as signsWithCreationSecret from './signs-with-creation-secret.ts';
 import * as resendsFirstSignature from './resends-first-signature.ts';
+import { ROUND_FOUR_SERVER_MUTANTS } from './round-four.ts';
 
 export interface ServerMutant {
   name: string;
@@ -212,4 +213,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['sender.version.url-edit'],
     failsOnly: /^sender\.version\.url-edit$/,
   },
+  ...ROUND_FOUR_SERVER_MUTANTS,
 ];
