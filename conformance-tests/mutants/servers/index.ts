@@ -28,6 +28,7 @@ import * as exactJsonMediaType from './exact-json-media-type.ts';
 import * as signsWithCreationSecret from './signs-with-creation-secret.ts';
 import * as resendsFirstSignature from './resends-first-signature.ts';
 import { ROUND_FOUR_SERVER_MUTANTS } from './round-four.ts';
+import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
 
 export interface ServerMutant {
   name: string;
@@ -214,4 +215,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     failsOnly: /^sender\.version\.url-edit$/,
   },
   ...ROUND_FOUR_SERVER_MUTANTS,
+  ...ROUND_FOUR_SENDER_MUTANTS,
 ];
