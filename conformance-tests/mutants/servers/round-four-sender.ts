@@ -10,7 +10,7 @@ import { SIGNATURE_HEADER } from '../../../signing/signature.ts';
 import { eventIdOf, headerName, resigned, withSender } from './sender-seam.ts';
 import type { Send } from './sender-seam.ts';
 import { wrapApp } from './wrap.ts';
-import type { ServerMutant } from './index.ts';
+import type { ServerMutant } from './mutant.ts';
 
 /** A cycle ends after nine attempts. */
 function stopsAfterNine(services: Services, config: Config): BuiltApp {

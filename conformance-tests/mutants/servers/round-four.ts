@@ -6,7 +6,7 @@ import type { Services } from '../../../server/domain/context.ts';
 import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
 import { wrapApp } from './wrap.ts';
 import type { Inner } from './wrap.ts';
-import type { ServerMutant } from './index.ts';
+import type { ServerMutant } from './mutant.ts';
 
 const USERS = '/transactions/users';
 const PAYOUT = '/transactions/payout';
