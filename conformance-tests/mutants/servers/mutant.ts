@@ -12,4 +12,6 @@ export interface ServerMutant {
   mustFail: string[];
   /** When given, every failed check id must match it: the defect is caught by its own checks, not by chance elsewhere. */
   failsOnly?: RegExp;
+  /** Run the sender target without --skip-slow: the defect is in the 10 s attempt timeout. */
+  slow?: boolean;
 }

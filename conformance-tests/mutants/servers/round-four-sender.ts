@@ -5,6 +5,7 @@ import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
 import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
 import { MAX_ATTEMPTS, nextAttemptAt } from '../../../server/delivery/schedule.ts';
+import { createSender } from '../../../server/delivery/sender.ts';
 import type { SendRequest } from '../../../server/delivery/sender.ts';
 import { SIGNATURE_HEADER } from '../../../signing/signature.ts';
 import { eventIdOf, headerName, resigned, withSender } from './sender-seam.ts';
@@ -16,6 +17,19 @@ import type { ServerMutant } from './mutant.ts';
 function stopsAfterNine(services: Services, config: Config): BuiltApp {
   return buildApp(services, config, {
     delivery: { schedule: (attempt, now, policy) => (attempt >= MAX_ATTEMPTS - 1 ? null : nextAttemptAt(attempt, now, policy)) }, // the defect
+  });
+}
+
+/** Each attempt is cut at 12 s instead of 10 s. */
+function timeoutTwelveSeconds(services: Services, config: Config): BuiltApp {
+  return buildApp(services, config, {
+    delivery: {
+      sender: (opts) => {
+        const real = createSender({ ...opts, timeoutMs: 12_000 }); // the defect
+        // It reports the contract's deadline, so the engine's lease (sized from it) still covers 12 s.
+        return { timeoutMs: opts.timeoutMs ?? 10_000, close: () => real.close(), send: (req) => real.send(req) };
+      },
+    },
   });
 }
 
@@ -99,6 +113,7 @@ const ROTATION = ['sender.rotation.new-secret', 'sender.rotation.callback-secret
 export const ROUND_FOUR_SENDER_MUTANTS: readonly ServerMutant[] = [
   // No failed delivery without ten attempts: the manual retry checks cannot run, and fail.
   { name: 'stops-after-nine', defect: 'a cycle ends after nine attempts', target: 'sender', build: stopsAfterNine, mustFail: ['sender.attempts.exactly-ten'], failsOnly: only(NINE) },
+  { name: 'timeout-12s', defect: 'each attempt is cut at 12 s, not 10 s', target: 'sender', build: timeoutTwelveSeconds, mustFail: ['sender.timeout.10s'], failsOnly: only(['sender.timeout.10s']), slow: true },
   { name: 'only-200-success', defect: 'only a 200 answer delivers; another 2xx is retried', target: 'sender', build: only200, mustFail: ['sender.success.any-2xx'], failsOnly: only(['sender.success.any-2xx']) },
   { name: 'signs-with-previous-too', defect: 'after a rotation the header carries a v1 made with the previous secret beside the new one', target: 'sender', build: signsWithPreviousToo, mustFail: ROTATION, failsOnly: only(ROTATION) },
   { name: 'old-version-new-id', defect: "a delivery left pending by a URL edit is sent to the new URL under a new event id", target: 'sender', build: oldVersionNewId, mustFail: ['sender.version.url-edit'], failsOnly: only(['sender.version.url-edit']) },
