@@ -19,6 +19,7 @@ import { createTargetRegistry } from '../conformance/targets.ts';
 import { SUBTLE_RECEIVERS, startAcceptsEverything, startFailsDuplicates, startIgnoresEventId, startStaleTimestamps, startWithKnobs } from './mutants/receivers/index.ts';
 import type { MutantOptions, RunningReceiver } from './mutants/receivers/index.ts';
 import { MALFORMED_SIGNATURES } from '../conformance/receiver/checks.ts';
+import { LOOSE_TIMESTAMPS } from '../conformance/receiver/strict.ts';
 
 const SECRET = 'whsec_Y29uZm9ybWFuY2UtcmVjZWl2ZXItY3VycmVudC1zZWNyZXQ';
 const PREVIOUS_SECRET = 'whsec_Y29uZm9ybWFuY2UtcmVjZWl2ZXItcHJldmlvdXMtc2VjcmV0';
@@ -98,6 +99,11 @@ function exactRejectIds(channel: string): string[] {
     'digest.several-all-wrong',
     ...(withBodyId ? ['created-at.fresh-event-stale-t', 'event-id.uppercase', 'event-id.last-char-changed', 'event-id.extra-char', 'event-id.truncated', 'event-id.body-whitespace'] : []),
   ].map((slug) => `receiver.verification.${channel}.${slug}`);
+}
+
+/** The checks of strict.ts that send a request the receiver must refuse (without a previous secret). */
+function strictRejectIds(channel: string): string[] {
+  return ['header.t-twice', ...LOOSE_TIMESTAMPS.map((f) => `header.t-${f.slug}`), 'signature-before-duplicates'].map((slug) => `receiver.verification.${channel}.${slug}`);
 }
 
 describe('receiver target against the example merchant receiver', () => {
@@ -180,7 +186,9 @@ describe('receiver target against the example merchant receiver', () => {
     ]);
     expect(run.code).toBe(0);
     const skipped = run.report.checks.filter((c) => c.status === 'skipped');
-    expect(skipped.map((c) => c.id).sort()).toEqual([`receiver.rotation.${orderChannel}`, `receiver.rotation.${callbackChannel}`]);
+    expect(skipped.map((c) => c.id).sort()).toEqual(
+      [`receiver.rotation.${orderChannel}`, `receiver.rotation.${callbackChannel}`, ...[orderChannel, callbackChannel].map((c) => `receiver.verification.${c}.rotation.previous-secret-window`)].sort(),
+    );
     expect(skipped[0]?.reason).toMatch(/no previous secret/);
     const rule8 = run.report.coverage.find((c) => c.id === 'interface#signatures-8');
     expect(rule8?.status).toBe('not_reached');
@@ -199,8 +207,10 @@ describe('receiver target against broken receivers', () => {
         `receiver.verification.${orderChannel}.event-id-mismatch`,
         `receiver.verification.${orderChannel}.missing-event-id`,
         ...exactRejectIds(orderChannel),
+        ...strictRejectIds(orderChannel),
         ...signatureCheckIds(callbackChannel),
         ...exactRejectIds(callbackChannel),
+        ...strictRejectIds(callbackChannel),
       ],
     ],
     [

@@ -14,7 +14,7 @@ import type { ServerMutant } from './servers/index.ts';
 
 /** Ten attempts of the real schedule in about 6 s; the 10 s attempt timeout is not scaled. */
 const ENV = { WEBHOOK_RETRY_SCALE: '0.0001' };
-/** The slow-answer check runs once, in conformance/sender/sender.test.ts; no mutant concerns it. */
+/** The slow-answer check runs in conformance-tests/sender.test.ts and for the mutants marked `slow` (the 10 s timeout). */
 const SENDER_EXTRA = ['--skip-slow'];
 /**
  * Mutant runs side by side share two cores (and other suites): answers can take seconds. A
@@ -38,17 +38,17 @@ async function slot<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function runAgainst(target: 'api' | 'sender', build?: ServerMutant['build']): Promise<TargetRun> {
-  return slot(() => runOnce(target, build));
+function runAgainst(target: 'api' | 'sender', build?: ServerMutant['build'], slow = false): Promise<TargetRun> {
+  return slot(() => runOnce(target, build, slow));
 }
 
-async function runOnce(target: 'api' | 'sender', build?: ServerMutant['build']): Promise<TargetRun> {
+async function runOnce(target: 'api' | 'sender', build?: ServerMutant['build'], slow = false): Promise<TargetRun> {
   const opts: TestServerOptions = { env: ENV, ...(build ? { build } : {}) };
   const server: TestServer = await startTestServer(opts);
   const sink = await startSink();
   try {
     const a = await server.newTenant('Tenant A');
-    if (target === 'sender') return await runTarget(senderArgs(server, a, [...SENDER_EXTRA, ...LOADED_MACHINE]));
+    if (target === 'sender') return await runTarget(senderArgs(server, a, [...(slow ? [] : SENDER_EXTRA), ...LOADED_MACHINE]));
     const b = await server.newTenant('Tenant B');
     return await runTarget([...(await apiArgs(server, a, b, sink.url)), ...LOADED_MACHINE]);
   } finally {
@@ -78,7 +78,7 @@ describe('the bundled server passes (the control for every mutant, with the same
 describe.concurrent('each mutant fails the checks of the rule it breaks', () => {
   for (const mutant of SERVER_MUTANTS) {
     it(`${mutant.name} (${mutant.defect}): ${mutant.target} target fails ${mutant.mustFail.join(', ')}`, async ({ expect }) => {
-      const run = await runAgainst(mutant.target, mutant.build);
+      const run = await runAgainst(mutant.target, mutant.build, mutant.slow === true);
       const failed = idsWith(run.report, 'failed');
       console.log(`${mutant.target} target, mutant ${mutant.name}: ${counts(run.report)}; failed: ${failed.join(', ')}`);
       expect(failed, run.output).toEqual(expect.arrayContaining(mutant.mustFail));

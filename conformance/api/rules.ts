@@ -37,6 +37,9 @@ export const API_CATALOGUE = [
   entry('orders#idempotency-replay', ORDERS_API, 'POST /v2/orders, Retries: the same Idempotency-Key and body replays the first answer; another body is 422 idempotency-key-reused'),
   entry('orders#idempotency-json', ORDERS_API, 'POST /v2/orders, Retries: the same body is compared as JSON (key order and white space do not matter)'),
   entry('orders#no-key', ORDERS_API, 'POST /v2/orders, Retries: without an Idempotency-Key every request creates an order'),
+  entry('orders#idempotency-tenant', ORDERS_API, 'POST /v2/orders, Retries: keys are scoped to the tenant environment'),
+  entry('transactions#paging', 'transactions.openapi.yaml', 'GET /transactions/users: newest first by createdDate; the last page has no Next-Cursor'),
+  entry('orders#newest-first', ORDERS_API, 'GET /v2/events: order events newest first'),
 ] as const;
 
 export const API = ruleBook('api', API_CATALOGUE);
@@ -233,4 +236,48 @@ export const MEDIA_TYPE_RULE: ApiRule = {
   covers: ['product#json-body'],
   source: 'common/problem-types.yaml#/unsupported-media-type; RFC 9110 § 8.3.1 (Media Type)',
   quote: 'Request bodies must be application/json. The type and subtype tokens are case-insensitive; parameters (charset=utf-8) may follow.',
+};
+
+// ---- round four (api/strict.ts) ------------------------------------------------------------
+
+export const LAST_PAGE_RULE: ApiRule = {
+  covers: ['transactions#paging'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
+  quote: 'When older records remain, the answer carries a Next-Cursor header ... the last page has no Next-Cursor.',
+};
+
+export const NEWEST_FIRST_RULE: ApiRule = {
+  covers: ['transactions#paging'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get',
+  quote: 'Lists the transactions of a user in the tenant environment, newest first (by createdDate), at most limit of them.',
+};
+
+export const EVENTS_NEWEST_FIRST_RULE: ApiRule = {
+  covers: ['orders#newest-first'],
+  source: 'orders.openapi.yaml#/paths/~1v2~1events/get',
+  quote: 'Lists every order event of the tenant environment, newest first',
+};
+
+export const EXACT_AMOUNT_RULE: ApiRule = {
+  covers: ['product#amounts'],
+  source: 'transactions.openapi.yaml#/info/description (Money)',
+  quote: 'The service stores each amount as the exact decimal that was sent, never rounds it through binary floating point, and answers it unchanged.',
+};
+
+export const AMOUNT_DIGITS_RULE: ApiRule = {
+  covers: ['product#amounts', 'product#validation'],
+  source: 'common/schemas.yaml#/Amount (x-decimal maxSignificantDigits 15)',
+  quote: 'Greater than zero, at most 8 decimal places and at most 15 significant digits, so that the value is exact in every JSON parser (no binary rounding).',
+};
+
+export const IDEMPOTENCY_TENANT_RULE: ApiRule = {
+  covers: ['orders#idempotency-tenant'],
+  source: ORDERS_RETRIES,
+  quote: 'The first request with a key creates the order ... Keys are scoped to the tenant environment and kept with the order.',
+};
+
+export const WRITE_ISOLATION_RULE: ApiRule = {
+  covers: ['product#isolation'],
+  source: 'orders.openapi.yaml#/info/description',
+  quote: 'nothing of one tenant environment is ever visible to another: an order of another tenant environment answers 404, exactly like an unknown id.',
 };

@@ -14,6 +14,7 @@ import { API_CATALOGUE } from './rules.ts';
 import { statefulChecks } from './stateful.ts';
 import { orderRetryChecks } from './order-retries.ts';
 import { mediaTypeChecks } from './media-type.ts';
+import { strictApiChecks } from './strict.ts';
 import { ApiState } from './state.ts';
 
 export interface ApiTargetDeps {
@@ -121,6 +122,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...orderRetryChecks({ operations, state, client, creds, skipStateful }),
         ...mediaTypeChecks({ state, client, skipStateful }),
         ...errorChecks({ operations, state, client, creds, skipStateful, ...(limited ? { limited } : {}) }),
+        ...strictApiChecks({ state, client, creds, skipStateful, ...(other ? { other } : {}) }),
       ];
       const apis = [...new Set(operations.map((o) => o.api))];
       const notes = [

@@ -11,6 +11,7 @@ import { signedHeader } from '../core/signature.ts';
 import { subSeed } from '../core/seed.ts';
 import { EventFactory, tamper } from './events.ts';
 import { exactChecks } from './exact.ts';
+import { strictChecks } from './strict.ts';
 import { MALFORMED_SIGNATURES, acceptedOrFailure, answered, article, rejectedOutcome, type ChannelEndpoints, type Endpoint } from './verdicts.ts';
 import type { EventSample } from './events.ts';
 import {
@@ -302,6 +303,8 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
 
   // ---- every verification rule, to the letter (exact.ts) ---------------------------------
   checks.push(...exactChecks({ channels: opts.channels, endpoints: opts.endpoints, seed: opts.seed, timeoutMs: opts.timeoutMs, now }));
+  // ---- inputs the service never sends: strict.ts ------------------------------------------
+  checks.push(...strictChecks({ channels: opts.channels, endpoints: opts.endpoints, seed: opts.seed, timeoutMs: opts.timeoutMs, now }));
 
   return checks;
 }

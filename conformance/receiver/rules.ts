@@ -16,6 +16,7 @@ export const RECEIVER_CATALOGUE = [
   entry('interface#delivery-5', INTERFACE, 'Delivery rules, rule 5 (a review event stops automatic fulfilment)', MERCHANT_SIDE),
   entry('interface#receiver-2xx', INTERFACE, 'Webhook receiver: 2xx only after durably accepting the event'),
   entry('interface#errors-receiver-reject', INTERFACE, 'Errors: webhook receiver | signature invalid, or timestamp outside 300 seconds'),
+  entry('asyncapi#versioning-2', ASYNCAPI_FILE, 'Versioning, rule 2 (forward compatible payloads: unknown fields ignored, an unknown reviewReason is a review)'),
 ] as const;
 
 export const RECEIVER = ruleBook('receiver', RECEIVER_CATALOGUE);
@@ -105,4 +106,18 @@ export const EVENT_ID_HEADER_RULE: ReceiverRule = {
   source: `${INTERFACE} § Request headers on each webhook delivery`,
   covers: ['interface#signatures-7'],
   quote: 'Service-Event-Id | equals the id of the JSON body',
+};
+
+/** AsyncAPI "Versioning", rule 2: payloads within v2 are forward compatible. */
+export const FORWARD_COMPATIBILITY: ReceiverRule = {
+  source: `${ASYNCAPI_FILE}#/info/description (Versioning, rule 2)`,
+  covers: ['asyncapi#versioning-2'],
+  quote: 'Within v2 the payloads are forward compatible: an event may gain optional fields, and reviewReason may gain values, without a new version. Ignore the fields you do not know and treat an unknown reviewReason as a review.',
+};
+
+/** The review message's own wording of the same rule. */
+export const UNKNOWN_REVIEW_REASON: ReceiverRule = {
+  source: `${ASYNCAPI_FILE}#/components/messages/orderPaymentReviewRequired`,
+  covers: ['asyncapi#versioning-2'],
+  quote: 'data.reviewReason is present when a reason exists (current values: order_cancelled, deposit_revoked, late_or_missing_inclusion; treat unknown values as a review too).',
 };

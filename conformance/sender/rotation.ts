@@ -17,6 +17,8 @@ import type { SenderRule } from './rules.ts';
 import { StepFailed } from './session.ts';
 import type { Endpoint, SenderSession } from './session.ts';
 import { asExchange, eventIdOf, parseBody, signatureProblems } from './verify.ts';
+import { readSignature } from '../core/signature.ts';
+import { SIGNATURE_HEADER } from '../../signing/signature.ts';
 
 /** Adds a check through defineCheck, with the sender's handling of a failed step (checks.ts). */
 export type AddCheck = (id: string, group: string, title: string, rules: SenderRule[], run: (ctx: CheckContext) => Promise<CheckOutcome>) => void;
@@ -98,6 +100,10 @@ function judge(later: Received[], inFlight: Received, secrets: { previous?: stri
   const withPrevious = (r: Received): boolean => secrets.previous !== undefined && signatureProblems(r, secrets.previous).length === 0;
   for (const [i, r] of later.entries()) {
     const problems = signatureProblems(r, secrets.secret);
+    const count = v1Count(r);
+    if (problems.length === 0 && count > 1) {
+      return fail(`${what} (attempt ${i + 1} after the rotation) carries ${count} v1 values: after a rotation the header carries one v1, made with the new secret (only a request already in flight may carry the previous one)`, rule, shown);
+    }
     if (problems.length === 0) continue;
     if (withPrevious(r)) return fail(`${what} (attempt ${i + 1} after the rotation) is signed with the previous secret: the previous secret stops signing new attempts at once; only a request already in flight at the rotation may carry it`, rule, shown);
     return fail(`${what} (attempt ${i + 1} after the rotation): ${problems.join('; ')}`, SIGNATURE_RULE, shown);
@@ -126,4 +132,12 @@ function holdFirst(heldStatus: number, status: number): { responder: Responder; 
       waiting = null;
     },
   };
+}
+
+/** How many v1 values the Service-Signature of `r` carries (0 when it is missing or malformed). */
+function v1Count(r: Received): number {
+  const name = Object.keys(r.headers).find((h) => h.toLowerCase() === SIGNATURE_HEADER.toLowerCase());
+  const value = name === undefined ? undefined : r.headers[name];
+  const read = typeof value === 'string' ? readSignature(value) : { malformed: 'missing' };
+  return 'malformed' in read ? 0 : read.v1.length;
 }

@@ -137,3 +137,10 @@ export const CALLBACK_ROTATION_RULE: SenderRule = {
   quote:
     'The previous secret stops signing new attempts at once; pending callbacks are not disabled, their next attempts are signed with the new secret. A request already in flight may still carry a signature made with the previous secret.',
 };
+
+/** "Webhook delivery states" and "Webhook receiver": any 2xx delivers (sender/success.ts). */
+export const ANY_2XX_RULE: SenderRule = {
+  source: `${INTERFACE} § Webhook delivery states (pending → delivered); § Webhook receiver (served by the merchant)`,
+  covers: ['interface#delivery-1'],
+  quote: 'pending | endpoint returns 2xx | any attempt | delivered. delivered means only that the endpoint returned 2xx. The receiver answers any 2xx status only after durably accepting the event.',
+};

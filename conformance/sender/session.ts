@@ -3,6 +3,7 @@
 // updating the active one and rotating its secret to learn it), moves it from scenario to
 // scenario (a URL edit per scenario, so a scenario never receives another's deliveries), and
 // triggers events through the v2 order API and the sandbox.
+import { writeFileSync } from 'node:fs';
 import type { Exchange } from '../core/check.ts';
 import { ApiClient } from '../core/openapi/client.ts';
 import type { ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
@@ -41,6 +42,8 @@ export interface SessionOptions {
   timeoutMs: number;
   /** The endpoint's signatureScheme to set (--scheme); left as it is when absent. */
   scheme?: string;
+  /** Where to write the callback secret the run's rotation issues (--save-callback-secret), for the next run. */
+  saveCallbackSecret?: string;
 }
 
 export interface Endpoint {
@@ -84,7 +87,8 @@ export class SenderSession {
   async #call(operationId: string, auth: Auth, change: (p: RequestParts) => RequestParts, label: string, evidence: Exchange[], signal?: AbortSignal): Promise<ApiResponse & { parts: RequestParts }> {
     const op = this.#ops.get(operationId);
     if (!op) throw new StepFailed(`the contract has no operation ${operationId}`, evidence, true);
-    const seed = subSeed(this.#o.seed, `${operationId}#${++this.#counter}`);
+    // The run token keeps identifiers (thirdPartyId, txHash) new in every run against the same tenant.
+    const seed = subSeed(this.#o.seed, `${this.#o.runToken}/${operationId}#${++this.#counter}`);
     const parts = change(exampleRequest(op, { seed, tenantId: this.#o.creds.tenantId }));
     const res = await this.client.call(op, { auth, ...parts, label }, signal);
     evidence.push(res.exchange);
@@ -147,7 +151,10 @@ export class SenderSession {
   /** Rotates the tenant environment's callback secret; answers the new one. */
   async rotateCallbackSecret(evidence: Exchange[], signal?: AbortSignal): Promise<string> {
     const res = await this.#call('rotateCallbackSecret', this.#member(), (p) => p, 'rotate the callback secret', evidence, signal);
-    return String((res.json as Json).secret);
+    const secret = String((res.json as Json).secret);
+    // Written at once, readable by the owner only: the next run passes it as --callback-secret file:PATH.
+    if (this.#o.saveCallbackSecret !== undefined) writeFileSync(this.#o.saveCallbackSecret, `${secret}\n`, { mode: 0o600 });
+    return secret;
   }
 
   async disable(evidence: Exchange[], signal?: AbortSignal): Promise<void> {

@@ -46,7 +46,8 @@ shown at creation and rotation), and triggers events through the v2 order API an
   signed with the new secret alone; the callback secret rotated while a callback is in
   flight: its next attempt is signed with the new one. Both secrets stay rotated;
 - the endpoint disabled: no delivery. The run leaves the endpoint disabled.
-Secrets and tokens can be given as env:NAME.`,
+Secrets and tokens can be given as env:NAME or file:PATH. The run rotates the callback secret:
+to run again, give --save-callback-secret FILE and then --callback-secret file:FILE.`,
     options: {
       'base-url': { type: 'string', value: 'URL', description: 'the Transactions API and the sandbox' },
       'orders-url': { type: 'string', value: 'URL', description: 'the v2 order API and webhook management', defaultText: '--base-url' },
@@ -60,6 +61,11 @@ Secrets and tokens can be given as env:NAME.`,
         type: 'string',
         value: 'S',
         description: "the tenant environment's current callback secret, to verify the payout-completed callback (the sender target's rotation.callback-secret check and the api target's rotateCallbackSecret check rotate it: give the current one to each run)",
+      },
+      'save-callback-secret': {
+        type: 'string',
+        value: 'FILE',
+        description: 'write the callback secret the run rotates to FILE (mode 600); the next run gives --callback-secret file:FILE',
       },
       'skip-slow': { type: 'boolean', description: 'skip the check that holds an answer for 10 s' },
       'wait-ms': { type: 'string', value: 'N', description: 'how long to wait for an expected delivery', defaultText: '30000' },
@@ -109,6 +115,7 @@ Secrets and tokens can be given as env:NAME.`,
         seed: ctx.seed,
         timeoutMs,
         ...(optionalString(values, 'scheme') !== undefined ? { scheme: optionalString(values, 'scheme') } : {}),
+        ...(typeof values['save-callback-secret'] === 'string' ? { saveCallbackSecret: values['save-callback-secret'] } : {}),
       });
       const checks = senderChecks({
         session,

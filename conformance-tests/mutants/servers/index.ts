@@ -2,9 +2,6 @@
 // introduced through a narrow seam (a Hono middleware around the app, or an injected Sender or
 // retry schedule of the delivery engine), and the checks of the suite that must catch it.
 // conformance/mutants/mutants.test.ts runs the relevant target against each one.
-import type { Config } from '../../../server/config.ts';
-import type { Services } from '../../../server/domain/context.ts';
-import type { BuiltApp } from '../../../server/app/build-app.ts';
 import * as followsRedirects from './follows-redirects.ts';
 import * as missingHashAccepted from './missing-hash-accepted.ts';
 import * as retriesPastTen from './retries-past-ten.ts';
@@ -27,17 +24,11 @@ import * as ordersDeduplicatedByBody from './orders-deduplicated-by-body.ts';
 import * as exactJsonMediaType from './exact-json-media-type.ts';
 import * as signsWithCreationSecret from './signs-with-creation-secret.ts';
 import * as resendsFirstSignature from './resends-first-signature.ts';
+import type { ServerMutant } from './mutant.ts';
+import { ROUND_FOUR_SERVER_MUTANTS } from './round-four.ts';
+import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
 
-export interface ServerMutant {
-  name: string;
-  defect: string;
-  target: 'api' | 'sender';
-  build: (services: Services, config: Config) => BuiltApp;
-  /** Check ids that must fail against this mutant. */
-  mustFail: string[];
-  /** When given, every failed check id must match it: the defect is caught by its own checks, not by chance elsewhere. */
-  failsOnly?: RegExp;
-}
+export type { ServerMutant } from './mutant.ts';
 
 export const SERVER_MUTANTS: readonly ServerMutant[] = [
   {
@@ -212,4 +203,6 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['sender.version.url-edit'],
     failsOnly: /^sender\.version\.url-edit$/,
   },
+  ...ROUND_FOUR_SERVER_MUTANTS,
+  ...ROUND_FOUR_SENDER_MUTANTS,
 ];
