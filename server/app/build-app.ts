@@ -100,7 +100,12 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     readiness,
     async start() {
       // An API-only instance (DELIVERY_WORKER=off) leaves its queued deliveries to the others.
-      if (config.deliveryWorker) engine.start();
+      if (config.deliveryWorker) {
+        // What the last process held when it died goes out now (SQLite), not when its leases expire.
+        const released = await store.queue.releaseOrphaned();
+        if (released > 0) services.log.info({ released }, 'gave back the leases of the previous process');
+        engine.start();
+      }
       readiness.serving(store);
     },
     endStreams() {

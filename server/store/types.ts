@@ -252,6 +252,15 @@ export interface DeliveryQueue {
   completeAndClaim(owner: string, completions: readonly Completion[], claim: ClaimOptions | null): Promise<CompleteAndClaim>;
   /** Gives leased deliveries back (drain on shutdown) without counting an attempt. */
   release(owner: string, deliveryIds: readonly string[]): Promise<void>;
+  /**
+   * Called by a process as it starts its delivery worker: gives back the leases that no live
+   * worker can hold, without counting an attempt, so what was in flight when the last process
+   * died goes out at once instead of after its leases expire. SQLite: every lease (the file
+   * has one owner, this process, so any lease in it died with the one before). PostgreSQL:
+   * none (other instances may hold live leases; a dead one's expire on their own). Returns
+   * how many were given back.
+   */
+  releaseOrphaned(): Promise<number>;
   /** When the next pending delivery is due (including expiring leases), or null. */
   nextDueAt(): Promise<Millis | null>;
   /** Pending deliveries by state at `now`, for the operator's metrics (queue-sql.ts: STATS). */

@@ -175,6 +175,8 @@ export class PostgresStore implements Store {
           // Other instances' workers may be waiting on these destinations too.
           await new Conn(this.queuePool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
+      // Other instances may hold live leases: a dead instance's expire on their own.
+      releaseOrphaned: () => Promise.resolve(0),
       nextDueAt: () => this.track(() => queue.nextDueAt(this.queuePool)),
       stats: (now) => this.track(() => queue.stats(this.pool, now)),
     };

@@ -65,6 +65,11 @@ export class SqliteStore implements Store {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
         if (released > 0) this.listeners.wake();
       },
+      releaseOrphaned: async () => {
+        const released = await this.exclusive(() => queue.releaseAll(this.db));
+        if (released > 0) this.listeners.wake();
+        return released;
+      },
       nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), false),
       stats: (now) => this.exclusive(() => queue.stats(this.db, now), false),
     };
