@@ -168,6 +168,9 @@ async function vocabulary(): Promise<string> {
   const orders = docs.find((d) => d.name === 'orders');
   if (!orders) throw new Error('the orders document is missing');
   const cursorMax = numberAt(schemaIn(orders.raw, 'StreamCursor', rel(orders.file)).maxLength, 'StreamCursor.maxLength');
+  const retention = asObject(asObject(orders.raw.info)['x-retention']);
+  const activity = asObject(retention.activityDays);
+  const retentionOf = `{ activityDays: { live: ${numberAt(activity.live, 'info.x-retention.activityDays.live')}, test: ${numberAt(activity.test, 'info.x-retention.activityDays.test')} }, idempotencyKeyHours: ${numberAt(retention.idempotencyKeyHours, 'info.x-retention.idempotencyKeyHours')} }`;
   const list = (values: readonly string[]): string => `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
   return (
     tsHeader('spec/') +
@@ -193,7 +196,9 @@ async function vocabulary(): Promise<string> {
     `/** Longest webhook URL (\`WebhookUrl.maxLength\`). */\n` +
     `export const WEBHOOK_URL_MAX_LENGTH = ${urlMax};\n` +
     `/** Longest event stream cursor (\`StreamCursor.maxLength\`). */\n` +
-    `export const STREAM_CURSOR_MAX_LENGTH = ${cursorMax};\n`
+    `export const STREAM_CURSOR_MAX_LENGTH = ${cursorMax};\n` +
+    `\n/** How long events, deliveries and attempts (per environment) and Idempotency-Keys are kept (orders \`info.x-retention\`). */\n` +
+    `export const RETENTION = ${retentionOf} as const;\n`
   );
 }
 

@@ -172,7 +172,9 @@ export interface paths {
          *     webhooks and payout-completed callbacks, of every endpoint and version. The portal
          *     shows five at a time ("Load 5 more" passes `nextCursor`).
          *
-         *     - Activity remains visible after the endpoint is disabled.
+         *     - Activity remains visible after the endpoint is disabled, for 30 days in `live`
+         *       and 7 days in `test` (the events' retention, `GET /v2/events`): an older delivery
+         *       that is no longer pending is removed with its attempts, and answers `404`.
          *     - `q` searches by exact match on an order id, a merchant reference or an event id
          *       (no prefix or partial match); no match is an empty page.
          *     - A missing delivery does not prove that no order changed: without an active
