@@ -292,6 +292,26 @@ export interface OrderCreation {
 /** What createOrder did: the order went in with its number, or its key was already taken (nothing written). */
 export type OrderCreated = { created: true; order: OrderRecord; delivery: boolean } | { created: false };
 
+/** What Store.prune removes: rows created before the cutoffs (epoch milliseconds). */
+export interface PruneRequest {
+  /** Events, deliveries and their attempts created before this, per environment name. */
+  activityBefore: Readonly<Record<EnvironmentName, Millis>>;
+  /** Idempotency keys created before this. */
+  keysBefore: Millis;
+  /** At most this many deliveries, events and keys each (attempts go with their deliveries). */
+  limit: number;
+}
+
+export interface PruneResult {
+  /** false when another instance held the pruning lock (PostgreSQL): nothing was done. */
+  ran: boolean;
+  deleted: { events: number; deliveries: number; attempts: number; idempotencyKeys: number };
+  /** A table had `limit` expired rows or more: call again for the rest. */
+  more: boolean;
+  /** created_at of the oldest event and delivery left (null when none). */
+  oldest: { events: Millis | null; deliveries: Millis | null };
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Applies the numbered migrations that are not applied yet. */
@@ -331,6 +351,13 @@ export interface Store {
    * event stream's wake-up. Another instance's commits are not heard (the stream polls too).
    */
   onEventsRecorded(listener: (environmentId: string) => void): () => void;
+  /**
+   * Removes one bounded batch of expired rows (retention.ts: the rules) in one short
+   * transaction: deliveries that are not pending with their attempts and leases, events no
+   * delivery refers to any more, idempotency keys. Orders and transactions are never removed.
+   * One instance at a time on PostgreSQL (an advisory lock; another gets ran: false).
+   */
+  prune(req: PruneRequest): Promise<PruneResult>;
   close(): Promise<void>;
 }
 

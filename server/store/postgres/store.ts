@@ -20,7 +20,7 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, OrderCreated, OrderCreation, ReadTx, Store, Tx } from '../types.ts';
+import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { realTimers, type Timers } from '../../timers.ts';
@@ -28,6 +28,7 @@ import { PgGroupCommitter, type Attempt, type Bulk } from './group-commit.ts';
 import { bulkOrders } from './bulk-orders.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
+import { prune } from './prune.ts';
 
 import { OrderNumbers } from './order-numbers.ts';
 import { postgresHooks, postgresSql } from './sql.ts';
@@ -270,6 +271,10 @@ export class PostgresStore implements Store {
 
   onEventsRecorded(listener: (environmentId: string) => void): () => void {
     return this.listeners.addEvents(listener);
+  }
+
+  prune(req: PruneRequest): Promise<PruneResult> {
+    return this.track(() => prune(this.pool, req));
   }
 
   async close(): Promise<void> {
