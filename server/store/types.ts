@@ -148,8 +148,25 @@ export interface DeliveryRepo {
   attempts(deliveryId: string): Promise<AttemptRecord[]>;
   /** Pending deliveries of the endpoint with a version below `version` become disabled. Returns how many. */
   disableOlderVersions(endpointId: string, version: number, now: Millis): Promise<number>;
-  /** A failed delivery starts a new cycle: pending, attemptCount 0, cycle+1, due now, at the given url/version. */
-  restart(d: { id: string; environmentId: string; endpointId: string | null; endpointVersion: number | null; url: string; now: Millis }): Promise<boolean>;
+  /**
+   * A failed delivery (or a delivered one, with `delivered`) starts a new cycle: pending,
+   * attemptCount 0, cycle+1, due at `dueAt` (default now), at the given url/version.
+   */
+  restart(d: {
+    id: string;
+    environmentId: string;
+    endpointId: string | null;
+    endpointVersion: number | null;
+    url: string;
+    now: Millis;
+    dueAt?: Millis;
+    delivered?: boolean;
+  }): Promise<boolean>;
+  /**
+   * The order-event deliveries of the endpoint (any version) created in [since, until) that
+   * are failed (or failed or delivered, with `delivered`), oldest first, at most `limit`.
+   */
+  recoverable(environmentId: string, q: { endpointId: string; since: Millis; until: Millis; delivered: boolean; limit: number }): Promise<DeliveryRecord[]>;
 }
 
 export interface Tx {
@@ -173,7 +190,7 @@ export interface ReadTx {
   orders: Pick<OrderRepo, 'get' | 'findIdempotencyKey'>;
   events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter'>;
   endpoints: Pick<EndpointRepo, 'get' | 'getActive' | 'list'>;
-  deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts'>;
+  deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts' | 'recoverable'>;
 }
 
 // ---- Delivery queue (outside domain transactions) --------------------------------------
