@@ -13,7 +13,7 @@ export function deliveryHref(deliveryId: string): string {
   return `/portal/webhooks/deliveries/${encodeURIComponent(deliveryId)}`;
 }
 
-export function endpointHref(endpointId: string, action: 'edit' | 'disable' | 'rotate' | 'test'): string {
+export function endpointHref(endpointId: string, action: 'edit' | 'disable' | 'rotate' | 'test' | 'recover'): string {
   return `/portal/webhooks/endpoints/${encodeURIComponent(endpointId)}/${action}`;
 }
 
@@ -94,6 +94,7 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
           </a>
         </div>
       ) : null}
+      {props.canManage ? <RecoverForm endpointId={e.id} csrf={props.csrf} /> : null}
       <p class="muted small">
         The signing secret is shown only once, when the endpoint is created and at each rotation. No copy of it is available here; if it is lost,
         Rotate secret issues a new one.
@@ -155,7 +156,30 @@ function EarlierEndpoints(props: { views: EndpointView[] }) {
   );
 }
 
-export type Done = 'test-sent' | 'url-changed' | 'disabled';
+/** The periods the portal's Recover button offers, in hours (the API takes any window). */
+export const RECOVER_PERIODS: Readonly<Record<string, string>> = { '24': 'the last 24 hours', '72': 'the last 3 days', '168': 'the last 7 days', '720': 'the last 30 days' };
+
+/** Sends the endpoint's failed deliveries of a recent period again (POST …/recover). */
+function RecoverForm(props: { endpointId: string; csrf: string }) {
+  return (
+    <form method="post" action={endpointHref(props.endpointId, 'recover')} class="actions" data-testid="recover-form">
+      <CsrfField token={props.csrf} />
+      <label>
+        Failed deliveries of{' '}
+        <select name="hours" data-testid="recover-hours">
+          {Object.entries(RECOVER_PERIODS).map(([hours, label]) => (
+            <option value={hours}>{label}</option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="button" data-testid="recover">
+        Recover
+      </button>
+    </form>
+  );
+}
+
+export type Done = 'test-sent' | 'url-changed' | 'disabled' | 'recovered';
 
 const DONE: Record<Done, { title: string; detail: string }> = {
   'test-sent': {
@@ -165,6 +189,10 @@ const DONE: Record<Done, { title: string; detail: string }> = {
   'url-changed': {
     title: 'URL changed',
     detail: 'The endpoint has a new version. Pending deliveries of the previous version are now disabled; failed ones can be retried to the new URL.',
+  },
+  recovered: {
+    title: 'Recovery queued',
+    detail: 'The failed deliveries of that period go again, each in a new cycle with its event id, paced so your receiver is not flooded. The activity shows them as they are sent.',
   },
   disabled: {
     title: 'Endpoint disabled',
