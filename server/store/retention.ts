@@ -34,10 +34,13 @@ const DELETE_LEASES = `DELETE FROM delivery_leases WHERE delivery_seq IN (SELECT
 const DELETE_ATTEMPTS = `DELETE FROM delivery_attempts WHERE delivery_id IN (${EXPIRED_DELIVERIES})`;
 const DELETE_DELIVERIES = `DELETE FROM deliveries WHERE environment_id = $1 AND seq <= $2 AND created_at < $3 AND state <> 'pending'`;
 
-// Events that no delivery refers to any more (a pending delivery keeps its event).
+// Events that no delivery refers to any more (a pending delivery keeps its event). A scalar
+// subquery, not NOT EXISTS: PostgreSQL turned NOT EXISTS into a hash anti-join that read every
+// delivery of the table per batch (EXPLAIN, 26 000 deliveries: 14-29 ms, growing with the
+// table); the subquery is one probe of deliveries_event per event of the window (1.7 ms).
 const EVENT_WINDOW = `SELECT seq, created_at FROM events WHERE environment_id = $1 ORDER BY seq LIMIT $2`;
 const DELETE_EVENTS = `DELETE FROM events WHERE environment_id = $1 AND seq <= $2 AND created_at < $3
-  AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id)`;
+  AND (SELECT count(*) FROM deliveries d WHERE d.event_id = events.id) = 0`;
 
 const OLDEST_EVENT = 'SELECT created_at FROM events ORDER BY seq LIMIT 1';
 const OLDEST_DELIVERY = 'SELECT created_at FROM deliveries ORDER BY seq LIMIT 1';
