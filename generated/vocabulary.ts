@@ -28,3 +28,8 @@ export const MAX_DELIVERY_ATTEMPTS = 10;
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
 /** Longest event stream cursor (`StreamCursor.maxLength`). */
 export const STREAM_CURSOR_MAX_LENGTH = 200;
+/** Deliveries one recovery request queues at most (`DeliveryRecovery.recovered.maximum`), and the time between their due times (`x-spacing-ms`). */
+export const RECOVERY = { max: 1000, spacingMs: 50 } as const;
+
+/** How long events, deliveries and attempts (per environment) and Idempotency-Keys are kept (orders `info.x-retention`). */
+export const RETENTION = { activityDays: { live: 30, test: 7 }, idempotencyKeyHours: 72 } as const;

@@ -166,9 +166,15 @@ async function vocabulary(): Promise<string> {
   const attemptCount = numberAt(asObject(deliveryBase.attemptCount).maximum, 'DeliveryBase.attemptCount.maximum');
   if (attemptCount !== maxAttempts) throw new Error(`DeliveryBase: attemptCount.maximum (${attemptCount}) differs from maxAttempts (${maxAttempts})`);
   const urlMax = numberAt(schemaIn(management.raw, 'WebhookUrl', rel(management.file)).maxLength, 'WebhookUrl.maxLength');
+  const recovery = schemaIn(management.raw, 'DeliveryRecovery', rel(management.file));
+  const recoveryMax = numberAt(asObject(asObject(recovery.properties).recovered).maximum, 'DeliveryRecovery.recovered.maximum');
+  const recoverySpacing = numberAt(recovery['x-spacing-ms'], 'DeliveryRecovery.x-spacing-ms');
   const orders = docs.find((d) => d.name === 'orders');
   if (!orders) throw new Error('the orders document is missing');
   const cursorMax = numberAt(schemaIn(orders.raw, 'StreamCursor', rel(orders.file)).maxLength, 'StreamCursor.maxLength');
+  const retention = asObject(asObject(orders.raw.info)['x-retention']);
+  const activity = asObject(retention.activityDays);
+  const retentionOf = `{ activityDays: { live: ${numberAt(activity.live, 'info.x-retention.activityDays.live')}, test: ${numberAt(activity.test, 'info.x-retention.activityDays.test')} }, idempotencyKeyHours: ${numberAt(retention.idempotencyKeyHours, 'info.x-retention.idempotencyKeyHours')} }`;
   const list = (values: readonly string[]): string => `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
   return (
     tsHeader('spec/') +
@@ -194,7 +200,11 @@ async function vocabulary(): Promise<string> {
     `/** Longest webhook URL (\`WebhookUrl.maxLength\`). */\n` +
     `export const WEBHOOK_URL_MAX_LENGTH = ${urlMax};\n` +
     `/** Longest event stream cursor (\`StreamCursor.maxLength\`). */\n` +
-    `export const STREAM_CURSOR_MAX_LENGTH = ${cursorMax};\n`
+    `export const STREAM_CURSOR_MAX_LENGTH = ${cursorMax};\n` +
+    `/** Deliveries one recovery request queues at most (\`DeliveryRecovery.recovered.maximum\`), and the time between their due times (\`x-spacing-ms\`). */\n` +
+    `export const RECOVERY = { max: ${recoveryMax}, spacingMs: ${recoverySpacing} } as const;\n` +
+    `\n/** How long events, deliveries and attempts (per environment) and Idempotency-Keys are kept (orders \`info.x-retention\`). */\n` +
+    `export const RETENTION = ${retentionOf} as const;\n`
   );
 }
 

@@ -1,6 +1,7 @@
 // Settings come from the environment; every one is listed in docs/operations.md.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { retentionSettings, type RetentionSettings } from './retention/settings.ts';
 
 /** The folder `npm run docs` builds the HTML API reference into. */
 export const DEFAULT_DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'api');
@@ -45,6 +46,8 @@ export interface Config {
   /** DELIVERY_WORKER=off: this instance serves the APIs only and sends no webhooks (PostgreSQL
    * only: other instances of the same database deliver what it queues). */
   deliveryWorker: boolean;
+  /** What expires and how the pruner removes it (retention/settings.ts). */
+  retention: RetentionSettings;
 }
 
 export interface MetricsConfig {
@@ -120,7 +123,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (worker !== 'on' && worker !== 'off') throw new ConfigError(`DELIVERY_WORKER must be on or off, not ${worker}`);
   // With the embedded store nobody else could deliver what this instance queues.
   if (worker === 'off' && databaseUrl === null) throw new ConfigError('DELIVERY_WORKER=off needs DATABASE_URL: another instance of that database must deliver the webhooks');
+  let retention: RetentionSettings;
+  try {
+    retention = retentionSettings(env);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   return {
+    retention,
     deliveryWorker: worker === 'on',
     checkNestedTransactions: nested === undefined ? nodeEnv !== 'production' : nested === 'true',
     rateLimitPerSecond,

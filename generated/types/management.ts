@@ -165,6 +165,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/webhooks/endpoints/{endpointId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook endpoint. An unknown id, or one of another tenant environment, answers `404`.
+                 * @example whe_01JD5A2K7P3R9T1V4X6Z8B0CDE
+                 */
+                endpointId: components["parameters"]["EndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again the deliveries of a time range
+         * @description Sends again, in one step, the order-event deliveries of this endpoint (any of its
+         *     versions) created in `[since, until)`: the `failed` ones (`include` `failed`, the
+         *     default), or the `failed` and `delivered` ones (`all`). The portal's "Recover"
+         *     button. For a receiver that was down longer than the retry schedule. Needs an active
+         *     administrator or developer member token, or a key with `webhooks_manage`.
+         *
+         *     - Each goes exactly as a manual retry does (`POST
+         *       /v2/webhooks/deliveries/{deliveryId}/retry`): the original event id and payload,
+         *       to the endpoint's current URL, version and secret, in a new cycle of up to ten
+         *       attempts. Receivers deduplicate by event id.
+         *     - Paced so the receiver is not flooded: the deliveries become due one after
+         *       another, oldest first, `DeliveryRecovery.x-spacing-ms` apart (20 a second), on top
+         *       of the usual limit of concurrent sends per endpoint.
+         *     - At most `DeliveryRecovery.recovered.maximum` (1000) per request. When more match,
+         *       `nextSince` is the `createdAt` to send as `since` in the next request (same
+         *       `until`); it is `null` when the window is done. A delivery still `pending`
+         *       (queued or being retried) is left alone, so each matching delivery is sent once
+         *       per request.
+         *     - `until` defaults to now and must be later than `since`; the window can reach
+         *       back as far as deliveries are kept (30 days in `live`, 7 in `test`).
+         *     - A disabled endpoint answers `409` (`endpoint-inactive`).
+         */
+        post: operations["recoverDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -178,7 +224,9 @@ export interface paths {
          *     webhooks and payout-completed callbacks, of every endpoint and version. The portal
          *     shows five at a time ("Load 5 more" passes `nextCursor`).
          *
-         *     - Activity remains visible after the endpoint is disabled.
+         *     - Activity remains visible after the endpoint is disabled, for 30 days in `live`
+         *       and 7 days in `test` (the events' retention, `GET /v2/events`): an older delivery
+         *       that is no longer pending is removed with its attempts, and answers `404`.
          *     - `q` searches by exact match on an order id, a merchant reference or an event id
          *       (no prefix or partial match); no match is an empty page.
          *     - A missing delivery does not prove that no order changed: without an active
@@ -466,6 +514,39 @@ export interface components {
          * @enum {string}
          */
         DeliveryEventType: "order.created" | "order.paid" | "order.payment_review_required" | "webhook.test" | "payout.completed";
+        /** @description Body of `POST /v2/webhooks/endpoints/{endpointId}/recover`. */
+        RecoverDeliveriesRequest: {
+            /**
+             * Format: date-time
+             * @description Deliveries created at or after this time.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Deliveries created before this time; now when left out. Later than `since`.
+             */
+            until?: string;
+            /**
+             * @description `failed` (default): the failed deliveries; `all`: the failed and the delivered ones.
+             * @enum {string}
+             */
+            include?: "failed" | "all";
+        };
+        /** @description What a recovery queued. */
+        DeliveryRecovery: {
+            /** @description How many deliveries were queued in a new cycle. */
+            recovered: number;
+            /**
+             * Format: date-time
+             * @description When the last of them becomes due (the pacing spreads them until then); `null` when none was queued.
+             */
+            lastDueAt: string | null;
+            /**
+             * Format: date-time
+             * @description When more deliveries matched than one request queues, the `since` of the next request (the `createdAt` of the first one left); `null` when the window is done.
+             */
+            nextSince: string | null;
+        };
         /** @description Body of `POST /v2/webhooks/endpoints`. */
         CreateWebhookEndpointRequest: {
             url: components["schemas"]["WebhookUrl"];
@@ -986,6 +1067,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Invalid input (`validation-failed`, `malformed-json`), for example an `until` that is not later than `since`. Nothing was changed. */
+        BadRequestBody: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No such webhook endpoint in this tenant environment. */
         EndpointNotFound: {
             headers: {
@@ -1423,6 +1513,68 @@ export interface operations {
             504: components["responses"]["OutcomeUnknown"];
         };
     };
+    recoverDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Tenant environment to act on. With a member token, `test` when omitted. With an API
+                 *     key, the key's own environment when omitted; any other value is `403`
+                 *     (`tenant-mismatch`).
+                 * @example test
+                 */
+                environment?: components["parameters"]["Environment"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook endpoint. An unknown id, or one of another tenant environment, answers `404`.
+                 * @example whe_01JD5A2K7P3R9T1V4X6Z8B0CDE
+                 */
+                endpointId: components["parameters"]["EndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-20T00:00:00.000Z",
+                 *       "until": "2026-11-22T00:00:00.000Z",
+                 *       "include": "failed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecoverDeliveriesRequest"];
+            };
+        };
+        responses: {
+            /** @description The matching deliveries are queued in a new cycle each, paced. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recovered": 212,
+                     *       "lastDueAt": "2026-11-22T08:00:22.650Z",
+                     *       "nextSince": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeliveryRecovery"];
+                };
+            };
+            400: components["responses"]["BadRequestBody"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenManage"];
+            404: components["responses"]["EndpointNotFound"];
+            409: components["responses"]["EndpointInactive"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listDeliveries: {
         parameters: {
             query?: {
@@ -1666,6 +1818,7 @@ export const deliveryProgressValues: ReadonlyArray<FlattenedDeepRequired<compone
 export const deliveryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryKind"]> = ["order_event", "webhook_test", "payout_callback"];
 export const deliveryErrorClassValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryErrorClass"]> = ["timeout", "connection_refused", "connection_reset", "dns_failure", "tls_error", "destination_not_allowed", "network_error"];
 export const deliveryEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryEventType"]> = ["order.created", "order.paid", "order.payment_review_required", "webhook.test", "payout.completed"];
+export const recoverDeliveriesRequestIncludeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecoverDeliveriesRequest"]["include"]> = ["failed", "all"];
 export const deliveryAttemptOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryAttempt"]["outcome"]> = ["response", "error"];
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
 export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];

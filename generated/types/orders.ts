@@ -34,8 +34,9 @@ export interface paths {
          *       nothing and answers the first answer again (`201`, the order as it was created,
          *       same `Location`), with `Idempotent-Replayed: true`; concurrent duplicates create one
          *       order. The same key with another body is refused with `422`
-         *       `idempotency-key-reused`. Keys are scoped to the tenant environment and kept with
-         *       the order. Without the header every request creates an order.
+         *       `idempotency-key-reused`. Keys are scoped to the tenant environment and remembered
+         *       for 72 hours (see "Retention"): a key older than that is forgotten, and a request
+         *       with it creates a new order. Without the header every request creates an order.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -145,6 +146,8 @@ export interface paths {
          *     - Event data is a snapshot at the time of the event. Before fulfilment, read the
          *       current order with `GET /v2/orders/{orderId}` and check `paymentStatus`.
          *     - `webhook.test` events are not order events and are not listed.
+         *     - The feed reaches back 30 days in `live` and 7 days in `test` (see "Retention");
+         *       older events are no longer listed.
          *     - Page with `cursor`: pass the `nextCursor` of the previous page, with the same
          *       `limit` and `type`; `nextCursor` is `null` on the last page. A cursor that was not
          *       issued by this operation answers `400`.
@@ -188,7 +191,8 @@ export interface paths {
          *       `Last-Event-ID` header (what `EventSource` does on its own) or as the `after` query
          *       parameter; the header wins when both are given. The stream then continues with
          *       every event recorded after that one, in the order they were committed: nothing is
-         *       skipped, at least once.
+         *       skipped, at least once. Events older than the retention (30 days in `live`, 7 in
+         *       `test`) are gone: a cursor older than that resumes with the oldest event kept.
          *     - `types` (comma-separated) keeps only those event types; omit it for all of them.
          *     - Events are in commit order and arrive within about 100 ms of their commit, from
          *       any instance of the service. A comment line (`: heartbeat`) is sent every 15

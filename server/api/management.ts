@@ -6,6 +6,8 @@ import type { operations } from '../../generated/types/management.ts';
 import type { Scope } from '../domain/context.ts';
 import { rotateCallbackSecret } from '../domain/endpoints/callback-secret.ts';
 import { getDelivery, listDeliveries, retryDelivery } from '../domain/deliveries/deliveries.ts';
+import { recoverDeliveries } from '../domain/deliveries/recover.ts';
+import { isoTime } from '../domain/iso-time.ts';
 import { createEndpoint, getEndpoint, listEndpoints, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../domain/endpoints/endpoints.ts';
 import type { HandlersFor } from '../http/handler-types.ts';
 import { presentCallbackSecret, presentDelivery, presentDeliveryDetail, presentEndpoint, presentEndpointWithSecret } from './present/webhooks.ts';
@@ -65,6 +67,17 @@ export const managementHandlers: HandlersFor<operations> = {
 
   async retryDelivery({ path }, { services, scope }) {
     return { status: 200, body: presentDelivery(await retryDelivery(services, scope, path.deliveryId)) };
+  },
+
+  async recoverDeliveries({ path, body }, { services, scope }) {
+    // The router checked both are date-times (RFC 3339).
+    const r = await recoverDeliveries(services, scope, path.endpointId, {
+      since: Date.parse(body.since),
+      until: body.until === undefined ? services.clock.now() : Date.parse(body.until),
+      include: body.include ?? 'failed',
+    });
+    const at = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
+    return { status: 202, body: { recovered: r.recovered, lastDueAt: at(r.lastDueAt), nextSince: at(r.nextSince) } };
   },
 
   async rotateCallbackSecret(_input, { services, scope }) {

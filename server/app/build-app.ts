@@ -23,10 +23,14 @@ import { requestMetrics } from '../observability/http-metrics.ts';
 import { createMetrics, observeStore, type Metrics } from '../observability/metrics.ts';
 import { createReadiness, type Readiness } from '../observability/readiness.ts';
 import { mountOperatorRoutes } from '../observability/routes.ts';
+import { createPruner, type Pruner } from '../retention/pruner.ts';
+import { realTimers } from '../timers.ts';
 
 export interface BuiltApp {
   app: Hono<AppEnv>;
   engine: DeliveryEngine;
+  /** Removes expired rows in the background (started unless PRUNER=off). */
+  pruner: Pruner;
   /** The operator's metrics of this app (served on /metrics when METRICS_TOKEN or METRICS_PORT is set). */
   metrics: Metrics;
   readiness: Readiness;
@@ -101,17 +105,24 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     ...(connections ? { connections } : {}),
     ...(pages ? { pages: () => pages } : {}),
   });
+  const r = config.retention;
+  const pruner = createPruner({ store, clock: services.clock, timers: realTimers, log: services.log, policy: r.policy, intervalMs: r.intervalMs, batch: r.batch, pauseMs: r.pauseMs, metrics: metrics.retention });
   return {
     app,
     engine,
+    pruner,
     metrics,
     readiness,
     async start() {
       // An API-only instance (DELIVERY_WORKER=off) leaves its queued deliveries to the others.
       if (config.deliveryWorker) {
+        // What the last process held when it died goes out now (SQLite), not when its leases expire.
+        const released = await store.queue.releaseOrphaned();
+        if (released > 0) services.log.info({ released }, 'gave back the leases of the previous process');
         engine.start();
         readiness.delivery(() => engine.worker.stalled());
       }
+      if (r.enabled) pruner.start();
       readiness.serving(store);
     },
     endStreams() {
@@ -120,7 +131,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     async stop() {
       shutdown.abort();
       readiness.draining();
-      await engine.stop();
+      await Promise.all([engine.stop(), pruner.stop()]);
     },
   };
 }

@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Clock } from '../domain/clock.ts';
 import type { AttemptResult, Store } from '../store/types.ts';
+import { retentionMetrics, type RetentionMetrics } from './retention-metrics.ts';
 
 /** Seconds; requests and store commits are mostly fast, attempts may take up to the 10 s deadline. */
 const FAST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -35,6 +36,8 @@ export interface Metrics {
   request(operation: string, method: string, status: number, seconds: number): void;
   /** One recorded delivery attempt (the delivery worker's `onAttempt` event, with the AttemptResult it stored). */
   attempt(result: AttemptResult): void;
+  /** The pruner's batches (retention-metrics.ts). */
+  readonly retention: RetentionMetrics;
   /** One store transaction: committed or rolled back, and how long it took. */
   transaction(outcome: 'commit' | 'rollback', seconds: number): void;
   /** Sources read at scrape time: queue depth, in-flight attempts. */
@@ -195,6 +198,7 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
   return {
     registry,
     contentType: registry.contentType,
+    retention: retentionMetrics(registers, opts.clock),
     request(operation, method, status, seconds) {
       const labels = { operation, method, status: String(status) };
       requests.inc(labels);
@@ -241,6 +245,8 @@ export function observeStore(store: Store, metrics: Metrics): Store {
     queue: store.queue,
     onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
     onEventsRecorded: (listener) => store.onEventsRecorded(listener),
+    // The pruner records its own figures (retention/pruner.ts): not a commit of the API's.
+    prune: (req) => store.prune(req),
     close: () => store.close(),
   };
 }

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, setMemberActive } from '../domain/admin.ts';
 import { ManualClock } from '../domain/clock.ts';
 import type { Scope } from '../domain/context.ts';
-import { getDelivery } from '../domain/deliveries/deliveries.ts';
+import { getDelivery, listDeliveries } from '../domain/deliveries/deliveries.ts';
+import { failCycle } from '../api/testing/management.ts';
 import { listEndpoints } from '../domain/endpoints/endpoints.ts';
 import type { EnvironmentName } from '../domain/model.ts';
 import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
@@ -171,7 +172,7 @@ describe('portal forms and roles', () => {
     expect(page.res.status).toBe(200);
     expect(page.html).toContain('data-testid="read-only-note"');
     expect(page.html).toContain(`data-delivery="${deliveryId}"`);
-    for (const control of ['send-test', 'edit-url', 'rotate-secret', 'disable', 'add-webhook']) expect(page.html).not.toContain(`data-testid="${control}"`);
+    for (const control of ['send-test', 'edit-url', 'rotate-secret', 'disable', 'add-webhook', 'recover']) expect(page.html).not.toContain(`data-testid="${control}"`);
     expect((await client.get(`/portal/webhooks/deliveries/${deliveryId}`)).res.status).toBe(200);
 
     const token = csrfOf(page.html);
@@ -182,6 +183,7 @@ describe('portal forms and roles', () => {
       [`/portal/webhooks/endpoints/${endpointId}/disable`, { version: '1', confirm: 'yes', token: viewer.memberToken }],
       [`/portal/webhooks/endpoints/${endpointId}/rotate`, { version: '1', confirm: 'yes', token: viewer.memberToken }],
       [`/portal/webhooks/deliveries/${deliveryId}/retry`, {}],
+      [`/portal/webhooks/endpoints/${endpointId}/recover`, { hours: '24' }],
     ];
     for (const [path, form] of posts) {
       const { res, html } = await client.post(path, { _csrf: token, ...form });
@@ -194,6 +196,29 @@ describe('portal forms and roles', () => {
     }
     const after = await listEndpoints(server.services, scope);
     expect(after.map((v) => [v.endpoint.active, v.endpoint.version])).toEqual([[true, 1]]);
+  });
+
+  it('recovers the failed deliveries of a recent period with the Recover button', async () => {
+    const t = await server.newTenant();
+    const admin = await signedIn(t.memberToken);
+    const { endpointId } = await addEndpoint(admin);
+    const order = await t.orders.POST('/v2/orders', { body: { merchantReference: 'portal-recover', amountMinor: 500 } });
+    expect(order.response.status).toBe(201);
+    const scope = await server.scopeOf(t.tenantId);
+    const { deliveries } = await listDeliveries(server.services, scope, { limit: 5, q: order.data!.orderId });
+    const deliveryId = deliveries[0]!.delivery.id;
+    await failCycle(server.services, 'portal-recover-test', deliveryId);
+    expect((await getDelivery(server.services, scope, deliveryId)).delivery.state).toBe('failed');
+
+    const page = await admin.get('/portal/webhooks');
+    expect(page.html).toContain('data-testid="recover"');
+    const bad = await admin.post(`/portal/webhooks/endpoints/${endpointId}/recover`, { _csrf: csrfOf(page.html), hours: '5' });
+    expect(bad.res.status).toBe(400);
+    const done = await admin.post(`/portal/webhooks/endpoints/${endpointId}/recover`, { _csrf: csrfOf(page.html), hours: '24' });
+    expect(done.res.status).toBe(303);
+    expect(done.res.headers.get('location')).toBe('/portal/webhooks?done=recovered#activity');
+    expect((await admin.get('/portal/webhooks?done=recovered')).html).toContain('Recovery queued');
+    expect((await getDelivery(server.services, scope, deliveryId)).delivery).toMatchObject({ state: 'pending', cycle: 2 });
   });
 
   it('shows the broken destination rule when a URL is refused', async () => {

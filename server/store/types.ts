@@ -149,8 +149,25 @@ export interface DeliveryRepo {
   attempts(deliveryId: string): Promise<AttemptRecord[]>;
   /** Pending deliveries of the endpoint with a version below `version` become disabled. Returns how many. */
   disableOlderVersions(endpointId: string, version: number, now: Millis): Promise<number>;
-  /** A failed delivery starts a new cycle: pending, attemptCount 0, cycle+1, due now, at the given url/version. */
-  restart(d: { id: string; environmentId: string; endpointId: string | null; endpointVersion: number | null; url: string; now: Millis }): Promise<boolean>;
+  /**
+   * A failed delivery (or a delivered one, with `delivered`) starts a new cycle: pending,
+   * attemptCount 0, cycle+1, due at `dueAt` (default now), at the given url/version.
+   */
+  restart(d: {
+    id: string;
+    environmentId: string;
+    endpointId: string | null;
+    endpointVersion: number | null;
+    url: string;
+    now: Millis;
+    dueAt?: Millis;
+    delivered?: boolean;
+  }): Promise<boolean>;
+  /**
+   * The order-event deliveries of the endpoint (any version) created in [since, until) that
+   * are failed (or failed or delivered, with `delivered`), oldest first, at most `limit`.
+   */
+  recoverable(environmentId: string, q: { endpointId: string; since: Millis; until: Millis; delivered: boolean; limit: number }): Promise<DeliveryRecord[]>;
 }
 
 export interface Tx {
@@ -174,7 +191,7 @@ export interface ReadTx {
   orders: Pick<OrderRepo, 'get' | 'findIdempotencyKey'>;
   events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter'>;
   endpoints: Pick<EndpointRepo, 'get' | 'getActive' | 'list'>;
-  deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts'>;
+  deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts' | 'recoverable'>;
 }
 
 // ---- Delivery queue (outside domain transactions) --------------------------------------
@@ -255,6 +272,15 @@ export interface DeliveryQueue {
   completeAndClaim(owner: string, completions: readonly Completion[], claim: ClaimOptions | null): Promise<CompleteAndClaim>;
   /** Gives leased deliveries back (drain on shutdown) without counting an attempt. */
   release(owner: string, deliveryIds: readonly string[]): Promise<void>;
+  /**
+   * Called by a process as it starts its delivery worker: gives back the leases that no live
+   * worker can hold, without counting an attempt, so what was in flight when the last process
+   * died goes out at once instead of after its leases expire. SQLite: every lease (the file
+   * has one owner, this process, so any lease in it died with the one before). PostgreSQL:
+   * none (other instances may hold live leases; a dead one's expire on their own). Returns
+   * how many were given back.
+   */
+  releaseOrphaned(): Promise<number>;
   /** When the next pending delivery is due (including expiring leases), or null. */
   nextDueAt(): Promise<Millis | null>;
   /** Pending deliveries by state at `now`, for the operator's metrics (queue-sql.ts: STATS). */
@@ -290,6 +316,26 @@ export interface OrderCreation {
 
 /** What createOrder did: the order went in with its number, or its key was already taken (nothing written). */
 export type OrderCreated = { created: true; order: OrderRecord; delivery: boolean } | { created: false };
+
+/** What Store.prune removes: rows created before the cutoffs (epoch milliseconds). */
+export interface PruneRequest {
+  /** Events, deliveries and their attempts created before this, per environment name. */
+  activityBefore: Readonly<Record<EnvironmentName, Millis>>;
+  /** Idempotency keys created before this. */
+  keysBefore: Millis;
+  /** At most this many deliveries, events and keys each (attempts go with their deliveries). */
+  limit: number;
+}
+
+export interface PruneResult {
+  /** false when another instance held the pruning lock (PostgreSQL): nothing was done. */
+  ran: boolean;
+  deleted: { events: number; deliveries: number; attempts: number; idempotencyKeys: number };
+  /** A table had `limit` expired rows or more: call again for the rest. */
+  more: boolean;
+  /** created_at of the oldest event and delivery left (null when none). */
+  oldest: { events: Millis | null; deliveries: Millis | null };
+}
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
@@ -330,6 +376,13 @@ export interface Store {
    * event stream's wake-up. Another instance's commits are not heard (the stream polls too).
    */
   onEventsRecorded(listener: (environmentId: string) => void): () => void;
+  /**
+   * Removes one bounded batch of expired rows (retention.ts: the rules) in one short
+   * transaction: deliveries that are not pending with their attempts and leases, events no
+   * delivery refers to any more, idempotency keys. Orders and transactions are never removed.
+   * One instance at a time on PostgreSQL (an advisory lock; another gets ran: false).
+   */
+  prune(req: PruneRequest): Promise<PruneResult>;
   close(): Promise<void>;
 }
 

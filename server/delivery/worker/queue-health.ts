@@ -45,6 +45,7 @@ export function queueHealth(clock: Clock, stalledAfterMs = STALLED_AFTER_MS): Qu
   return {
     observe: (queue) => ({
       stats: (now) => queue.stats(now),
+      releaseOrphaned: () => queue.releaseOrphaned(),
       ...(queue.reset ? { reset: () => queue.reset?.() } : {}),
       claim: (o) => track('claim', () => queue.claim(o)),
       completeAndClaim: (owner, completions, claim) => track('completeAndClaim', () => queue.completeAndClaim(owner, completions, claim)),

@@ -61,7 +61,7 @@ async function findEndpoint(tx: ReadTx, scope: Scope, endpointId: string): Promi
   return e;
 }
 
-async function findActiveEndpoint(tx: Tx, scope: Scope, endpointId: string): Promise<EndpointRecord> {
+export async function findActiveEndpoint(tx: Tx, scope: Scope, endpointId: string): Promise<EndpointRecord> {
   const e = await findEndpoint(tx, scope, endpointId);
   if (!e.active) throw endpointInactive(e.id);
   return e;

@@ -19,6 +19,8 @@ import { formFields, page } from '../render.ts';
 import { isFresh, writeSession, type Viewer } from '../session.ts';
 import { ConfirmPage, EditUrlPage, NewEndpointPage, type ConfirmKind, type UrlRefusal } from '../views/endpoint-forms.tsx';
 import { SecretPage } from '../views/secret.tsx';
+import { RECOVER_PERIODS } from '../views/webhooks.tsx';
+import { recoverDeliveries } from '../../domain/deliveries/recover.ts';
 
 /** The contract's bound on a webhook URL (WebhookUrl.maxLength). */
 const MAX_URL_LENGTH = WEBHOOK_URL_MAX_LENGTH;
@@ -245,5 +247,19 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     if (endpoint instanceof Response) return endpoint;
     await sendTestWebhook(services, c.var.viewer.scope, endpoint.id);
     return c.redirect('/portal/webhooks?done=test-sent#last-test', 303);
+  });
+
+  // ---- recover ---------------------------------------------------------------------------
+
+  portal.post('/webhooks/endpoints/:endpointId/recover', ...manage, async (c) => {
+    const endpoint = await activeEndpoint(c);
+    if (endpoint instanceof Response) return endpoint;
+    const hours = (await formFields(c)).hours ?? '';
+    if (!(hours in RECOVER_PERIODS)) {
+      return messageResponse(c, c.var.viewer, { heading: 'Unknown period', detail: 'Choose one of the periods offered. Nothing was changed.' }, 400);
+    }
+    const now = services.clock.now();
+    await recoverDeliveries(services, c.var.viewer.scope, endpoint.id, { since: now - Number(hours) * 3_600_000, until: now + 1, include: 'failed' });
+    return c.redirect('/portal/webhooks?done=recovered#activity', 303);
   });
 }

@@ -14,7 +14,7 @@ export function deliveryHref(deliveryId: string): string {
   return `/portal/webhooks/deliveries/${encodeURIComponent(deliveryId)}`;
 }
 
-export function endpointHref(endpointId: string, action: 'edit' | 'disable' | 'rotate' | 'test' | 'scheme'): string {
+export function endpointHref(endpointId: string, action: 'edit' | 'disable' | 'rotate' | 'test' | 'scheme' | 'recover'): string {
   return `/portal/webhooks/endpoints/${encodeURIComponent(endpointId)}/${action}`;
 }
 
@@ -109,6 +109,7 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
           </button>
         </form>
       ) : null}
+      {props.canManage ? <RecoverForm endpointId={e.id} csrf={props.csrf} /> : null}
       <p class="muted small">
         The signing secret is shown only once, when the endpoint is created and at each rotation. No copy of it is available here; if it is lost,
         Rotate secret issues a new one.
@@ -170,7 +171,30 @@ function EarlierEndpoints(props: { views: EndpointView[] }) {
   );
 }
 
-export type Done = 'test-sent' | 'url-changed' | 'scheme-changed' | 'disabled';
+/** The periods the portal's Recover button offers, in hours (the API takes any window). */
+export const RECOVER_PERIODS: Readonly<Record<string, string>> = { '24': 'the last 24 hours', '72': 'the last 3 days', '168': 'the last 7 days', '720': 'the last 30 days' };
+
+/** Sends the endpoint's failed deliveries of a recent period again (POST …/recover). */
+function RecoverForm(props: { endpointId: string; csrf: string }) {
+  return (
+    <form method="post" action={endpointHref(props.endpointId, 'recover')} class="actions" data-testid="recover-form">
+      <CsrfField token={props.csrf} />
+      <label>
+        Failed deliveries of{' '}
+        <select name="hours" data-testid="recover-hours">
+          {Object.entries(RECOVER_PERIODS).map(([hours, label]) => (
+            <option value={hours}>{label}</option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="button" data-testid="recover">
+        Recover
+      </button>
+    </form>
+  );
+}
+
+export type Done = 'test-sent' | 'url-changed' | 'scheme-changed' | 'disabled' | 'recovered';
 
 const DONE: Record<Done, { title: string; detail: string }> = {
   'test-sent': {
@@ -184,6 +208,10 @@ const DONE: Record<Done, { title: string; detail: string }> = {
   'scheme-changed': {
     title: 'Signature scheme changed',
     detail: 'The version stays; pending deliveries go on and carry the headers of the new scheme from their next attempt.',
+  },
+  recovered: {
+    title: 'Recovery queued',
+    detail: 'The failed deliveries of that period go again, each in a new cycle with its event id, paced so your receiver is not flooded. The activity shows them as they are sent.',
   },
   disabled: {
     title: 'Endpoint disabled',

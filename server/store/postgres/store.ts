@@ -20,7 +20,7 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, OrderCreated, OrderCreation, ReadTx, Store, Tx } from '../types.ts';
+import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { DEFAULT_DEADLINES, deadlineClient, destroyConnection, queryDeadlineMs, sessionSettings, type PgDeadlines } from './deadlines.ts';
@@ -30,6 +30,7 @@ import { PgGroupCommitter, type Attempt, type Bulk } from './group-commit.ts';
 import { bulkOrders } from './bulk-orders.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
+import { prune } from './prune.ts';
 
 import { OrderNumbers } from './order-numbers.ts';
 import { postgresHooks, postgresSql } from './sql.ts';
@@ -217,6 +218,8 @@ export class PostgresStore implements Store {
           // Other instances' workers may be waiting on these destinations too.
           await new Conn(this.queuePool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
+      // Other instances may hold live leases: a dead instance's expire on their own.
+      releaseOrphaned: () => Promise.resolve(0),
       nextDueAt: () => this.track(() => queue.nextDueAt(this.queuePool)),
       stats: (now) => this.track(() => queue.stats(this.pool, now)),
       reset: () => this.reset(),
@@ -332,6 +335,10 @@ export class PostgresStore implements Store {
 
   onEventsRecorded(listener: (environmentId: string) => void): () => void {
     return this.listeners.addEvents(listener);
+  }
+
+  prune(req: PruneRequest): Promise<PruneResult> {
+    return this.track(() => prune(this.pool, req));
   }
 
   /**

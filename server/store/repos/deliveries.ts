@@ -61,18 +61,30 @@ export function deliveryRepo<B, J>(
       );
     },
     async restart(d) {
-      // A failed delivery holds no lease: the completion that failed it gave the lease back.
+      // A failed or delivered delivery holds no lease: the completion that ended its cycle gave it back.
       const changed =
         (await sql.run(
           `UPDATE deliveries
-              SET state = 'pending', attempt_count = 0, cycle = cycle + 1, next_attempt_at = $3,
+              SET state = 'pending', attempt_count = 0, cycle = cycle + 1, next_attempt_at = $7,
                   endpoint_id = $4, endpoint_version = $5, url = $6,
                   delivered_at = NULL, updated_at = $3
-            WHERE environment_id = $1 AND id = $2 AND state = 'failed'`,
-          [d.environmentId, d.id, d.now, d.endpointId, d.endpointVersion, d.url],
+            WHERE environment_id = $1 AND id = $2 AND (state = 'failed' OR ($8 = 1 AND state = 'delivered'))`,
+          [d.environmentId, d.id, d.now, d.endpointId, d.endpointVersion, d.url, d.dueAt ?? d.now, d.delivered === true ? 1 : 0],
         )) > 0;
       if (changed) ready();
       return changed;
+    },
+    async recoverable(environmentId, q) {
+      // The environment's deliveries in seq (creation) order; a recovery is rare and bounded.
+      return all(
+        sql,
+        m.deliveryFromRow,
+        `SELECT * FROM delivery_records
+          WHERE environment_id = $1 AND endpoint_id = $2 AND kind = 'order_event' AND created_at >= $3 AND created_at < $4
+            AND (state = 'failed' OR ($5 = 1 AND state = 'delivered'))
+          ORDER BY seq LIMIT $6`,
+        [environmentId, q.endpointId, q.since, q.until, q.delivered ? 1 : 0, q.limit],
+      );
     },
   };
 }

@@ -126,6 +126,11 @@ export function release(db: Db, owner: string, deliveryIds: readonly string[]): 
   return released;
 }
 
+/** Every lease given back (releaseOrphaned: the file's one owner is starting); how many. */
+export function releaseAll(db: Db): number {
+  return db.run('DELETE FROM delivery_leases').changes;
+}
+
 export function nextDueAt(db: Db): number | null {
   return db.get<{ due: number | null }>(NEXT_DUE)?.due ?? null;
 }

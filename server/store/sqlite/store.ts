@@ -9,7 +9,8 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from '
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, OrderCreated, OrderCreation, ReadTx, Store, Tx } from '../types.ts';
+import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
+import { pruneBatch } from '../retention.ts';
 import { createOrderInTransaction } from '../create-order.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
@@ -19,6 +20,10 @@ import * as queue from './queue.ts';
 
 import { sqliteHooks, sqliteSql } from './sql.ts';
 import { TransactionVersions } from './versions.ts';
+
+// The first `limit` keys in rowid (insertion) order, of which the expired ones: a bounded read.
+const KEY_BATCH = `DELETE FROM order_idempotency_keys WHERE rowid IN (
+  SELECT k FROM (SELECT rowid AS k, created_at FROM order_idempotency_keys ORDER BY rowid LIMIT $2) WHERE created_at < $1)`;
 
 export interface SqliteStoreOptions {
   /** Path of the database file; ':memory:' for a private in-memory database (tests). */
@@ -64,6 +69,11 @@ export class SqliteStore implements Store {
       release: async (owner, ids) => {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
         if (released > 0) this.listeners.wake();
+      },
+      releaseOrphaned: async () => {
+        const released = await this.exclusive(() => queue.releaseAll(this.db));
+        if (released > 0) this.listeners.wake();
+        return released;
       },
       nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), false),
       stats: (now) => this.exclusive(() => queue.stats(this.db, now), false),
@@ -132,6 +142,16 @@ export class SqliteStore implements Store {
 
   onEventsRecorded(listener: (environmentId: string) => void): () => void {
     return this.listeners.addEvents(listener);
+  }
+
+  /** One unit of the group commit (retention.ts), like a short transaction. */
+  prune(req: PruneRequest): Promise<PruneResult> {
+    try {
+      this.assertUsable();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.committer.submit(() => pruneBatch(sqliteSql(this.db), KEY_BATCH, req));
   }
 
   async close(): Promise<void> {

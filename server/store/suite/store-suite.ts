@@ -13,6 +13,8 @@ import { lifecycleCases } from './lifecycle-cases.ts';
 import { orderCreationCases } from './order-creation-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
+import { recoveryCases } from './recovery-cases.ts';
+import { retentionCases } from './retention-cases.ts';
 import { streamCases } from './stream-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
 
@@ -38,6 +40,8 @@ export function describeStoreSuite(name: string, open: () => Promise<Store>): vo
     describe('event stream', () => streamCases(s));
     describe('delivery queue', () => queueCases(s));
     describe('delivery queue depth', () => queueStatsCases(s));
+    describe('retention', () => retentionCases(s));
+    describe('recovery by time range', () => recoveryCases(s));
     describe('tenant isolation', () => isolationCases(s));
     describe('misuse and closing', () => lifecycleCases(s));
   });

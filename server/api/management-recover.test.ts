@@ -1,0 +1,133 @@
+// Recovery by time range (POST /v2/webhooks/endpoints/{endpointId}/recover) through the running
+// delivery engine: every failed delivery of the window goes again exactly once per request, in
+// a new cycle with its event id and body; delivered ones only with include=all; deliveries
+// outside the window are left alone.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from '../../generated/types/management.ts';
+import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
+import { failCycle } from './testing/management.ts';
+
+type DeliveryDetail = components['schemas']['DeliveryDetail'];
+
+let server: TestServer;
+let receiver: Server;
+let receiverUrl: string;
+/** Requests per event id, and their bodies. */
+const received = new Map<string, string[]>();
+/** While down, only orders whose reference starts with ok- are answered 200. */
+let down = true;
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      const id = String(req.headers['service-event-id']);
+      received.set(id, [...(received.get(id) ?? []), body]);
+      const fail = down && !body.includes('"merchantReference":"ok-');
+      res.writeHead(fail ? 503 : 200, { 'content-type': 'application/json' }).end(fail ? '{"error":"maintenance"}' : '{"received":true}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+  receiver?.closeAllConnections();
+  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function detail(t: TestTenant, deliveryId: string): Promise<DeliveryDetail> {
+  const r = await t.management.GET('/v2/webhooks/deliveries/{deliveryId}', { params: { path: { deliveryId } } });
+  expect(r.response.status, JSON.stringify(r.error)).toBe(200);
+  return r.data!;
+}
+
+async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Creates an order and returns its delivery. */
+async function order(t: TestTenant, merchantReference: string): Promise<DeliveryDetail> {
+  const created = await t.orders.POST('/v2/orders', { body: { merchantReference, amountMinor: 1000 } });
+  expect(created.response.status).toBe(201);
+  const page = await t.management.GET('/v2/webhooks/deliveries', { params: { query: { q: created.data!.orderId } } });
+  const d = page.data?.data[0];
+  if (!d) throw new Error(`no delivery for ${merchantReference}`);
+  return detail(t, d.id);
+}
+
+describe('recovery by time range', () => {
+  it('re-delivers every failed delivery of the window exactly once per request, and the delivered ones with include=all', async () => {
+    const t = await server.newTenant();
+    const created = await t.management.POST('/v2/webhooks/endpoints', { body: { url: receiverUrl } });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(201);
+    const endpointId = created.data!.id;
+
+    const since = new Date(Date.now() - 1).toISOString();
+    const inWindow = [];
+    for (let i = 0; i < 4; i++) inWindow.push(await order(t, `fail-${i}`));
+    const delivered = await order(t, 'ok-0');
+    await sleep(2);
+    const untilIso = new Date().toISOString();
+    await sleep(2);
+    const outside = await order(t, 'fail-late');
+    for (const d of [...inWindow, outside]) {
+      await failCycle(server.services, 'recover-test', d.id);
+      expect((await detail(t, d.id)).state).toBe('failed');
+    }
+    await until(async () => (await detail(t, delivered.id)).state === 'delivered', 'the ok- delivery');
+
+    down = false;
+    received.clear();
+    const recover = (include?: 'failed' | 'all') =>
+      t.management.POST('/v2/webhooks/endpoints/{endpointId}/recover', { params: { path: { endpointId } }, body: { since, until: untilIso, ...(include ? { include } : {}) } });
+    const first = await recover();
+    expect(first.response.status, JSON.stringify(first.error)).toBe(202);
+    expect(first.data).toMatchObject({ recovered: 4, nextSince: null });
+    expect(first.data!.lastDueAt).not.toBeNull();
+    for (const d of inWindow) await until(async () => (await detail(t, d.id)).state === 'delivered', `recovered ${d.id}`);
+    for (const d of inWindow) {
+      const after = await detail(t, d.id);
+      expect(after).toMatchObject({ cycle: 2, eventId: d.eventId, state: 'delivered' });
+      const bodies = received.get(d.eventId) ?? [];
+      expect(bodies).toHaveLength(1);
+      expect(JSON.parse(bodies[0]!)).toEqual(d.payload);
+    }
+    expect(received.has(outside.eventId)).toBe(false);
+    expect(received.has(delivered.eventId)).toBe(false);
+    expect((await detail(t, outside.id)).state).toBe('failed');
+
+    // Nothing failed is left in the window; include=all sends the five delivered ones once more.
+    expect((await recover()).data).toMatchObject({ recovered: 0, lastDueAt: null, nextSince: null });
+    received.clear();
+    const all = await recover('all');
+    expect(all.data).toMatchObject({ recovered: 5, nextSince: null });
+    for (const d of [...inWindow, delivered]) await until(async () => (await detail(t, d.id)).state === 'delivered' && received.has(d.eventId), `sent again ${d.id}`);
+    expect([...inWindow, delivered].map((d) => received.get(d.eventId)?.length)).toEqual([1, 1, 1, 1, 1]);
+    expect(received.has(outside.eventId)).toBe(false);
+  }, 60_000);
+
+  it('refuses an empty window (400) and a disabled endpoint (409)', async () => {
+    const t = await server.newTenant();
+    const endpointId = (await t.management.POST('/v2/webhooks/endpoints', { body: { url: receiverUrl } })).data!.id;
+    const now = new Date().toISOString();
+    const empty = await t.management.POST('/v2/webhooks/endpoints/{endpointId}/recover', { params: { path: { endpointId } }, body: { since: now, until: now } });
+    expect(empty.response.status).toBe(400);
+    expect(empty.error).toMatchObject({ type: 'https://errors.payments.example/validation-failed', errors: [{ pointer: '/body/until' }] });
+    await t.management.PATCH('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId } }, body: { active: false } });
+    const disabled = await t.management.POST('/v2/webhooks/endpoints/{endpointId}/recover', { params: { path: { endpointId } }, body: { since: '2026-01-01T00:00:00.000Z' } });
+    expect(disabled.response.status).toBe(409);
+    expect(disabled.error).toMatchObject({ type: 'https://errors.payments.example/endpoint-inactive' });
+  });
+});

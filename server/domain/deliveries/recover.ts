@@ -1,0 +1,59 @@
+// Recovery by time range: the failed (or all finished) order-event deliveries of one endpoint
+// created in [since, until) go again, each as a manual retry does (a new cycle, the same event
+// id and payload, to the endpoint's current url, version and secret), due one after another
+// RECOVERY.spacingMs apart so the receiver is not flooded. A delivery still pending is not
+// matched, so each is queued once per request; at most RECOVERY.max per request.
+import { RECOVERY } from '../../../generated/vocabulary.ts';
+import type { Millis } from '../model.ts';
+import type { Scope, Services } from '../context.ts';
+import { findActiveEndpoint } from '../endpoints/endpoints.ts';
+import { AppError } from '../errors.ts';
+
+export interface RecoveryRequest {
+  since: Millis;
+  until: Millis;
+  include: 'failed' | 'all';
+}
+
+export interface RecoveryView {
+  recovered: number;
+  /** When the last queued delivery becomes due; null when none was queued. */
+  lastDueAt: Millis | null;
+  /** The since of the next request when more matched than one request queues; null when done. */
+  nextSince: Millis | null;
+}
+
+export async function recoverDeliveries(services: Services, scope: Scope, endpointId: string, req: RecoveryRequest): Promise<RecoveryView> {
+  for (const [field, ms] of [['since', req.since], ['until', req.until]] as const) {
+    if (!Number.isFinite(ms)) {
+      throw new AppError('validation-failed', `The request body is invalid: /body/${field} is not a date-time.`, { errors: [{ pointer: `/body/${field}`, detail: 'is not a date-time' }] });
+    }
+  }
+  if (req.until <= req.since) {
+    throw new AppError('validation-failed', 'The request body is invalid: /body/until must be later than since.', {
+      errors: [{ pointer: '/body/until', detail: 'must be later than since' }],
+    });
+  }
+  const delivered = req.include === 'all';
+  // Read outside the write transaction: the scan never holds the writer.
+  const matched = await services.store.read((tx) =>
+    tx.deliveries.recoverable(scope.environmentId, { endpointId, since: req.since, until: req.until, delivered, limit: RECOVERY.max + 1 }),
+  );
+  const batch = matched.slice(0, RECOVERY.max);
+  return services.store.transaction(async (tx) => {
+    const endpoint = await findActiveEndpoint(tx, scope, endpointId);
+    const now = services.clock.now();
+    let recovered = 0;
+    let lastDueAt: Millis | null = null;
+    for (const d of batch) {
+      const dueAt = now + recovered * RECOVERY.spacingMs;
+      const target = { endpointId: endpoint.id, endpointVersion: endpoint.version, url: endpoint.url };
+      // Guarded by the state in the store: one retried or recovered meanwhile is skipped.
+      if (await tx.deliveries.restart({ id: d.id, environmentId: scope.environmentId, ...target, now, dueAt, delivered })) {
+        recovered++;
+        lastDueAt = dueAt;
+      }
+    }
+    return { recovered, lastDueAt, nextSince: matched[RECOVERY.max]?.createdAt ?? null };
+  });
+}

@@ -1,0 +1,76 @@
+// The pruner over a real store: a pass goes batch by batch, pausing between batches and
+// waiting the interval after the pass; its figures reach the metrics; stop ends a wait.
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../domain/clock.ts';
+import { FakeTimers } from '../delivery/testing.ts';
+import { createMetrics } from '../observability/metrics.ts';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.ts';
+import { T0, deliveryRecord, eventRecord, seedEnvironment, waitFor } from '../store/suite/fixtures.ts';
+import { createPruner } from './pruner.ts';
+import { parseDuration } from './settings.ts';
+
+const DAY = 86_400_000;
+let store: SqliteStore | null = null;
+
+afterEach(async () => {
+  await store?.close();
+  store = null;
+});
+
+describe('pruner', () => {
+  it('prunes in paused batches, then waits the interval; counts rows and the oldest kept', async () => {
+    store = await openSqliteStore({ file: ':memory:' });
+    await store.migrate();
+    const s = store;
+    const { env } = await seedEnvironment(s, { name: 'live' });
+    const kept = eventRecord(env, { createdAt: T0 + 35 * DAY });
+    await s.transaction(async (tx) => {
+      for (let i = 0; i < 5; i++) {
+        const e = eventRecord(env, { createdAt: T0 });
+        await tx.events.insert(e);
+        await tx.deliveries.insert(deliveryRecord(e, null, { state: 'delivered', nextAttemptAt: null, deliveredAt: T0, createdAt: T0 }));
+      }
+      await tx.events.insert(kept);
+    });
+    const clock = new ManualClock(T0 + 40 * DAY);
+    const timers = new FakeTimers();
+    const metrics = createMetrics({ clock, defaultMetrics: false });
+    const pruner = createPruner({
+      store: s,
+      clock,
+      timers,
+      log: pino({ level: 'silent' }),
+      policy: { liveMs: 30 * DAY, testMs: 7 * DAY, idempotencyKeyMs: 3 * DAY },
+      intervalMs: 60_000,
+      batch: 2,
+      pauseMs: 25,
+      metrics: metrics.retention,
+    });
+    pruner.start();
+    // Batches of 2: a pause after the first and the second, the interval after the third.
+    for (const expected of [25, 25, 60_000]) {
+      await waitFor(() => timers.delays().length === 1);
+      expect(timers.delays()).toEqual([expected]);
+      if (expected !== 60_000) timers.fireAll();
+    }
+    expect(await s.read((tx) => tx.events.get(env.id, kept.id))).not.toBeNull();
+    const text = await metrics.render();
+    expect(text).toContain('retention_pruned_rows_total{table="deliveries"} 5');
+    expect(text).toContain('retention_pruned_rows_total{table="events"} 5');
+    expect(text).toContain(`retention_oldest_row_age_seconds{table="events"} ${5 * 86_400}`);
+    expect(text).toContain('retention_prune_batch_duration_seconds_count{outcome="ran"} 3');
+    // stop ends the interval's wait.
+    await pruner.stop();
+    expect(timers.delays()).toEqual([]);
+  });
+
+  it('reads durations as the settings are written', () => {
+    expect(parseDuration('X', '30d')).toBe(30 * DAY);
+    expect(parseDuration('X', '72h')).toBe(72 * 3_600_000);
+    expect(parseDuration('X', '2m')).toBe(120_000);
+    expect(parseDuration('X', '500ms')).toBe(500);
+    expect(() => parseDuration('RETENTION_LIVE', '30')).toThrow(/RETENTION_LIVE must be a positive duration/);
+    expect(() => parseDuration('RETENTION_LIVE', '0d')).toThrow(/RETENTION_LIVE/);
+  });
+});

@@ -1,0 +1,44 @@
+// One pruner at a time on PostgreSQL: while another session holds the pruning lock (another
+// instance's batch), a batch does nothing and says so; once it is free, the batch runs.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { T0, deliveryRecord, eventRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { PRUNE_LOCK } from './prune.ts';
+import { openPostgresStore, type PostgresStore } from './store.ts';
+import { createTestDatabase, type TestDatabase } from './testing.ts';
+
+let db: TestDatabase;
+let store: PostgresStore;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  store = await openPostgresStore({ connectionString: db.url });
+  await store.migrate();
+});
+afterAll(async () => {
+  await store?.close();
+  await db?.drop();
+});
+
+describe('PostgreSQL pruning lock', () => {
+  it('skips a batch while another session holds the lock, and runs it once the lock is free', async () => {
+    const { env } = await seedEnvironment(store, { name: 'live' });
+    const event = eventRecord(env, { createdAt: T0 });
+    await store.transaction(async (tx) => {
+      await tx.events.insert(event);
+      await tx.deliveries.insert(deliveryRecord(event, null, { state: 'delivered', nextAttemptAt: null, deliveredAt: T0, createdAt: T0 }));
+    });
+    const req = { activityBefore: { live: T0 + 1, test: T0 + 1 }, keysBefore: T0 + 1, limit: 100 };
+    const other = new pg.Client({ connectionString: db.url });
+    await other.connect();
+    try {
+      await other.query('SELECT pg_advisory_lock($1)', [PRUNE_LOCK]);
+      expect(await store.prune(req)).toMatchObject({ ran: false, deleted: { events: 0, deliveries: 0 } });
+      expect(await store.read((tx) => tx.events.get(env.id, event.id))).not.toBeNull();
+      await other.query('SELECT pg_advisory_unlock($1)', [PRUNE_LOCK]);
+      expect(await store.prune(req)).toMatchObject({ ran: true, deleted: { events: 1, deliveries: 1 } });
+    } finally {
+      await other.end();
+    }
+  });
+});

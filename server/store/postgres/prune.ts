@@ -1,0 +1,37 @@
+// Store.prune on PostgreSQL: one batch (../retention.ts) in a short transaction of its own,
+// under a transaction-scoped advisory lock taken without waiting, so one instance prunes at a
+// time and the others skip their turn (ran: false) instead of deleting the same rows.
+import type pg from 'pg';
+import { pruneBatch } from '../retention.ts';
+import type { PruneRequest, PruneResult } from '../types.ts';
+import { Conn, mapError } from './db.ts';
+import { postgresSql } from './sql.ts';
+
+/** The advisory lock of the pruner (per database); the queue's claims use 7_270_002. */
+export const PRUNE_LOCK = 7_270_042;
+
+// The table has no seq: the first `limit` expired keys the scan meets, by their row address.
+const KEY_BATCH = `DELETE FROM order_idempotency_keys
+  WHERE ctid = ANY (ARRAY(SELECT ctid FROM order_idempotency_keys WHERE created_at < $1 LIMIT $2))`;
+
+const SKIPPED: PruneResult = { ran: false, deleted: { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0 }, more: false, oldest: { events: null, deliveries: null } };
+
+export async function prune(pool: pg.Pool, req: PruneRequest): Promise<PruneResult> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const lock = await client.query<{ got: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS got', [PRUNE_LOCK]);
+    if (lock.rows[0]?.got !== true) {
+      await client.query('ROLLBACK');
+      return SKIPPED;
+    }
+    const result = await pruneBatch(postgresSql(new Conn(client)), KEY_BATCH, req);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw mapError(err);
+  } finally {
+    client.release();
+  }
+}
