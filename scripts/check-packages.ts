@@ -25,7 +25,9 @@ import { checkListen } from './check-packages/listen.ts';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PACKAGES = [
   { workspace: 'conformance', name: 'payments-conformance', goalBytes: 15 * 1024 * 1024 },
-  { workspace: 'client', name: 'payments-webhooks', goalBytes: 1024 * 1024 },
+  // 1.25 MiB since it verifies two signature schemes and ships both schemes' vectors (86 KB) and
+  // trigger's schema validator; its types ship twice (ESM and CJS, about 280 KB of the 1.07 MiB).
+  { workspace: 'client', name: 'payments-webhooks', goalBytes: 1.25 * 1024 * 1024 },
 ] as const;
 const RUN_GOAL_MS = 60_000;
 
