@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../../faults/tcp-proxy.ts';
 import { realTimers } from '../../timers.ts';
 import { OutcomeUnknown } from '../errors.ts';
-import { seedEnvironment, payoutRecord } from '../suite/fixtures.ts';
+import { deliveryRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, T0, waitFor } from '../suite/fixtures.ts';
 import { isStoreUnavailable } from '../unavailable.ts';
 import { DeadlineExceeded, deadlineClient, sessionSettings } from './deadlines.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
@@ -99,6 +99,23 @@ describe('PostgreSQL deadlines', () => {
     expect(isStoreUnavailable(err)).toBe(false);
     const found = await store.read((tx) => tx.transactions.get(env.id, payout.id));
     expect(found?.id).toBe(payout.id);
+  });
+
+  it("a claim whose COMMIT is cut gives its leases back once the database answers: the delivery is claimed again at once, not after its lease", async () => {
+    const { proxy, url } = await throughProxy();
+    const store = await storeThrough(url);
+    const { env } = await seedEnvironment(store);
+    const { ep, event } = await seedEndpointAndEvent(store, env);
+    const d = deliveryRecord(event, ep, { nextAttemptAt: T0 });
+    await store.transaction((tx) => tx.deliveries.insert(d));
+    const claim = (owner: string) => store.queue.claim({ owner, now: T0, leaseMs: 3_600_000, limit: 10, perEndpointLimit: 10 });
+    let woken = 0;
+    store.onDeliveriesReady(() => woken++);
+    proxy.cutCommits(1);
+    expect(await claim('worker-a').catch((e: unknown) => e)).toBeInstanceOf(Error);
+    proxy.cutCommits(0);
+    await waitFor(() => woken > 0, 10_000);
+    expect((await claim('worker-b')).map((c) => c.delivery.id)).toEqual([d.id]);
   });
 
   it('admission control: with the database silent, calls beyond maxQueued are refused at once, and every call is answered', async () => {

@@ -2,7 +2,7 @@
 // ../queue-sql.ts, run here. Each operation is one short
 // database transaction on the pool; every update that moves a leased delivery on is guarded
 // by the lease holder, and row locks settle races between instances.
-import type pg from 'pg';
+import pg from 'pg';
 import type { ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion, QueueStats } from '../types.ts';
 import { Conn, mapError } from './db.ts';
 import type { ClaimedRow } from '../rows.ts';
@@ -81,7 +81,13 @@ async function claimRows(client: pg.PoolClient, o: ClaimOptions): Promise<Claime
   return step.value;
 }
 
-export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDelivery[]> {
+/**
+ * Told of a claim whose COMMIT got no answer: its leases may stand, and no worker knows it
+ * holds them (store.ts gives them back with releaseLostClaim once the database answers).
+ */
+export type LostClaim = (o: ClaimOptions) => void;
+
+export async function claim(pool: pg.Pool, o: ClaimOptions, lost?: LostClaim): Promise<ClaimedDelivery[]> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -98,7 +104,7 @@ export async function claim(pool: pg.Pool, o: ClaimOptions): Promise<ClaimedDeli
     try {
       // The second statement sees the first's leases (the same transaction).
       rows = await claimRows(client, o);
-      await client.query('COMMIT');
+      await commitClaim(client, o, lost);
     } catch (err) {
       await client.query('ROLLBACK').catch((e: unknown) => {
         broken = e instanceof Error ? e : new Error(String(e));
@@ -175,14 +181,39 @@ async function completeMany(pool: pg.Pool, owner: string, completions: readonly 
 
 // Two transactions, one after the other: the completions commit durably first (without the
 // claim lock, which must not wait for a WAL flush), then the claim sees the leases they freed.
-export async function completeAndClaim(pool: pg.Pool, owner: string, completions: readonly Completion[], options: ClaimOptions | null): Promise<CompleteAndClaim> {
+export async function completeAndClaim(pool: pg.Pool, owner: string, completions: readonly Completion[], options: ClaimOptions | null, lost?: LostClaim): Promise<CompleteAndClaim> {
   const applied = await completeMany(pool, owner, completions);
   if (options === null) return { applied, claimed: [], claimError: null };
   try {
-    return { applied, claimed: await claim(pool, options), claimError: null };
+    return { applied, claimed: await claim(pool, options, lost), claimError: null };
   } catch (err) {
     return { applied, claimed: [], claimError: err instanceof Error ? err : new Error(String(err)) };
   }
+}
+
+/** COMMIT of a claim; without the database's answer (connection lost) `lost` hears of it. */
+async function commitClaim(client: pg.PoolClient, o: ClaimOptions, lost: LostClaim | undefined): Promise<void> {
+  try {
+    await client.query('COMMIT');
+  } catch (err) {
+    if (!(err instanceof pg.DatabaseError)) lost?.(o);
+    throw err;
+  }
+}
+
+/**
+ * Gives back the leases a claim may have taken though its COMMIT went unanswered: each carries
+ * the claim's owner and lease end. Should another claim of this owner have had the very same
+ * lease end, its leases go too; its attempts are then not recorded, and the deliveries are
+ * sent again (at-least-once). Returns how many leases were given back.
+ */
+export async function releaseLostClaim(pool: pg.Pool, o: ClaimOptions): Promise<number> {
+  return new Conn(pool).run(
+    `WITH d AS (SELECT d.seq FROM deliveries d JOIN delivery_leases l ON l.delivery_seq = d.seq
+                 WHERE l.owner = $1 AND l.expires_at = $2 ORDER BY d.seq FOR UPDATE OF d)
+     DELETE FROM delivery_leases l USING d WHERE l.delivery_seq = d.seq AND l.owner = $1 AND l.expires_at = $2`,
+    [o.owner, o.now + o.leaseMs],
+  );
 }
 
 /** Returns how many leases were given back. */

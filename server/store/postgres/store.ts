@@ -20,7 +20,7 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
+import type { ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { DEFAULT_DEADLINES, deadlineClient, destroyConnection, queryDeadlineMs, sessionSettings, type PgDeadlines } from './deadlines.ts';
@@ -209,8 +209,8 @@ export class PostgresStore implements Store {
       timers,
     );
     this.queue = {
-      claim: (o) => this.track(() => queue.claim(this.queuePool, o)),
-      completeAndClaim: (owner, completions, claim) => this.track(() => queue.completeAndClaim(this.queuePool, owner, completions, claim)),
+      claim: (o) => this.track(() => queue.claim(this.queuePool, o, this.lostClaim)),
+      completeAndClaim: (owner, completions, claim) => this.track(() => queue.completeAndClaim(this.queuePool, owner, completions, claim, this.lostClaim)),
       release: (owner, ids) =>
         this.track(async () => {
           if ((await queue.release(this.queuePool, owner, ids)) === 0) return;
@@ -309,6 +309,29 @@ export class PostgresStore implements Store {
     for (const client of idleClients(this.queuePool)) destroyConnection(client, new Error('reset by the delivery watchdog'));
     this.notifications.reconnect();
   }
+
+  /**
+   * A claim whose COMMIT went unanswered: its leases are given back as soon as the database
+   * answers (tried every second while they could still be live), so its deliveries go out
+   * again at once rather than after their lease.
+   */
+  private readonly lostClaim = (o: ClaimOptions): void => {
+    const tries = Math.max(1, Math.ceil(o.leaseMs / LOST_CLAIM_RETRY_MS));
+    const attempt = (n: number): void => {
+      if (this.closed) return;
+      queue.releaseLostClaim(this.queuePool, o).then(
+        (released) => {
+          if (released === 0) return;
+          this.log.warn({ released }, 'gave back the leases of a claim whose COMMIT went unanswered');
+          this.listeners.wake();
+        },
+        () => {
+          if (n < tries) this.deadlineTimers.setTimeout(() => attempt(n + 1), LOST_CLAIM_RETRY_MS);
+        },
+      );
+    };
+    attempt(1);
+  };
 
   private refuse(message: string): Error {
     this.counts.refused += 1;
@@ -560,6 +583,8 @@ class NotificationListener {
 }
 
 const RECONNECT_MIN_MS = 250;
+/** How often the leases of a claim whose COMMIT went unanswered are tried to be given back. */
+const LOST_CLAIM_RETRY_MS = 1_000;
 /** How often the workers look at the queue while the listener is down. */
 export const POLL_WHILE_DOWN_MS = 1_000;
 /** Connection options of the connections that only NOTIFY (see openPostgresStore). */
