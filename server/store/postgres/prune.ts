@@ -10,9 +10,9 @@ import { postgresSql } from './sql.ts';
 /** The advisory lock of the pruner (per database); the queue's claims use 7_270_002. */
 export const PRUNE_LOCK = 7_270_042;
 
-// The table has no seq: the first `limit` expired keys the scan meets, by their row address.
+// The table has no seq: the oldest `limit` expired keys, through their created_at index (0008).
 const KEY_BATCH = `DELETE FROM order_idempotency_keys
-  WHERE ctid = ANY (ARRAY(SELECT ctid FROM order_idempotency_keys WHERE created_at < $1 LIMIT $2))`;
+  WHERE ctid = ANY (ARRAY(SELECT ctid FROM order_idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2))`;
 
 const SKIPPED: PruneResult = { ran: false, deleted: { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0 }, more: false, oldest: { events: null, deliveries: null } };
 

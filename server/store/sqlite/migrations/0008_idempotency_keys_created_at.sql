@@ -1,0 +1,4 @@
+-- 0008_idempotency_keys_created_at: nothing to do on this store (issue 42). PostgreSQL's
+-- migration of this name indexes the keys by created_at for its pruner; here the pruner reads
+-- the keys by rowid, which is their insertion order and so their age, and looks at no more
+-- than one batch of the oldest keys (sqlite/store.ts, KEY_BATCH).
