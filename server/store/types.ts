@@ -325,6 +325,11 @@ export interface PruneRequest {
   keysBefore: Millis;
   /** At most this many deliveries, events and keys each (attempts go with their deliveries). */
   limit: number;
+  /**
+   * The bound of each of the batch's statements where the store has one (PostgreSQL: its
+   * statement_timeout, PRUNE_STATEMENT_TIMEOUT); default the store's own. SQLite has none.
+   */
+  statementMs?: Millis;
 }
 
 export interface PruneResult {
