@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOrdersClient } from '../client/api.ts';
 import type { DemoTenant } from '../server/testing/child-server.ts';
+import { until } from '../server/testing/until.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -84,14 +85,6 @@ const alive = (pid: number): boolean => {
   }
 };
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 type Cluster = { child: ChildProcess; output(): string; exit: Promise<number | null> };
 
 /** Spawns `npm run start:cluster`'s script in its own process group on DATA_DIR and PORT, PORT + 1. */
@@ -113,7 +106,7 @@ function spawnCluster(dir: string, port: number): Cluster {
 /** spawnCluster, resolved once it says it is ready. */
 async function startCluster(dir: string, port: number): Promise<Cluster> {
   const started = spawnCluster(dir, port);
-  await until(() => started.output().includes('Cluster ready') || started.child.exitCode !== null, 90_000, `the cluster to be ready\n${started.output()}`);
+  await until(() => started.output().includes('Cluster ready') || started.child.exitCode !== null, () => `the cluster to be ready\n${started.output()}`, 90_000);
   expect(started.output()).toContain('Cluster ready');
   return started;
 }
@@ -154,7 +147,7 @@ describe('npm run start:cluster', () => {
     expect(await exit).toBe(0);
     for (const url of urls) expect(await fetch(`${url}/healthz`).then(() => 'answers', () => 'closed')).toBe('closed');
     // The guard stops PostgreSQL before the cluster exits; allow its postmaster a moment to go.
-    await until(() => processesWith(pgDir).length === 0, 10_000, `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`);
+    await until(() => processesWith(pgDir).length === 0, () => `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`, 10_000);
     expect(started.output()).not.toContain('failed');
   });
 
@@ -178,9 +171,9 @@ describe('npm run start:cluster', () => {
     process.kill(started.child.pid!, 'SIGKILL');
     await started.exit;
     const pgDir = path.join(dataDir, 'cluster', 'postgres');
-    await until(async () => (await Promise.all(urls.map((url) => fetch(`${url}/healthz`).then(() => true, () => false)))).every((up) => !up), 60_000, 'both instances to stop');
-    await until(() => !instances.some(alive), 60_000, 'the instance processes to exit');
-    await until(() => processesWith(pgDir).length === 0, 30_000, `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`);
+    await until(async () => (await Promise.all(urls.map((url) => fetch(`${url}/healthz`).then(() => true, () => false)))).every((up) => !up), 'both instances to stop', 60_000);
+    await until(() => !instances.some(alive), 'the instance processes to exit', 60_000);
+    await until(() => processesWith(pgDir).length === 0, () => `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`, 30_000);
   });
 
   it('is not ready while another process holds one of its ports, even one that answers HTTP: it exits 1 and leaves no PostgreSQL', { timeout: 180_000 }, async () => {
@@ -196,8 +189,8 @@ describe('npm run start:cluster', () => {
       expect(started.output()).toMatch(/EADDRINUSE/);
       expect(started.output()).toContain(`the instance on port ${port + 1} exited`);
       const pgDir = path.join(dataDir, 'cluster', 'postgres');
-      await until(() => processesWith(pgDir).length === 0, 30_000, `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`);
-      await until(() => childrenOf(started.child.pid!, path.join(ROOT, 'server', 'main.ts')).length === 0, 30_000, 'the other instance to exit');
+      await until(() => processesWith(pgDir).length === 0, () => `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`, 30_000);
+      await until(() => childrenOf(started.child.pid!, path.join(ROOT, 'server', 'main.ts')).length === 0, 'the other instance to exit', 30_000);
     } finally {
       await new Promise((resolve) => stranger.close(resolve));
     }

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
 import { freePort, startServer } from '../testing/child-server.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
+import { until } from '../testing/until.ts';
 import { allEvents, WITH_TOKEN } from './testing/orders.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -85,14 +86,6 @@ async function receiver(port = 0): Promise<{ url: string; received: Received[]; 
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, received, server };
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 let server: TestServer;

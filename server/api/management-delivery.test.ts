@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
 import type { components } from '../../generated/types/management.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
-import { failCycle } from './testing/management.ts';
+import { failCycle, getDelivery, sleep } from './testing/management.ts';
 
 type DeliveryDetail = components['schemas']['DeliveryDetail'];
 
@@ -46,18 +46,10 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
 });
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function detail(t: TestTenant, deliveryId: string): Promise<DeliveryDetail> {
-  const r = await t.management.GET('/v2/webhooks/deliveries/{deliveryId}', { params: { path: { deliveryId } } });
-  expect(r.response.status, JSON.stringify(r.error)).toBe(200);
-  return r.data!;
-}
-
 async function waitForState(t: TestTenant, deliveryId: string, state: DeliveryDetail['state'], timeoutMs = 10_000): Promise<DeliveryDetail> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const d = await detail(t, deliveryId);
+    const d = await getDelivery(t.management, deliveryId);
     if (d.state === state) return d;
     if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} is still ${d.state}/${d.progress} after ${timeoutMs} ms`);
     await sleep(50);
@@ -124,7 +116,7 @@ describe('webhook delivery through the management API', () => {
     expect(first.lastResponse).toMatchObject({ statusCode: 503, success: false, responseBody: '{"error":"maintenance"}' });
     // The remaining attempts of the cycle, through the queue's lease, the last one failing it.
     await failCycle(server.services, 'management-delivery-test', deliveryId);
-    const failed = await detail(t, deliveryId);
+    const failed = await getDelivery(t.management, deliveryId);
     expect(failed).toMatchObject({ state: 'failed', attemptCount: 10 });
 
     // Move the endpoint and rotate its secret, then retry.
@@ -149,7 +141,7 @@ describe('webhook delivery through the management API', () => {
 async function waitForAttempts(t: TestTenant, deliveryId: string, count: number): Promise<DeliveryDetail> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const d = await detail(t, deliveryId);
+    const d = await getDelivery(t.management, deliveryId);
     if (d.attempts.length >= count && d.progress !== 'sending') return d;
     if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} has ${d.attempts.length} attempts after 10 s`);
     await sleep(50);

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/types/management.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
-import { failCycle } from './testing/management.ts';
+import { until } from '../testing/until.ts';
+import { failCycle, getDelivery, sleep } from './testing/management.ts';
 
 type DeliveryDetail = components['schemas']['DeliveryDetail'];
 
@@ -41,22 +42,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
 });
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function detail(t: TestTenant, deliveryId: string): Promise<DeliveryDetail> {
-  const r = await t.management.GET('/v2/webhooks/deliveries/{deliveryId}', { params: { path: { deliveryId } } });
-  expect(r.response.status, JSON.stringify(r.error)).toBe(200);
-  return r.data!;
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** Creates an order and returns its delivery. */
 async function order(t: TestTenant, merchantReference: string): Promise<DeliveryDetail> {
   const created = await t.orders.POST('/v2/orders', { body: { merchantReference, amountMinor: 1000 } });
@@ -64,7 +49,7 @@ async function order(t: TestTenant, merchantReference: string): Promise<Delivery
   const page = await t.management.GET('/v2/webhooks/deliveries', { params: { query: { q: created.data!.orderId } } });
   const d = page.data?.data[0];
   if (!d) throw new Error(`no delivery for ${merchantReference}`);
-  return detail(t, d.id);
+  return getDelivery(t.management, d.id);
 }
 
 describe('recovery by time range', () => {
@@ -84,9 +69,9 @@ describe('recovery by time range', () => {
     const outside = await order(t, 'fail-late');
     for (const d of [...inWindow, outside]) {
       await failCycle(server.services, 'recover-test', d.id);
-      expect((await detail(t, d.id)).state).toBe('failed');
+      expect((await getDelivery(t.management, d.id)).state).toBe('failed');
     }
-    await until(async () => (await detail(t, delivered.id)).state === 'delivered', 'the ok- delivery');
+    await until(async () => (await getDelivery(t.management, delivered.id)).state === 'delivered', 'the ok- delivery');
 
     down = false;
     received.clear();
@@ -96,9 +81,9 @@ describe('recovery by time range', () => {
     expect(first.response.status, JSON.stringify(first.error)).toBe(202);
     expect(first.data).toMatchObject({ recovered: 4, nextSince: null });
     expect(first.data!.lastDueAt).not.toBeNull();
-    for (const d of inWindow) await until(async () => (await detail(t, d.id)).state === 'delivered', `recovered ${d.id}`);
+    for (const d of inWindow) await until(async () => (await getDelivery(t.management, d.id)).state === 'delivered', `recovered ${d.id}`);
     for (const d of inWindow) {
-      const after = await detail(t, d.id);
+      const after = await getDelivery(t.management, d.id);
       expect(after).toMatchObject({ cycle: 2, eventId: d.eventId, state: 'delivered' });
       const bodies = received.get(d.eventId) ?? [];
       expect(bodies).toHaveLength(1);
@@ -106,14 +91,14 @@ describe('recovery by time range', () => {
     }
     expect(received.has(outside.eventId)).toBe(false);
     expect(received.has(delivered.eventId)).toBe(false);
-    expect((await detail(t, outside.id)).state).toBe('failed');
+    expect((await getDelivery(t.management, outside.id)).state).toBe('failed');
 
     // Nothing failed is left in the window; include=all sends the five delivered ones once more.
     expect((await recover()).data).toMatchObject({ recovered: 0, lastDueAt: null, nextSince: null });
     received.clear();
     const all = await recover('all');
     expect(all.data).toMatchObject({ recovered: 5, nextSince: null });
-    for (const d of [...inWindow, delivered]) await until(async () => (await detail(t, d.id)).state === 'delivered' && received.has(d.eventId), `sent again ${d.id}`);
+    for (const d of [...inWindow, delivered]) await until(async () => (await getDelivery(t.management, d.id)).state === 'delivered' && received.has(d.eventId), `sent again ${d.id}`);
     expect([...inWindow, delivered].map((d) => received.get(d.eventId)?.length)).toEqual([1, 1, 1, 1, 1]);
     expect(received.has(outside.eventId)).toBe(false);
   }, 60_000);

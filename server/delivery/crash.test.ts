@@ -10,6 +10,7 @@ import { loadConfig } from '../config.ts';
 import type { DeliveryRecord } from '../domain/model.ts';
 import { openStore } from '../services.ts';
 import { startServer, type RunningServer } from '../testing/child-server.ts';
+import { until } from '../testing/until.ts';
 import { leasedDeliveries } from './testing.ts';
 
 const EVENTS = 2000;
@@ -40,14 +41,6 @@ async function startReceiver(): Promise<string> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   return `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-}
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 afterAll(async () => {
@@ -83,7 +76,7 @@ describe('crash safety', () => {
     answerHeld();
 
     // Kill mid-delivery: some events are received, the rest are pending or in flight.
-    await until(() => received.size >= KILL_AFTER, 60_000, `${KILL_AFTER} deliveries`);
+    await until(() => received.size >= KILL_AFTER, `${KILL_AFTER} deliveries`, 60_000);
     const dataDir = server.dataDir;
     server.child.kill('SIGKILL');
     await new Promise((r) => server?.child.once('exit', r));
@@ -99,10 +92,10 @@ describe('crash safety', () => {
 
     server = await startServer({ env, dataDir });
     // Leases of the killed process expire (30 s by default); then the new process finishes them.
-    await until(() => received.size >= EVENTS, 120_000, `all ${EVENTS} events`);
+    await until(() => received.size >= EVENTS, `all ${EVENTS} events`, 120_000);
     const finished = async (d: DeliveryRecord): Promise<boolean> => (await store.read((tx) => tx.deliveries.get(environment.id, d.id)))?.state === 'delivered';
     try {
-      await until(async () => (await Promise.all(leased.map(finished))).every(Boolean), 90_000, 'the deliveries the killed process held');
+      await until(async () => (await Promise.all(leased.map(finished))).every(Boolean), 'the deliveries the killed process held', 90_000);
     } finally {
       await store.close();
     }

@@ -15,6 +15,7 @@ import { createTestDatabase } from '../store/postgres/testing.ts';
 import type { Store } from '../store/types.ts';
 import type { DeliveryRecord } from '../domain/model.ts';
 import { startServer, type RunningServer } from '../testing/child-server.ts';
+import { until } from '../testing/until.ts';
 import { leasedDeliveries } from './testing.ts';
 
 const PHASE_ONE = 2000;
@@ -30,14 +31,6 @@ let tenant: CreatedTenant;
 let store: Store;
 let environmentId = '';
 const servers: RunningServer[] = [];
-
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (received ${received.size})`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function produce(from: number, count: number): Promise<void> {
   const clients = servers.map((s) => createOrdersClient({ baseUrl: s.url, apiKey: tenant.apiKey, apiHash: tenant.apiHash }));
@@ -141,7 +134,7 @@ describe('two instances on one PostgreSQL database', () => {
     expect(created.response.status).toBe(201);
 
     await produce(0, PHASE_ONE);
-    await until(() => received.size >= PHASE_ONE, 120_000, `${PHASE_ONE} deliveries`);
+    await until(() => received.size >= PHASE_ONE, () => `${PHASE_ONE} deliveries (received ${received.size})`, 120_000);
     await new Promise((r) => setTimeout(r, 500)); // a late duplicate would show up here
     const ids = await feedIds(servers[1]!.url);
     expect(ids).toHaveLength(PHASE_ONE);
@@ -155,7 +148,7 @@ describe('two instances on one PostgreSQL database', () => {
     delayMs = 50; // keep deliveries in flight, so the instance serving the endpoint holds leases
     const before = received.size;
     await produce(PHASE_ONE, PHASE_TWO);
-    await until(() => received.size >= before + PHASE_TWO / 4, 60_000, 'deliveries in flight');
+    await until(() => received.size >= before + PHASE_TWO / 4, () => `deliveries in flight (received ${received.size})`, 60_000);
     // Claims are exclusive per destination: one instance serves the endpoint at a time. Kill
     // the one that holds leases on it now, so that there are leases to take over.
     const victimOwner = await ownerHoldingLeases();
@@ -172,7 +165,7 @@ describe('two instances on one PostgreSQL database', () => {
     // The survivor finishes them once the leases expire. Their events may already have reached
     // the receiver before the kill (the answer was lost with the process), so wait for the
     // deliveries themselves, not only the receipts.
-    await until(() => received.size >= PHASE_ONE + PHASE_TWO, 150_000, 'all events after the kill');
+    await until(() => received.size >= PHASE_ONE + PHASE_TWO, () => `all events after the kill (received ${received.size})`, 150_000);
     const undelivered = async (): Promise<DeliveryRecord[]> => (await Promise.all(taken.map((d) => deliveryNow(d.id)))).filter((d) => d.state !== 'delivered');
     const deadline = Date.now() + 90_000;
     while ((await undelivered()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));

@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createManagementClient, createOrdersClient } from '../../client/api.ts';
 import { startServer, type RunningServer } from '../testing/child-server.ts';
+import { until } from '../testing/until.ts';
 import { DEFAULT_PER_ENDPOINT_LIMIT } from './worker/limits.ts';
 
 const ORDERS = 12;
@@ -37,14 +38,6 @@ async function startReceiver(): Promise<string> {
   return `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
 }
 
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 afterAll(async () => {
   server?.child.kill('SIGKILL');
   for (const res of held) res.destroy();
@@ -69,7 +62,7 @@ describe('restart after kill -9 (SQLite)', () => {
     // As many as the endpoint's limit are on the wire, their answers held; the others wait
     // prefetched: all are leased by the process we kill.
     const onWire = Math.min(ORDERS, DEFAULT_PER_ENDPOINT_LIMIT);
-    await until(() => before.size === onWire, 30_000, `${onWire} deliveries in flight`);
+    await until(() => before.size === onWire, `${onWire} deliveries in flight`, 30_000);
     const dataDir = server.dataDir;
     server.child.kill('SIGKILL');
     await new Promise((r) => server?.child.once('exit', r));
@@ -84,14 +77,14 @@ describe('restart after kill -9 (SQLite)', () => {
     const restartedAt = Date.now();
     server = await startServer({ env, dataDir });
     const readyAt = Date.now();
-    await until(() => after.size === ORDERS, 60_000, 'the in-flight deliveries after the restart');
+    await until(() => after.size === ORDERS, 'the in-flight deliveries after the restart', 60_000);
     const doneAt = Date.now();
     expect([...before].every((id) => after.has(id))).toBe(true);
     console.log(`restart: ${ORDERS} in-flight deliveries received ${doneAt - readyAt} ms after the server was ready (${doneAt - restartedAt} ms after the restart began); ${stretched} leases had ${LEASE_STRETCH_MS / 1000} s left`);
 
     const check = new Database(path.join(dataDir, 'payments.db'), { readonly: true });
     try {
-      await until(() => (check.prepare("SELECT count(*) AS n FROM deliveries WHERE state = 'delivered'").get() as { n: number }).n === ORDERS, 30_000, 'the deliveries recorded as delivered');
+      await until(() => (check.prepare("SELECT count(*) AS n FROM deliveries WHERE state = 'delivered'").get() as { n: number }).n === ORDERS, 'the deliveries recorded as delivered', 30_000);
     } finally {
       check.close();
     }

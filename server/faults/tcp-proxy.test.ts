@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeTimers } from '../delivery/testing.ts';
 import { freePort } from '../testing/child-server.ts';
+import { until } from '../testing/until.ts';
 import { startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
 import { startFaultProxy, type FaultProxy, type ProxyOptions } from './tcp-proxy.ts';
 
@@ -56,14 +57,6 @@ function watch<T>(p: Promise<T>): { state: () => 'pending' | 'done' | 'failed'; 
     (err: unknown) => ((state = 'failed'), (error = err)),
   );
   return { state: () => state, error: () => error };
-}
-
-async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`never: ${what}`);
 }
 
 const backendSees = async (text: string): Promise<boolean> =>

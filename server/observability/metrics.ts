@@ -7,7 +7,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { AttemptResult, Store } from '../store/types.ts';
 import { retentionMetrics, type RetentionMetrics } from './retention-metrics.ts';
 
-/** Seconds; requests and store commits are mostly fast, attempts may take up to the 10 s deadline. */
+/** Seconds; requests, store commits and pruning batches are mostly fast, attempts may take up to the 10 s deadline. */
 const FAST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 7.5, 10, 15];
 
@@ -198,7 +198,7 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
   return {
     registry,
     contentType: registry.contentType,
-    retention: retentionMetrics(registers, opts.clock),
+    retention: retentionMetrics(registers, opts.clock, FAST_BUCKETS),
     request(operation, method, status, seconds) {
       const labels = { operation, method, status: String(status) };
       requests.inc(labels);

@@ -5,8 +5,6 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.ts';
 import type { PruneResult } from '../store/types.ts';
 
-const BATCH_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
 export interface RetentionMetrics {
   /** One batch: what it removed (or that another instance held the lock) and how long it took. */
   batch(result: PruneResult, seconds: number): void;
@@ -14,7 +12,8 @@ export interface RetentionMetrics {
   failed(seconds: number): void;
 }
 
-export function retentionMetrics(registers: Registry[], clock: Clock): RetentionMetrics {
+/** `buckets`: metrics.ts's for store transactions (a pruning batch is one). */
+export function retentionMetrics(registers: Registry[], clock: Clock, buckets: number[]): RetentionMetrics {
   const rows = new Counter({
     name: 'retention_pruned_rows_total',
     help: 'Expired rows removed by the pruner, by table.',
@@ -25,7 +24,7 @@ export function retentionMetrics(registers: Registry[], clock: Clock): Retention
     name: 'retention_prune_batch_duration_seconds',
     help: 'Duration of one pruning batch (one short store transaction), by outcome: ran, skipped (another instance prunes), error.',
     labelNames: ['outcome'] as const,
-    buckets: BATCH_BUCKETS,
+    buckets,
     registers,
   });
   const oldest: { events: number | null; deliveries: number | null } = { events: null, deliveries: null };

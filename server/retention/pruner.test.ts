@@ -8,7 +8,8 @@ import { createMetrics } from '../observability/metrics.ts';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.ts';
 import { T0, deliveryRecord, eventRecord, seedEnvironment, waitFor } from '../store/suite/fixtures.ts';
 import { createPruner } from './pruner.ts';
-import { parseDuration } from './settings.ts';
+import type { PruneRequest } from '../store/types.ts';
+import { parseDuration, retentionSettings } from './settings.ts';
 
 const DAY = 86_400_000;
 let store: SqliteStore | null = null;
@@ -36,6 +37,9 @@ describe('pruner', () => {
     const clock = new ManualClock(T0 + 40 * DAY);
     const timers = new FakeTimers();
     const metrics = createMetrics({ clock, defaultMetrics: false });
+    const requests: PruneRequest[] = [];
+    const prune = s.prune.bind(s);
+    s.prune = (req) => (requests.push(req), prune(req));
     const pruner = createPruner({
       store: s,
       clock,
@@ -45,6 +49,7 @@ describe('pruner', () => {
       intervalMs: 60_000,
       batch: 2,
       pauseMs: 25,
+      statementMs: 10_000,
       metrics: metrics.retention,
     });
     pruner.start();
@@ -55,6 +60,7 @@ describe('pruner', () => {
       if (expected !== 60_000) timers.fireAll();
     }
     expect(await s.read((tx) => tx.events.get(env.id, kept.id))).not.toBeNull();
+    expect(requests.map((r) => r.statementMs)).toEqual([10_000, 10_000, 10_000]);
     const text = await metrics.render();
     expect(text).toContain('retention_pruned_rows_total{table="deliveries"} 5');
     expect(text).toContain('retention_pruned_rows_total{table="events"} 5');
@@ -72,5 +78,8 @@ describe('pruner', () => {
     expect(parseDuration('X', '500ms')).toBe(500);
     expect(() => parseDuration('RETENTION_LIVE', '30')).toThrow(/RETENTION_LIVE must be a positive duration/);
     expect(() => parseDuration('RETENTION_LIVE', '0d')).toThrow(/RETENTION_LIVE/);
+    expect(retentionSettings({}).statementMs).toBe(10_000);
+    expect(retentionSettings({ PRUNE_STATEMENT_TIMEOUT: '30s' }).statementMs).toBe(30_000);
+    expect(() => retentionSettings({ PRUNE_STATEMENT_TIMEOUT: '10' })).toThrow(/PRUNE_STATEMENT_TIMEOUT/);
   });
 });

@@ -32,6 +32,8 @@ export interface PrunerOptions {
   batch: number;
   /** Pause between two batches of a pass. */
   pauseMs: number;
+  /** Each batch statement's bound (PruneRequest.statementMs); default the store's. */
+  statementMs?: number;
   metrics?: RetentionMetrics;
 }
 
@@ -75,6 +77,7 @@ export function createPruner(o: PrunerOptions): Pruner {
         activityBefore: { live: now - o.policy.liveMs, test: now - o.policy.testMs },
         keysBefore: now - o.policy.idempotencyKeyMs,
         limit: o.batch,
+        ...(o.statementMs === undefined ? {} : { statementMs: o.statementMs }),
       });
       o.metrics?.batch(r, (performance.now() - started) / 1000);
       return r;

@@ -10,6 +10,8 @@ export interface RetentionSettings {
   intervalMs: number;
   batch: number;
   pauseMs: number;
+  /** PRUNE_STATEMENT_TIMEOUT: a batch statement's bound on PostgreSQL, apart from the API's. */
+  statementMs: number;
 }
 
 const HOUR = 3_600_000;
@@ -40,5 +42,6 @@ export function retentionSettings(env: NodeJS.ProcessEnv): RetentionSettings {
     intervalMs: duration('PRUNE_INTERVAL', '60s'),
     batch,
     pauseMs: duration('PRUNE_PAUSE', '20ms'),
+    statementMs: duration('PRUNE_STATEMENT_TIMEOUT', '10s'),
   };
 }

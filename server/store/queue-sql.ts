@@ -148,10 +148,10 @@ export interface StepResult {
  * and spreads over what the first step left of the spread (slotsLeft). Rows come back in due
  * order.
  */
-export function* claimSteps(o: ClaimOptions, d: QueueDialect): Generator<ClaimStep, ClaimedRow[], StepResult> {
+export function* claimSteps(o: ClaimOptions, d: QueueDialect, leaseEnd = o.now + o.leaseMs): Generator<ClaimStep, ClaimedRow[], StepResult> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
   const params = (cap: number, limit: number, slots: number | null): Record<string, unknown> => ({
-    now: o.now, perEndpointLimit: o.perEndpointLimit, cap, limit, owner: o.owner, leaseEnd: o.now + o.leaseMs,
+    now: o.now, perEndpointLimit: o.perEndpointLimit, cap, limit, owner: o.owner, leaseEnd,
     exclusive: d.flag(o.exclusive === true), slots, perDestination: o.spread?.perDestination ?? 1,
   });
   if (o.spread?.slots === 0) return (yield { text: 'held', params: params(o.limit, o.limit, 0) }).rows;

@@ -256,8 +256,10 @@ export interface CompleteAndClaim {
 export interface DeliveryQueue {
   /**
    * Leases up to `limit` due pending deliveries (nextAttemptAt <= now, no live lease) to
-   * `owner` until now + leaseMs, oldest due first, with at most `perEndpointLimit` leased at
-   * once per destination (endpoint, or url for callbacks). Never hands one delivery to two owners.
+   * `owner` until now + leaseMs (PostgreSQL: at least 1 ms past the owner's previous claim's
+   * lease end, so an owner and a lease end name one claim), oldest due first, with at most
+   * `perEndpointLimit` leased at once per destination (endpoint, or url for callbacks). Never
+   * hands one delivery to two owners.
    */
   claim(opts: ClaimOptions): Promise<ClaimedDelivery[]>;
   /**
@@ -325,6 +327,11 @@ export interface PruneRequest {
   keysBefore: Millis;
   /** At most this many deliveries, events and keys each (attempts go with their deliveries). */
   limit: number;
+  /**
+   * The bound of each of the batch's statements where the store has one (PostgreSQL: its
+   * statement_timeout, PRUNE_STATEMENT_TIMEOUT); default the store's own. SQLite has none.
+   */
+  statementMs?: Millis;
 }
 
 export interface PruneResult {

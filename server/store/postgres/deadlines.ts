@@ -6,7 +6,8 @@
 // - A client-side deadline ends what the database cannot: a query not answered within
 //   statementMs + QUERY_MARGIN_MS destroys its socket. Its error goes to the caller, the pool
 //   drops the connection (never reused) and opens a fresh one, resolving the host again, so a
-//   fail-over behind one DNS name or proxy is followed.
+//   fail-over behind one DNS name or proxy is followed. Work with a bound of its own runs its
+//   queries with another deadline (withDeadline: the pruner's batches) or none (migrations).
 // - Opening a connection and waiting for a pooled one end after connectMs.
 // - TCP keepalive notices a dead peer on idle connections.
 import pg from 'pg';
@@ -66,9 +67,10 @@ export function sessionSettings(d: PgDeadlines): Pick<pg.ClientConfig, 'statemen
   };
 }
 
-/** Something whose query may run without the client-side deadline (migrations, advisory lock waits). */
-export interface Unbounded {
-  unbounded<T>(fn: () => Promise<T>): Promise<T>;
+/** A client whose queries may run with another client-side deadline, or none (migrations). */
+export interface Deadlined {
+  /** fn's queries get deadlineMs instead of the pool's deadline; null: none. */
+  within<T>(deadlineMs: number | null, fn: () => Promise<T>): Promise<T>;
 }
 
 type QueryArgs = unknown[];
@@ -79,32 +81,34 @@ type QueryArgs = unknown[];
  * so a connection destroyed while nobody listens never crashes the process.
  */
 export function deadlineClient(timers: Timers, deadlineMs: number, onDestroyed: OnDestroyed): typeof pg.Client {
-  return class DeadlineClient extends pg.Client implements Unbounded {
-    private bounded = true;
+  return class DeadlineClient extends pg.Client implements Deadlined {
+    private currentMs: number | null = deadlineMs;
 
     constructor(config?: string | pg.ClientConfig) {
       super(config);
       this.on('error', () => undefined);
     }
 
-    async unbounded<T>(fn: () => Promise<T>): Promise<T> {
-      this.bounded = false;
+    async within<T>(ms: number | null, fn: () => Promise<T>): Promise<T> {
+      const before = this.currentMs;
+      this.currentMs = ms;
       try {
         return await fn();
       } finally {
-        this.bounded = true;
+        this.currentMs = before;
       }
     }
 
     // One signature for pg's many overloads: the arguments pass through untouched.
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     override query(...args: QueryArgs): any {
-      if (!this.bounded || isSubmittable(args[0])) return (super.query as (...a: QueryArgs) => unknown)(...args);
+      const ms = this.currentMs;
+      if (ms === null || isSubmittable(args[0])) return (super.query as (...a: QueryArgs) => unknown)(...args);
       let timer: unknown = timers.setTimeout(() => {
         timer = null;
         onDestroyed();
-        destroyConnection(this, new DeadlineExceeded('a PostgreSQL query', deadlineMs));
-      }, deadlineMs);
+        destroyConnection(this, new DeadlineExceeded('a PostgreSQL query', ms));
+      }, ms);
       const settled = (): void => {
         if (timer !== null) timers.clearTimeout(timer);
         timer = null;
@@ -130,8 +134,11 @@ function isSubmittable(arg: unknown): boolean {
   return typeof arg === 'object' && arg !== null && typeof (arg as { submit?: unknown }).submit === 'function';
 }
 
-/** Runs fn on a client without the client-side deadline, when the client has one (migrations). */
-export function withoutDeadline<T>(client: unknown, fn: () => Promise<T>): Promise<T> {
-  const c = client as Partial<Unbounded>;
-  return typeof c.unbounded === 'function' ? c.unbounded(fn) : fn();
+/** Runs fn on a client with another client-side deadline (null: none), when the client has one. */
+export function withDeadline<T>(client: unknown, deadlineMs: number | null, fn: () => Promise<T>): Promise<T> {
+  const c = client as Partial<Deadlined>;
+  return typeof c.within === 'function' ? c.within(deadlineMs, fn) : fn();
 }
+
+/** Runs fn on a client without the client-side deadline (migrations). */
+export const withoutDeadline = <T>(client: unknown, fn: () => Promise<T>): Promise<T> => withDeadline(client, null, fn);

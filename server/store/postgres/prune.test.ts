@@ -1,6 +1,8 @@
 // One pruner at a time on PostgreSQL: while another session holds the pruning lock (another
-// instance's batch), a batch does nothing and says so; once it is free, the batch runs.
+// instance's batch), a batch does nothing and says so; once it is free, the batch runs. A
+// batch with its own statement bound (PRUNE_STATEMENT_TIMEOUT) outlives the API's.
 import pg from 'pg';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { T0, deliveryRecord, eventRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { PRUNE_LOCK } from './prune.ts';
@@ -39,6 +41,30 @@ describe('PostgreSQL pruning lock', () => {
       expect(await store.prune(req)).toMatchObject({ ran: true, deleted: { events: 1, deliveries: 1 } });
     } finally {
       await other.end();
+    }
+  });
+});
+
+describe('PostgreSQL pruning bound', () => {
+  it("runs a batch slower than the API's statement deadline under its own statementMs, with no connection destroyed", async () => {
+    // The API's bound is 200 ms (the client destroys a socket 1 200 ms in); every key batch
+    // takes 1.5 s (a statement trigger that sleeps), past both.
+    const short = await openPostgresStore({ connectionString: db.url, poolSize: 2, log: pino({ level: 'silent' }), deadlines: { statementMs: 200 } });
+    const raw = new pg.Client({ connectionString: db.url });
+    await raw.connect();
+    try {
+      await raw.query(`CREATE FUNCTION slow_prune() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1.5); RETURN NULL; END $$;
+        CREATE TRIGGER slow_prune AFTER DELETE ON order_idempotency_keys FOR EACH STATEMENT EXECUTE FUNCTION slow_prune()`);
+      const req = { activityBefore: { live: T0, test: T0 }, keysBefore: T0, limit: 100 };
+      await expect(short.prune(req)).rejects.toMatchObject({ code: '57014' });
+      expect(await short.prune({ ...req, statementMs: 5_000 })).toMatchObject({ ran: true });
+      expect(short.connectionStats().destroyed).toBe(0);
+      // SET LOCAL: the pooled sessions keep the API's bound.
+      await expect(short.prune(req)).rejects.toMatchObject({ code: '57014' });
+    } finally {
+      await raw.query('DROP TRIGGER IF EXISTS slow_prune ON order_idempotency_keys; DROP FUNCTION IF EXISTS slow_prune()');
+      await raw.end();
+      await short.close();
     }
   });
 });

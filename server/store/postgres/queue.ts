@@ -69,8 +69,8 @@ const STEPS = {
 };
 
 /** Runs the claim's statements (queue-sql.ts: claimSteps) in turn on `client`. */
-async function claimRows(client: pg.PoolClient, o: ClaimOptions): Promise<ClaimedRow[]> {
-  const steps = claimSteps(o, DIALECT);
+async function claimRows(client: pg.PoolClient, o: ClaimOptions, leaseEnd: number): Promise<ClaimedRow[]> {
+  const steps = claimSteps(o, DIALECT, leaseEnd);
   let step = steps.next({ rows: [], windowFull: false });
   while (!step.done) {
     const s = STEPS[step.value.text];
@@ -85,10 +85,28 @@ async function claimRows(client: pg.PoolClient, o: ClaimOptions): Promise<Claime
  * Told of a claim whose COMMIT got no answer: its leases may stand, and no worker knows it
  * holds them (store.ts gives them back with releaseLostClaim once the database answers).
  */
-export type LostClaim = (o: ClaimOptions) => void;
+export type LostClaim = (o: ClaimOptions, leaseEnd: number) => void;
 
-export async function claim(pool: pg.Pool, o: ClaimOptions, lost?: LostClaim): Promise<ClaimedDelivery[]> {
+/**
+ * Each owner's lease ends, strictly increasing (now + leaseMs, or 1 ms past the owner's last
+ * one), so an owner and a lease end name one claim: releaseLostClaim gives back that claim's
+ * leases and never those of another claim the owner made in the same millisecond.
+ */
+export class LeaseEnds {
+  private readonly last = new Map<string, number>();
+
+  next(owner: string, now: number, leaseMs: number): number {
+    const end = Math.max(now + leaseMs, (this.last.get(owner) ?? -Infinity) + 1);
+    this.last.set(owner, end);
+    // Owners come and go (a worker per start): forget those whose last lease has ended.
+    if (this.last.size > 1_000) for (const [o, e] of this.last) if (e <= now) this.last.delete(o);
+    return end;
+  }
+}
+
+export async function claim(pool: pg.Pool, o: ClaimOptions, ends: LeaseEnds, lost?: LostClaim): Promise<ClaimedDelivery[]> {
   if (o.limit < 1 || o.perEndpointLimit < 1) return [];
+  const leaseEnd = ends.next(o.owner, o.now, o.leaseMs);
   const client = await pool.connect();
   let broken: Error | undefined;
   let rows: ClaimedRow[];
@@ -103,8 +121,8 @@ export async function claim(pool: pg.Pool, o: ClaimOptions, lost?: LostClaim): P
     await client.query(`BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
     try {
       // The second statement sees the first's leases (the same transaction).
-      rows = await claimRows(client, o);
-      await commitClaim(client, o, lost);
+      rows = await claimRows(client, o, leaseEnd);
+      await commitClaim(client, () => lost?.(o, leaseEnd));
     } catch (err) {
       await client.query('ROLLBACK').catch((e: unknown) => {
         broken = e instanceof Error ? e : new Error(String(e));
@@ -181,38 +199,37 @@ async function completeMany(pool: pg.Pool, owner: string, completions: readonly 
 
 // Two transactions, one after the other: the completions commit durably first (without the
 // claim lock, which must not wait for a WAL flush), then the claim sees the leases they freed.
-export async function completeAndClaim(pool: pg.Pool, owner: string, completions: readonly Completion[], options: ClaimOptions | null, lost?: LostClaim): Promise<CompleteAndClaim> {
+export async function completeAndClaim(pool: pg.Pool, owner: string, completions: readonly Completion[], options: ClaimOptions | null, ends: LeaseEnds, lost?: LostClaim): Promise<CompleteAndClaim> {
   const applied = await completeMany(pool, owner, completions);
   if (options === null) return { applied, claimed: [], claimError: null };
   try {
-    return { applied, claimed: await claim(pool, options, lost), claimError: null };
+    return { applied, claimed: await claim(pool, options, ends, lost), claimError: null };
   } catch (err) {
     return { applied, claimed: [], claimError: err instanceof Error ? err : new Error(String(err)) };
   }
 }
 
 /** COMMIT of a claim; without the database's answer (connection lost) `lost` hears of it. */
-async function commitClaim(client: pg.PoolClient, o: ClaimOptions, lost: LostClaim | undefined): Promise<void> {
+async function commitClaim(client: pg.PoolClient, lost: () => void): Promise<void> {
   try {
     await client.query('COMMIT');
   } catch (err) {
-    if (!(err instanceof pg.DatabaseError)) lost?.(o);
+    if (!(err instanceof pg.DatabaseError)) lost();
     throw err;
   }
 }
 
 /**
  * Gives back the leases a claim may have taken though its COMMIT went unanswered: each carries
- * the claim's owner and lease end. Should another claim of this owner have had the very same
- * lease end, its leases go too; its attempts are then not recorded, and the deliveries are
- * sent again (at-least-once). Returns how many leases were given back.
+ * the claim's owner and lease end, which name that claim alone (LeaseEnds). Returns how many
+ * leases were given back.
  */
-export async function releaseLostClaim(pool: pg.Pool, o: ClaimOptions): Promise<number> {
+export async function releaseLostClaim(pool: pg.Pool, owner: string, leaseEnd: number): Promise<number> {
   return new Conn(pool).run(
     `WITH d AS (SELECT d.seq FROM deliveries d JOIN delivery_leases l ON l.delivery_seq = d.seq
                  WHERE l.owner = $1 AND l.expires_at = $2 ORDER BY d.seq FOR UPDATE OF d)
      DELETE FROM delivery_leases l USING d WHERE l.delivery_seq = d.seq AND l.owner = $1 AND l.expires_at = $2`,
-    [o.owner, o.now + o.leaseMs],
+    [owner, leaseEnd],
   );
 }
 

@@ -125,6 +125,8 @@ export class PostgresStore implements Store {
   /** Counts for connectionStats(); `destroyed` is moved by every pool's clients. */
   readonly counts = { destroyed: 0, refused: 0 };
   private readonly maxQueued: number;
+  /** Each owner's lease ends, strictly increasing: what releaseLostClaim names a claim by. */
+  private readonly leaseEnds = new queue.LeaseEnds();
   private readonly deadlines: PgDeadlines;
   private readonly deadlineTimers: Timers;
 
@@ -209,8 +211,8 @@ export class PostgresStore implements Store {
       timers,
     );
     this.queue = {
-      claim: (o) => this.track(() => queue.claim(this.queuePool, o, this.lostClaim)),
-      completeAndClaim: (owner, completions, claim) => this.track(() => queue.completeAndClaim(this.queuePool, owner, completions, claim, this.lostClaim)),
+      claim: (o) => this.track(() => queue.claim(this.queuePool, o, this.leaseEnds, this.lostClaim)),
+      completeAndClaim: (owner, completions, claim) => this.track(() => queue.completeAndClaim(this.queuePool, owner, completions, claim, this.leaseEnds, this.lostClaim)),
       release: (owner, ids) =>
         this.track(async () => {
           if ((await queue.release(this.queuePool, owner, ids)) === 0) return;
@@ -315,11 +317,11 @@ export class PostgresStore implements Store {
    * answers (tried every second while they could still be live), so its deliveries go out
    * again at once rather than after their lease.
    */
-  private readonly lostClaim = (o: ClaimOptions): void => {
+  private readonly lostClaim = (o: ClaimOptions, leaseEnd: number): void => {
     const tries = Math.max(1, Math.ceil(o.leaseMs / LOST_CLAIM_RETRY_MS));
     const attempt = (n: number): void => {
       if (this.closed) return;
-      queue.releaseLostClaim(this.queuePool, o).then(
+      queue.releaseLostClaim(this.queuePool, o.owner, leaseEnd).then(
         (released) => {
           if (released === 0) return;
           this.log.warn({ released }, 'gave back the leases of a claim whose COMMIT went unanswered');

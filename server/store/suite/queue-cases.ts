@@ -311,8 +311,9 @@ export function queueCases(s: () => Store): void {
     // worker-a tops up to its own cap on its endpoint.
     const more = await s().queue.claim(opts('worker-a', T0, { perEndpointLimit: 5, exclusive: true }));
     expect(more.map((c) => c.delivery.id)).toEqual([toEndpoint[3]!.id, toEndpoint[4]!.id]);
-    // Once worker-a's leases are gone (expired), worker-b may serve the endpoint.
-    const after = await s().queue.claim(opts('worker-b', T0 + 30_000, { perEndpointLimit: 10, exclusive: true, leaseMs: 60_000 }));
+    // Once worker-a's leases are gone (expired), worker-b may serve the endpoint. (Its second
+    // claim at T0 may lease 1 ms longer: on PostgreSQL an owner's lease ends strictly increase.)
+    const after = await s().queue.claim(opts('worker-b', T0 + 30_001, { perEndpointLimit: 10, exclusive: true, leaseMs: 60_000 }));
     expect(after.filter((c) => c.delivery.endpointId === w.ep.id).map((c) => c.delivery.id)).toEqual(toEndpoint.map((d) => d.id));
   });
 
