@@ -10,6 +10,7 @@
 //   redirect  302 to another path of the suite on the first attempt: never followed, retried
 //   slow      the first attempt is held: the sender cuts it at 10 s and tries again
 //   attempts  500 always: at most ten attempts
+//   recover   four orders delivered, the middle two's time range recovered twice (recover.ts)
 //   disabled  the endpoint disabled, an event triggered: nothing arrives
 //
 // Scenarios run lazily, once, on the first check that needs them; the checks are ordered so
@@ -22,6 +23,7 @@ import { defineCheck, type UncatalogedRule } from '../core/define.ts';
 import { fail, pass, skip } from '../core/outcome.ts';
 import { SuiteReceiver, answer, answerAfter } from './receiver.ts';
 import { FAILING_ANSWER_HOLD_MS, failureKnownMono, staleTimestamp } from './fresh.ts';
+import { recoverChecks } from './recover.ts';
 import { rotationChecks } from './rotation.ts';
 import { successChecks } from './success.ts';
 import type { AddCheck } from './rotation.ts';
@@ -591,6 +593,9 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
 
   // ---- any 2xx is a success (success.ts) -----------------------------------------------------------
   successChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+
+  // ---- recovery by time range (recover.ts) ---------------------------------------------------------
+  recoverChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- a secret rotation: new events signed with the new secret -----------------------------------
   rotationChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}) });

@@ -26,6 +26,7 @@ export const SENDER_CATALOGUE = [
   entry('interface#events-test', INTERFACE, 'Webhook data of webhook.test (data.environment)'),
   entry('product#callback', PRODUCT, 'Webhooks: payout-completed callbacks signed with the callback secret'),
   entry('management#callback-rotation', MANAGEMENT_API, 'POST /v2/webhooks/callback-secret/rotate: pending callbacks go on, their next attempts signed with the new secret'),
+  entry('management#recover', MANAGEMENT_API, 'POST /v2/webhooks/endpoints/{endpointId}/recover: the deliveries created in [since, until) go again, once per request, the original event id and payload'),
 ] as const;
 
 export const SENDER = ruleBook('sender', SENDER_CATALOGUE);
@@ -143,4 +144,11 @@ export const ANY_2XX_RULE: SenderRule = {
   source: `${INTERFACE} § Webhook delivery states (pending → delivered); § Webhook receiver (served by the merchant)`,
   covers: ['interface#delivery-1'],
   quote: 'pending | endpoint returns 2xx | any attempt | delivered. delivered means only that the endpoint returned 2xx. The receiver answers any 2xx status only after durably accepting the event.',
+};
+
+export const RECOVER_RULE: SenderRule = {
+  source: 'management.openapi.yaml#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1recover/post',
+  covers: ['management#recover', 'interface#versioning-3'],
+  quote:
+    'Sends again, in one step, the order-event deliveries of this endpoint (any of its versions) created in [since, until): the failed ones, or the failed and delivered ones (all). Each goes exactly as a manual retry does: the original event id and payload, to the endpoint\'s current URL, version and secret, in a new cycle of up to ten attempts. ... each matching delivery is sent once per request.',
 };

@@ -14,8 +14,15 @@ import type { RequestParts } from '../core/openapi/requests.ts';
 import { isObj } from '../core/openapi/schema.ts';
 import { describeAnswer } from '../core/openapi/answer.ts';
 import { subSeed } from '../core/seed.ts';
+import type { components } from '../../generated/types/management.ts';
 
 type Json = Record<string, unknown>;
+type Schemas = components['schemas'];
+/** The body of recoverDeliveries and its answer, as the contract types them. */
+export type RecoverRequest = Schemas['RecoverDeliveriesRequest'];
+export type Recovery = Schemas['DeliveryRecovery'];
+/** What the checks read of a listed delivery. */
+export type DeliveryRef = Pick<Schemas['Delivery'], 'id' | 'state' | 'createdAt'>;
 
 /** A step against the implementation failed; the checks that need it report it. */
 export class StepFailed extends Error {
@@ -202,12 +209,19 @@ export class SenderSession {
   }
 
   /** The delivery of an event, found by its event id (the activity search). */
-  async findDelivery(eventId: string, evidence: Exchange[], signal?: AbortSignal): Promise<{ id: string; state: string }> {
+  async findDelivery(eventId: string, evidence: Exchange[], signal?: AbortSignal): Promise<DeliveryRef> {
     const res = await this.#call('listDeliveries', this.#member(), (p) => ({ ...p, query: { q: eventId } }), `find the delivery of event ${eventId}`, evidence, signal);
     const data = Array.isArray((res.json as Json).data) ? ((res.json as Json).data as unknown[]) : [];
     const found = data.find((d): d is Json => isObj(d) && d.eventId === eventId);
     if (!found) throw new StepFailed(`the activity search for event ${eventId} found no delivery`, evidence);
-    return { id: String(found.id), state: String(found.state) };
+    return { id: String(found.id), state: String(found.state) as DeliveryRef['state'], createdAt: String(found.createdAt) };
+  }
+
+  /** Recovery by time range: the endpoint's deliveries created in [since, until) go again. */
+  async recover(window: RecoverRequest, evidence: Exchange[], signal?: AbortSignal): Promise<Recovery> {
+    const id = this.#endpointId();
+    const res = await this.#call('recoverDeliveries', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: window }), `recover the deliveries created in [${window.since}, ${window.until ?? 'now'})`, evidence, signal);
+    return res.json as Recovery;
   }
 
   /** Retry webhook (a failed delivery): a new cycle to the current endpoint. */

@@ -45,6 +45,9 @@ shown at creation and rotation), and triggers events through the v2 order API an
 - the signing secret rotated while an attempt is in flight: an event created after it is
   signed with the new secret alone; the callback secret rotated while a callback is in
   flight: its next attempt is signed with the new one. Both secrets stay rotated;
+- recovery by time range: four orders delivered one after another, the middle two's window
+  recovered twice (include all), then once failed-only: each arrives again once per
+  include-all request, same event id and body, validly signed; the others do not;
 - the endpoint disabled: no delivery. The run leaves the endpoint disabled.
 Secrets and tokens can be given as env:NAME or file:PATH. The run rotates the callback secret:
 to run again, give --save-callback-secret FILE and then --callback-secret file:FILE.`,

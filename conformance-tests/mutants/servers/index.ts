@@ -27,6 +27,7 @@ import * as resendsFirstSignature from './resends-first-signature.ts';
 import type { ServerMutant } from './mutant.ts';
 import { ROUND_FOUR_SERVER_MUTANTS } from './round-four.ts';
 import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
+import { RECOVER_MUTANTS } from './recover.ts';
 
 export type { ServerMutant } from './mutant.ts';
 
@@ -175,8 +176,8 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     target: 'sender',
     build: refreshesCreatedAt.build,
     mustFail: ['sender.retry.after-failure'],
-    // The manual retry of the failed delivery is a retry too: its body changed as well.
-    failsOnly: /^sender\.retry\.(after-failure|manual-same-event)$/,
+    // The manual retry of the failed delivery and the recovered deliveries are retries too: their bodies changed as well.
+    failsOnly: /^sender\.(retry\.(after-failure|manual-same-event)|recover\.same-event)$/,
   },
   {
     name: 'signs-with-creation-secret',
@@ -205,4 +206,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   },
   ...ROUND_FOUR_SERVER_MUTANTS,
   ...ROUND_FOUR_SENDER_MUTANTS,
+  ...RECOVER_MUTANTS,
 ];
