@@ -106,7 +106,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     ...(pages ? { pages: () => pages } : {}),
   });
   const r = config.retention;
-  const pruner = createPruner({ store, clock: services.clock, timers: realTimers, log: services.log, policy: r.policy, intervalMs: r.intervalMs, batch: r.batch, pauseMs: r.pauseMs, statementMs: r.statementMs, metrics: metrics.retention });
+  const pruner = createPruner({ store, clock: services.clock, timers: realTimers, log: services.log, policy: r.policy, intervalMs: r.intervalMs, batch: r.batch, pauseMs: r.pauseMs, busyShare: r.busyShare, statementMs: r.statementMs, metrics: metrics.retention });
   return {
     app,
     engine,

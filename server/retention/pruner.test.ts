@@ -8,10 +8,13 @@ import { createMetrics } from '../observability/metrics.ts';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.ts';
 import { T0, deliveryRecord, eventRecord, seedEnvironment, waitFor } from '../store/suite/fixtures.ts';
 import { createPruner } from './pruner.ts';
+import type { LoadProbe } from './pacing.ts';
 import type { PruneRequest } from '../store/types.ts';
 import { parseDuration, retentionSettings } from './settings.ts';
 
 const DAY = 86_400_000;
+const IDLE: LoadProbe = { mark: () => null, since: () => 0 };
+const BUSY: LoadProbe = { mark: () => null, since: () => 0.9 };
 let store: SqliteStore | null = null;
 
 afterEach(async () => {
@@ -49,6 +52,8 @@ describe('pruner', () => {
       intervalMs: 60_000,
       batch: 2,
       pauseMs: 25,
+      busyShare: 0.05,
+      load: IDLE,
       statementMs: 10_000,
       metrics: metrics.retention,
     });
@@ -81,5 +86,55 @@ describe('pruner', () => {
     expect(retentionSettings({}).statementMs).toBe(10_000);
     expect(retentionSettings({ PRUNE_STATEMENT_TIMEOUT: '30s' }).statementMs).toBe(30_000);
     expect(() => retentionSettings({ PRUNE_STATEMENT_TIMEOUT: '10' })).toThrow(/PRUNE_STATEMENT_TIMEOUT/);
+    expect(retentionSettings({}).busyShare).toBe(0.05);
+    expect(retentionSettings({ PRUNE_BUSY_SHARE: '0.2' }).busyShare).toBe(0.2);
+    for (const bad of ['0', '1.5', 'half']) expect(() => retentionSettings({ PRUNE_BUSY_SHARE: bad })).toThrow(/PRUNE_BUSY_SHARE/);
+  });
+
+  it('while the instance is busy, rests after each batch so that it takes at most its share of the time', async () => {
+    store = await openSqliteStore({ file: ':memory:' });
+    await store.migrate();
+    const s = store;
+    const { env } = await seedEnvironment(s, { name: 'live' });
+    await s.transaction(async (tx) => {
+      for (let i = 0; i < 4; i++) await tx.events.insert(eventRecord(env, { createdAt: T0 }));
+    });
+    const clock = new ManualClock(T0 + 40 * DAY);
+    const timers = new FakeTimers();
+    const prune = s.prune.bind(s);
+    // Each batch takes 40 ms of the clock.
+    s.prune = async (req) => {
+      const r = await prune(req);
+      clock.advance(40);
+      return r;
+    };
+    let load = BUSY;
+    const pruner = createPruner({
+      store: s,
+      clock,
+      timers,
+      log: pino({ level: 'silent' }),
+      policy: { liveMs: 30 * DAY, testMs: 7 * DAY, idempotencyKeyMs: 3 * DAY },
+      intervalMs: 60_000,
+      batch: 1,
+      pauseMs: 25,
+      busyShare: 0.05,
+      load: { mark: () => null, since: (m) => load.since(m) },
+    });
+    pruner.start();
+    // Busy: the pause, then the rest of 40 ms × 19 = 760 ms in all.
+    for (const expected of [25, 735]) {
+      await waitFor(() => timers.delays().length === 1);
+      expect(timers.delays()).toEqual([expected]);
+      timers.fireAll();
+    }
+    // Idle again: the pause alone.
+    load = IDLE;
+    await waitFor(() => timers.delays().length === 1);
+    expect(timers.delays()).toEqual([25]);
+    timers.fireAll();
+    await waitFor(() => timers.delays().length === 1);
+    expect(timers.delays()).toEqual([25]);
+    await pruner.stop();
   });
 });

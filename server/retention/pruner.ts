@@ -3,7 +3,8 @@
 //
 // It never competes with the hot path for long: each batch is one short store transaction of
 // at most `batch` rows per table (Store.prune), batches are separated by `pauseMs` so the API's
-// and the delivery worker's transactions get the writer in between, and a pass (batches until
+// and the delivery worker's transactions get the writer in between, and longer while the
+// instance is busy (pacing.ts: at most `busyShare` of the time); a pass (batches until
 // nothing expired is left) starts every `intervalMs`. On PostgreSQL one instance prunes at a
 // time (the store's advisory lock); the others' batches come back skipped. Every wait goes
 // through Timers, every time through the Clock.
@@ -12,6 +13,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { RetentionMetrics } from '../observability/retention-metrics.ts';
 import type { PruneResult, Store } from '../store/types.ts';
 import type { Timers } from '../timers.ts';
+import { BUSY_UTILISATION, busyRest, eventLoopProbe, type LoadProbe } from './pacing.ts';
 
 /** How long rows are kept, in milliseconds (config.ts: RETENTION_*). */
 export interface RetentionPolicy {
@@ -32,6 +34,10 @@ export interface PrunerOptions {
   batch: number;
   /** Pause between two batches of a pass. */
   pauseMs: number;
+  /** The most of the time the pruner takes while the instance is busy (0 < share <= 1). */
+  busyShare: number;
+  /** How busy the instance is (default: its event loop's utilisation). */
+  load?: LoadProbe;
   /** Each batch statement's bound (PruneRequest.statementMs); default the store's. */
   statementMs?: number;
   metrics?: RetentionMetrics;
@@ -53,6 +59,7 @@ export interface Pruner {
 }
 
 export function createPruner(o: PrunerOptions): Pruner {
+  const load = o.load ?? eventLoopProbe;
   let stopped = false;
   let timer: unknown = null;
   /** Ends the wait in progress (stop). */
@@ -87,16 +94,25 @@ export function createPruner(o: PrunerOptions): Pruner {
     }
   }
 
+  /** The pause after a batch, and while the instance was busy during it, the rest its share owes. */
+  async function rest(batchMs: number): Promise<void> {
+    const mark = load.mark();
+    await wait(o.pauseMs);
+    if (stopped || load.since(mark) < BUSY_UTILISATION) return;
+    await wait(busyRest(batchMs, o.busyShare, o.pauseMs));
+  }
+
   async function pass(): Promise<PassSummary> {
     const summary: PassSummary = { batches: 0, deleted: { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0 }, storeMs: 0 };
     for (;;) {
       const started = performance.now();
+      const clockStarted = o.clock.now();
       const r = await batch();
       summary.storeMs += performance.now() - started;
       summary.batches++;
       for (const k of Object.keys(summary.deleted) as (keyof PassSummary['deleted'])[]) summary.deleted[k] += r.deleted[k];
       if (!r.more || stopped) return summary;
-      await wait(o.pauseMs);
+      await rest(o.clock.now() - clockStarted);
       if (stopped) return summary;
     }
   }

@@ -10,6 +10,7 @@ export interface RetentionSettings {
   intervalMs: number;
   batch: number;
   pauseMs: number;
+  busyShare: number;
   /** PRUNE_STATEMENT_TIMEOUT: a batch statement's bound on PostgreSQL, apart from the API's. */
   statementMs: number;
 }
@@ -30,6 +31,8 @@ export function retentionSettings(env: NodeJS.ProcessEnv): RetentionSettings {
   const duration = (name: string, fallback: string): number => parseDuration(name, env[name] || fallback);
   const batch = Number(env.PRUNE_BATCH ?? 500);
   if (!Number.isInteger(batch) || batch < 1 || batch > 10_000) throw new Error(`PRUNE_BATCH must be a whole number from 1 to 10000, not ${env.PRUNE_BATCH}`);
+  const busyShare = Number(env.PRUNE_BUSY_SHARE ?? 0.05);
+  if (!(busyShare > 0 && busyShare <= 1)) throw new Error(`PRUNE_BUSY_SHARE must be a fraction above 0 and at most 1, such as 0.05, not ${env.PRUNE_BUSY_SHARE}`);
   const pruner = env.PRUNER ?? 'on';
   if (pruner !== 'on' && pruner !== 'off') throw new Error(`PRUNER must be on or off, not ${pruner}`);
   return {
@@ -42,6 +45,7 @@ export function retentionSettings(env: NodeJS.ProcessEnv): RetentionSettings {
     intervalMs: duration('PRUNE_INTERVAL', '60s'),
     batch,
     pauseMs: duration('PRUNE_PAUSE', '20ms'),
+    busyShare,
     statementMs: duration('PRUNE_STATEMENT_TIMEOUT', '10s'),
   };
 }
