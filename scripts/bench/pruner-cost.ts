@@ -10,8 +10,9 @@
 // is shortened to --retention (default 1 s) and the pruner runs every second: the rows of a
 // round expire while it runs and are removed as fast as they come in, the worst case of a
 // steady state (at 30 days the same rows are removed a month later, at the same rate). Between
-// rounds the bench waits until the pruning server has removed the round's rows, and says how
-// many it removed, from its /metrics.
+// rounds the bench waits until the round's webhooks are delivered (a backlog drained during the
+// next round would take its cores) and the pruning server has removed the round's rows, and
+// says how many it removed, from its /metrics.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -51,9 +52,15 @@ interface Side {
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The loopback receiver both servers deliver to. */
+let received = 0;
+/** The loopback receiver both servers deliver to; counts what it receives. */
 async function startReceiver(): Promise<{ url: string; close(): void }> {
-  const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+  const receiver = createServer((req, res) =>
+    req.resume().on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    }),
+  );
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, close: () => receiver.close() };
 }
@@ -64,12 +71,18 @@ async function prunedRows(server: RunningServer): Promise<number> {
   return [...text.matchAll(/^retention_pruned_rows_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
-/** Resolves once the pruner has removed nothing for two seconds (a round's rows are gone). */
-async function prunerIdle(server: RunningServer): Promise<number> {
-  for (let last = -1, now = await prunedRows(server); ; last = now, now = await prunedRows(server)) {
+/** Resolves once `count` has not moved for two seconds. */
+async function settled(count: () => Promise<number>): Promise<number> {
+  for (let last = -1, now = await count(); ; last = now, now = await count()) {
     if (now === last) return now;
     await sleep(2000);
   }
+}
+
+/** The round's webhooks delivered, then its rows pruned: what the pruner has removed so far. */
+async function quiet(server: RunningServer): Promise<number> {
+  await settled(async () => received);
+  return settled(() => prunedRows(server));
 }
 
 async function startSide(store: string, name: Side['name'], receiverUrl: string): Promise<Side> {
@@ -110,9 +123,9 @@ async function measure(store: string, sides: [Side, Side]): Promise<void> {
   for (const side of sides) await orders(side, 3); // warm-up
   for (let round = 1; round <= ROUNDS; round++) {
     for (const side of round % 2 === 1 ? sides : [sides[1], sides[0]]) {
-      const before = await prunerIdle(side.server);
+      const before = await quiet(side.server);
       const s = await orders(side, DURATION);
-      const after = await prunerIdle(side.server);
+      const after = await quiet(side.server);
       side.rounds.push(s);
       side.pruned += after - before;
       console.error(`${store} ${side.name} round ${round}: ${s.rps} req/s, p99 ${s.p99} ms, ${s.errors} errors, ${s.non2xx} non-2xx; ${after - before} rows pruned`);
