@@ -8,9 +8,8 @@
 // server's requests and deliveries all run on it, on either store.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
-/** Event-loop utilisation at or above which the instance counts as busy. At 50 orders/s the
- * soak's server sits near 0.05; a saturated one at 0.3 (PostgreSQL, the database the bound) to
- * 0.9 (SQLite, whose writer runs on the loop). */
+/** Event-loop utilisation at or above which the instance counts as busy: low enough that a
+ * server waiting on PostgreSQL at saturation counts, high enough that a trickle does not. */
 export const BUSY_UTILISATION = 0.2;
 
 /** The instance's load, read between two points in time. */
