@@ -87,6 +87,22 @@ describe('PostgreSQL deadlines', () => {
     expect(store.connectionStats().destroyed).toBeGreaterThanOrEqual(1);
   });
 
+  it('the same for writes: the idle connections go with a group-committed batch that missed its deadline', async () => {
+    const { proxy, url, upstreamPort } = await throughProxy();
+    const store = await storeThrough(url);
+    const { env } = await seedEnvironment(store);
+    await Promise.all(Array.from({ length: 4 }, () => store.read((tx) => tx.tenants.getEnvironment(env.id))));
+    proxy.retarget(upstreamPort, 'silent');
+    const outcomes: unknown[] = [];
+    for (let i = 0; i < 8; i++) outcomes.push(await store.transaction((tx) => tx.tenants.getEnvironment(env.id)).catch((e: unknown) => e));
+    const failed = outcomes.filter((o) => o instanceof Error);
+    // Only the batch that met the silent host fails; without the eviction the next one took
+    // another idle connection to it and failed too.
+    expect(failed).toHaveLength(1);
+    expect(isStoreUnavailable(failed[0])).toBe(true);
+    expect(outcomes.slice(1)).toEqual(Array.from({ length: 7 }, () => expect.objectContaining({ id: env.id })));
+  });
+
   it('a COMMIT whose answer is cut answers OutcomeUnknown; the write did go in, and the same thirdPartyId finds it', async () => {
     const { proxy, url } = await throughProxy();
     const store = await storeThrough(url);

@@ -146,7 +146,7 @@ export class PostgresStore implements Store {
     guardNesting = true,
     bounds: { stalenessMs?: number; maxAgeMs?: number } = {},
     private readonly timers: Timers = realTimers,
-    limits: { deadlines?: PgDeadlines; maxQueued?: number; counts?: { destroyed: number; refused: number }; deadlineTimers?: Timers; Client?: typeof pg.Client } = {},
+    limits: { deadlines?: PgDeadlines; maxQueued?: number; counts?: { destroyed: number; refused: number }; deadlineTimers?: Timers; Client?: typeof pg.Client; onDeadlineMissed?: () => void } = {},
   ) {
     this.deadlineTimers = limits.deadlineTimers ?? realTimers;
     this.deadlines = limits.deadlines ?? DEFAULT_DEADLINES;
@@ -167,9 +167,11 @@ export class PostgresStore implements Store {
       transactionMs: this.deadlines.transactionMs,
       queueWaitMs: this.deadlines.connectMs,
       maxQueued: this.maxQueued,
-      onDestroyed: () => {
-        this.counts.destroyed += 1;
-      },
+      onDestroyed:
+        limits.onDeadlineMissed ??
+        (() => {
+          this.counts.destroyed += 1;
+        }),
       notify: (deliveries, changed) =>
         notifierPool.query('SELECT CASE WHEN $5::boolean THEN pg_notify($1, $2) END, CASE WHEN $6::boolean THEN pg_notify($3, $4) END', [
           DELIVERIES_CHANNEL,
@@ -614,10 +616,12 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   // a fail-over to a silent old host each of them would cost a request a whole deadline. They
   // are dropped with it, and the pools refill with fresh connections (to the new host).
   const pools: pg.Pool[] = [];
-  const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), () => {
+  // The same for a group-committed batch that missed its deadline (group-commit.ts).
+  const onDeadlineMissed = (): void => {
     counts.destroyed += 1;
     for (const p of pools) for (const client of idleClients(p)) destroyConnection(client, new Error('dropped with a connection that missed its deadline'));
-  });
+  };
+  const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), onDeadlineMissed);
   const common = { connectionString: opts.connectionString, Client, ...sessionSettings(deadlines) };
   const pool = new pg.Pool({ ...common, max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
   const sequencePool = new pg.Pool({ ...common, max: 2, types: typeParsers, application_name: APPLICATION_NAME });
@@ -631,7 +635,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     ...(opts.transactionsStalenessMs !== undefined ? { stalenessMs: opts.transactionsStalenessMs } : {}),
     ...(opts.transactionsMaxAgeMs !== undefined ? { maxAgeMs: opts.transactionsMaxAgeMs } : {}),
   };
-  const limits = { deadlines, counts, deadlineTimers, Client, ...(opts.maxQueued !== undefined ? { maxQueued: opts.maxQueued } : {}) };
+  const limits = { deadlines, counts, deadlineTimers, Client, onDeadlineMissed, ...(opts.maxQueued !== undefined ? { maxQueued: opts.maxQueued } : {}) };
   const store = new PostgresStore(pool, opts.connectionString, log, sequencePool, queuePool, notifierPool, opts.guardNesting ?? true, bounds, timers, limits);
   try {
     await store.start();
