@@ -1,4 +1,4 @@
-// npm run bench:pruner [-- --store sqlite|postgres|both --rounds 3 --duration 15 --connections 32 --retention 1s]
+// npm run bench:pruner [-- --store sqlite|postgres|both --rounds 5 --duration 15 --connections 32 --retention 1s]
 //
 // What the retention pruner (server/retention/) costs `bench:api`'s orders row (POST /v2/orders:
 // order + event + delivery to a loopback endpoint, the same request and settings): two servers
@@ -12,7 +12,9 @@
 // steady state (at 30 days the same rows are removed a month later, at the same rate). Between
 // rounds the bench waits until the round's webhooks are delivered (a backlog drained during the
 // next round would take its cores) and the pruning server has removed the round's rows, and
-// says how many it removed, from its /metrics.
+// says how many it removed, from its /metrics. Beside req/s, each round's CPU per order (the
+// server's process and PostgreSQL's, over the round): steadier than req/s on a machine whose
+// speed drifts between rounds.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -20,12 +22,13 @@ import autocannon from 'autocannon';
 import { createManagementClient } from '../../client/api.ts';
 import { parseDuration } from '../../server/retention/settings.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
+import { cpuSnapshot, type CpuSnapshot } from './cpu.ts';
 import { machine, startServer, summarise, type DemoTenant, type RunningServer, type Summary } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'both' },
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '15' },
     connections: { type: 'string', default: '32' },
     retention: { type: 'string', default: '1s' },
@@ -45,6 +48,8 @@ interface Side {
   server: RunningServer;
   headers: Record<string, string>;
   rounds: Summary[];
+  /** CPU µs per order of each round: the server's process and PostgreSQL's, over the round. */
+  cpuUs: number[];
   pruned: number;
   drop(): Promise<void>;
 }
@@ -100,7 +105,7 @@ async function startSide(store: string, name: Side['name'], receiverUrl: string)
   const endpoint = await management.POST('/v2/webhooks/endpoints', { body: { url: receiverUrl } });
   if (endpoint.response.status !== 201) throw new Error(`endpoint: ${endpoint.response.status}`);
   const headers = { 'content-type': 'application/json', 'x-api-key': tenant.apiKey, 'x-api-hash': tenant.apiHash };
-  return { name, server, headers, rounds: [], pruned: 0, drop: async () => void (await db?.drop()) };
+  return { name, server, headers, rounds: [], cpuUs: [], pruned: 0, drop: async () => void (await db?.drop()) };
 }
 
 let seq = 0;
@@ -118,17 +123,29 @@ function orders(side: Side, seconds: number): Promise<Summary> {
   });
 }
 
+/** CPU µs per request between two snapshots: the server's process and every PostgreSQL process. */
+function cpuPerRequest(a: CpuSnapshot | null, b: CpuSnapshot | null, requests: number): number {
+  if (!a || !b || requests === 0) return Number.NaN;
+  const delta = (to: Map<number, number>, from: Map<number, number>): number => [...to].reduce((sum, [pid, v]) => sum + v - (from.get(pid) ?? 0), 0);
+  const jiffies = delta(b.procs, a.procs) + delta(b.postgres, a.postgres);
+  return Math.round((jiffies * 10_000) / requests); // a jiffy is 10 ms
+}
+
 /** A round of each side in turn; the pruning side's rows are removed before the other runs. */
 async function measure(store: string, sides: [Side, Side]): Promise<void> {
   for (const side of sides) await orders(side, 3); // warm-up
   for (let round = 1; round <= ROUNDS; round++) {
     for (const side of round % 2 === 1 ? sides : [sides[1], sides[0]]) {
       const before = await quiet(side.server);
+      const pids = side.server.child.pid === undefined ? [] : [side.server.child.pid];
+      const cpu0 = cpuSnapshot(pids);
       const s = await orders(side, DURATION);
+      const cpuUs = cpuPerRequest(cpu0, cpuSnapshot(pids), s.requests);
       const after = await quiet(side.server);
       side.rounds.push(s);
+      side.cpuUs.push(cpuUs);
       side.pruned += after - before;
-      console.error(`${store} ${side.name} round ${round}: ${s.rps} req/s, p99 ${s.p99} ms, ${s.errors} errors, ${s.non2xx} non-2xx; ${after - before} rows pruned`);
+      console.error(`${store} ${side.name} round ${round}: ${s.rps} req/s, p99 ${s.p99} ms, ${cpuUs} CPU µs/order, ${s.errors} errors, ${s.non2xx} non-2xx; ${after - before} rows pruned`);
     }
   }
 }
@@ -142,14 +159,15 @@ async function benchStore(store: string, receiverUrl: string): Promise<string[]>
     await measure(store, [on, off]);
     const [rpsOn, rpsOff] = [median(on.rounds.map((s) => s.rps)), median(off.rounds.map((s) => s.rps))];
     const ratio = rpsOn / rpsOff;
+    const cpuRatio = median(off.cpuUs) / median(on.cpuUs);
     return [
       `### ${store}`,
       '',
-      '| server | rounds req/s | median req/s | median p99 ms | errors/non-2xx | rows pruned |',
-      '|---|---|---:|---:|---:|---:|',
-      ...[on, off].map((s) => `| ${s.name} | ${s.rounds.map((r) => r.rps).join(', ')} | ${median(s.rounds.map((r) => r.rps))} | ${median(s.rounds.map((r) => r.p99))} | ${s.rounds.reduce((n, r) => n + r.errors, 0)}/${s.rounds.reduce((n, r) => n + r.non2xx, 0)} | ${s.pruned} |`),
+      '| server | rounds req/s | median req/s | median p99 ms | rounds CPU µs/order | median | errors/non-2xx | rows pruned |',
+      '|---|---|---:|---:|---|---:|---:|---:|',
+      ...[on, off].map((s) => `| ${s.name} | ${s.rounds.map((r) => r.rps).join(', ')} | ${median(s.rounds.map((r) => r.rps))} | ${median(s.rounds.map((r) => r.p99))} | ${s.cpuUs.join(', ')} | ${median(s.cpuUs)} | ${s.rounds.reduce((n, r) => n + r.errors, 0)}/${s.rounds.reduce((n, r) => n + r.non2xx, 0)} | ${s.pruned} |`),
       '',
-      `pruner on ÷ off: ${ratio.toFixed(3)} (goal ≥ ${GOAL}: ${ratio >= GOAL ? 'met' : 'not met'})`,
+      `pruner on ÷ off: throughput ${ratio.toFixed(3)}, CPU per order (off ÷ on: the throughput the cores would allow) ${cpuRatio.toFixed(3)} (goal ≥ ${GOAL}: ${ratio >= GOAL ? 'met' : 'not met'} by throughput, ${cpuRatio >= GOAL ? 'met' : 'not met'} by CPU)`,
       '',
     ];
   } finally {
