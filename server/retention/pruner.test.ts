@@ -7,7 +7,7 @@ import { FakeTimers } from '../delivery/testing.ts';
 import { createMetrics } from '../observability/metrics.ts';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.ts';
 import { T0, deliveryRecord, eventRecord, seedEnvironment, waitFor } from '../store/suite/fixtures.ts';
-import { createPruner } from './pruner.ts';
+import { createPruner, type Pruner, type PrunerOptions } from './pruner.ts';
 import type { LoadProbe } from './pacing.ts';
 import type { PruneRequest } from '../store/types.ts';
 import { parseDuration, retentionSettings } from './settings.ts';
@@ -15,6 +15,22 @@ import { parseDuration, retentionSettings } from './settings.ts';
 const DAY = 86_400_000;
 const IDLE: LoadProbe = { mark: () => null, since: () => 0 };
 const BUSY: LoadProbe = { mark: () => null, since: () => 0.9 };
+
+/** A pruner on `store` with the tests' policy, pause and pacing; `o` sets the rest. */
+const prunerOn = (store: SqliteStore, clock: ManualClock, timers: FakeTimers, o: Partial<PrunerOptions>): Pruner =>
+  createPruner({
+    store,
+    clock,
+    timers,
+    log: pino({ level: 'silent' }),
+    policy: { liveMs: 30 * DAY, testMs: 7 * DAY, idempotencyKeyMs: 3 * DAY },
+    intervalMs: 60_000,
+    batch: 2,
+    pauseMs: 25,
+    busyShare: 0.05,
+    load: IDLE,
+    ...o,
+  });
 let store: SqliteStore | null = null;
 
 afterEach(async () => {
@@ -43,20 +59,7 @@ describe('pruner', () => {
     const requests: PruneRequest[] = [];
     const prune = s.prune.bind(s);
     s.prune = (req) => (requests.push(req), prune(req));
-    const pruner = createPruner({
-      store: s,
-      clock,
-      timers,
-      log: pino({ level: 'silent' }),
-      policy: { liveMs: 30 * DAY, testMs: 7 * DAY, idempotencyKeyMs: 3 * DAY },
-      intervalMs: 60_000,
-      batch: 2,
-      pauseMs: 25,
-      busyShare: 0.05,
-      load: IDLE,
-      statementMs: 10_000,
-      metrics: metrics.retention,
-    });
+    const pruner = prunerOn(s, clock, timers, { statementMs: 10_000, metrics: metrics.retention });
     pruner.start();
     // Batches of 2: a pause after the first and the second, the interval after the third.
     for (const expected of [25, 25, 60_000]) {
@@ -109,18 +112,7 @@ describe('pruner', () => {
       return r;
     };
     let load = BUSY;
-    const pruner = createPruner({
-      store: s,
-      clock,
-      timers,
-      log: pino({ level: 'silent' }),
-      policy: { liveMs: 30 * DAY, testMs: 7 * DAY, idempotencyKeyMs: 3 * DAY },
-      intervalMs: 60_000,
-      batch: 1,
-      pauseMs: 25,
-      busyShare: 0.05,
-      load: { mark: () => null, since: (m) => load.since(m) },
-    });
+    const pruner = prunerOn(s, clock, timers, { batch: 1, load: { mark: () => null, since: (m) => load.since(m) } });
     pruner.start();
     // Busy: the pause, then the rest of 40 ms × 19 = 760 ms in all.
     for (const expected of [25, 735]) {
