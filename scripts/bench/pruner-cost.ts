@@ -14,7 +14,9 @@
 // next round would take its cores) and the pruning server has removed the round's rows, and
 // says how many it removed, from its /metrics. Beside req/s, each round's CPU per order (the
 // server's process and PostgreSQL's, over the round): steadier than req/s on a machine whose
-// speed drifts between rounds.
+// speed drifts between rounds. Each round also says what the pruner's batches took and, on
+// PostgreSQL, where its CPU went by process role, its WAL and the round's autovacuum runs
+// (pg-activity.ts): what tells the pruner's own cost from what it leaves behind.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -23,6 +25,7 @@ import { createManagementClient } from '../../client/api.ts';
 import { parseDuration } from '../../server/retention/settings.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.ts';
+import { diffCounters, pgCounters, samplePostgresCpu, type PgCounters, type PostgresCpu } from './pg-activity.ts';
 import { machine, startServer, summarise, type DemoTenant, type RunningServer, type Summary } from './lib.ts';
 
 const { values } = parseArgs({
@@ -51,6 +54,10 @@ interface Side {
   /** CPU µs per order of each round: the server's process and PostgreSQL's, over the round. */
   cpuUs: number[];
   pruned: number;
+  /** PostgreSQL's database of this side, when on PostgreSQL. */
+  databaseUrl?: string;
+  /** Per round on PostgreSQL: where its CPU went and what it wrote. */
+  postgres: string[];
   drop(): Promise<void>;
 }
 
@@ -70,10 +77,24 @@ async function startReceiver(): Promise<{ url: string; close(): void }> {
   return { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, close: () => receiver.close() };
 }
 
+async function metricsText(server: RunningServer): Promise<string> {
+  return (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+}
+
+const sumOf = (text: string, metric: RegExp): number => [...text.matchAll(metric)].reduce((sum, m) => sum + Number(m[1]), 0);
+
 /** Rows the server's pruner has removed so far, all tables, from /metrics. */
 async function prunedRows(server: RunningServer): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-  return [...text.matchAll(/^retention_pruned_rows_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return sumOf(await metricsText(server), /^retention_pruned_rows_total\{[^}]*\} (\d+)/gm);
+}
+
+/** The pruner's batches so far, and the seconds they took, from /metrics. */
+async function prunerBatches(server: RunningServer): Promise<{ batches: number; seconds: number }> {
+  const text = await metricsText(server);
+  return {
+    batches: sumOf(text, /^retention_prune_batch_duration_seconds_count\{[^}]*\} (\d+)/gm),
+    seconds: sumOf(text, /^retention_prune_batch_duration_seconds_sum\{[^}]*\} ([\d.e+-]+)/gm),
+  };
 }
 
 /** Resolves once `count` has not moved for two seconds. */
@@ -105,7 +126,7 @@ async function startSide(store: string, name: Side['name'], receiverUrl: string)
   const endpoint = await management.POST('/v2/webhooks/endpoints', { body: { url: receiverUrl } });
   if (endpoint.response.status !== 201) throw new Error(`endpoint: ${endpoint.response.status}`);
   const headers = { 'content-type': 'application/json', 'x-api-key': tenant.apiKey, 'x-api-hash': tenant.apiHash };
-  return { name, server, headers, rounds: [], cpuUs: [], pruned: 0, drop: async () => void (await db?.drop()) };
+  return { name, server, headers, rounds: [], cpuUs: [], pruned: 0, databaseUrl: db?.url, postgres: [], drop: async () => void (await db?.drop()) };
 }
 
 let seq = 0;
@@ -123,29 +144,53 @@ function orders(side: Side, seconds: number): Promise<Summary> {
   });
 }
 
-/** CPU µs per request between two snapshots: the server's process and every PostgreSQL process. */
-function cpuPerRequest(a: CpuSnapshot | null, b: CpuSnapshot | null, requests: number): number {
+/** CPU µs per request: the server's process between two snapshots, and PostgreSQL's seconds. */
+function cpuPerRequest(a: CpuSnapshot | null, b: CpuSnapshot | null, postgresSeconds: number, requests: number): number {
   if (!a || !b || requests === 0) return Number.NaN;
-  const delta = (to: Map<number, number>, from: Map<number, number>): number => [...to].reduce((sum, [pid, v]) => sum + v - (from.get(pid) ?? 0), 0);
-  const jiffies = delta(b.procs, a.procs) + delta(b.postgres, a.postgres);
-  return Math.round((jiffies * 10_000) / requests); // a jiffy is 10 ms
+  const server = [...b.procs].reduce((sum, [pid, v]) => sum + v - (a.procs.get(pid) ?? 0), 0) / 100; // jiffies of 10 ms
+  return Math.round(((server + postgresSeconds) * 1e6) / requests);
+}
+
+/** PostgreSQL's share of a round: CPU seconds by role, WAL, checkpoints, autovacuum runs. */
+function describePostgres(cpu: PostgresCpu, c: PgCounters, database: string): string {
+  const roles = Object.entries(cpu.byRole).filter(([, s]) => s >= 0.05).map(([r, s]) => `${r} ${s.toFixed(1)}`).join(', ');
+  const mine = cpu.autovacuumByDatabase[database] ?? 0;
+  const others = Object.values(cpu.autovacuumByDatabase).reduce((a, b) => a + b, 0) - mine;
+  const other = Object.entries(cpu.otherByTitle).map(([t, s]) => `"${t}" ${s.toFixed(1)}`).join(', ');
+  return `CPU s: ${roles}${other ? ` (other: ${other})` : ''} (autovacuum of this database ${mine.toFixed(1)}, of others ${others.toFixed(1)}); WAL ${(c.walBytes / 2 ** 20).toFixed(0)} MiB, ${c.walFpi} full pages, ${c.checkpoints} checkpoints; this database: ${c.autovacuums} autovacuums, ${c.autoanalyzes} autoanalyzes, dead tuples ${c.deadTuples >= 0 ? '+' : ''}${c.deadTuples}`;
+}
+
+/** One measured round of a side: throughput, CPU per order, and on PostgreSQL where it went. */
+async function round(side: Side): Promise<{ s: Summary; cpuUs: number; postgres: string }> {
+  const pids = side.server.child.pid === undefined ? [] : [side.server.child.pid];
+  const counters0 = side.databaseUrl ? await pgCounters(side.databaseUrl) : null;
+  const batches0 = await prunerBatches(side.server);
+  const sampler = samplePostgresCpu();
+  const cpu0 = cpuSnapshot(pids);
+  const s = await orders(side, DURATION);
+  const cpu1 = cpuSnapshot(pids);
+  const pgCpu = sampler.stop();
+  const postgresSeconds = side.databaseUrl ? Object.values(pgCpu.byRole).reduce((a, b) => a + b, 0) : 0;
+  const batches1 = await prunerBatches(side.server);
+  const counters = counters0 && side.databaseUrl ? diffCounters(counters0, await pgCounters(side.databaseUrl)) : null;
+  const pruner = `pruner ${batches1.batches - batches0.batches} batches, ${(batches1.seconds - batches0.seconds).toFixed(2)} s in them`;
+  const postgres = counters && side.databaseUrl ? `; ${describePostgres(pgCpu, counters, new URL(side.databaseUrl).pathname.slice(1))}` : '';
+  return { s, cpuUs: cpuPerRequest(cpu0, cpu1, postgresSeconds, s.requests), postgres: pruner + postgres };
 }
 
 /** A round of each side in turn; the pruning side's rows are removed before the other runs. */
 async function measure(store: string, sides: [Side, Side]): Promise<void> {
   for (const side of sides) await orders(side, 3); // warm-up
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const side of round % 2 === 1 ? sides : [sides[1], sides[0]]) {
+  for (let n = 1; n <= ROUNDS; n++) {
+    for (const side of n % 2 === 1 ? sides : [sides[1], sides[0]]) {
       const before = await quiet(side.server);
-      const pids = side.server.child.pid === undefined ? [] : [side.server.child.pid];
-      const cpu0 = cpuSnapshot(pids);
-      const s = await orders(side, DURATION);
-      const cpuUs = cpuPerRequest(cpu0, cpuSnapshot(pids), s.requests);
+      const { s, cpuUs, postgres } = await round(side);
       const after = await quiet(side.server);
       side.rounds.push(s);
       side.cpuUs.push(cpuUs);
       side.pruned += after - before;
-      console.error(`${store} ${side.name} round ${round}: ${s.rps} req/s, p99 ${s.p99} ms, ${cpuUs} CPU µs/order, ${s.errors} errors, ${s.non2xx} non-2xx; ${after - before} rows pruned`);
+      if (postgres) side.postgres.push(`${side.name} round ${n}: ${postgres}`);
+      console.error(`${store} ${side.name} round ${n}: ${s.rps} req/s, p99 ${s.p99} ms, ${cpuUs} CPU µs/order, ${s.errors} errors, ${s.non2xx} non-2xx; ${after - before} rows pruned${postgres ? `\n  ${postgres}` : ''}`);
     }
   }
 }
@@ -167,6 +212,8 @@ async function benchStore(store: string, receiverUrl: string): Promise<string[]>
       '|---|---|---:|---:|---|---:|---:|---:|',
       ...[on, off].map((s) => `| ${s.name} | ${s.rounds.map((r) => r.rps).join(', ')} | ${median(s.rounds.map((r) => r.rps))} | ${median(s.rounds.map((r) => r.p99))} | ${s.cpuUs.join(', ')} | ${median(s.cpuUs)} | ${s.rounds.reduce((n, r) => n + r.errors, 0)}/${s.rounds.reduce((n, r) => n + r.non2xx, 0)} | ${s.pruned} |`),
       '',
+      ...[...on.postgres, ...off.postgres].map((line) => `- ${line}`),
+      ...(on.postgres.length ? [''] : []),
       `pruner on ÷ off: throughput ${ratio.toFixed(3)}, CPU per order (off ÷ on: the throughput the cores would allow) ${cpuRatio.toFixed(3)} (goal ≥ ${GOAL}: ${ratio >= GOAL ? 'met' : 'not met'} by throughput, ${cpuRatio >= GOAL ? 'met' : 'not met'} by CPU)`,
       '',
     ];
