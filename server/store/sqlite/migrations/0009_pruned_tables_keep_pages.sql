@@ -1,0 +1,4 @@
+-- 0009_pruned_tables_keep_pages: nothing to do on this store (issue 42). PostgreSQL's
+-- migration of this name stops vacuum from truncating the tables its pruner empties, whose
+-- foreign-key checks were then planned as sequential scans; SQLite plans every statement on
+-- its indexes, and its file already keeps the pages the pruner frees for new rows.
