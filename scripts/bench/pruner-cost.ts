@@ -205,6 +205,10 @@ async function benchStore(store: string, receiverUrl: string): Promise<string[]>
     const [rpsOn, rpsOff] = [median(on.rounds.map((s) => s.rps)), median(off.rounds.map((s) => s.rps))];
     const ratio = rpsOn / rpsOff;
     const cpuRatio = median(off.cpuUs) / median(on.cpuUs);
+    // Round n of each side ran back to back, on the machine as it was then: the median of the
+    // rounds' own ratios is steadier than the ratio of medians when the machine drifts.
+    const paired = median(on.rounds.map((r, i) => r.rps / (off.rounds[i]?.rps ?? Number.NaN)));
+    const pairedCpu = median(on.cpuUs.map((c, i) => (off.cpuUs[i] ?? Number.NaN) / c));
     return [
       `### ${store}`,
       '',
@@ -215,6 +219,7 @@ async function benchStore(store: string, receiverUrl: string): Promise<string[]>
       ...[...on.postgres, ...off.postgres].map((line) => `- ${line}`),
       ...(on.postgres.length ? [''] : []),
       `pruner on ÷ off: throughput ${ratio.toFixed(3)}, CPU per order (off ÷ on: the throughput the cores would allow) ${cpuRatio.toFixed(3)} (goal ≥ ${GOAL}: ${ratio >= GOAL ? 'met' : 'not met'} by throughput, ${cpuRatio >= GOAL ? 'met' : 'not met'} by CPU)`,
+      `median of the rounds' own ratios (round n of each side, back to back): throughput ${paired.toFixed(3)}, CPU ${pairedCpu.toFixed(3)}`,
       '',
     ];
   } finally {
