@@ -26,7 +26,8 @@ export interface CpuShare {
 
 const HZ = 100; // USER_HZ: the unit of /proc's times on every Linux Node runs on
 
-function procTime(pid: number): { comm: string; time: number } | null {
+/** A process's name and CPU time (utime + stime, in jiffies) from /proc; null when gone or not Linux. */
+export function procTime(pid: number): { comm: string; time: number } | null {
   try {
     const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = line.lastIndexOf(')');

@@ -11,7 +11,7 @@ describe('PostgreSQL process roles', () => {
     ['postgres: 15/main: postgres payments_test_0a1b 127.0.0.1(51234) idle', 'backend'],
     ['postgres: app orders [local] SELECT', 'backend'],
     ['postgres: 15/main: logical replication launcher', 'other'],
-    ['/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main', 'other'],
+    ['/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main', 'postmaster'],
   ])('%s is %s', (title, role) => {
     expect(roleOf(title)).toBe(role);
   });

@@ -4,15 +4,16 @@
 // full-page images, checkpoints and autovacuum runs, read from its statistics views.
 import { readFileSync, readdirSync } from 'node:fs';
 import pg from 'pg';
+import { procTime } from './cpu.ts';
 
 const HZ = 100;
 const SAMPLE_MS = 250;
 const ROLES = ['autovacuum worker', 'autovacuum launcher', 'checkpointer', 'background writer', 'walwriter'] as const;
-export type PgRole = (typeof ROLES)[number] | 'backend' | 'other';
+export type PgRole = (typeof ROLES)[number] | 'postmaster' | 'backend' | 'other';
 
 /** The role of a PostgreSQL process from its title ("postgres: 15/main: checkpointer"). */
 export function roleOf(cmdline: string): PgRole {
-  if (!cmdline.startsWith('postgres:')) return 'other'; // the postmaster, by its path
+  if (!cmdline.startsWith('postgres:')) return 'postmaster'; // titled by its path and options
   for (const role of ROLES) if (cmdline.includes(`: ${role}`)) return role;
   return /\d\(\d+\)|\[local\]/.test(cmdline) ? 'backend' : 'other'; // "user db 127.0.0.1(port) idle"
 }
@@ -39,19 +40,18 @@ function readPostgres(): Map<number, Sampled> {
   }
   for (const name of names) {
     if (!/^\d+$/.test(name)) continue;
+    const p = procTime(Number(name));
+    if (p?.comm !== 'postgres') continue;
+    let cmdline: string;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
-      const f = stat.slice(close + 2).split(' ');
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-      const role = roleOf(cmdline);
-      const database = role === 'autovacuum worker' ? /autovacuum worker\s+(\S+)/.exec(cmdline)?.[1] : undefined;
-      const title = role === 'other' ? cmdline.slice(0, 60) : undefined;
-      out.set(Number(name), { role, database, title, time: Number(f[11]) + Number(f[12]) });
+      cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
     } catch {
-      // gone between readdir and read
+      continue; // gone between the two reads
     }
+    const role = roleOf(cmdline);
+    const database = role === 'autovacuum worker' ? /autovacuum worker\s+(\S+)/.exec(cmdline)?.[1] : undefined;
+    const title = role === 'other' ? cmdline.slice(0, 60) : undefined;
+    out.set(Number(name), { role, database, title, time: p.time });
   }
   return out;
 }
@@ -82,7 +82,7 @@ export function samplePostgresCpu(): { stop(): PostgresCpu } {
     stop() {
       clearInterval(timer);
       sample(false);
-      const byRole = Object.fromEntries([...ROLES, 'backend', 'other'].map((r) => [r, 0])) as Record<PgRole, number>;
+      const byRole = Object.fromEntries([...ROLES, 'postmaster', 'backend', 'other'].map((r) => [r, 0])) as Record<PgRole, number>;
       const autovacuumByDatabase: Record<string, number> = {};
       const otherByTitle: Record<string, number> = {};
       for (const p of procs.values()) {
@@ -107,7 +107,8 @@ export interface PgCounters {
 
 /** The cluster's WAL and checkpoints, and one database's autovacuum runs and dead tuples. */
 export async function pgCounters(url: string): Promise<PgCounters> {
-  const client = new pg.Client({ connectionString: url });
+  // Bounded waits: a silent server fails the bench instead of hanging it.
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
   await client.connect();
   try {
     const { rows } = await client.query<Record<keyof PgCounters, string>>(`SELECT
