@@ -6,11 +6,12 @@ import { ManualClock } from '../domain/clock.ts';
 import { FakeTimers } from '../delivery/testing.ts';
 import { createMetrics } from '../observability/metrics.ts';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.ts';
-import { T0, deliveryRecord, eventRecord, seedEnvironment, waitFor } from '../store/suite/fixtures.ts';
+import { T0, deliveryRecord, eventRecord, seedEnvironment } from '../store/suite/fixtures.ts';
 import { createPruner, type Pruner, type PrunerOptions } from './pruner.ts';
 import type { LoadProbe } from './pacing.ts';
 import type { PruneRequest } from '../store/types.ts';
 import { parseDuration, retentionSettings } from './settings.ts';
+import { until } from '../testing/until.ts';
 
 const DAY = 86_400_000;
 const IDLE: LoadProbe = { mark: () => null, since: () => 0 };
@@ -63,7 +64,7 @@ describe('pruner', () => {
     pruner.start();
     // Batches of 2: a pause after the first and the second, the interval after the third.
     for (const expected of [25, 25, 60_000]) {
-      await waitFor(() => timers.delays().length === 1);
+      await until(() => timers.delays().length === 1, 'timers.delays().length === 1');
       expect(timers.delays()).toEqual([expected]);
       if (expected !== 60_000) timers.fireAll();
     }
@@ -116,16 +117,16 @@ describe('pruner', () => {
     pruner.start();
     // Busy: the pause, then the rest of 40 ms × 19 = 760 ms in all.
     for (const expected of [25, 735]) {
-      await waitFor(() => timers.delays().length === 1);
+      await until(() => timers.delays().length === 1, 'timers.delays().length === 1');
       expect(timers.delays()).toEqual([expected]);
       timers.fireAll();
     }
     // Idle again: the pause alone.
     load = IDLE;
-    await waitFor(() => timers.delays().length === 1);
+    await until(() => timers.delays().length === 1, 'timers.delays().length === 1');
     expect(timers.delays()).toEqual([25]);
     timers.fireAll();
-    await waitFor(() => timers.delays().length === 1);
+    await until(() => timers.delays().length === 1, 'timers.delays().length === 1');
     expect(timers.delays()).toEqual([25]);
     await pruner.stop();
   });
