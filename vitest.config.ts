@@ -34,6 +34,9 @@ export default defineConfig({
   test: {
     globalSetup: ['server/testing/postgres-global-setup.ts', 'server/testing/server-bundle-global-setup.ts', 'server/testing/secret-sink-global-setup.ts'],
     maxWorkers: WORKERS,
+    // The JSON report is what `npm run test:slow` reads; the last reporter prints the slowest files.
+    reporters: ['default', 'json', './scripts/test-time/slowest.ts'],
+    outputFile: { json: 'test-results/vitest-local.json' },
     projects: [
       { test: { ...shared, name: 'sqlite', include: ['**/*.test.ts'], exclude: [...shared.exclude, ...ALONE], maxWorkers: WORKERS } },
       {
