@@ -306,12 +306,13 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Drops the idle connections of the queue's pool and reconnects the listener: the delivery
-   * watchdog's reset, when due deliveries wait and no claim has succeeded for too long.
+   * Drops the idle connections of the queue's pool: the delivery watchdog's reset while the
+   * worker's queue calls (all on that pool) fail or hang. The listener is not what stalled: it
+   * finds its own dead connection (a heartbeat every HEARTBEAT_MS, each with the query
+   * deadline) and reconnects itself, so the watchdog leaves it alone.
    */
   reset(): void {
     for (const client of idleClients(this.queuePool)) destroyConnection(client, new Error('reset by the delivery watchdog'));
-    this.notifications.reconnect();
   }
 
   /**
@@ -465,12 +466,6 @@ class NotificationListener {
 
   connected(): boolean {
     return this.client !== null;
-  }
-
-  /** Drops the connection (if any): it is opened again at once. */
-  reconnect(): void {
-    const client = this.client;
-    if (client) destroyConnection(client, new Error('reset by the delivery watchdog'));
   }
 
   private clearTimers(): void {
