@@ -9,6 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CreatedTenant, GivenCredentials } from '../../server/domain/admin.ts';
+import { AppError } from '../../server/domain/errors.ts';
+import { newRequestId } from '../../server/domain/ids.ts';
+import { problemResponse } from '../../server/http/problem.ts';
 import type { Services } from '../../server/domain/context.ts';
 import { SettingError } from '../lib/settings.ts';
 import { closeServer, listenOn, urlOf } from './start.ts';
@@ -50,16 +53,24 @@ export function givenCredentials(env: NodeJS.ProcessEnv): GivenCredentials {
   return given;
 }
 
-export async function startStatefulMock(opts: StatefulOptions = {}): Promise<RunningStatefulMock> {
+type Fetch = (req: Request) => Response | Promise<Response>;
+
+/** `listen` binds the port (listenOn; tests see what it serves before the store is open). */
+export async function startStatefulMock(opts: StatefulOptions = {}, listen = listenOn): Promise<RunningStatefulMock> {
   const host = opts.host ?? '127.0.0.1';
+  // Exists before the port is bound: a request that arrives while the folder is made and the
+  // store opened waits for them.
+  let serve!: (fetch: Promise<Fetch>) => void;
+  const handler = new Promise<Fetch>((resolve) => (serve = resolve));
   // The port first: a port in use is said before anything is opened.
-  let handler: Promise<(req: Request) => Response | Promise<Response>> | null = null;
-  const server = await listenOn(async (req) => (await (handler as Promise<(r: Request) => Response | Promise<Response>>))(req), opts.port ?? 4010, host);
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-mock-state-'));
-  const opened = openServer(dataDir, opts);
-  handler = opened.then((o) => o.fetch);
+  const server = await listen(async (req) => (await handler)(req), opts.port ?? 4010, host);
+  let dataDir: string | null = null;
   try {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-mock-state-'));
+    const opened = openServer(dataDir, opts);
+    serve(opened.then((o) => o.fetch, () => notStarted));
     const { services, stop, tenant } = await opened;
+    const folder = dataDir;
     return {
       url: urlOf(server, host),
       tenant,
@@ -68,16 +79,20 @@ export async function startStatefulMock(opts: StatefulOptions = {}): Promise<Run
         await closeServer(server);
         await stop();
         await services.store.close();
-        await rm(dataDir, { recursive: true, force: true });
+        await rm(folder, { recursive: true, force: true });
       },
     };
   } catch (err) {
-    handler = Promise.resolve(() => new Response(null, { status: 503 }));
+    serve(Promise.resolve(notStarted));
     await closeServer(server);
-    await rm(dataDir, { recursive: true, force: true });
+    if (dataDir !== null) await rm(dataDir, { recursive: true, force: true });
     throw err;
   }
 }
+
+/** The answer to requests that waited for a store that could not be opened. */
+const notStarted: Fetch = (req) =>
+  problemResponse(new AppError('store-unavailable', 'The stateful mock could not open its store.', { retryAfter: 5 }), new URL(req.url).pathname, newRequestId());
 
 async function openServer(dataDir: string, opts: StatefulOptions): Promise<{ fetch: (req: Request) => Response | Promise<Response>; services: Services; stop(): Promise<void>; tenant: CreatedTenant }> {
   const [{ loadConfig }, { createLogger }, { openServices }, { buildApp }, { createTenant }] = await Promise.all([

@@ -80,6 +80,36 @@ describe('pruner', () => {
     expect(timers.delays()).toEqual([]);
   });
 
+  it('a pass() during the interval leaves the loop its own wait: stop() still ends it', async () => {
+    store = await openSqliteStore({ file: ':memory:' });
+    await store.migrate();
+    const s = store;
+    const { env } = await seedEnvironment(s, { name: 'live' });
+    const timers = new FakeTimers();
+    const pruner = prunerOn(s, new ManualClock(T0 + 40 * DAY), timers, {});
+    pruner.start();
+    // Nothing expired: the loop's pass ends at once and it waits the interval.
+    await until(() => timers.delays().length === 1, 'the interval');
+    await s.transaction(async (tx) => {
+      for (let i = 0; i < 3; i++) await tx.events.insert(eventRecord(env, { createdAt: T0 }));
+    });
+    // A pass of its own while the loop waits: one pause between its two batches, the interval still set.
+    const pass = pruner.pass();
+    await until(() => timers.delays().length === 2, 'the pass to pause');
+    expect(timers.delays().sort((a, b) => a - b)).toEqual([25, 60_000]);
+    for (const [id, t] of [...timers.pending]) {
+      if (t.ms !== 25) continue;
+      timers.pending.delete(id);
+      t.fn();
+    }
+    expect((await pass).deleted.events).toBe(3);
+    expect(timers.delays()).toEqual([60_000]);
+    let stopped = false;
+    void pruner.stop().then(() => (stopped = true));
+    await until(() => stopped, 'stop() to end the interval', 2_000);
+    expect(timers.delays()).toEqual([]);
+  });
+
   it('reads durations as the settings are written', () => {
     expect(parseDuration('X', '30d')).toBe(30 * DAY);
     expect(parseDuration('X', '72h')).toBe(72 * 3_600_000);

@@ -288,8 +288,9 @@ export interface DeliveryQueue {
   /** Pending deliveries by state at `now`, for the operator's metrics (queue-sql.ts: STATS). */
   stats(now: Millis): Promise<QueueStats>;
   /**
-   * Drops the queue's idle connections and reconnects its wake-ups (the delivery watchdog's
-   * reset when claims keep failing); absent where there is nothing to reconnect (SQLite).
+   * Drops the idle connections the queue's calls use (the delivery watchdog's reset while they
+   * fail or hang), and nothing else: the wake-ups' listener heals itself. Absent where there
+   * is nothing to reconnect (SQLite).
    */
   reset?(): void;
 }

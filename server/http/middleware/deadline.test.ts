@@ -40,4 +40,13 @@ describe('request deadline', () => {
     expect(res.status).toBe(201);
     expect(timers.delays()).toEqual([]);
   });
+
+  // Hono answers an Error thrown by a handler itself (onError), so next() resolves; anything
+  // else thrown (a driver's plain object, say) rejects next() through the middleware.
+  it('clears its timer when the handler throws something that is not an Error', async () => {
+    const timers = new FakeTimers();
+    const app = appWith(timers, () => Promise.reject({ code: 'EWHATEVER' }));
+    await expect(app.request('/x')).rejects.toEqual({ code: 'EWHATEVER' });
+    expect(timers.delays()).toEqual([]);
+  });
 });

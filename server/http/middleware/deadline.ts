@@ -18,8 +18,12 @@ export function requestDeadline(ms: number, timers: Timers = realTimers): Middle
       timer = timers.setTimeout(() => resolve('expired'), ms);
     });
     const handled = next().then(() => 'handled' as const);
-    const first = await Promise.race([handled, expired]);
-    timers.clearTimeout(timer);
+    let first: 'handled' | 'expired';
+    try {
+      first = await Promise.race([handled, expired]);
+    } finally {
+      timers.clearTimeout(timer);
+    }
     if (first === 'handled') return;
     handled.catch(() => undefined); // its error, if any, is no longer anyone's answer
     const read = c.req.method === 'GET' || c.req.method === 'HEAD';

@@ -395,6 +395,24 @@ describe('PostgreSQL store', () => {
     await until(() => woken > before, 'woken > before', 5000);
   });
 
+  it("the delivery watchdog's reset drops the queue's idle connections and leaves a healthy listener alone", async () => {
+    const { url } = await database();
+    const store = await open(url);
+    await store.migrate();
+    await store.queue.nextDueAt(); // a queue connection, idle once answered
+    const raw = rawPool(url);
+    const pids = async (application: string): Promise<number[]> =>
+      (await raw.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [application])).rows.map((r) => r.pid);
+    const listener = await pids('payments-service:listener');
+    const queue = await pids('payments-service:queue');
+    expect(listener).toHaveLength(1);
+    expect(queue.length).toBeGreaterThan(0);
+    store.queue.reset!();
+    await until(async () => (await pids('payments-service:queue')).every((pid) => !queue.includes(pid)), 'the idle queue connections to be dropped');
+    expect(store.connectionStats().listening).toBe(true);
+    expect(await pids('payments-service:listener')).toEqual(listener);
+  });
+
   // A bound no loaded test machine exceeds: null then means "never heard", not "slow".
   const LONG_BOUND_MS = 600_000;
 
