@@ -29,7 +29,7 @@ import { checkDestination } from '../../server/domain/destination-check.ts';
 import { documentedAnswers, honouredPreferences, type Documented } from './prefer.ts';
 import { dynamicAnswer } from './dynamic.ts';
 import type { PrismAnswer, PrismEngine, PrismRequest, Preferences } from './prism.ts';
-import { UnknownEventError, mockDestinationPolicy, mockEvents, postSigned, sendMockEvent } from './webhooks.ts';
+import { UnknownEventError, mockDestinationPolicy, mockEvents, postSigned, sendMockEvent, type MockEvent } from './webhooks.ts';
 
 export interface FrontOptions {
   /** The documents served, each prepared once (mockedApi): a reload prepares the changed one only. */
@@ -69,7 +69,7 @@ export function createMockFront(opts: FrontOptions): Hono<AppEnv> {
 }
 
 /** Says in one line why the front refused a request (the problem's status, type and detail). */
-async function logRefusal(log: (line: string) => void, c: Context<AppEnv>, answer: Response | Promise<Response>): Promise<Response> {
+export async function logRefusal(log: (line: string) => void, c: Context<AppEnv>, answer: Response | Promise<Response>): Promise<Response> {
   const res = await answer;
   const problem = (await res.clone().json().catch(() => ({}))) as Obj;
   const type = String(problem.type ?? '').split('/').pop();
@@ -274,8 +274,18 @@ export function requestViolations(list: readonly PrismViolation[]): Array<{ poin
 }
 
 function mountMockRoutes(app: Hono<AppEnv>, opts: FrontOptions): void {
-  const events = mockEvents();
-  app.get('/_mock/webhooks', (c) => c.json({ events: events.map((e) => ({ event: e.name, examples: e.examples.map((x) => x.name) })) }));
+  mountMockWebhooks(app, opts);
+  mountCallbackRelay(app, opts);
+}
+
+/**
+ * POST /_mock/webhooks (a signed documented event to a URL) and GET /_mock/webhooks (the events
+ * and their examples): mock-only calls, in the stateless and the stateful mock alike.
+ */
+export function mountMockWebhooks(app: Hono<AppEnv>, opts: Pick<FrontOptions, 'sender' | 'webhookSecret'>): void {
+  let loaded: MockEvent[] | null = null;
+  const events = (): MockEvent[] => (loaded ??= mockEvents());
+  app.get('/_mock/webhooks', (c) => c.json({ events: events().map((e) => ({ event: e.name, examples: e.examples.map((x) => x.name) })) }));
   // Not part of the contract: a mock-only call. The secret travels in the body, never in the URL.
   app.post('/_mock/webhooks', async (c) => {
     const input = (await c.req.json().catch(() => null)) as Obj | null;
@@ -286,7 +296,7 @@ function mountMockRoutes(app: Hono<AppEnv>, opts: FrontOptions): void {
       });
     }
     try {
-      const sent = await sendMockEvent(opts.sender, events, {
+      const sent = await sendMockEvent(opts.sender, events(), {
         event: input.event,
         to,
         secret: typeof input.secret === 'string' ? input.secret : opts.webhookSecret,
@@ -301,7 +311,10 @@ function mountMockRoutes(app: Hono<AppEnv>, opts: FrontOptions): void {
       throw err;
     }
   });
-  // Prism fires an operation's callbacks after answering it; they arrive here and go on signed.
+}
+
+/** Prism fires an operation's callbacks after answering it; they arrive here and go on signed. */
+function mountCallbackRelay(app: Hono<AppEnv>, opts: FrontOptions): void {
   app.post('/_mock/callbacks', async (c) => {
     const to = c.req.query('to');
     if (!to || !URL.canParse(to)) return c.json({ error: 'to must be an absolute URL' }, 400);
