@@ -7,23 +7,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../domain/clock.ts';
 import { memberPasskeys } from '../domain/passkeys.ts';
 import { startReceiver, type Receiver } from '../delivery/testing.ts';
 import { hashToken } from '../domain/secrets.ts';
 import { chromiumExecutable } from '../testing/chromium.ts';
-import { startPortalTestServer, type PortalTestServer } from './testing.ts';
+import { CHROMIUM_ARGS, SkewClock, startPortalTestServer, type PortalTestServer } from './testing.ts';
 
 const SHOTS = fileURLToPath(new URL('../../test-results/passkeys/', import.meta.url));
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-/** Real time plus a skew the test moves forward (the sign-in ages past PORTAL_REVERIFY_AFTER). */
-class SkewClock implements Clock {
-  skew = 0;
-  now(): number {
-    return Date.now() + this.skew;
-  }
-}
 
 let server: PortalTestServer;
 let receiver: Receiver;
