@@ -93,7 +93,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     mount: (app) => {
       mountOperatorRoutes(app, { readiness, metrics, token: config.metrics.token, openMetrics: false });
       mountDocs(app, config.docsDir);
-      mountPortal(app, services);
+      mountPortal(app, services, config.portal);
     },
   });
   const engine = createDeliveryEngine(services, { retryScale: config.retryScale, onAttempt: (r) => metrics.attempt(r), ...opts.delivery });

@@ -11,6 +11,7 @@ import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
 import { lifecycleCases } from './lifecycle-cases.ts';
 import { orderCreationCases } from './order-creation-cases.ts';
+import { passkeyCases } from './passkey-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
 import { recoveryCases } from './recovery-cases.ts';
@@ -42,6 +43,7 @@ export function describeStoreSuite(name: string, open: () => Promise<Store>): vo
     describe('delivery queue depth', () => queueStatsCases(s));
     describe('retention', () => retentionCases(s));
     describe('recovery by time range', () => recoveryCases(s));
+    describe('portal passkeys', () => passkeyCases(s));
     describe('tenant isolation', () => isolationCases(s));
     describe('misuse and closing', () => lifecycleCases(s));
   });
