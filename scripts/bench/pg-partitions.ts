@@ -17,7 +17,7 @@ import { retentionSettings } from '../../server/retention/settings.ts';
 import { migrate } from '../../server/store/postgres/migrate.ts';
 import { prune } from '../../server/store/postgres/prune.ts';
 import { createTestDatabase } from '../../server/store/postgres/testing.ts';
-import type { PruneRequest } from '../../server/store/types.ts';
+import type { PruneRequest } from '../../server/domain/store.ts';
 import { machine } from './lib.ts';
 
 const DEFAULTS = retentionSettings({});

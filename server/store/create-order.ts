@@ -1,7 +1,7 @@
 // Store.createOrder as a unit of an ordinary transaction: what SQLite runs, and what
 // PostgreSQL's group commit falls back to for an order its bulk statement could not take
 // (postgres/bulk-orders.ts writes the same rows for many orders at once).
-import { UniqueViolation, type OrderCreated, type OrderCreation, type Store, type Tx } from './types.ts';
+import { UniqueViolation, type OrderCreated, type OrderCreation, type Store, type Tx } from '../domain/store.ts';
 
 /** The order's writes in the caller's transaction; `created: false` when its key is already recorded. */
 export async function createOrderIn(tx: Tx, c: OrderCreation): Promise<OrderCreated> {

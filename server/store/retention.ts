@@ -9,7 +9,7 @@
 // untouched (each environment has its own cutoff).
 import type { EnvironmentName, Millis } from '../domain/model.ts';
 import type { Sql } from './sql.ts';
-import type { PruneRequest, PruneResult } from './types.ts';
+import type { PruneRequest, PruneResult } from '../domain/store.ts';
 
 /** How a dialect removes a batch of expired idempotency keys ($1 cutoff, $2 limit): the table has no seq. */
 export type KeyBatch = string;

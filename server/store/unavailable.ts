@@ -3,7 +3,7 @@
 // layer answers those 503 store-unavailable with Retry-After, the start-up loop waits and
 // retries on them. In every case the failed transaction wrote nothing: PostgreSQL rolled it
 // back (or never began it), SQLite rolled back its savepoint.
-import { OutcomeUnknown } from './errors.ts';
+import { OutcomeUnknown } from '../domain/store-errors.ts';
 
 /** Network errors of the driver's socket. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);

@@ -40,7 +40,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { isRetryable, mapError } from './db.ts';
 import { DeadlineExceeded, destroyConnection } from './deadlines.ts';
-import { OutcomeUnknown } from '../errors.ts';
+import { OutcomeUnknown } from '../../domain/store-errors.ts';
 import { OVERLOADED } from '../unavailable.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
 import type { DeliveryRecord } from '../../domain/model.ts';
-import { UniqueViolation, type Store } from '../types.ts';
+import { UniqueViolation, type Store } from '../../domain/store.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';

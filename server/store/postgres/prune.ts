@@ -8,7 +8,7 @@
 // large table is neither cancelled by the API's bound nor has its socket destroyed first.
 import type pg from 'pg';
 import { pruneBatch } from '../retention.ts';
-import type { PruneRequest, PruneResult } from '../types.ts';
+import type { PruneRequest, PruneResult } from '../../domain/store.ts';
 import { Conn, mapError } from './db.ts';
 import { QUERY_MARGIN_MS, withDeadline } from './deadlines.ts';
 import { postgresSql } from './sql.ts';

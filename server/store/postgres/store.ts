@@ -20,7 +20,7 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
+import type { ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { DEFAULT_DEADLINES, deadlineClient, destroyConnection, queryDeadlineMs, sessionSettings, type PgDeadlines } from './deadlines.ts';

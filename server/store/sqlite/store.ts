@@ -9,7 +9,7 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from '
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
+import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
 import { pruneBatch } from '../retention.ts';
 import { createOrderInTransaction } from '../create-order.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';

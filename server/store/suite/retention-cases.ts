@@ -2,7 +2,7 @@
 // still pending, still referred to, or a financial record stays.
 import { expect, it } from 'vitest';
 import type { DeliveryRecord, EventRecord } from '../../domain/model.ts';
-import type { PruneRequest, Store } from '../types.ts';
+import type { PruneRequest, Store } from '../../domain/store.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, orderRecord, seedEnvironment } from './fixtures.ts';
 
 const DAY = 86_400_000;

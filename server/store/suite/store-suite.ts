@@ -6,7 +6,7 @@
 // `open` must return a store over a fresh, empty database on every call (the queue cases
 // claim whatever is due in the whole database). The suite migrates and closes it.
 import { afterEach, beforeEach, describe } from 'vitest';
-import type { Store } from '../types.ts';
+import type { Store } from '../../domain/store.ts';
 import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
 import { lifecycleCases } from './lifecycle-cases.ts';

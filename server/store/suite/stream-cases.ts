@@ -1,8 +1,8 @@
 // The event stream's reads (EventRepo.streamHead / streamAfter) and its wake-up
 // (Store.onEventsRecorded): commit order, resumption without loss, filters, isolation.
 import { expect, it } from 'vitest';
-import { InvalidCursorError } from '../errors.ts';
-import type { Store, StreamedEvent } from '../types.ts';
+import { InvalidCursorError } from '../../domain/store-errors.ts';
+import type { Store, StreamedEvent } from '../../domain/store.ts';
 import { T0, eventRecord, seedEnvironment, waitFor } from './fixtures.ts';
 
 const read = (s: Store, envId: string, cursor: string, types: readonly ('order.paid' | 'order.created' | 'webhook.test')[] = [], limit = 100) =>

@@ -1,5 +1,5 @@
-// Errors a Store throws besides UniqueViolation (which lives in types.ts). Every
-// implementation throws these same classes, so callers never see a driver's error for them.
+// Errors a Store throws besides UniqueViolation (which lives in store.ts): part of the port.
+// Every implementation throws these same classes, so callers never see a driver's error for them.
 
 /** A page cursor that this store did not hand out (malformed, tampered with, truncated). */
 export class InvalidCursorError extends Error {

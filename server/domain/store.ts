@@ -1,7 +1,8 @@
-// The Store: everything the domain persists, behind one interface that the SQLite and
-// PostgreSQL implementations both pass (see store/suite/). No SQL dialect leaks through it:
-// times are epoch milliseconds, amounts are exact decimal strings, JSON is text. The records
-// are the domain's (domain/model.ts); the store only persists them.
+// The Store port: everything the domain persists, behind one interface that the SQLite and
+// PostgreSQL implementations (server/store/) both pass (see store/suite/). It lives in the
+// domain, which owns it; the implementations import it from here, never the other way. No SQL
+// dialect leaks through it: times are epoch milliseconds, amounts are exact decimal strings,
+// JSON is text. The records are the domain's (model.ts); the store only persists them.
 import type {
   ApiKeyRecord,
   AttemptRecord,
@@ -23,7 +24,7 @@ import type {
   TransactionType,
   UnnumberedOrder,
   UntargetedDelivery,
-} from '../domain/model.ts';
+} from './model.ts';
 
 /** A page of newest-first rows and the cursor of the next page. */
 export interface Page<T> {
