@@ -12,11 +12,11 @@ import { HEARTBEAT_MS } from './versions.ts';
 import { FakeTimers } from '../../delivery/testing.ts';
 
 /** A store over a fresh database that is dropped when the store closes. */
-async function freshStore(): Promise<Store> {
+async function freshStore(o: { onStatement?: (text: string) => void } = {}): Promise<Store> {
   const db = await createTestDatabase();
   // Without the staleness bound: the suite checks when one instance's own versions move, which
   // must not turn on how soon a heartbeat comes back on a loaded machine.
-  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity });
+  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity, ...o });
   const close = store.close.bind(store);
   store.close = async () => {
     try {

@@ -31,6 +31,7 @@ import { bulkOrders } from './bulk-orders.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { prune } from './prune.ts';
+import { LAP_START } from '../retention.ts';
 
 import { OrderNumbers } from './order-numbers.ts';
 import { postgresHooks, postgresSql } from './sql.ts';
@@ -56,6 +57,8 @@ export interface PostgresStoreOptions {
   deadlines?: Partial<PgDeadlines>;
   /** Store calls waiting for the database at most; more are refused at once, 503 (default 1 024). */
   maxQueued?: number;
+  /** Told of every statement sent on the main pool (the API's and the pruner's), for tests that count them. */
+  onStatement?: (text: string) => void;
 }
 
 /** What the operator sees of the store's connections (metrics). */
@@ -129,6 +132,8 @@ export class PostgresStore implements Store {
   private readonly leaseEnds = new queue.LeaseEnds();
   private readonly deadlines: PgDeadlines;
   private readonly deadlineTimers: Timers;
+  /** Where pruning's round-robin over environments stands (retention.ts). */
+  private readonly pruneCursor = { at: LAP_START };
 
   constructor(
     private readonly pool: pg.Pool,
@@ -365,7 +370,7 @@ export class PostgresStore implements Store {
   }
 
   prune(req: PruneRequest): Promise<PruneResult> {
-    return this.track(() => prune(this.pool, req));
+    return this.track(() => prune(this.pool, req, this.pruneCursor));
   }
 
   /**
@@ -623,7 +628,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   };
   const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), onDeadlineMissed);
   const common = { connectionString: opts.connectionString, Client, ...sessionSettings(deadlines) };
-  const pool = new pg.Pool({ ...common, max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
+  const pool = new pg.Pool({ ...common, ...(opts.onStatement ? { Client: counting(Client, opts.onStatement) } : {}), max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
   const sequencePool = new pg.Pool({ ...common, max: 2, types: typeParsers, application_name: APPLICATION_NAME });
   // Claim, completion batch and a release or look-ahead at once; more would only queue in the database.
   const queuePool = new pg.Pool({ ...common, max: 3, types: typeParsers, application_name: `${APPLICATION_NAME}:queue` });
@@ -664,4 +669,16 @@ function allClients(pool: pg.Pool): pg.PoolClient[] {
 /** The pool's idle clients. */
 function idleClients(pool: pg.Pool): pg.PoolClient[] {
   return ((pool as unknown as PoolInternals)._idle ?? []).map((i) => i.client);
+}
+
+/** A Client that tells `onStatement` of each query's text before sending it. */
+function counting(Base: typeof pg.Client, onStatement: (text: string) => void): typeof pg.Client {
+  return class CountingClient extends Base {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's query has a dozen overloads
+    override query(...args: any[]): any {
+      const first: unknown = args[0];
+      onStatement(typeof first === 'string' ? first : String((first as { text?: unknown } | null)?.text ?? ''));
+      return (super.query as (...a: unknown[]) => unknown)(...args);
+    }
+  } as typeof pg.Client;
 }

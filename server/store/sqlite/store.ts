@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
-import { pruneBatch } from '../retention.ts';
+import { LAP_START, pruneBatch } from '../retention.ts';
 import { createOrderInTransaction } from '../create-order.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
@@ -18,12 +18,9 @@ import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 
+import { sqlitePrune } from './prune.ts';
 import { sqliteHooks, sqliteSql } from './sql.ts';
 import { TransactionVersions } from './versions.ts';
-
-// The first `limit` keys in rowid (insertion) order, of which the expired ones: a bounded read.
-const KEY_BATCH = `DELETE FROM order_idempotency_keys WHERE rowid IN (
-  SELECT k FROM (SELECT rowid AS k, created_at FROM order_idempotency_keys ORDER BY rowid LIMIT $2) WHERE created_at < $1)`;
 
 export interface SqliteStoreOptions {
   /** Path of the database file; ':memory:' for a private in-memory database (tests). */
@@ -32,6 +29,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Refuse a store call made inside a transaction (default on; see nesting-guard.ts). */
   guardNesting?: boolean;
+  /** Told of every statement the writing connection runs, for tests that count them. */
+  onStatement?: (text: string) => void;
 }
 
 export class SqliteStore implements Store {
@@ -47,6 +46,8 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly wal: WalSync | null;
   private readonly versions: TransactionVersions;
+  /** Where pruning's round-robin over environments stands (retention.ts). */
+  private pruneCursor = LAP_START;
 
   /**
    * `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch.
@@ -151,7 +152,12 @@ export class SqliteStore implements Store {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.committer.submit(() => pruneBatch(sqliteSql(this.db), KEY_BATCH, req));
+    return this.committer
+      .submit(() => pruneBatch(sqliteSql(this.db), sqlitePrune, req, this.pruneCursor))
+      .then(({ result, next }) => {
+        this.pruneCursor = next; // committed: the round-robin moves on
+        return result;
+      });
   }
 
   async close(): Promise<void> {
@@ -227,7 +233,7 @@ class WalSync {
 
 export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
   if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
-  const raw = new Database(opts.file);
+  const raw = new Database(opts.file, opts.onStatement ? { verbose: (text) => opts.onStatement?.(String(text)) } : {});
   try {
     // WAL: readers never block the writer and commits append to the log.
     raw.pragma('journal_mode = WAL');
