@@ -20,7 +20,8 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import type { CallOptions, ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import { CallCancelled } from '../../domain/store-errors.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { DEFAULT_DEADLINES, deadlineClient, destroyConnection, queryDeadlineMs, sessionSettings, type PgDeadlines } from './deadlines.ts';
@@ -249,18 +250,18 @@ export class PostgresStore implements Store {
    * Runs fn as one unit of the next group-committed batch (group-commit.ts): answered once the
    * batch's COMMIT is durable; after a deadlock or serialization failure fn runs again.
    */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T> {
     const unit = this.unitOf(fn);
-    return this.track(() => this.committer.submit(unit.attempt).catch(unit.failed));
+    return this.track(() => this.committer.submit(unit.attempt, opts?.signal).catch(unit.failed));
   }
 
   /**
    * A unit of the next batch too, but written with the batch's other new orders in one
    * statement (bulk-orders.ts); alone, as createOrderIn, if that statement fails.
    */
-  createOrder(c: OrderCreation): Promise<OrderCreated> {
+  createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
     const unit = this.unitOf((tx) => createOrderIn(tx, c));
-    return this.track(() => this.committer.submitBulk(this.orders, c, unit.attempt).catch(unit.failed)).catch(keyTakenMeanwhile);
+    return this.track(() => this.committer.submitBulk(this.orders, c, unit.attempt, opts?.signal).catch(unit.failed)).catch(keyTakenMeanwhile);
   }
 
   /** fn as the group commit runs it (each run on the batch's connection), and what a failure of it still moves. */
@@ -299,7 +300,8 @@ export class PostgresStore implements Store {
    * Reads at READ COMMITTED see the same inside BEGIN/COMMIT as outside (a snapshot per
    * statement), so the two extra round trips buy nothing.
    */
-  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+  read<T>(fn: (tx: ReadTx) => Promise<T>, opts?: CallOptions): Promise<T> {
+    if (opts?.signal?.aborted) return Promise.reject(new CallCancelled());
     // Admission control: reads wait in the pool's queue, bounded like the group commit's.
     if (this.pool.waitingCount >= this.maxQueued) return Promise.reject(this.refuse(`${this.pool.waitingCount} reads already wait for a connection`));
     return this.track(() => fn(this.reads));

@@ -9,7 +9,8 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from '
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import { CallCancelled } from '../../domain/store-errors.ts';
 import { LAP_START, pruneBatch } from '../retention.ts';
 import { createOrderInTransaction } from '../create-order.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
@@ -90,19 +91,24 @@ export class SqliteStore implements Store {
     await this.exclusive(() => migrate(this.db.raw), false);
   }
 
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T> {
     this.assertUsable();
     const scope = new TxScope();
     let result: T;
     try {
       // Resolves only after the batch holding this unit of work has committed.
-      result = await this.committer.submit(async () => {
-        try {
-          return await this.nesting.run(scope, () => fn(this.createTx(scope)));
-        } finally {
-          scope.open = false;
-        }
-      });
+      result = await this.committer.submit(
+        async () => {
+          try {
+            return await this.nesting.run(scope, () => fn(this.createTx(scope)));
+          } finally {
+            scope.open = false;
+          }
+        },
+        true,
+        true,
+        opts?.signal,
+      );
     } finally {
       // Before the caller hears of the commit, and before any callback of it runs. On failure
       // too: a batch whose log sync failed is committed and visible all the same, and a
@@ -113,8 +119,8 @@ export class SqliteStore implements Store {
     return result;
   }
 
-  createOrder(c: OrderCreation): Promise<OrderCreated> {
-    return createOrderInTransaction(this, c);
+  createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
+    return createOrderInTransaction(this, c, opts);
   }
 
   transactionsVersion(environmentId: string): string {
@@ -123,8 +129,9 @@ export class SqliteStore implements Store {
     return this.versions.of(environmentId);
   }
 
-  async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+  async read<T>(fn: (tx: ReadTx) => Promise<T>, opts?: CallOptions): Promise<T> {
     this.assertUsable();
+    if (opts?.signal?.aborted) throw new CallCancelled();
     // Each statement on the reader sees the last commit; the writer's open batch is invisible
     // to it, so nothing uncommitted is ever answered.
     if (this.reads !== null) {
@@ -134,7 +141,7 @@ export class SqliteStore implements Store {
       return value;
     }
     // In memory there is one connection: read between batches, never inside one.
-    return this.committer.submit(() => fn(view(this.db)), false);
+    return this.committer.submit(() => fn(view(this.db)), false, true, opts?.signal);
   }
 
   onDeliveriesReady(listener: () => void): () => void {

@@ -5,11 +5,15 @@ import type { DeliveryRecord, EnvironmentRecord, EventRecord } from '../../domai
 import type { PruneRequest, PruneResult, Store } from '../../domain/store.ts';
 import { ENVIRONMENTS_PER_BATCH } from '../retention.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, orderRecord, seedEnvironment, unique } from './fixtures.ts';
-import type { StatementCounter } from './store-suite.ts';
 
 const DAY = 86_400_000;
 const NOW = T0 + 40 * DAY;
 const policy = (limit: number): PruneRequest => ({ activityBefore: { live: NOW - 30 * DAY, test: NOW - 7 * DAY }, keysBefore: NOW - 3 * DAY, limit });
+
+/** Statements the open store has sent since `n` was last set (the suite's onStatement). */
+export interface StatementCounter {
+  n: number;
+}
 
 export function retentionCases(s: () => Store, statements: StatementCounter): void {
   const exists = async (environmentId: string, d: DeliveryRecord): Promise<boolean> => (await s().read((tx) => tx.deliveries.get(environmentId, d.id))) !== null;

@@ -16,18 +16,13 @@ import { orderCreationCases } from './order-creation-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
 import { recoveryCases } from './recovery-cases.ts';
-import { retentionCases } from './retention-cases.ts';
+import { retentionCases, type StatementCounter } from './retention-cases.ts';
 import { streamCases } from './stream-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
 
 /** What the suite asks of the store it opens. */
 export interface SuiteStoreOptions {
   onStatement: (text: string) => void;
-}
-
-/** Statements the open store has sent since `n` was last set. */
-export interface StatementCounter {
-  n: number;
 }
 
 export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions) => Promise<Store>): void {
