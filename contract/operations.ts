@@ -34,6 +34,8 @@ export interface OperationSpec {
   permission: string | null;
   /** `x-member-roles`: the member roles allowed (management operations), or null. */
   memberRoles: string[] | null;
+  /** `x-required-one-of`: parameters of which at least one must be given (non-empty), else 400 `problem`; or null. */
+  requiredOneOf: { parameters: string[]; problem: string } | null;
   /** Security requirements (alternatives), by scheme name. */
   security: Array<Record<string, string[]>>;
   parameters: ParameterSpec[];
@@ -79,6 +81,7 @@ export function operationsOf(api: ApiName, doc: Record<string, unknown>): Operat
         summary: String(op.summary ?? ''),
         permission: typeof op['x-permission'] === 'string' ? (op['x-permission'] as string) : null,
         memberRoles: Array.isArray(op['x-member-roles']) ? (op['x-member-roles'] as string[]) : null,
+        requiredOneOf: requiredOneOf(op['x-required-one-of']),
         security: (op.security as OperationSpec['security'] | undefined) ?? rootSecurity,
         parameters,
         requestBody: bodySchema ? { required: body.required === true, schema: bodySchema as JsonSchema } : null,
@@ -87,4 +90,10 @@ export function operationsOf(api: ApiName, doc: Record<string, unknown>): Operat
     }
   }
   return ops;
+}
+
+function requiredOneOf(raw: unknown): OperationSpec['requiredOneOf'] {
+  const rule = obj(raw);
+  if (!Array.isArray(rule.parameters) || typeof rule.problem !== 'string') return null;
+  return { parameters: rule.parameters.map(String), problem: rule.problem };
 }

@@ -1,7 +1,7 @@
 // `npm run mock`, started as the README says, is the contract's stand-in: the conformance
 // suite's stateless checks all pass on its one base URL, invalid requests get the contract's
 // own errors, and its webhooks and payout callbacks are signed as production signs them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -15,9 +15,9 @@ import { openMerchantStore, type MerchantStore } from '../client/examples/mercha
 import { CALLBACK_PATH, WEBHOOK_PATH, createMerchantReceiver, type MerchantReceiver } from '../client/examples/merchant-receiver/receiver.ts';
 import { counts, runTarget } from '../conformance-tests/testing/run.ts';
 import { compileOperation, loadDocument, loadOperations } from '../server/contract/operations.ts';
-import { freePort } from '../server/testing/child-server.ts';
 import { generateSecret } from '../signing/signature.ts';
 import { GENERATED_DIR, ROOT } from './lib/specs.ts';
+import { spawnMock, type SpawnedMock } from './mock/testing/spawn.ts';
 import { mockEvents } from './mock/webhooks.ts';
 
 const createPayout = compileOperation(loadOperations('transactions').find((o) => o.operationId === 'createPayout')!);
@@ -32,37 +32,13 @@ interface Received {
   rawBody: Buffer;
 }
 
-let mock: ChildProcess;
+let mock: SpawnedMock;
 let base = '';
-let printed = '';
 
-/** `npm run mock` in its own process group, ready once it prints its URL. */
+/** `npm run mock -- --quiet`, ready once its banner is printed. */
 async function startNpmRunMock(): Promise<void> {
-  const port = await freePort();
-  mock = spawn('npm', ['run', 'mock', '--', '--quiet'], {
-    cwd: ROOT,
-    detached: true,
-    env: { ...process.env, MOCK_PORT: String(port), MOCK_WEBHOOK_SECRET: WEBHOOK_SECRET, MOCK_CALLBACK_SECRET: CALLBACK_SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      printed += chunk.toString();
-      const url = /^mock: (http:\/\/\S+)$/m.exec(printed)?.[1];
-      if (url && printed.includes('callback secret')) {
-        base = url;
-        resolve();
-      }
-    };
-    mock.stdout?.on('data', onData);
-    mock.stderr?.on('data', onData);
-    mock.once('exit', (code) => reject(new Error(`npm run mock exited with ${code}:\n${printed}`)));
-  });
-}
-
-/** Resolves once the mock has printed a line matching `pattern` (its output arrives in chunks). */
-async function printedLine(pattern: RegExp): Promise<void> {
-  while (!pattern.test(printed)) await new Promise((r) => setTimeout(r, 20));
+  mock = await spawnMock(['--quiet'], { MOCK_WEBHOOK_SECRET: WEBHOOK_SECRET, MOCK_CALLBACK_SECRET: CALLBACK_SECRET });
+  base = mock.url;
 }
 
 /** A loopback receiver that keeps every request's raw bytes and headers. */
@@ -120,11 +96,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (mock?.pid !== undefined && mock.exitCode === null) {
-    const exited = new Promise((resolve) => mock.once('exit', resolve));
-    process.kill(-mock.pid, 'SIGTERM');
-    await exited;
-  }
+  await mock?.stop();
   capture?.server.close();
   await new Promise<void>((resolve) => (receiverServer ? receiverServer.close(() => resolve()) : resolve()));
   await receiver?.idle();
@@ -135,7 +107,7 @@ afterAll(async () => {
 describe('npm run mock', () => {
   it('prints its one base URL and the paths of every document the server serves', () => {
     for (const line of ['POST   /transactions/payout', 'GET    /v2/orders/{orderId}', 'POST   /v2/webhooks/endpoints', 'POST   /sandbox/payments', 'POST   /_mock/webhooks']) {
-      expect(printed).toContain(line);
+      expect(mock.printed()).toContain(line);
     }
   });
 
@@ -164,7 +136,7 @@ describe('npm run mock', () => {
     expect(problem.errors.map((e) => e.pointer)).toEqual(['/body/thirdPartyId']);
     expect(createPayout.validateResponse(400, res.headers.get('content-type'), problem)).toEqual([]);
     // The refusal is one line of the mock's log, with its reason, even under --quiet.
-    await printedLine(/^refused POST \/transactions\/payout: 400 validation-failed .*\/body\/thirdPartyId/m);
+    await mock.printedLine(/^refused POST \/transactions\/payout: 400 validation-failed .*\/body\/thirdPartyId/m);
   });
 
   it('says in one line that its port is in use and exits 1', async () => {

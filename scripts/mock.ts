@@ -3,16 +3,16 @@
 // documented examples behind a front that refuses invalid requests with the contract's own
 // errors, plus mocked webhooks. docs/mock.md describes it.
 //
-//   npm run mock                       serve; prints the URL, the paths and the mock's secrets
-//   npm run mock -- --quiet            the same without Prism's request log (refusals are still logged)
-//   npm run mock -- --stateful         the reference server on a temporary store (mock/stateful.ts); prints test credentials
-//   npm run mock -- send order.paid --to http://localhost:3000/webhooks/payments [--secret whsec_...|env:NAME] [--example NAME] [--new-id]
-//                                      send one signed event of the AsyncAPI document, then exit
+// Its options and settings: `npm run mock -- --help` (mock/cli.ts). `--stateful` serves the
+// reference server instead (mock/stateful.ts); `send` sends one signed event and exits.
 //
 // Only what binding the port needs is imported up front: a port in use is said at once.
 import { pathToFileURL } from 'node:url';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkSettings, portSetting } from './lib/settings.ts';
+import { SettingError, checkSettings } from './lib/settings.ts';
+import { USAGE, parseMockCommand, type MockCommand } from './mock/cli.ts';
 import { startMock } from './mock/start.ts';
 
 export { startMock, type MockOptions, type RunningMock } from './mock/start.ts';
@@ -26,11 +26,14 @@ function secretArgument(value: string | undefined): string | undefined {
 
 async function send(args: string[]): Promise<number> {
   const [{ generateSecret }, { UnknownEventError, createMockSender, mockEvents, sendMockEvent }] = await Promise.all([import('../signing/signature.ts'), import('./mock/webhooks.ts')]);
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { to: { type: 'string' }, secret: { type: 'string' }, example: { type: 'string' }, 'new-id': { type: 'boolean' } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({ args, allowPositionals: true, strict: true, options: { to: { type: 'string' }, secret: { type: 'string' }, example: { type: 'string' }, 'new-id': { type: 'boolean' } } });
+  } catch (err) {
+    console.error(`npm run mock -- send: ${((err as Error).message.split('\n')[0] ?? '').trim()}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
   const events = mockEvents();
   const event = positionals[0];
   if (!event || !values.to) {
@@ -56,39 +59,57 @@ async function send(args: string[]): Promise<number> {
   return sent.status !== null && sent.status >= 200 && sent.status < 300 ? 0 : 1;
 }
 
-/** Stops `close` on SIGINT/SIGTERM, once (a signal can arrive twice: to the group, and relayed by npm). */
+/** Stops `close` on SIGINT, SIGTERM or SIGHUP (a closed terminal), once: a signal can arrive twice (to the group, and relayed by npm). */
 function closeOnSignal(close: () => Promise<void>): void {
   let closing: Promise<void> | null = null;
   const stop = (): void => {
     closing ??= close().then(() => process.exit(0));
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
 }
 
-async function serveStateful(quiet: boolean, host: string, port: number): Promise<void> {
+async function serveStateful(command: MockCommand): Promise<void> {
   const { givenCredentials, startStatefulMock, CREDENTIAL_SETTINGS } = await import('./mock/stateful.ts');
   const given = checkSettings('npm run mock', () => givenCredentials(process.env));
+  const log = (line: string): void => console.log(line);
   let mock;
   try {
-    mock = await startStatefulMock({ port, host, given, logLevel: quiet ? 'warn' : 'info' });
+    mock = await startStatefulMock({
+      port: command.port,
+      host: command.host,
+      given,
+      tenants: command.tenants,
+      ...(command.stateDir === null ? {} : { stateDir: command.stateDir }),
+      ...(command.tenantsFile === null ? {} : { tenantsFile: command.tenantsFile }),
+      env: process.env,
+      ...(process.env.MOCK_WEBHOOK_SECRET ? { webhookSecret: process.env.MOCK_WEBHOOK_SECRET } : {}),
+      refusals: log,
+      ...(command.quiet ? {} : { access: log }),
+    });
   } catch (err) {
-    exitIfCannotListen(err, 'npm run mock', host, port);
+    exitIfCannotListen(err, 'npm run mock', command.host, command.port);
+    exitOnConfigError(err);
     throw err;
   }
+  const { stateDir, temporary } = mock;
+  // Whatever ends the process short of SIGKILL, a temporary store (secrets.key included) goes with it.
+  if (temporary) process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
   const t = mock.tenant;
-  console.log(`mock (stateful: the reference server on a temporary store, removed at exit): ${mock.url}`);
-  console.log('test credentials (fix them with these settings, e.g. in your .env):');
+  console.log(`mock: ${mock.url}`);
+  console.log(`mode: stateful, the reference server; store ${temporary ? `in a temporary folder, removed at exit: ${stateDir}` : `kept in ${stateDir}`}`);
+  console.log(`docs: ${mock.url}/docs`);
+  console.log(`tenants file: ${command.tenantsFile === null ? mock.tenantsFile : path.resolve(command.tenantsFile)} (${mock.tenants.length} tenant${mock.tenants.length === 1 ? '' : 's'}: keys, members, refund e-mail)`);
+  console.log('tenant 1 (pin its credentials with these settings, e.g. in your .env):');
   const values: Record<keyof typeof CREDENTIAL_SETTINGS, string> = { MOCK_TENANT_ID: t.tenantId, MOCK_API_KEY: t.apiKey, MOCK_API_HASH: t.apiHash, MOCK_MEMBER_TOKEN: t.memberToken, MOCK_CALLBACK_SECRET: t.callbackSecret };
   for (const [name, value] of Object.entries(values)) console.log(`  ${name}=${value}`);
+  console.log(`webhook secret (POST /_mock/webhooks without "secret"): ${mock.webhookSecret}`);
+  await printPaths();
   closeOnSignal(() => mock.close());
 }
 
-async function serveMock(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { quiet: { type: 'boolean' }, stateful: { type: 'boolean' } } });
-  const port = checkSettings('npm run mock', () => portSetting('MOCK_PORT', process.env.MOCK_PORT, 4010));
-  const host = process.env.MOCK_HOST ?? '127.0.0.1';
-  if (values.stateful) return serveStateful(values.quiet ?? false, host, port);
+async function serveMock(command: MockCommand): Promise<void> {
+  if (command.stateful) return serveStateful(command);
+  const { port, host } = command;
   let mock;
   try {
     mock = await startMock({
@@ -96,22 +117,37 @@ async function serveMock(args: string[]): Promise<void> {
       host,
       ...(process.env.MOCK_WEBHOOK_SECRET ? { webhookSecret: process.env.MOCK_WEBHOOK_SECRET } : {}),
       ...(process.env.MOCK_CALLBACK_SECRET ? { callbackSecret: process.env.MOCK_CALLBACK_SECRET } : {}),
-      ...(values.quiet ? {} : { log: (line: string) => console.log(line) }),
+      ...(command.quiet ? {} : { log: (line: string) => console.log(line) }),
       refusals: (line: string) => console.log(line),
     });
   } catch (err) {
     exitIfCannotListen(err, 'npm run mock', host, port);
     throw err;
   }
-  const { API_NAMES, loadOperations } = await import('../server/contract/operations.ts');
   console.log(`mock: ${mock.url}`);
+  console.log('mode: stateless, the documented examples (Prism); nothing is kept');
+  console.log(`webhook secret (POST /_mock/webhooks without "secret"): ${mock.secrets.webhook}`);
+  console.log(`callback secret (the payout's notifyUrl callback): ${mock.secrets.callback}`);
+  await printPaths();
+  closeOnSignal(() => mock.close());
+}
+
+/** Every path of the four documents, and the mock-only ones. */
+async function printPaths(): Promise<void> {
+  const { API_NAMES, loadOperations } = await import('../server/contract/operations.ts');
+  console.log('paths:');
   for (const api of API_NAMES) {
     for (const op of loadOperations(api)) console.log(`  ${api.padEnd(12)} ${op.method.toUpperCase().padEnd(6)} ${op.path}`);
   }
   console.log(`  ${'mock-only'.padEnd(12)} POST   /_mock/webhooks  {"event": "order.paid", "to": "<url>", "secret"?: "whsec_..."}`);
-  console.log(`webhook secret (POST /_mock/webhooks without "secret"): ${mock.secrets.webhook}`);
-  console.log(`callback secret (the payout's notifyUrl callback): ${mock.secrets.callback}`);
-  closeOnSignal(() => mock.close());
+  console.log(`  ${'mock-only'.padEnd(12)} GET    /_mock/webhooks  the events and their example names`);
+}
+
+/** A server setting the environment got wrong: one line, exit 2, as for the mock's own settings. */
+function exitOnConfigError(err: unknown): void {
+  if ((err as Error | null)?.name !== 'ConfigError') return;
+  console.error(`npm run mock: ${(err as Error).message}`);
+  process.exit(2);
 }
 
 /** A port in use (or not allowed): one line naming it and the setting, and exit 1. */
@@ -123,8 +159,25 @@ export function exitIfCannotListen(err: unknown, command: string, host: string, 
   process.exit(1);
 }
 
+/** The command line, or: --help (the usage, exit 0); a wrong option or setting (one line, the usage, exit 2). */
+function commandOrExit(args: string[]): MockCommand {
+  let command: MockCommand;
+  try {
+    command = parseMockCommand(args, process.env);
+  } catch (err) {
+    if (!(err instanceof SettingError)) throw err;
+    console.error(`npm run mock: ${err.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (command.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  return command;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const [first, ...rest] = process.argv.slice(2);
   if (first === 'send') process.exitCode = await send(rest);
-  else await serveMock(process.argv.slice(2));
+  else await serveMock(commandOrExit(process.argv.slice(2)));
 }

@@ -1,6 +1,7 @@
 // Settings come from the environment; every one is listed in docs/operations.md.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { portalSettings, type PortalSettings } from './portal/settings.ts';
 import { retentionSettings, type RetentionSettings } from './retention/settings.ts';
 
 /** The folder `npm run docs` builds the HTML API reference into. */
@@ -48,6 +49,8 @@ export interface Config {
   deliveryWorker: boolean;
   /** What expires and how the pruner removes it (retention/settings.ts). */
   retention: RetentionSettings;
+  /** The portal's relying party (passkeys) and re-verification window (portal/settings.ts). */
+  portal: PortalSettings;
 }
 
 export interface MetricsConfig {
@@ -129,7 +132,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+  let portal: PortalSettings;
+  try {
+    portal = portalSettings(env);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   return {
+    portal,
     retention,
     deliveryWorker: worker === 'on',
     checkNestedTransactions: nested === undefined ? nodeEnv !== 'production' : nested === 'true',

@@ -207,3 +207,181 @@ it('stopped while a forward waits to try again: neither it nor a later event is 
   const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { cursor: string; events: unknown[] };
   expect(state).toMatchObject({ cursor: 'MC4x', events: [] });
 });
+
+/**
+ * Time for listen, its stand-in service and its receiver at once: a timer fires only when the
+ * test moves the clock to it, so minutes pass in an instant, in order.
+ */
+class FakeClock {
+  t = 0;
+  private seq = 0;
+  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+  sleeping = 0;
+  readonly now = (): number => this.t;
+  readonly setTimeout = (fn: () => void, ms: number): number => {
+    this.timers.set(++this.seq, { at: this.t + ms, fn });
+    return this.seq;
+  };
+  readonly clearTimeout = (handle: unknown): void => void this.timers.delete(handle as number);
+  /** listen's waits (retries, back-off): counted, so the test knows listen is in one. */
+  readonly sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => {
+      this.sleeping += 1;
+      const end = (): void => {
+        this.clearTimeout(id);
+        this.sleeping -= 1;
+        resolve();
+      };
+      const id = this.setTimeout(end, ms);
+      signal.addEventListener('abort', end, { once: true });
+    });
+  /** Moves the clock to the earliest timer and fires it; false when none is set. */
+  fireNext(): boolean {
+    const [id, next] = [...this.timers].reduce((a, b) => (b[1].at < a[1].at ? b : a), [0, { at: Infinity, fn: () => undefined }]);
+    if (id === 0) return false;
+    this.timers.delete(id);
+    this.t = next.at;
+    next.fn();
+    return true;
+  }
+}
+
+/** Polls until check holds (listen's real I/O on loopback has to land between two timers). */
+async function polled(check: () => boolean, what: () => string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+it('a slow receiver answering 503 for three minutes: no reconnect, five tries per event, each kept; then one try each', async () => {
+  const clock = new FakeClock();
+  const SECOND = 1000;
+  const event = (n: number): string => TEST_EVENT.replace('f'.repeat(64), String(n).repeat(64));
+  // The service: a heartbeat every 15 s, and events at 1 s, 31 s, 61 s (the receiver refuses
+  // them), 185 s and 186 s (it takes them). The bytes it wrote and listen read are counted.
+  const schedule = [1, 31, 61, 185, 186].map((s, i) => ({ at: s * SECOND, n: i + 1 }));
+  const wire = { written: 0, delivered: 0, reading: false, connections: 0 };
+  const url = await service((_req, res) => {
+    wire.connections += 1;
+    wire.written = wire.delivered = 0;
+    const write = (text: string): void => {
+      wire.written += Buffer.byteLength(text);
+      res.write(text);
+    };
+    sse(res);
+    write(': connected\nid: MC4w\n\n');
+    const timers: number[] = [];
+    const heartbeat = (): void => {
+      write(': heartbeat\n\n');
+      timers.push(clock.setTimeout(heartbeat, 15 * SECOND));
+    };
+    timers.push(clock.setTimeout(heartbeat, 15 * SECOND));
+    for (const { at, n } of schedule) if (at >= clock.t) timers.push(clock.setTimeout(() => write(`id: MC4${n}\nevent: webhook.test\ndata: ${event(n)}\n\n`), at - clock.t));
+    res.on('close', () => timers.forEach(clock.clearTimeout));
+  });
+  // The receiver answers 9.5 s after a try: 503 to a try made in the first three minutes, then 200.
+  const tries: string[] = [];
+  let held = 0;
+  const receiver = createServer((req, res) => {
+    req.resume().on('end', () => {
+      tries.push((req.headers['service-event-id'] as string).slice(0, 1));
+      const status = clock.t < 180 * SECOND ? 503 : 200;
+      held += 1;
+      clock.setTimeout(() => {
+        held -= 1;
+        res.writeHead(status).end();
+      }, 9_500);
+    });
+  });
+  servers.push(receiver);
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+
+  // listen's requests, counted until answered: forwards (to the receiver) and the others; the
+  // stream's body is read through a counter that knows when listen waits for data.
+  const calls = { forwards: 0, others: 0 };
+  const counted: typeof fetch = async (input, init) => {
+    const forward = String(input) === receiverUrl;
+    if (forward) calls.forwards += 1;
+    else calls.others += 1;
+    try {
+      const res = await fetch(input, init);
+      if (forward) return new Response(await res.text(), { status: res.status, headers: res.headers });
+      if (!String(input).includes('/v2/events/stream') || !res.body) return res;
+      const inner = res.body.getReader();
+      const body = new ReadableStream<Uint8Array>(
+        {
+          async pull(c) {
+            wire.reading = true;
+            try {
+              const r = await inner.read();
+              if (r.done) return c.close();
+              wire.delivered += r.value.byteLength;
+              c.enqueue(r.value);
+            } finally {
+              wire.reading = false;
+            }
+          },
+          cancel: (reason) => inner.cancel(reason),
+        },
+        { highWaterMark: 0 },
+      );
+      return new Response(body, { status: res.status, headers: res.headers });
+    } finally {
+      if (forward) calls.forwards -= 1;
+      else calls.others -= 1;
+    }
+  };
+
+  // listen waits on the clock alone: in a sleep, in a forward the receiver holds, or reading a
+  // stream whose every byte it has read. Only then does the clock move.
+  const waiting = (): boolean =>
+    calls.others === 0 &&
+    (clock.sleeping > 0 || (calls.forwards > 0 && held === calls.forwards) || (calls.forwards === 0 && wire.reading && wire.delivered === wire.written));
+
+  const lines: string[] = [];
+  const stop = new AbortController();
+  const note = (line: string): void => {
+    lines.push(line);
+    if (lines.filter((l) => / -> 200 /.test(l)).length === 2) stop.abort();
+  };
+  const args: ListenArgs = {
+    command: 'listen',
+    baseUrl: url,
+    apiKey: 'pk_test_x',
+    apiSecret: 's',
+    routes: { fallback: receiverUrl, byType: {} },
+    events: [],
+    secret: null,
+    statePath: path.join(dir, 'state.json'),
+    printSecret: false,
+  };
+  let finished = false;
+  const running = listen(args, stop.signal, {
+    output: { out: note, err: note },
+    now: clock.now,
+    env: {},
+    sleep: clock.sleep,
+    timers: clock,
+    fetch: counted,
+  }).finally(() => (finished = true));
+  while (!finished) {
+    await polled(() => finished || waiting(), () => `listen to wait at ${clock.t} ms (${JSON.stringify({ calls, held, wire, sleeping: clock.sleeping })}); printed: ${lines.join(' | ')}`);
+    if (finished) break;
+    expect(clock.t, lines.join('\n')).toBeLessThan(300 * SECOND);
+    expect(clock.fireNext()).toBe(true);
+  }
+  await running;
+
+  expect(lines.filter((l) => /reconnect|no data/i.test(l))).toEqual([]);
+  expect(wire.connections).toBe(1);
+  expect(tries.join('')).toBe('11111222223333345');
+  expect(lines.filter((l) => l.includes('trying again'))).toHaveLength(12);
+  const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as { cursor: string; events: Array<{ id: string; status: number }> };
+  expect(state.events.map((e) => [e.id[0], e.status])).toEqual([['1', 503], ['2', 503], ['3', 503], ['4', 200], ['5', 200]]);
+  expect(state.cursor).toBe('MC45');
+  // The last two events took 9.5 s each, one after the other, from 185 s.
+  expect(clock.t).toBe(204 * SECOND);
+});

@@ -12,7 +12,7 @@ import { createOrderLabels } from './order-label.ts';
 import { CliError, checkTestKey, refusal } from './preflight.ts';
 import { eventLine, retryLine, type Output } from './printer.ts';
 import { defaultStatePath, keep, loadState, saveState, type ListenState } from './state.ts';
-import { describe, openEventStream, StreamEnded, type StreamMessage } from './stream-reader.ts';
+import { describe, openEventStream, StreamEnded, type IdleTimers, type StreamMessage } from './stream-reader.ts';
 
 export interface ListenDeps {
   output: Output;
@@ -21,8 +21,10 @@ export interface ListenDeps {
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   env: NodeJS.ProcessEnv;
   fetch?: typeof fetch;
-  /** Silence after which a connection counts as dropped (heartbeats come every 15 s). */
+  /** Silence, while the stream is read, after which a connection counts as dropped (heartbeats come every 15 s). */
   idleMs?: number;
+  /** What the idle time is measured with (default: the real timers). */
+  timers?: IdleTimers;
 }
 
 const FIRST_BACKOFF_MS = 500;
@@ -162,6 +164,7 @@ async function connectOnce(
     signal,
     idleMs: deps.idleMs ?? IDLE_MS,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(deps.timers ? { timers: deps.timers } : {}),
   });
   if (!opened.ok) {
     if (opened.status === 400 && cursor !== null && /cursor/.test(opened.problem.detail ?? '')) return CURSOR_REFUSED;

@@ -2,8 +2,10 @@
 // key's credentials, resuming after a cursor. The stream's first message carries only an id,
 // the position it starts after: opening answers it, so a caller can keep it before any event.
 // The SSE framing is parsed by eventsource-parser; a connection that stays silent for longer
-// than idleMs (the server sends a heartbeat every 15 s) is taken as dropped, so a dead
-// connection is never mistaken for a quiet one.
+// than idleMs while it is read (the server sends a heartbeat every 15 s) is taken as dropped,
+// so a dead connection is never mistaken for a quiet one. The idle time counts only while the
+// reader waits for data: while the caller holds an event (a slow forward), what the server
+// sends waits in the socket, and reading it later proves the connection alive.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Connection } from './args.ts';
 
@@ -39,10 +41,22 @@ export interface OpenOptions {
   after: string | null;
   types: readonly string[];
   signal: AbortSignal;
-  /** Longest silence before the connection counts as dropped. */
+  /** Longest silence, while the stream is read, before the connection counts as dropped. */
   idleMs: number;
   fetch?: typeof fetch;
+  /** What the idle time is measured with (default: the real timers). */
+  timers?: IdleTimers;
 }
+
+export interface IdleTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: IdleTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
 
 /** Why an open stream ended: it never ends on its own. */
 export class StreamEnded extends Error {
@@ -121,33 +135,36 @@ async function* itemsOf(body: ReadableStream<Uint8Array>, connection: AbortContr
     },
   });
   let silent = false;
-  let watchdog = setTimeout(() => {
-    silent = true;
-    connection.abort();
-  }, opts.idleMs);
+  const timers = opts.timers ?? realTimers;
   const reader = body.getReader();
+  // The idle timer runs only while this waits for data, never while the caller holds an event.
+  const read = async (): Promise<Awaited<ReturnType<typeof reader.read>>> => {
+    const watchdog = timers.setTimeout(() => {
+      silent = true;
+      connection.abort();
+    }, opts.idleMs);
+    try {
+      return await reader.read();
+    } finally {
+      timers.clearTimeout(watchdog);
+    }
+  };
   const decoder = new TextDecoder();
   try {
     for (;;) {
       let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
-        chunk = await reader.read();
+        chunk = await read();
       } catch (err) {
         if (opts.signal.aborted) return;
         throw new StreamEnded(silent ? `no data for ${opts.idleMs >= 1000 ? `${opts.idleMs / 1000} s` : `${opts.idleMs} ms`}` : `connection lost (${describe(err)})`);
       }
       if (chunk.done) throw new StreamEnded('the server closed the stream');
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => {
-        silent = true;
-        connection.abort();
-      }, opts.idleMs);
       parser.feed(decoder.decode(chunk.value, { stream: true }));
       flushPosition();
       while (queue.length > 0) yield queue.shift()!;
     }
   } finally {
-    clearTimeout(watchdog);
     connection.abort();
     done();
   }

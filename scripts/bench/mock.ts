@@ -8,7 +8,7 @@
 //   - throughput and p99 of GET /v2/orders/{id}, --connections connections, --rounds rounds
 //     alternating between the two, --seconds each.
 //
-//   npm run bench:mock [-- --starts 3 --rounds 3 --seconds 5 --connections 10] [--stateful]
+//   npm run bench:mock [-- --starts 3 --rounds 3 --seconds 5 --connections 10] [--stateful [--tenants N]]
 // With --stateful the mock is `npm run mock -- --stateful` (no Prism beside it: start and memory only).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -83,9 +83,9 @@ async function startTimed(command: string, args: string[], env: NodeJS.ProcessEn
   return { child, url, firstAnswerMs: Math.round(performance.now() - began), stop };
 }
 
-async function startMockTimed(stateful: boolean): Promise<Started> {
+async function startMockTimed(stateful: boolean, tenants: string): Promise<Started> {
   const port = await freePort();
-  const args = ['run', 'mock', '--', '--quiet', ...(stateful ? ['--stateful'] : [])];
+  const args = ['run', 'mock', '--', '--quiet', ...(stateful ? ['--stateful', '--tenants', tenants] : [])];
   const env = { MOCK_PORT: String(port), MOCK_API_KEY: 'pk_test_bench', MOCK_API_HASH: 'sk_test_bench_0123456789abcdefghijklmnopqrstuv' };
   const probe = stateful ? '/healthz' : ORDER;
   return startTimed('npm', args, env, `http://127.0.0.1:${port}`, probe, HEADERS);
@@ -112,6 +112,7 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '5' },
       connections: { type: 'string', default: '10' },
       stateful: { type: 'boolean', default: false },
+      tenants: { type: 'string', default: '1' },
     },
   });
   const [starts, rounds, seconds, connections] = [values.starts, values.rounds, values.seconds, values.connections].map(Number) as [number, number, number, number];
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
   const rss = { mock: [] as string[], prism: [] as string[] };
   for (let i = 0; i < starts; i++) {
     for (const which of values.stateful ? (['mock'] as const) : (['mock', 'prism'] as const)) {
-      const s = which === 'mock' ? await startMockTimed(values.stateful) : await startPrismTimed();
+      const s = which === 'mock' ? await startMockTimed(values.stateful, values.tenants) : await startPrismTimed();
       firsts[which].push(s.firstAnswerMs);
       const m = groupRss(s.child.pid as number);
       rss[which].push(`${m.mib} MiB in ${m.processes} processes`);
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
   console.log(`resident at the first answer: mock ${rss.mock.join('; ')}${values.stateful ? '' : `; prism mock ${rss.prism.join('; ')}`}`);
   if (values.stateful) return;
 
-  const mock = await startMockTimed(false);
+  const mock = await startMockTimed(false, values.tenants);
   const prism = await startPrismTimed();
   const rows: Summary[] = [];
   try {

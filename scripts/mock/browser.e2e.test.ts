@@ -1,5 +1,6 @@
 // The browser recipe of docs/mock.md, in a real browser: a Vite app whose dev server proxies
-// /api to the mock (no CORS: the page calls its own origin), opened in headless Chromium. Against
+// /api to the mock and adds the credentials (no CORS: the page calls its own origin and never
+// holds the key), opened in headless Chromium. Against
 // the stateful mock it creates an order and reads it back; against the stateless one it gets the
 // documented examples.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -17,9 +18,10 @@ import { startStatefulMock, type RunningStatefulMock } from './stateful.ts';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const GIVEN = { apiKey: 'pk_test_vite_app', apiHash: 'sk_test_vite_app_0123456789abcdefghijkl' };
 
-// The app: creates an order through /api, reads it back, and shows both answers.
+// The app: creates an order through /api, reads it back, and shows both answers. It holds no
+// credential: the dev server's proxy adds them (Vite's proxy `headers` option).
 const APP = `
-const headers = { 'x-api-key': __API_KEY__, 'x-api-hash': __API_HASH__, 'content-type': 'application/json' };
+const headers = { 'content-type': 'application/json' };
 const created = await fetch('/api/v2/orders', { method: 'POST', headers, body: JSON.stringify({ merchantReference: 'cart-browser', amountMinor: 1234 }) });
 const order = await created.json();
 const read = await fetch('/api/v2/orders/' + order.orderId, { headers });
@@ -39,8 +41,12 @@ async function viteApp(target: string): Promise<string> {
     root: dir,
     configFile: false,
     logLevel: 'silent',
-    define: { __API_KEY__: JSON.stringify(GIVEN.apiKey), __API_HASH__: JSON.stringify(GIVEN.apiHash) },
-    server: { host: '127.0.0.1', port, strictPort: true, proxy: { '/api': { target, rewrite: (p) => p.replace(/^\/api/, '') } } },
+    server: {
+      host: '127.0.0.1',
+      port,
+      strictPort: true,
+      proxy: { '/api': { target, rewrite: (p) => p.replace(/^\/api/, ''), headers: { 'x-api-key': GIVEN.apiKey, 'x-api-hash': GIVEN.apiHash } } },
+    },
   });
   await server.listen();
   vites.push(server);

@@ -13,6 +13,7 @@ import { Hono, type Context } from 'hono';
 import pino from 'pino';
 import { operationsOf } from '../../contract/operations.ts';
 import { API_NAMES, compileOperation, loadDocument, type ApiName, type OperationSpec } from '../../server/contract/operations.ts';
+import { problemTypes, type ProblemSlug } from '../../generated/problem-types.ts';
 import { AppError } from '../../server/domain/errors.ts';
 import { newEventId } from '../../server/domain/ids.ts';
 import type { AppEnv } from '../../server/http/app-env.ts';
@@ -28,7 +29,7 @@ import { checkDestination } from '../../server/domain/destination-check.ts';
 import { documentedAnswers, honouredPreferences, type Documented } from './prefer.ts';
 import { dynamicAnswer } from './dynamic.ts';
 import type { PrismAnswer, PrismEngine, PrismRequest, Preferences } from './prism.ts';
-import { UnknownEventError, mockDestinationPolicy, mockEvents, postSigned, sendMockEvent } from './webhooks.ts';
+import { UnknownEventError, mockDestinationPolicy, mockEvents, postSigned, sendMockEvent, type MockEvent } from './webhooks.ts';
 
 export interface FrontOptions {
   /** The documents served, each prepared once (mockedApi): a reload prepares the changed one only. */
@@ -48,6 +49,8 @@ export interface FrontOptions {
 }
 
 type Obj = Record<string, unknown>;
+/** The headers that describe a request's body. */
+const BODY_HEADERS = ['content-type', 'content-length', 'transfer-encoding', 'content-encoding'];
 /** Response headers of Prism's that are not the contract's. */
 const PRISM_ONLY = new Set(['sl-violations', 'access-control-allow-origin', 'access-control-allow-headers', 'access-control-allow-credentials', 'access-control-expose-headers', 'content-length', 'connection', 'keep-alive', 'date', 'transfer-encoding']);
 
@@ -66,7 +69,7 @@ export function createMockFront(opts: FrontOptions): Hono<AppEnv> {
 }
 
 /** Says in one line why the front refused a request (the problem's status, type and detail). */
-async function logRefusal(log: (line: string) => void, c: Context<AppEnv>, answer: Response | Promise<Response>): Promise<Response> {
+export async function logRefusal(log: (line: string) => void, c: Context<AppEnv>, answer: Response | Promise<Response>): Promise<Response> {
   const res = await answer;
   const problem = (await res.clone().json().catch(() => ({}))) as Obj;
   const type = String(problem.type ?? '').split('/').pop();
@@ -95,7 +98,12 @@ export function mockedApi(api: ApiName, doc: Obj = loadDocument(api)): MockedApi
     const validate = onFirstUse(() => validateRequestStep(compileOperation(spec)));
     return {
       spec,
-      steps: [credentialsPresentStep(spec, schemes), ...(spec.requestBody ? [jsonBodyStep()] : []), (c: Context<AppEnv>) => validate()(c)],
+      steps: [
+        credentialsPresentStep(spec, schemes),
+        ...(spec.requestBody ? [jsonBodyStep()] : []),
+        (c: Context<AppEnv>) => validate()(c),
+        ...(spec.requiredOneOf ? [requiredOneOfStep(spec.requiredOneOf)] : []),
+      ],
       callbackPointers: callbackBodyPointers(doc, spec),
       documented: documentedAnswers(operationObject(doc, spec)),
     };
@@ -149,6 +157,19 @@ function credentialsPresentStep(spec: OperationSpec, schemes: Record<string, Obj
   };
 }
 
+/**
+ * The operation's `x-required-one-of`: at least one of the parameters given (an empty value
+ * counts as absent, as on the server), else the contract's problem type.
+ */
+function requiredOneOfStep(rule: NonNullable<OperationSpec['requiredOneOf']>): Step {
+  if (!(rule.problem in problemTypes)) throw new Error(`x-required-one-of names an unknown problem type: ${rule.problem}`);
+  const slug = rule.problem as ProblemSlug;
+  return (c) => {
+    if (rule.parameters.some((name) => (c.req.query(name) ?? '') !== '')) return;
+    throw new AppError(slug, `Either ${rule.parameters.join(' or ')} is required`);
+  };
+}
+
 function describeScheme(scheme: Obj | undefined, name: string): string {
   if (scheme?.type === 'apiKey') return String(scheme.name);
   if (scheme?.type === 'http') return `Authorization: Bearer <${name}>`;
@@ -172,8 +193,11 @@ async function answerFromPrism(c: Context<AppEnv>, prism: PrismEngine, prefer: P
   const headers: Record<string, string> = {};
   // Accept is not passed on: the server answers the same whatever the client accepts (JSON, or
   // problem+json for an error), and so does the mock, for every Accept (docs/mock.md).
+  // Nor, for an operation without a body, the headers of a body it was sent anyway (`{}`):
+  // the server ignores such a body, and Prism would judge the request by them.
+  const ignored = operation.spec.requestBody ? ['accept'] : ['accept', ...BODY_HEADERS];
   c.req.raw.headers.forEach((value, name) => {
-    if (name !== 'accept') headers[name] = value;
+    if (!ignored.includes(name)) headers[name] = value;
   });
   const body = c.get('body');
   const request: PrismRequest = {
@@ -250,8 +274,18 @@ export function requestViolations(list: readonly PrismViolation[]): Array<{ poin
 }
 
 function mountMockRoutes(app: Hono<AppEnv>, opts: FrontOptions): void {
-  const events = mockEvents();
-  app.get('/_mock/webhooks', (c) => c.json({ events: events.map((e) => ({ event: e.name, examples: e.examples.map((x) => x.name) })) }));
+  mountMockWebhooks(app, opts);
+  mountCallbackRelay(app, opts);
+}
+
+/**
+ * POST /_mock/webhooks (a signed documented event to a URL) and GET /_mock/webhooks (the events
+ * and their examples): mock-only calls, in the stateless and the stateful mock alike.
+ */
+export function mountMockWebhooks(app: Hono<AppEnv>, opts: Pick<FrontOptions, 'sender' | 'webhookSecret'>): void {
+  let loaded: MockEvent[] | null = null;
+  const events = (): MockEvent[] => (loaded ??= mockEvents());
+  app.get('/_mock/webhooks', (c) => c.json({ events: events().map((e) => ({ event: e.name, examples: e.examples.map((x) => x.name) })) }));
   // Not part of the contract: a mock-only call. The secret travels in the body, never in the URL.
   app.post('/_mock/webhooks', async (c) => {
     const input = (await c.req.json().catch(() => null)) as Obj | null;
@@ -262,7 +296,7 @@ function mountMockRoutes(app: Hono<AppEnv>, opts: FrontOptions): void {
       });
     }
     try {
-      const sent = await sendMockEvent(opts.sender, events, {
+      const sent = await sendMockEvent(opts.sender, events(), {
         event: input.event,
         to,
         secret: typeof input.secret === 'string' ? input.secret : opts.webhookSecret,
@@ -277,7 +311,10 @@ function mountMockRoutes(app: Hono<AppEnv>, opts: FrontOptions): void {
       throw err;
     }
   });
-  // Prism fires an operation's callbacks after answering it; they arrive here and go on signed.
+}
+
+/** Prism fires an operation's callbacks after answering it; they arrive here and go on signed. */
+function mountCallbackRelay(app: Hono<AppEnv>, opts: FrontOptions): void {
   app.post('/_mock/callbacks', async (c) => {
     const to = c.req.query('to');
     if (!to || !URL.canParse(to)) return c.json({ error: 'to must be an absolute URL' }, 400);

@@ -3,10 +3,12 @@
 // (`Prefer: example=`) and with each generated invalid request, under each of the Accept values
 // clients send. A divergence is an answer whose status the operation does not document, a status
 // other than the one asked for, a body its schema refuses, or an answer that differs from the one
-// the same request gets without an Accept header.
+// the same request gets without an Accept header. It also sends each body-less POST a `{}` body
+// (the server ignores it) and breaks each `x-required-one-of` rule (the contract's problem type).
 import { invalidCases } from '../../conformance/api/invalid.ts';
 import { walkOperations, type ApiOperation } from '../../conformance/core/openapi/contract.ts';
 import { exampleRequest, type RequestParts } from '../../conformance/core/openapi/requests.ts';
+import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
 import { compileOperation, loadDocument } from '../../server/contract/operations.ts';
 
 export const ACCEPTS: ReadonlyArray<string | null> = [null, '*/*', 'application/json', 'application/problem+json', 'text/html'];
@@ -22,6 +24,8 @@ export interface ProbeCase {
   prefer: string | null;
   /** The status the answer must have; null: any documented success. */
   expected: number | null;
+  /** The problem type (its slug) the answer must have, when the case names one. */
+  problem?: string;
 }
 
 type Obj = Record<string, unknown>;
@@ -36,8 +40,24 @@ export function probeCases(): ProbeCase[] {
       ...[...documented.keys()].map((status) => ({ op, name: `code=${status}`, parts, prefer: `code=${status}`, expected: Number(status) })),
       ...[...documented].flatMap(([status, names]) => names.map((n) => ({ op, name: `code=${status}, example=${n}`, parts, prefer: `code=${status}, example=${n}`, expected: Number(status) }))),
       ...invalidCases(op).map((c) => ({ op, name: `invalid ${c.key}`, parts: c.apply(parts, SEED), prefer: null, expected: 400 })),
+      ...emptyBodyCases(op, parts),
+      ...requiredOneOfCases(op, parts),
     ];
   });
+}
+
+/** A POST without a request body, sent `{}` anyway (`axios.post(url, {})`): the server ignores the body. */
+function emptyBodyCases(op: ApiOperation, parts: RequestParts): ProbeCase[] {
+  if (op.spec.method !== 'post' || op.spec.requestBody) return [];
+  return [{ op, name: 'body-less, sent {}', parts: { ...parts, body: {} }, prefer: null, expected: null }];
+}
+
+/** The operation's `x-required-one-of` broken: none of its parameters given. */
+function requiredOneOfCases(op: ApiOperation, parts: RequestParts): ProbeCase[] {
+  const rule = op.spec.requiredOneOf;
+  if (!rule) return [];
+  const query = Object.fromEntries(Object.entries(parts.query).filter(([name]) => !rule.parameters.includes(name)));
+  return [{ op, name: `without ${rule.parameters.join(', ')}`, parts: { ...parts, query }, prefer: null, expected: 400, problem: rule.problem }];
 }
 
 /** The operation's statuses with their named examples, from the bundled document. */
@@ -73,6 +93,8 @@ export function divergences(c: ProbeCase, accept: string | null, answer: Answer,
   if (!documented.includes(answer.status)) out.push(`${where}: status ${answer.status} is not documented (${documented.join(', ')})`);
   if (c.expected !== null && answer.status !== c.expected) out.push(`${where}: status ${answer.status}, asked for ${c.expected}`);
   if (c.expected === null && (answer.status < 200 || answer.status > 299)) out.push(`${where}: status ${answer.status}, not a success`);
+  const type = (bodyOf(answer) as { type?: unknown } | null)?.type;
+  if (c.problem !== undefined && type !== `${PROBLEM_TYPE_BASE}${c.problem}`) out.push(`${where}: problem type ${String(type)}, not ${c.problem}`);
   const op = compiled.get(c.op.spec.operationId) ?? compileOperation(c.op.spec);
   compiled.set(c.op.spec.operationId, op);
   const problems = op.validateResponse(answer.status, answer.contentType, bodyOf(answer));

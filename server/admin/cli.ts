@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createApiKey, createMember, createServiceAccount, createTenant, revokeApiKey, setMemberActive } from '../domain/admin.ts';
 import { isAppError } from '../domain/errors.ts';
+import { listMemberPasskeys, revokeMemberPasskeys } from '../domain/passkeys.ts';
 import { openServices } from '../services.ts';
 import { MEMBER_ROLES } from '../../generated/vocabulary.ts';
 import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from '../domain/model.ts';
@@ -82,6 +83,28 @@ const commands: Record<string, Command> = {
         return { memberId: v.member, active: false };
       }),
   },
+  'member passkeys list': {
+    usage: 'member passkeys list --tenant ID --member ID',
+    options: {
+      tenant: { type: 'string', description: 'tenant id', required: true },
+      member: { type: 'string', description: 'member id', required: true },
+    },
+    run: (v) => withServices((s) => listMemberPasskeys(s, { tenantId: String(v.tenant), memberId: String(v.member) })),
+  },
+  'member passkeys revoke': {
+    usage: 'member passkeys revoke --tenant ID --member ID (--passkey ID | --all)',
+    options: {
+      tenant: { type: 'string', description: 'tenant id', required: true },
+      member: { type: 'string', description: 'member id', required: true },
+      passkey: { type: 'string', description: 'the passkey id (pky_…) to revoke, from `member passkeys list`' },
+      all: { type: 'boolean', description: "revoke every passkey of the member (a lost device, or a member's access reset)" },
+    },
+    // Takes effect at once on every instance: a passkey is looked up on every use.
+    run: (v) => {
+      if ((v.passkey === undefined) === (v.all !== true)) throw new UsageError('give exactly one of --passkey ID and --all');
+      return withServices((s) => revokeMemberPasskeys(s, { tenantId: String(v.tenant), memberId: String(v.member), passkeyId: v.all === true ? null : String(v.passkey) }));
+    },
+  },
   'service-account create': {
     usage: 'service-account create --tenant ID --email EMAIL',
     options: {
@@ -121,14 +144,15 @@ function commandHelp(name: string, c: Command): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const name = argv.slice(0, 2).join(' ');
+  // Commands are two words, or three (member passkeys list).
+  const name = [3, 2].map((n) => argv.slice(0, n).join(' ')).find((n) => commands[n] !== undefined) ?? argv.slice(0, 2).join(' ');
   const command = commands[name];
   if (!command) {
     const wantsHelp = argv.length === 0 || argv.includes('--help') || argv.includes('-h');
     (wantsHelp ? process.stdout : process.stderr).write(wantsHelp ? help() : `unknown command: ${argv.join(' ')}\n\n${help()}`);
     return wantsHelp ? 0 : 2;
   }
-  const rest = argv.slice(2);
+  const rest = argv.slice(name.split(' ').length);
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(commandHelp(name, command));
     return 0;

@@ -19,9 +19,9 @@ import { freePort, startServer } from '../testing/child-server.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
 import { until } from '../testing/until.ts';
 import { allEvents, WITH_TOKEN } from './testing/orders.ts';
+import { childEntry } from '../testing/server-bundle.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BIN = path.join(ROOT, 'client', 'cli', 'bin.ts');
 
 interface Cli {
   child: ChildProcess;
@@ -33,7 +33,7 @@ interface Cli {
 
 function cli(args: string[]): Cli {
   // node with tsx's loader, not the tsx CLI: a kill must reach the command itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(process.execPath, [...childEntry('client/cli/bin.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   let out = '';
   const waiters = new Set<() => void>();
   const append = (chunk: Buffer): void => {

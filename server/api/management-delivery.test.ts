@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
 import type { components } from '../../generated/types/management.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
-import { failCycle, getDelivery, sleep } from './testing/management.ts';
+import { failCycle, getDelivery } from './testing/management.ts';
+import { until } from '../testing/until.ts';
 
 type DeliveryDetail = components['schemas']['DeliveryDetail'];
 
@@ -46,14 +47,11 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
 });
 
-async function waitForState(t: TestTenant, deliveryId: string, state: DeliveryDetail['state'], timeoutMs = 10_000): Promise<DeliveryDetail> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+function waitForState(t: TestTenant, deliveryId: string, state: DeliveryDetail['state'], timeoutMs = 10_000): Promise<DeliveryDetail> {
+  return until(async () => {
     const d = await getDelivery(t.management, deliveryId);
-    if (d.state === state) return d;
-    if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} is still ${d.state}/${d.progress} after ${timeoutMs} ms`);
-    await sleep(50);
-  }
+    return d.state === state && d;
+  }, `delivery ${deliveryId} ${state}`, timeoutMs);
 }
 
 function requestsFor(eventId: string): Received[] {
@@ -138,13 +136,10 @@ describe('webhook delivery through the management API', () => {
   });
 });
 
-async function waitForAttempts(t: TestTenant, deliveryId: string, count: number): Promise<DeliveryDetail> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+function waitForAttempts(t: TestTenant, deliveryId: string, count: number): Promise<DeliveryDetail> {
+  return until(async () => {
     const d = await getDelivery(t.management, deliveryId);
-    if (d.attempts.length >= count && d.progress !== 'sending') return d;
-    if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} has ${d.attempts.length} attempts after 10 s`);
-    await sleep(50);
-  }
+    return d.attempts.length >= count && d.progress !== 'sending' && d;
+  }, `${count} attempts of delivery ${deliveryId}`, 10_000);
 }
 

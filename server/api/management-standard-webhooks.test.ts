@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../delivery/testing.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
-import { failCycle, ok, sleep, type Delivery, type EndpointWithSecret } from './testing/management.ts';
+import { failCycle, ok, type Delivery, type EndpointWithSecret } from './testing/management.ts';
+import { until } from '../testing/until.ts';
 
 /** Attempts refused (503) per message before the receiver answers 200: each message is retried twice. */
 const REFUSED_ATTEMPTS = 2;
@@ -40,14 +41,11 @@ async function delivery(t: TestTenant, deliveryId: string): Promise<Delivery & {
   return ok(await t.management.GET('/v2/webhooks/deliveries/{deliveryId}', { params: { path: { deliveryId } } }));
 }
 
-async function waitDelivered(t: TestTenant, ids: readonly string[]): Promise<Array<{ eventId: string }>> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+function waitDelivered(t: TestTenant, ids: readonly string[]): Promise<Array<{ eventId: string }>> {
+  return until(async () => {
     const all = await Promise.all(ids.map((id) => delivery(t, id)));
-    if (all.every((d) => d.state === 'delivered')) return all;
-    if (Date.now() > deadline) throw new Error(`not delivered: ${all.filter((d) => d.state !== 'delivered').map((d) => `${d.id} ${d.state}`).join(', ')}`);
-    await sleep(50);
-  }
+    return all.every((d) => d.state === 'delivered') && all;
+  }, `deliveries ${ids.join(', ')} delivered`);
 }
 
 async function orderDelivery(t: TestTenant, reference: string): Promise<string> {

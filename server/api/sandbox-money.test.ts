@@ -9,6 +9,7 @@ import { ALL_PERMISSIONS } from '../domain/model.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
 import { expectProblem, keyOf, sendRaw, type RawAnswer } from '../testing/raw-http.ts';
+import { until } from '../testing/until.ts';
 
 const START = Date.UTC(2026, 10, 20, 14, 2, 11, 480);
 
@@ -83,15 +84,7 @@ async function callbacksOf(tenantId: string) {
   });
 }
 
-async function waitFor<T>(find: () => T | undefined, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const waitFor = <T>(find: () => T | undefined, ms = 5000): Promise<T> => until(() => find() ?? false, 'the callback', ms) as Promise<T>;
 
 const sandboxOps = (payoutId: string) =>
   [

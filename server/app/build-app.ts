@@ -93,7 +93,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     mount: (app) => {
       mountOperatorRoutes(app, { readiness, metrics, token: config.metrics.token, openMetrics: false });
       mountDocs(app, config.docsDir);
-      mountPortal(app, services);
+      mountPortal(app, services, config.portal);
     },
   });
   const engine = createDeliveryEngine(services, { retryScale: config.retryScale, onAttempt: (r) => metrics.attempt(r), ...opts.delivery });
@@ -137,7 +137,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
 }
 
 /** The PostgreSQL store's connection counts (store/postgres/store.ts connectionStats), when the store has them. */
-function connectionStatsOf(store: object): (() => { destroyed: number; refused: number; listening: boolean }) | null {
-  const stats = (store as { connectionStats?: () => { destroyed: number; refused: number; listening: boolean } }).connectionStats;
+function connectionStatsOf(store: object): (() => { destroyed: number; refused: number; clientErrors: number; listening: boolean }) | null {
+  const stats = (store as { connectionStats?: () => { destroyed: number; refused: number; clientErrors: number; listening: boolean } }).connectionStats;
   return typeof stats === 'function' ? () => stats.call(store) : null;
 }

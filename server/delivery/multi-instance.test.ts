@@ -49,14 +49,23 @@ async function produce(from: number, count: number): Promise<void> {
 /** Pending deliveries with a live lease now, read through the store (whichever way it keeps leases). */
 const liveLeases = (): Promise<DeliveryRecord[]> => leasedDeliveries(store, environmentId, Date.now());
 
-async function ownerHoldingLeases(): Promise<string> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const owner = (await liveLeases())[0]?.leaseOwner;
-    if (owner) return owner;
-    if (Date.now() > deadline) throw new Error('no instance holds a lease');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+function ownerHoldingLeases(): Promise<string> {
+  return until(async () => (await liveLeases())[0]?.leaseOwner, 'an instance holding a lease', 30_000) as Promise<string>;
+}
+
+/**
+ * Nothing more can be sent: every delivery of the environment is recorded delivered (never
+ * claimed again) and no lease is live (no attempt in flight, not even a wrongly doubled one).
+ */
+async function settled(): Promise<boolean> {
+  if ((await liveLeases()).length > 0) return false;
+  let cursor: string | null = null;
+  do {
+    const page: { items: DeliveryRecord[]; nextCursor: string | null } = await store.read((tx) => tx.deliveries.list(environmentId, { q: null, limit: 500, cursor }));
+    if (page.items.some((d) => d.state !== 'delivered')) return false;
+    cursor = page.nextCursor;
+  } while (cursor);
+  return true;
 }
 
 /** The process id in a worker's default owner name (`host:pid:random`). */
@@ -120,9 +129,10 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const s of servers) s.child.kill('SIGKILL');
+  // Gone before the database is dropped: each child's exit is awaited, not guessed.
+  await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.child.exitCode !== null || s.child.signalCode !== null ? resolve() : (s.child.once('exit', () => resolve()), s.child.kill('SIGKILL'))))));
+  receiver.closeAllConnections();
   await new Promise<void>((resolve) => receiver.close(() => resolve()));
-  await new Promise((r) => setTimeout(r, 200));
   await store?.close();
   await db?.drop();
 });
@@ -135,7 +145,7 @@ describe('two instances on one PostgreSQL database', () => {
 
     await produce(0, PHASE_ONE);
     await until(() => received.size >= PHASE_ONE, () => `${PHASE_ONE} deliveries (received ${received.size})`, 120_000);
-    await new Promise((r) => setTimeout(r, 500)); // a late duplicate would show up here
+    await until(settled, 'every delivery recorded delivered, no lease live', 60_000); // a late duplicate would have arrived by then
     const ids = await feedIds(servers[1]!.url);
     expect(ids).toHaveLength(PHASE_ONE);
     expect(ids.filter((id) => !received.has(id))).toEqual([]);
@@ -167,9 +177,7 @@ describe('two instances on one PostgreSQL database', () => {
     // deliveries themselves, not only the receipts.
     await until(() => received.size >= PHASE_ONE + PHASE_TWO, () => `all events after the kill (received ${received.size})`, 150_000);
     const undelivered = async (): Promise<DeliveryRecord[]> => (await Promise.all(taken.map((d) => deliveryNow(d.id)))).filter((d) => d.state !== 'delivered');
-    const deadline = Date.now() + 90_000;
-    while ((await undelivered()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-    expect((await undelivered()).map((d) => [d.id, d.state])).toEqual([]);
+    await until(async () => (await undelivered()).length === 0, 'the taken-over deliveries delivered', 90_000);
     const ids = await feedIds(survivor.url);
     expect(ids).toHaveLength(PHASE_ONE + PHASE_TWO);
     expect(ids.filter((id) => !received.has(id))).toEqual([]);
@@ -197,12 +205,14 @@ describe('two instances on one PostgreSQL database', () => {
     }
     // Who holds leases while they go out: never the API-only instance.
     const holders = new Set<number>();
-    const deadline = Date.now() + 60_000;
-    while (received.size < before + count) {
-      if (Date.now() > deadline) throw new Error(`timed out: ${received.size - before} of ${count} delivered`);
-      for (const d of await liveLeases()) if (d.leaseOwner) holders.add(pidOf(d.leaseOwner));
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await until(
+      async () => {
+        for (const d of await liveLeases()) if (d.leaseOwner) holders.add(pidOf(d.leaseOwner));
+        return received.size >= before + count;
+      },
+      () => `${count} deliveries (${received.size - before} so far)`,
+      60_000,
+    );
     expect(holders.has(apiOnly.child.pid!)).toBe(false);
     expect(await feedIds(apiOnly.url)).toHaveLength(received.size);
   }, 120_000);

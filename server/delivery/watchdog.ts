@@ -1,8 +1,9 @@
 // The delivery watchdog: a look at the worker every WATCHDOG_MS, so that no lost wake-up or
 // wedged connection can leave due deliveries waiting unseen.
-// - While the worker cannot claim or record (its queue calls fail or hang), it resets the
-//   queue's connections (PostgreSQL: idle queue connections dropped, the listener reconnected)
-//   and has the worker look again.
+// - While the worker cannot claim or record (its queue calls fail or hang), it resets what
+//   those calls use, the queue's connections (PostgreSQL: its idle ones dropped), and has the
+//   worker look again. The wake-ups' listener is not touched: it is not what stalled, and it
+//   finds and replaces a dead connection of its own.
 // - Otherwise, when no claim has succeeded for WATCHDOG_MS, it has the worker look: a missed
 //   notification costs at most that long.
 import type { Logger } from 'pino';

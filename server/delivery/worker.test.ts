@@ -25,21 +25,16 @@ import {
   type ReceivedRequest,
 } from './testing.ts';
 import { COMPLETE_LINGER_MIN, MAX_IDLE_MS, createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './worker.ts';
+import { until } from '../testing/until.ts';
 
 // Real HTTP to 127.0.0.1 receivers, the real SQLite store in a temp file, a ManualClock for
 // the schedule (so ten attempts over ~16 hours run in milliseconds), and injected timers where
 // the loop's waits matter.
 
 
-async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** The first truthy value fn() gives (the one until() of server/testing/until.ts). */
+const eventually = <T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 5_000): Promise<T> =>
+  until(fn, 'the worker to get there', timeoutMs) as Promise<T>;
 
 let store: Store;
 let clock: ManualClock;
@@ -383,8 +378,10 @@ describe('delivery worker', () => {
     });
     // These timers never fire, so the completer's linger never ends on its own: a record is
     // made only once COMPLETE_LINGER_MIN attempts have finished, or when nothing else is in flight.
+    // The first claim prefetches all 200, so the worker never runs dry while waiting for a
+    // claim (a slow database would otherwise leave it with nothing in flight mid-run).
     const timers = new FakeTimers();
-    const w = worker({ store: counted, timers, perEndpointLimit: 4 });
+    const w = worker({ store: counted, timers, perEndpointLimit: 4, prefetchPerEndpoint: 256 });
     w.start();
     await rx.waitFor(200, 10_000);
     await eventually(async () => (await delivery(scope.environmentId, ids.at(-1)!)).d.state === 'delivered');
@@ -633,11 +630,17 @@ describe('delivery worker', () => {
     expect(w.inFlight()).toBe(0);
     expect((await delivery(scope.environmentId, deliveryId)).d).toMatchObject({ state: 'delivered', attemptCount: 1, leaseOwner: null });
 
-    // Stopped: nothing new is claimed.
+    // Stopped: nothing new is claimed. The commit wakes every worker of the store; a second
+    // worker, started after it, sends the new delivery: had the stopped one claimed it too,
+    // the receiver would have it twice or the attempt count would say so.
     const next = await recordEvent(services, scope);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(rx.requests).toHaveLength(1);
-    expect((await delivery(scope.environmentId, next.deliveryId)).d.state).toBe('pending');
+    const marker = worker({ timeoutMs: 2_000 });
+    marker.start();
+    await rx.waitFor(2);
+    await eventually(async () => (await delivery(scope.environmentId, next.deliveryId)).d.state === 'delivered');
+    await marker.stop();
+    expect(rx.requests).toHaveLength(2);
+    expect((await delivery(scope.environmentId, next.deliveryId)).d).toMatchObject({ state: 'delivered', attemptCount: 1 });
   });
 
   it('releases what is still in flight after the grace period, without counting an attempt', async () => {

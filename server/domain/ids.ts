@@ -38,6 +38,7 @@ export const newEndpointId = (now?: number): string => newId('whe', now);
 export const newDeliveryId = (now?: number): string => newId('dlv', now);
 export const newMemberId = (): string => newId('mem');
 export const newServiceAccountId = (): string => newId('sa');
+export const newPasskeyId = (): string => newId('pky');
 /**
  * Order ids: UUIDs of version 7 (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits.
  * Ids that grow with time add to the end of every index on them; random ones (version 4) wrote

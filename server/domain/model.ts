@@ -79,6 +79,30 @@ export interface MemberRecord {
   createdAt: Millis;
 }
 
+/**
+ * A member's WebAuthn credential (a passkey) for the developer portal. The credential id is
+ * unique across the service: a credential belongs to one member of one tenant.
+ */
+export interface PasskeyRecord {
+  id: string;
+  tenantId: string;
+  memberId: string;
+  /** The authenticator's credential id (base64url), as the browser reports it. */
+  credentialId: string;
+  /** The member's name for it ("Work laptop"). */
+  name: string;
+  /** COSE public key (base64url). Public, but only the verifier needs it. */
+  publicKey: string;
+  /** The last signature counter seen; a later assertion must exceed it (0: the authenticator keeps none). */
+  counter: number;
+  transports: string[];
+  /** Whether the credential may be synced to other devices, and whether it is backed up now. */
+  multiDevice: boolean;
+  backedUp: boolean;
+  createdAt: Millis;
+  lastUsedAt: Millis | null;
+}
+
 export interface ServiceAccountRecord {
   id: string;
   tenantId: string;

@@ -14,6 +14,7 @@ import type {
   EventRecord,
   EventType,
   MemberRecord,
+  PasskeyRecord,
   Millis,
   OrderRecord,
   ServiceAccountRecord,
@@ -52,6 +53,25 @@ export interface TenantRepo {
   setMemberActive(memberId: string, tenantId: string, active: boolean): Promise<boolean>;
   insertServiceAccount(a: ServiceAccountRecord): Promise<void>;
   findServiceAccount(tenantId: string, email: string): Promise<ServiceAccountRecord | null>;
+  getMember(memberId: string): Promise<MemberRecord | null>;
+}
+
+/** The developer portal's passkeys (WebAuthn credentials) of members. */
+export interface PasskeyRepo {
+  /** Throws UniqueViolation('passkey_credential') when the credential id is already registered (to anyone). */
+  insert(p: PasskeyRecord): Promise<void>;
+  getByCredentialId(credentialId: string): Promise<PasskeyRecord | null>;
+  /** The member's passkeys, oldest first. */
+  listByMember(memberId: string): Promise<PasskeyRecord[]>;
+  /**
+   * Records a verified use: the new counter and the time, only while the stored counter is still
+   * `seenCounter` (the one the assertion was verified against); false when another use came first.
+   */
+  recordUse(id: string, use: { seenCounter: number; counter: number; backedUp: boolean; at: Millis }): Promise<boolean>;
+  /** Removes the member's passkey; false when the member has none of that id. */
+  remove(id: string, memberId: string): Promise<boolean>;
+  /** Removes every passkey of the member; answers how many. */
+  removeAllOfMember(memberId: string): Promise<number>;
 }
 
 export interface TransactionRepo {
@@ -178,6 +198,7 @@ export interface Tx {
   events: EventRepo;
   endpoints: EndpointRepo;
   deliveries: DeliveryRepo;
+  passkeys: PasskeyRepo;
   /** Run after a successful commit (e.g. wake the delivery workers). */
   afterCommit(fn: () => void): void;
 }
@@ -187,12 +208,13 @@ export interface Tx {
  * committed before it started (one statement, one snapshot: like READ COMMITTED).
  */
 export interface ReadTx {
-  tenants: Pick<TenantRepo, 'getTenant' | 'getEnvironment' | 'findEnvironment' | 'getApiKey' | 'getMemberByTokenHash' | 'findServiceAccount'>;
+  tenants: Pick<TenantRepo, 'getTenant' | 'getEnvironment' | 'findEnvironment' | 'getApiKey' | 'getMemberByTokenHash' | 'findServiceAccount' | 'getMember'>;
   transactions: Pick<TransactionRepo, 'get' | 'findByThirdPartyId' | 'listByUser' | 'search' | 'listByOrder'>;
   orders: Pick<OrderRepo, 'get' | 'findIdempotencyKey'>;
   events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter'>;
   endpoints: Pick<EndpointRepo, 'get' | 'getActive' | 'list'>;
   deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts' | 'recoverable'>;
+  passkeys: Pick<PasskeyRepo, 'getByCredentialId' | 'listByMember'>;
 }
 
 // ---- Delivery queue (outside domain transactions) --------------------------------------
@@ -289,8 +311,9 @@ export interface DeliveryQueue {
   /** Pending deliveries by state at `now`, for the operator's metrics (queue-sql.ts: STATS). */
   stats(now: Millis): Promise<QueueStats>;
   /**
-   * Drops the queue's idle connections and reconnects its wake-ups (the delivery watchdog's
-   * reset when claims keep failing); absent where there is nothing to reconnect (SQLite).
+   * Drops the idle connections the queue's calls use (the delivery watchdog's reset while they
+   * fail or hang), and nothing else: the wake-ups' listener heals itself. Absent where there
+   * is nothing to reconnect (SQLite).
    */
   reset?(): void;
 }
@@ -406,7 +429,7 @@ export interface Store {
 
 /** A uniqueness rule of the store was broken; `constraint` names which. */
 export class UniqueViolation extends Error {
-  constructor(readonly constraint: 'third_party_id' | 'active_endpoint' | 'order_number' | 'primary_key' | 'service_account_email' | 'idempotency_key') {
+  constructor(readonly constraint: 'third_party_id' | 'active_endpoint' | 'order_number' | 'primary_key' | 'service_account_email' | 'idempotency_key' | 'passkey_credential') {
     super(`unique constraint violated: ${constraint}`);
     this.name = 'UniqueViolation';
   }

@@ -17,6 +17,7 @@ import { freePort } from '../testing/child-server.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
 import { LONG_FAULTS, report, tally } from './report.ts';
+import { childEntry } from '../testing/server-bundle.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const OUTAGE_MS = 10_000;
@@ -162,7 +163,7 @@ describe('PostgreSQL unreachable at start', () => {
     const url = await createDatabase(pgs);
     pgs.stop();
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('server/main.ts')], {
+    const child = spawn(process.execPath, childEntry('server/main.ts'), {
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: url, SECRETS_KEY: randomBytes(32).toString('base64url'), LOG_LEVEL: 'info', NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

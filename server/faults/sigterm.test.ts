@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type DemoTenant } from '../testing/child-server.ts';
 import { LONG_FAULTS, report, tally } from './report.ts';
+import { until } from '../testing/until.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const CYCLES = 2;
@@ -66,7 +67,9 @@ describe.skipIf(!LONG_FAULTS)('SIGTERM under load', () => {
         }
       };
       const producers = Array.from({ length: 4 }, (_, p) => producer(p));
-      await sleep(2_000);
+      // Under load until there is something to lose and something to release: orders
+      // acknowledged this cycle, attempts open at the receiver (which never answers).
+      await until(() => acked.length - ackedBefore >= 20 && hits - hitsBefore >= 1, () => `load in cycle ${cycle} (${acked.length - ackedBefore} acknowledged, ${hits - hitsBefore} attempts open)`, 30_000);
       const started = Date.now();
       // The receiver never answers: every attempt that reached it this cycle is open now.
       atStop.push({ acked: acked.length - ackedBefore, attemptsOpen: hits - hitsBefore });

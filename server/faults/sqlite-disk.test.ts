@@ -11,6 +11,7 @@ import { startTestServer, type TestServer, type TestTenant } from '../testing/ha
 import { sendRaw } from '../testing/raw-http.ts';
 import { mountTmpfs, type Tmpfs } from './mount.ts';
 import { report, tally } from './report.ts';
+import { childEntry } from '../testing/server-bundle.ts';
 
 /** Fills the disk with one file until ENOSPC; returns its path (delete it to give the space back). */
 function fillDisk(dir: string): string {
@@ -123,7 +124,7 @@ describe.skipIf(skipReason !== null)('SQLite read-only data folder', () => {
       const { spawn } = await import('node:child_process');
       const { freePort } = await import('../testing/child-server.ts');
       const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('server/main.ts')], {
+      const child = spawn(process.execPath, childEntry('server/main.ts'), {
         env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../store/postgres/testing.ts';
+import { childEntry } from '../testing/server-bundle.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const KEY = randomBytes(32).toString('base64url');
@@ -24,7 +25,7 @@ interface Exit {
 
 function run(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<Exit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+    const child = spawn(process.execPath, [...childEntry(script), ...args], {
       cwd: ROOT,
       // Only what the test sets: no DATABASE_URL or SECRETS_KEY leaks in from the outside.
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env },

@@ -18,7 +18,7 @@ export interface Sources {
   /** When this instance's delivery worker last claimed successfully (null: never or no worker). */
   lastClaimAt?: () => number | null;
   /** The store's connections (PostgreSQL): destroyed for a missed deadline, calls refused, listener up. */
-  connections?: () => { destroyed: number; refused: number; listening: boolean };
+  connections?: () => { destroyed: number; refused: number; clientErrors: number; listening: boolean };
   /** The cache of rendered list pages (http/page-cache.ts), when on. */
   pages?: () => { stats: { hits: number; misses: number }; size(): { entries: number; bytes: number } };
 }
@@ -135,7 +135,7 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
     },
   });
   /** A counter the store keeps: each scrape copies its total. */
-  const storeCount = (name: string, help: string, pick: (c: { destroyed: number; refused: number }) => number): void =>
+  const storeCount = (name: string, help: string, pick: (c: { destroyed: number; refused: number; clientErrors: number }) => number): void =>
     void new Counter({
       name,
       help,
@@ -149,6 +149,7 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
     });
   storeCount('store_connections_destroyed_total', 'Database connections destroyed because a query or a transaction missed its deadline (never returned to the pool).', (c) => c.destroyed);
   storeCount('store_calls_refused_total', 'Store calls refused at once (503) because too many already waited for the database, or that waited too long for it (admission control).', (c) => c.refused);
+  storeCount('store_connection_errors_total', "Errors a database connection's own handler took in (a connection lost or destroyed; logged at debug). Its pool or caller handles each too.", (c) => c.clientErrors);
   new Gauge({
     name: 'store_listener_connected',
     help: '1 while the PostgreSQL notification listener is connected; 0 while it reconnects (the workers poll every second meanwhile).',

@@ -14,6 +14,7 @@ import { startTestServer, type TestServer, type TestTenant } from '../testing/ha
 import { createMetrics } from './metrics.ts';
 import { createReadiness } from './readiness.ts';
 import { createOperatorApp } from './routes.ts';
+import { until } from '../testing/until.ts';
 
 const TOKEN = 'metrics-token-for-tests-0123456789';
 const PROBLEM = 'application/problem+json';
@@ -82,18 +83,15 @@ describe('/metrics', () => {
     const endpoint = await tenant.management.POST('/v2/webhooks/endpoints', { body: { url: receiverUrl } });
     expect(endpoint.response.status).toBe(201);
     await tenant.management.POST('/v2/webhooks/endpoints/{endpointId}/test', { params: { path: { endpointId: endpoint.data!.id } } });
-    for (let i = 0; i < 200 && received === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(received).toBeGreaterThan(0);
+    await until(() => received > 0, 'the test webhook at the receiver', 10_000);
 
-    let text = '';
-    for (let i = 0; i < 100; i++) {
+    const text = await until(async () => {
       const r = await scrape();
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-      text = await r.text();
-      if ((sample(text, 'webhook_delivery_attempts_total', { outcome: 'delivered' }) ?? 0) > 0) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      const body = await r.text();
+      return (sample(body, 'webhook_delivery_attempts_total', { outcome: 'delivered' }) ?? 0) > 0 && body;
+    }, 'the delivered attempt in the metrics', 5_000);
     expect(sample(text, 'http_requests_total', { operation: 'createPayout', method: 'POST', status: '201' })).toBe(1);
     expect(sample(text, 'http_requests_total', { operation: 'createPayout', method: 'POST', status: '409' })).toBe(1);
     expect(sample(text, 'http_request_duration_seconds_count', { operation: 'createPayout', status: '201' })).toBe(1);

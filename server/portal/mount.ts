@@ -2,13 +2,18 @@
 // stylesheet and one small script. Pages call the webhook domain functions directly (the same
 // ones the management API uses), scoped to the session's tenant environment.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Services } from '../domain/context.ts';
 import { isAppError } from '../domain/errors.ts';
 import type { AppEnv } from '../http/app-env.ts';
-import type { PortalEnv } from './env.ts';
+import type { PortalDeps, PortalEnv } from './env.ts';
 import { messageResponse } from './messages.tsx';
+import { PasskeyFlows } from './passkeys/flows.ts';
+import { registerPasskeyRoutes } from './routes/passkeys.tsx';
+import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from './settings.ts';
 import { registerDeliveryRoutes } from './routes/deliveries.tsx';
 import { registerEndpointRoutes } from './routes/endpoints.tsx';
 import { registerSessionRoutes } from './routes/session.tsx';
@@ -19,10 +24,24 @@ export const CONTENT_SECURITY_POLICY =
 
 const asset = (name: string): string => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
 
-export function mountPortal(app: Hono<AppEnv>, services: Services): void {
+/** The browser half of @simplewebauthn, served from the portal's own origin (the CSP allows no other script). */
+const webauthnBundle = (): string => {
+  // The package's exports name only its modules; the bundle sits beside them (dist/bundle/).
+  const main = createRequire(import.meta.url).resolve('@simplewebauthn/browser');
+  return readFileSync(new URL('../dist/bundle/index.umd.min.js', pathToFileURL(main)), 'utf8');
+};
+
+export function mountPortal(app: Hono<AppEnv>, services: Services, settings: PortalSettings = DEFAULT_PORTAL_SETTINGS): void {
   const portal = new Hono<PortalEnv>();
   const css = asset('portal.css');
   const js = asset('portal.js');
+  const webauthn = webauthnBundle();
+  const deps: PortalDeps = { settings, passkeys: new PasskeyFlows(services) };
+
+  portal.use('*', async (c, next) => {
+    c.set('portal', deps);
+    await next();
+  });
 
   portal.use('*', async (c, next) => {
     await next();
@@ -37,12 +56,14 @@ export function mountPortal(app: Hono<AppEnv>, services: Services): void {
   portal.post('*', bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text('The form is too large.', 413) }));
 
   portal.get('/assets/portal.css', (c) => c.body(css, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' }));
+  portal.get('/assets/webauthn.js', (c) => c.body(webauthn, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=300' }));
   portal.get('/assets/portal.js', (c) => c.body(js, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=300' }));
 
   registerSessionRoutes(portal, services);
   registerWebhooksPage(portal, services);
   registerEndpointRoutes(portal, services);
   registerDeliveryRoutes(portal, services);
+  registerPasskeyRoutes(portal, services);
 
   portal.all('*', (c) => messageResponse(c, c.var.viewer, { heading: 'Page not found', detail: 'There is no portal page at this address.' }, 404));
 

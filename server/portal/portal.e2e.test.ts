@@ -9,23 +9,14 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/verify.ts';
 import { createMember } from '../domain/admin.ts';
-import type { Clock } from '../domain/clock.ts';
 import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
 import { chromiumExecutable } from '../testing/chromium.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
-import { startPortalTestServer, type PortalTestServer } from './testing.ts';
+import { CHROMIUM_ARGS, SkewClock, startPortalTestServer, type PortalTestServer } from './testing.ts';
 
 const SHOTS = fileURLToPath(new URL('../../test-results/portal/', import.meta.url));
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>';
 
-/** Real time plus a skew the test can move forward (re-verification after five minutes). */
-class SkewClock implements Clock {
-  skew = 0;
-  now(): number {
-    return Date.now() + this.skew;
-  }
-}
 
 let server: PortalTestServer;
 let receiver: Receiver;

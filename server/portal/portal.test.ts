@@ -12,6 +12,7 @@ import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
 import { SESSION_COOKIE } from './session.ts';
 import { csrfOf, PortalClient, startPortalTestServer, type PortalTestServer } from './testing.ts';
+import { until } from '../testing/until.ts';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 22, 9, 0, 0));
 let server: PortalTestServer;
@@ -51,11 +52,7 @@ async function addEndpoint(client: PortalClient, path = '/hooks'): Promise<{ end
 const secretIn = (html: string): string | undefined => /data-testid="signing-secret">(whsec_[A-Za-z0-9_-]+)</.exec(html)?.[1];
 
 async function waitForAttempt(scope: Scope, deliveryId: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await getDelivery(server.services, scope, deliveryId)).attempts.length > 0) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`no attempt of ${deliveryId}`);
+  await until(async () => (await getDelivery(server.services, scope, deliveryId)).attempts.length > 0, `an attempt of ${deliveryId}`, 5_000);
 }
 
 describe('portal sign-in', () => {

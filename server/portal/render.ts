@@ -3,7 +3,7 @@
 import type { Context } from 'hono';
 import type { JSX } from 'hono/jsx/jsx-runtime';
 
-export type PageStatus = 200 | 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500;
+export type PageStatus = 200 | 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500;
 
 export async function page(c: Context, element: JSX.Element, status: PageStatus = 200): Promise<Response> {
   const html = String(await element);

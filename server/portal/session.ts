@@ -13,8 +13,6 @@ export const SESSION_COOKIE = 'portal_session';
 /** Pre-session CSRF token of the sign-in form (login CSRF). */
 export const SIGN_IN_COOKIE = 'portal_sign_in';
 export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
-/** Secret rotation and disabling need a sign-in at most this old. */
-export const REVERIFY_AFTER_MS = 5 * 60 * 1000;
 const COOKIE_PATH = '/portal';
 
 export interface PortalSession {
@@ -136,9 +134,9 @@ export async function resolveViewer(services: Services, session: PortalSession):
   };
 }
 
-/** Whether the last sign-in is recent enough for secret rotation and disabling. */
-export function isFresh(services: Services, session: PortalSession): boolean {
-  return services.clock.now() - session.signedInAt <= REVERIFY_AFTER_MS;
+/** Whether the last proof (sign-in or re-verification) is recent enough for a sensitive change (PORTAL_REVERIFY_AFTER). */
+export function isFresh(services: Services, session: PortalSession, reverifyAfterMs: number): boolean {
+  return services.clock.now() - session.signedInAt <= reverifyAfterMs;
 }
 
 // ---- sign-in form CSRF (no session exists yet) ------------------------------------------

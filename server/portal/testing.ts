@@ -1,6 +1,18 @@
 // Test helpers of the portal: the real server (startTestServer) with the portal's base URL, and
 // a small cookie-keeping HTTP client that reads forms the way a browser would.
+import type { Clock } from '../domain/clock.ts';
 import { startTestServer, type TestServer, type TestServerOptions } from '../testing/harness.ts';
+
+/** Headless Chromium's flags for the portal's browser tests. */
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/** Real time plus a skew a browser test moves forward (a sign-in ages past PORTAL_REVERIFY_AFTER). */
+export class SkewClock implements Clock {
+  skew = 0;
+  now(): number {
+    return Date.now() + this.skew;
+  }
+}
 
 export interface PortalTestServer extends TestServer {
   /** Where /portal is served (the server itself). */

@@ -6,11 +6,12 @@ import { ManualClock } from '../domain/clock.ts';
 import { FakeTimers } from '../delivery/testing.ts';
 import { createMetrics } from '../observability/metrics.ts';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.ts';
-import { T0, deliveryRecord, eventRecord, seedEnvironment, waitFor } from '../store/suite/fixtures.ts';
+import { T0, deliveryRecord, eventRecord, seedEnvironment } from '../store/suite/fixtures.ts';
 import { createPruner, type Pruner, type PrunerOptions } from './pruner.ts';
 import type { LoadProbe } from './pacing.ts';
 import type { PruneRequest } from '../domain/store.ts';
 import { parseDuration, retentionSettings } from './settings.ts';
+import { until } from '../testing/until.ts';
 
 const DAY = 86_400_000;
 const IDLE: LoadProbe = { mark: () => null, since: () => 0 };
@@ -63,7 +64,7 @@ describe('pruner', () => {
     pruner.start();
     // Batches of 2: a pause after the first and the second, the interval after the third.
     for (const expected of [25, 25, 60_000]) {
-      await waitFor(() => timers.delays().length === 1);
+      await until(() => timers.delays().length === 1, 'timers.delays().length === 1');
       expect(timers.delays()).toEqual([expected]);
       if (expected !== 60_000) timers.fireAll();
     }
@@ -76,6 +77,36 @@ describe('pruner', () => {
     expect(text).toContain('retention_prune_batch_duration_seconds_count{outcome="ran"} 3');
     // stop ends the interval's wait.
     await pruner.stop();
+    expect(timers.delays()).toEqual([]);
+  });
+
+  it('a pass() during the interval leaves the loop its own wait: stop() still ends it', async () => {
+    store = await openSqliteStore({ file: ':memory:' });
+    await store.migrate();
+    const s = store;
+    const { env } = await seedEnvironment(s, { name: 'live' });
+    const timers = new FakeTimers();
+    const pruner = prunerOn(s, new ManualClock(T0 + 40 * DAY), timers, {});
+    pruner.start();
+    // Nothing expired: the loop's pass ends at once and it waits the interval.
+    await until(() => timers.delays().length === 1, 'the interval');
+    await s.transaction(async (tx) => {
+      for (let i = 0; i < 3; i++) await tx.events.insert(eventRecord(env, { createdAt: T0 }));
+    });
+    // A pass of its own while the loop waits: one pause between its two batches, the interval still set.
+    const pass = pruner.pass();
+    await until(() => timers.delays().length === 2, 'the pass to pause');
+    expect(timers.delays().sort((a, b) => a - b)).toEqual([25, 60_000]);
+    for (const [id, t] of [...timers.pending]) {
+      if (t.ms !== 25) continue;
+      timers.pending.delete(id);
+      t.fn();
+    }
+    expect((await pass).deleted.events).toBe(3);
+    expect(timers.delays()).toEqual([60_000]);
+    let stopped = false;
+    void pruner.stop().then(() => (stopped = true));
+    await until(() => stopped, 'stop() to end the interval', 2_000);
     expect(timers.delays()).toEqual([]);
   });
 
@@ -116,16 +147,16 @@ describe('pruner', () => {
     pruner.start();
     // Busy: the pause, then the rest of 40 ms × 19 = 760 ms in all.
     for (const expected of [25, 735]) {
-      await waitFor(() => timers.delays().length === 1);
+      await until(() => timers.delays().length === 1, 'timers.delays().length === 1');
       expect(timers.delays()).toEqual([expected]);
       timers.fireAll();
     }
     // Idle again: the pause alone.
     load = IDLE;
-    await waitFor(() => timers.delays().length === 1);
+    await until(() => timers.delays().length === 1, 'timers.delays().length === 1');
     expect(timers.delays()).toEqual([25]);
     timers.fireAll();
-    await waitFor(() => timers.delays().length === 1);
+    await until(() => timers.delays().length === 1, 'timers.delays().length === 1');
     expect(timers.delays()).toEqual([25]);
     await pruner.stop();
   });

@@ -61,19 +61,18 @@ export interface Pruner {
 export function createPruner(o: PrunerOptions): Pruner {
   const load = o.load ?? eventLoopProbe;
   let stopped = false;
-  let timer: unknown = null;
-  /** Ends the wait in progress (stop). */
-  let endWait: (() => void) | null = null;
+  /** Ends each wait in progress (stop): the loop's and a pass()'s may overlap, so each has its own. */
+  const waits = new Set<() => void>();
   let running: Promise<unknown> | null = null;
   const wait = (ms: number): Promise<void> =>
     new Promise((resolve) => {
-      endWait = () => {
-        if (timer !== null) o.timers.clearTimeout(timer);
-        timer = null;
-        endWait = null;
+      const end = (): void => {
+        o.timers.clearTimeout(timer);
+        waits.delete(end);
         resolve();
       };
-      timer = o.timers.setTimeout(() => endWait?.(), ms);
+      const timer = o.timers.setTimeout(end, ms);
+      waits.add(end);
     });
 
   async function batch(): Promise<PruneResult> {
@@ -140,7 +139,7 @@ export function createPruner(o: PrunerOptions): Pruner {
     },
     async stop() {
       stopped = true;
-      endWait?.();
+      for (const end of [...waits]) end();
       await looping;
     },
     pass: () => {

@@ -12,6 +12,7 @@ import type {
   EnvironmentRecord,
   EventRecord,
   MemberRecord,
+  PasskeyRecord,
   OrderRecord,
   Permission,
   ServiceAccountRecord,
@@ -57,6 +58,21 @@ export interface ApiKeyRow<J> {
   label: string | null;
   created_at: number;
   revoked_at: number | null;
+}
+
+export interface PasskeyRow<B, J> {
+  id: string;
+  tenant_id: string;
+  member_id: string;
+  credential_id: string;
+  name: string;
+  public_key: string;
+  counter: number;
+  transports: J;
+  multi_device: B;
+  backed_up: B;
+  created_at: number;
+  last_used_at: number | null;
 }
 
 export interface MemberRow<B> {
@@ -259,6 +275,34 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       active: d.toBool(m.active),
       token_hash: m.tokenHash,
       created_at: m.createdAt,
+    }),
+    passkeyFromRow: (r: PasskeyRow<B, J>): PasskeyRecord => ({
+      id: r.id,
+      tenantId: r.tenant_id,
+      memberId: r.member_id,
+      credentialId: r.credential_id,
+      name: r.name,
+      publicKey: r.public_key,
+      counter: Number(r.counter),
+      transports: d.fromJson(r.transports) as string[],
+      multiDevice: d.fromBool(r.multi_device),
+      backedUp: d.fromBool(r.backed_up),
+      createdAt: r.created_at,
+      lastUsedAt: r.last_used_at,
+    }),
+    passkeyToRow: (p: PasskeyRecord): PasskeyRow<B, J> => ({
+      id: p.id,
+      tenant_id: p.tenantId,
+      member_id: p.memberId,
+      credential_id: p.credentialId,
+      name: p.name,
+      public_key: p.publicKey,
+      counter: p.counter,
+      transports: d.toJson(p.transports),
+      multi_device: d.toBool(p.multiDevice),
+      backed_up: d.toBool(p.backedUp),
+      created_at: p.createdAt,
+      last_used_at: p.lastUsedAt,
     }),
     serviceAccountFromRow: (r: ServiceAccountRow): ServiceAccountRecord => ({
       id: r.id,

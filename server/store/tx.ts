@@ -68,6 +68,7 @@ export function transactionView<B, J>(sql: Sql<B, J>, hooks: DialectHooks, scope
     events: guard(repos.events, scope),
     endpoints: guard(repos.endpoints, scope),
     deliveries: guard(repos.deliveries, scope),
+    passkeys: guard(repos.passkeys, scope),
     afterCommit(fn) {
       scope.check();
       scope.callbacks.push(fn);

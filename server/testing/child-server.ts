@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEntry } from './server-bundle.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -74,9 +75,9 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const port = await freePort();
   let dataDir = opts.dataDir;
   if (dataDir === undefined) removeAtExit((dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-'))));
-  // node itself with tsx's loader, not the tsx CLI: the CLI runs the script in a grandchild,
-  // so a SIGKILL to the CLI would leave the real server running.
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', path.join(ROOT, 'server', 'main.ts')], {
+  // node itself on the run's bundle or with tsx's loader, never the tsx CLI: the CLI runs the
+  // script in a grandchild, so a SIGKILL to the CLI would leave the real server running.
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...childEntry('server/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...opts.env },
     // The IPC channel: the ready message, and a server that stops when this process dies

@@ -1,7 +1,7 @@
 // Deliberately broken variants of the bundled server, each the real app with one defect
 // introduced through a narrow seam (a Hono middleware around the app, or an injected Sender or
 // retry schedule of the delivery engine), and the checks of the suite that must catch it.
-// conformance/mutants/mutants.test.ts runs the relevant target against each one.
+// conformance-tests/mutants/run-mutants.ts runs the relevant target against each one.
 import * as followsRedirects from './follows-redirects.ts';
 import * as missingHashAccepted from './missing-hash-accepted.ts';
 import * as retriesPastTen from './retries-past-ten.ts';

@@ -22,10 +22,12 @@ export interface RequestParts {
 
 export function exampleRequest(op: ApiOperation, opts: { seed: number; tenantId: string }): RequestParts {
   const parts: RequestParts = { path: {}, query: {}, headers: {} };
+  // Of the parameters of `x-required-one-of`, the first is given as if it were required.
+  const oneOf = op.spec.requiredOneOf?.parameters[0];
   for (const p of op.spec.parameters) {
     const example = op.paramExamples.get(`${p.in}:${p.name}`);
     if (p.in === 'path') parts.path[p.name] = example === undefined ? 'x' : String(example);
-    else if (p.in === 'query' && p.required && example !== undefined) parts.query[p.name] = String(example);
+    else if (p.in === 'query' && (p.required || p.name === oneOf) && example !== undefined) parts.query[p.name] = String(example);
     else if (p.in === 'header' && p.name.toLowerCase() === 'x-tenant-id') parts.headers['x-tenant-id'] = opts.tenantId;
   }
   if (op.spec.requestBody) {

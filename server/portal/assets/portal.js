@@ -1,5 +1,6 @@
-// Developer portal: the only script. Every page works without it; it adds copy buttons,
-// live "Last test" updates and in-place "Load 5 more". It never builds markup from strings:
+// Developer portal: the only script besides the @simplewebauthn/browser bundle (webauthn.js).
+// Every page but the passkey ceremonies works without it; it adds copy buttons, live
+// "Last test" updates, in-place "Load 5 more" and runs the passkey ceremonies. It never builds markup from strings:
 // text goes in through textContent, server HTML only through DOMParser of our own pages.
 (function () {
   'use strict';
@@ -167,7 +168,54 @@
     });
   }
 
+  // ---- passkeys: fetch the options, run the browser's ceremony, post its answer with the form --
+  function setupWebAuthn(button) {
+    var browser = window.SimpleWebAuthnBrowser;
+    var form = button.form;
+    var status = form.querySelector('[data-webauthn-status]');
+    var say = function (text) {
+      if (status) status.textContent = text;
+    };
+    if (!browser || !browser.browserSupportsWebAuthn()) {
+      say('This browser cannot use passkeys.');
+      return;
+    }
+    button.hidden = false;
+    var kind = button.getAttribute('data-webauthn');
+    button.addEventListener('click', function () {
+      button.disabled = true;
+      say('Waiting for your passkey…');
+      var body = new URLSearchParams();
+      body.set('_csrf', form.elements._csrf.value);
+      fetch(button.getAttribute('data-options'), { method: 'POST', body: body, credentials: 'same-origin' })
+        .then(function (res) {
+          return res.json().then(function (json) {
+            if (!res.ok) throw new Error(json.detail || 'The portal refused to start.');
+            return json;
+          });
+        })
+        .then(function (options) {
+          return kind === 'register' ? browser.startRegistration({ optionsJSON: options }) : browser.startAuthentication({ optionsJSON: options });
+        })
+        .then(function (credential) {
+          var field = form.elements.credential;
+          field.disabled = false;
+          field.value = JSON.stringify(credential);
+          if (button.getAttribute('data-action')) form.setAttribute('action', button.getAttribute('data-action'));
+          say('Checking…');
+          form.submit();
+        })
+        .catch(function (err) {
+          button.disabled = false;
+          // NotAllowedError: the member cancelled or the authenticator timed out.
+          say(err && err.name === 'NotAllowedError' ? 'Cancelled. Nothing was changed.' : (err && err.message) || 'The passkey did not work.');
+        });
+    });
+  }
+
   function init() {
+    var passkeyButtons = document.querySelectorAll('[data-webauthn]');
+    for (var j = 0; j < passkeyButtons.length; j++) setupWebAuthn(passkeyButtons[j]);
     var copies = document.querySelectorAll('[data-copy-target]');
     for (var i = 0; i < copies.length; i++) setupCopy(copies[i]);
     var lastTest = document.querySelector('[data-last-test][data-poll]');

@@ -5,7 +5,6 @@
 // the reveal page, a second tab) changes nothing.
 import type { Context, Hono } from 'hono';
 import { WEBHOOK_URL_MAX_LENGTH } from '../../../generated/vocabulary.ts';
-import { authenticateMember } from '../../domain/auth.ts';
 import type { Services } from '../../domain/context.ts';
 import { checkDestination } from '../../domain/destination-check.ts';
 import { isAppError, type AppError } from '../../domain/errors.ts';
@@ -16,7 +15,10 @@ import type { PortalEnv } from '../env.ts';
 import { requireManage, requireViewer } from '../guard.ts';
 import { chromeFor, messageResponse } from '../messages.tsx';
 import { formFields, page } from '../render.ts';
-import { isFresh, writeSession, type Viewer } from '../session.ts';
+import { checkProof, proofMethod, requireProof } from '../proof.tsx';
+import { isFresh } from '../session.ts';
+import type { ProofMethod } from '../views/proof.tsx';
+import type { Viewer } from '../session.ts';
 import { ConfirmPage, EditUrlPage, NewEndpointPage, type ConfirmKind, type UrlRefusal } from '../views/endpoint-forms.tsx';
 import { SecretPage } from '../views/secret.tsx';
 import { RECOVER_PERIODS } from '../views/webhooks.tsx';
@@ -41,29 +43,6 @@ function tooLong(url: string): UrlRefusal | null {
 function noStore(c: PortalContext): void {
   c.header('Cache-Control', 'no-store');
   c.header('Pragma', 'no-cache');
-}
-
-/**
- * Rotation and disabling need a sign-in from the last five minutes. Otherwise the member types
- * their token again, which must authenticate as the same, still active member; that counts as a
- * fresh sign-in. Answers an error message, or null when the action may go ahead.
- */
-async function reverify(c: PortalContext, services: Services, token: string | undefined): Promise<string | null> {
-  const viewer = c.var.viewer;
-  if (isFresh(services, viewer.session)) return null;
-  if (!token) return 'You signed in more than five minutes ago: enter your member token to confirm. Nothing was changed.';
-  try {
-    const principal = await authenticateMember(services, token.trim(), viewer.scope.environment);
-    if (principal.kind === 'member' && principal.memberId === viewer.memberId) {
-      const session = { ...viewer.session, signedInAt: services.clock.now() };
-      writeSession(c, services, session);
-      c.set('viewer', { ...viewer, session });
-      return null;
-    }
-  } catch (e) {
-    if (!isAppError(e)) throw e;
-  }
-  return 'That is not your member token. Nothing was changed.';
 }
 
 export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Services): void {
@@ -155,7 +134,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
         checkDestination(services, url, 'url');
         return page(
           c,
-          <ConfirmPage chrome={chromeFor(viewer, 'Change URL')} csrf={viewer.session.csrf} kind="edit" endpoint={endpoint} newUrl={url} reverify={false} />,
+          <ConfirmPage chrome={chromeFor(viewer, 'Change URL')} csrf={viewer.session.csrf} kind="edit" endpoint={endpoint} newUrl={url} reverify={null} />,
         );
       }
       await updateEndpoint(services, viewer.scope, endpoint.id, { url });
@@ -179,14 +158,18 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     if (signatureScheme === undefined) {
       return messageResponse(c, viewer, { heading: 'Unknown signature scheme', detail: `Choose one of ${webhookSignatureSchemeValues.join(', ')}. Nothing was changed.` }, 400);
     }
+    const ask = await requireProof(c, services, fields, { href: `/portal/webhooks/endpoints/${endpoint.id}/scheme`, label: `change the signature scheme to ${signatureScheme}` });
+    if (ask) return ask;
     await updateEndpoint(services, viewer.scope, endpoint.id, { signatureScheme });
     return c.redirect('/portal/webhooks?done=scheme-changed', 303);
   });
 
   // ---- disable and rotate: confirmation with re-verification ---------------------------------
 
-  const confirmPage = (c: PortalContext, kind: ConfirmKind, endpoint: EndpointRecord, error?: string) => {
+  const confirmPage = async (c: PortalContext, kind: ConfirmKind, endpoint: EndpointRecord, asked?: { method: ProofMethod; error?: string | undefined }) => {
     const viewer = c.var.viewer;
+    const { reverifyAfterMs } = c.var.portal.settings;
+    const method = asked?.method ?? (isFresh(services, viewer.session, reverifyAfterMs) ? null : await proofMethod(c, services));
     const title = kind === 'disable' ? 'Disable endpoint' : 'Rotate secret';
     return page(
       c,
@@ -195,10 +178,11 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
         csrf={viewer.session.csrf}
         kind={kind}
         endpoint={endpoint}
-        reverify={!isFresh(services, viewer.session)}
-        error={error}
+        reverify={method}
+        reverifyAfterMs={reverifyAfterMs}
+        error={asked?.error}
       />,
-      error ? 403 : 200,
+      asked?.error ? 403 : 200,
     );
   };
 
@@ -216,8 +200,11 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     const stale = staleForm(c, c.var.viewer, endpoint, fields.version);
     if (stale) return stale;
     if (fields.confirm !== 'yes') return confirmPage(c, kind, endpoint);
-    const refused = await reverify(c, services, fields.token);
-    return refused ? confirmPage(c, kind, endpoint, refused) : null;
+    const proof = await checkProof(c, services, fields);
+    if (proof.fresh) return null;
+    // The confirmation page asked for the proof already: a post without one is refused.
+    const error = proof.error ?? 'Your last proof is too old: confirm it is you (member token or passkey). Nothing was changed.';
+    return confirmPage(c, kind, endpoint, { method: proof.method, error });
   }
 
   portal.post('/webhooks/endpoints/:endpointId/disable', ...manage, async (c) => {

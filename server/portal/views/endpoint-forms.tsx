@@ -1,12 +1,13 @@
 // Add webhook, Edit URL, and the confirmation step of every change that disables pending
 // deliveries (URL edit, secret rotation, disabling). The confirmation is a page of its own,
-// so it holds without JavaScript; rotation and disabling may also ask for the member token
-// again (re-verification) when the last sign-in is older than five minutes.
+// so it holds without JavaScript; rotation and disabling also ask for a fresh proof (the
+// member token or a passkey, views/proof.tsx) when the last one is older than PORTAL_REVERIFY_AFTER.
 import { WEBHOOK_URL_MAX_LENGTH } from '../../../generated/vocabulary.ts';
 import type { EndpointRecord } from '../../domain/model.ts';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Breadcrumbs, Notice } from './parts.tsx';
+import { ProofField, type ProofMethod } from './proof.tsx';
 import { SchemeField } from './scheme.tsx';
 import { endpointHref } from './webhooks.tsx';
 
@@ -177,9 +178,10 @@ export function ConfirmPage(props: {
   kind: ConfirmKind;
   endpoint: EndpointRecord;
   newUrl?: string;
-  /** Ask for the member token again (last sign-in older than five minutes). */
-  reverify: boolean;
-  error?: string;
+  /** How to ask for a fresh proof (the last one is older than PORTAL_REVERIFY_AFTER), or null. */
+  reverify?: ProofMethod | null;
+  reverifyAfterMs?: number;
+  error?: string | undefined;
 }) {
   const c = CONFIRM[props.kind];
   const e = props.endpoint;
@@ -202,17 +204,13 @@ export function ConfirmPage(props: {
           <input type="hidden" name="version" value={String(e.version)} />
           <input type="hidden" name="confirm" value="yes" />
           {props.newUrl !== undefined ? <input type="hidden" name="url" value={props.newUrl} /> : null}
-          {props.reverify ? (
-            <div class="field" data-testid="reverify">
-              <label for="token">Confirm it is you: member token</label>
-              <input id="token" name="token" type="password" required autocomplete="off" spellcheck={false} placeholder="mt_…" />
-              <p class="field__hint">You signed in more than five minutes ago. Enter your member token again to {c.button.toLowerCase()}.</p>
-            </div>
-          ) : null}
+          {props.reverify ? <ProofField method={props.reverify} action={c.button.toLowerCase()} reverifyAfterMs={props.reverifyAfterMs ?? 0} /> : null}
           <div class="form-actions">
-            <button type="submit" class={`button ${c.danger ? 'button--danger' : 'button--primary'}`} data-testid="confirm">
-              {c.button}
-            </button>
+            {props.reverify === 'passkey' ? null : (
+              <button type="submit" class={`button ${c.danger ? 'button--danger' : 'button--primary'}`} data-testid="confirm">
+                {c.button}
+              </button>
+            )}
             <a class="button button--quiet" href="/portal/webhooks">
               Cancel
             </a>

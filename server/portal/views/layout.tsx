@@ -5,7 +5,7 @@
 import type { Child } from 'hono/jsx';
 import { ENVIRONMENT_NAMES, type EnvironmentName, type MemberRole } from '../../domain/model.ts';
 
-export const ASSET_VERSION = '1';
+export const ASSET_VERSION = '2';
 
 export interface Chrome {
   title: string;
@@ -50,6 +50,7 @@ export function Layout(props: Chrome & { children?: Child }) {
         <title>{`${props.title} · Developer portal`}</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href={`/portal/assets/portal.css?v=${ASSET_VERSION}`} />
+        <script src={`/portal/assets/webauthn.js?v=${ASSET_VERSION}`} defer></script>
         <script src={`/portal/assets/portal.js?v=${ASSET_VERSION}`} defer></script>
       </head>
       <body class={v ? `env-${v.environment}` : 'signed-out'}>
@@ -66,7 +67,9 @@ export function Layout(props: Chrome & { children?: Child }) {
               <div class="topbar__tools">
                 <EnvironmentSwitch environment={v.environment} csrf={v.csrf} />
                 <div class="member">
-                  <span class="member__email">{v.email}</span>
+                  <a class="member__email" href="/portal/account/passkeys" title="Passkeys" data-testid="account-passkeys">
+                    {v.email}
+                  </a>
                   <span class={`role role--${v.role}`}>{ROLE_LABEL[v.role]}</span>
                 </div>
                 <form method="post" action="/portal/sign-out" class="sign-out">

@@ -6,7 +6,7 @@ export function SignInPage(props: { csrf: string; error?: { title: string; detai
     <Layout title="Sign in">
       <section class="card card--narrow sign-in">
         <h1>Sign in</h1>
-        <p class="lead">Use the member token of your workspace to manage webhooks and read their activity.</p>
+        <p class="lead">Use the member token of your workspace, or a passkey you added, to manage webhooks and read their activity.</p>
         {props.error ? (
           <Notice tone="error" title={props.error.title} testId="sign-in-error">
             <p>{props.error.detail}</p>
@@ -35,9 +35,25 @@ export function SignInPage(props: { csrf: string; error?: { title: string; detai
               </label>
             </div>
           </fieldset>
-          <button type="submit" class="button button--primary button--block">
+          <button type="submit" class="button button--primary button--block" data-testid="sign-in-token">
             Sign in
           </button>
+          <input type="hidden" name="credential" value="" disabled />
+          <div class="passkey-sign-in" data-testid="passkey-sign-in">
+            <p class="or muted small">or, with a passkey you added to your account</p>
+            <button
+              type="button"
+              class="button button--block"
+              hidden
+              data-webauthn="sign-in"
+              data-options="/portal/sign-in/passkey/options"
+              data-action="/portal/sign-in/passkey"
+              data-testid="sign-in-passkey"
+            >
+              Sign in with a passkey
+            </button>
+            <p class="field__hint" role="status" data-webauthn-status data-testid="passkey-status"></p>
+          </div>
         </form>
       </section>
     </Layout>

@@ -14,6 +14,7 @@ const UNIQUE_CONSTRAINTS: Record<string, Constraint> = {
   orders_order_number: 'order_number',
   service_accounts_email: 'service_account_email',
   order_idempotency_keys_key: 'idempotency_key',
+  member_passkeys_credential_id: 'passkey_credential',
   // events and deliveries keep a BIGSERIAL seq as primary key; their public id is the identity.
   events_id: 'primary_key',
   deliveries_id: 'primary_key',
@@ -26,6 +27,7 @@ const TABLE_RULES: Record<string, Constraint> = {
   orders: 'order_number',
   service_accounts: 'service_account_email',
   order_idempotency_keys: 'idempotency_key',
+  member_passkeys: 'passkey_credential',
 };
 
 /** SQLSTATEs worth running the whole transaction again for. */

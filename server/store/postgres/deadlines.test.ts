@@ -8,11 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../../faults/tcp-proxy.ts';
 import { realTimers } from '../../timers.ts';
 import { OutcomeUnknown } from '../../domain/store-errors.ts';
-import { deliveryRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, T0, waitFor } from '../suite/fixtures.ts';
+import { deliveryRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, T0 } from '../suite/fixtures.ts';
 import { isStoreUnavailable } from '../unavailable.ts';
 import { DeadlineExceeded, deadlineClient, sessionSettings } from './deadlines.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
+import { until } from '../../testing/until.ts';
 
 const cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -119,7 +120,7 @@ describe('PostgreSQL deadlines', () => {
     proxy.cutCommits(1);
     expect(await claim('worker-a').catch((e: unknown) => e)).toBeInstanceOf(Error);
     proxy.cutCommits(0);
-    await waitFor(() => woken > 0, 10_000);
+    await until(() => woken > 0, 'woken > 0', 10_000);
     expect((await claim('worker-b')).map((c) => c.delivery.id)).toEqual([d.id]);
   });
 

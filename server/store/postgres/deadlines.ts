@@ -12,6 +12,7 @@
 // - TCP keepalive notices a dead peer on idle connections.
 import pg from 'pg';
 import type { Timers } from '../../timers.ts';
+import { destroyConnection } from './pg-internals.ts';
 
 export interface PgDeadlines {
   /** statement_timeout and lock_timeout of every session (DATABASE_STATEMENT_TIMEOUT_MS). */
@@ -45,14 +46,8 @@ export class DeadlineExceeded extends Error {
 /** Told of every connection destroyed for a missed deadline (the operator's metric). */
 export type OnDestroyed = () => void;
 
-interface Wire {
-  connection?: { stream?: { destroy(err?: Error): void } };
-}
-
-/** Destroys a client's socket: its pending queries fail at once, and the pool never reuses it. */
-export function destroyConnection(client: pg.Client | pg.PoolClient, err: Error): void {
-  (client as unknown as Wire).connection?.stream?.destroy(err);
-}
+/** Told of every error a client's own 'error' handler takes in (counted and logged by the store). */
+export type OnClientError = (err: Error) => void;
 
 /** The connection settings every session shares: PostgreSQL's own limits, the connect deadline, keepalive. */
 export function sessionSettings(d: PgDeadlines): Pick<pg.ClientConfig, 'statement_timeout' | 'lock_timeout' | 'idle_in_transaction_session_timeout' | 'connectionTimeoutMillis' | 'keepAlive' | 'keepAliveInitialDelayMillis'> {
@@ -78,15 +73,16 @@ type QueryArgs = unknown[];
 /**
  * pg.Client whose every query has the client-side deadline: past it the socket is destroyed.
  * Pools build their connections with it (`Client` option). It also listens for 'error' itself,
- * so a connection destroyed while nobody listens never crashes the process.
+ * so a connection destroyed while nobody listens never crashes the process; what it takes in
+ * goes to onError (the pool or the caller may handle the same error too).
  */
-export function deadlineClient(timers: Timers, deadlineMs: number, onDestroyed: OnDestroyed): typeof pg.Client {
+export function deadlineClient(timers: Timers, deadlineMs: number, onDestroyed: OnDestroyed, onError: OnClientError = () => undefined): typeof pg.Client {
   return class DeadlineClient extends pg.Client implements Deadlined {
     private currentMs: number | null = deadlineMs;
 
     constructor(config?: string | pg.ClientConfig) {
       super(config);
-      this.on('error', () => undefined);
+      this.on('error', onError);
     }
 
     async within<T>(ms: number | null, fn: () => Promise<T>): Promise<T> {

@@ -3,13 +3,14 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventRecord, payoutRecord, seedEnvironment, waitFor } from '../suite/fixtures.ts';
+import { eventRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
 import { createOrderIn } from '../create-order.ts';
 import { UniqueViolation } from '../../domain/store.ts';
 import { PgGroupCommitter } from './group-commit.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
+import { until } from '../../testing/until.ts';
 
 describe('PostgreSQL group commit', () => {
   let db: TestDatabase | null = null;
@@ -274,10 +275,7 @@ describe('PostgreSQL group commit', () => {
         const answer = s.createOrder(second);
         // The bulk statement waits on the other transaction's uncommitted key.
         const waiting = async (): Promise<number> => (await raw!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n;
-        let n = 0;
-        await waitFor(() => n === 1, 5000, async () => {
-          n = await waiting();
-        });
+        await until(async () => (await waiting()) === 1, 'the bulk statement waiting on a lock');
         release();
         await first.catch(() => undefined);
         expect((await answer).created).toBe(ending === 'rolls back');

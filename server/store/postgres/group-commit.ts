@@ -46,7 +46,8 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { isRetryable, mapError } from './db.ts';
-import { DeadlineExceeded, destroyConnection } from './deadlines.ts';
+import { DeadlineExceeded } from './deadlines.ts';
+import { destroyConnection } from './pg-internals.ts';
 import { CallCancelled, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { OVERLOADED } from '../unavailable.ts';
 import { realTimers, type Timers } from '../../timers.ts';

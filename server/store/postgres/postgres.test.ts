@@ -2,7 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
-import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from '../suite/fixtures.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep } from '../suite/fixtures.ts';
 import type { DeliveryRecord } from '../../domain/model.ts';
 import { UniqueViolation, type Store } from '../../domain/store.ts';
 import { loadMigrations, migrate } from './migrate.ts';
@@ -10,6 +10,7 @@ import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 import { HEARTBEAT_MS } from './versions.ts';
 import { FakeTimers } from '../../delivery/testing.ts';
+import { until } from '../../testing/until.ts';
 
 /** A store over a fresh database that is dropped when the store closes. */
 async function freshStore(o: { onStatement?: (text: string) => void } = {}): Promise<Store> {
@@ -289,7 +290,7 @@ describe('PostgreSQL store', () => {
       inserted = true;
       await held;
     });
-    await waitFor(() => inserted);
+    await until(() => inserted, 'inserted');
     // …while instance b commits the second one, which a reader would see first by seq alone.
     await b.transaction((tx) => tx.events.insert(second));
     let cursor = head;
@@ -304,7 +305,7 @@ describe('PostgreSQL store', () => {
     expect(seen).toEqual([]);
     release();
     await slow;
-    await waitFor(() => seen.length >= 2, 15_000, drain);
+    await until(async () => { await drain(); return seen.length >= 2; }, 'seen.length >= 2', 15_000);
     expect(seen).toEqual([first.id, second.id]);
   });
 
@@ -321,7 +322,7 @@ describe('PostgreSQL store', () => {
       inserted = true;
       await held;
     });
-    await waitFor(() => inserted);
+    await until(() => inserted, 'inserted');
     // …while a later one commits before the stream opens: it is behind "now", though above xmin.
     await b.transaction((tx) => tx.events.insert(before!));
     const head = await b.read((tx) => tx.events.streamHead(env.id));
@@ -336,7 +337,7 @@ describe('PostgreSQL store', () => {
       seen.push(...items.map((x) => x.event.id));
       cursor = items.at(-1)?.cursor ?? cursor;
     };
-    await waitFor(() => seen.length >= 2, 15_000, next);
+    await until(async () => { await next(); return seen.length >= 2; }, 'seen.length >= 2', 15_000);
     expect(seen).toEqual([old!.id, after!.id]);
     // The cursors are still ones this store accepts when given back.
     await expect(b.read((tx) => tx.events.streamAfter(env.id, { cursor, types: [], limit: 1 }))).resolves.toEqual([]);
@@ -357,20 +358,24 @@ describe('PostgreSQL store', () => {
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
-    await sleep(200);
-    expect(woken).toBe(0);
 
+    // Notifications reach every listener in commit order: once b has heard this commit, it
+    // would have heard anything the rollback had sent before it.
     await a.transaction((tx) => tx.deliveries.insert(deliveryRecord(event, ep)));
-    await waitFor(() => woken === 1);
-    // The committing instance is woken once, directly, and skips the echo of its own NOTIFY.
-    await sleep(200);
-    expect(ownWakes).toBe(1);
+    await until(() => woken >= 1, 'b woken by the commit');
+    expect(woken).toBe(1);
+    expect(ownWakes).toBe(1); // the committing instance is woken once, directly
+    // ...and skips the echo of its own NOTIFY: a commit on b, which a hears after that echo.
+    await b.transaction((tx) => tx.deliveries.insert(deliveryRecord(event, ep)));
+    await until(() => ownWakes >= 2, "a woken by b's commit");
+    expect(ownWakes).toBe(2);
 
     // Giving leases back wakes the other instances too.
-    expect(await a.queue.claim({ owner: 'a', now: T0, leaseMs: 60_000, limit: 5, perEndpointLimit: 5 })).toHaveLength(1);
+    expect(await a.queue.claim({ owner: 'a', now: T0, leaseMs: 60_000, limit: 5, perEndpointLimit: 5 })).toHaveLength(2);
     const claimed = await a.transaction((tx) => tx.deliveries.list(env.id, { q: null, limit: 5, cursor: null }));
     await a.queue.release('a', claimed.items.map((d) => d.id));
-    await waitFor(() => woken === 2);
+    await until(() => woken >= 3, 'b woken by the release');
+    expect(woken).toBe(3); // b's own commit woke it once, directly: it skipped its echo too
   });
 
   it('the listener reconnects when its connection is killed, and wakes its listeners when back', async () => {
@@ -384,10 +389,28 @@ describe('PostgreSQL store', () => {
     );
     expect(killed.rowCount).toBe(2);
     // Back after the first back-off: both wake once (notifications may have been missed).
-    await waitFor(() => woken >= 1, 5000);
+    await until(() => woken >= 1, 'woken >= 1', 5000);
     const before = woken;
     await a.transaction((tx) => tx.deliveries.insert(deliveryRecord(event, ep)));
-    await waitFor(() => woken > before, 5000);
+    await until(() => woken > before, 'woken > before', 5000);
+  });
+
+  it("the delivery watchdog's reset drops the queue's idle connections and leaves a healthy listener alone", async () => {
+    const { url } = await database();
+    const store = await open(url);
+    await store.migrate();
+    await store.queue.nextDueAt(); // a queue connection, idle once answered
+    const raw = rawPool(url);
+    const pids = async (application: string): Promise<number[]> =>
+      (await raw.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [application])).rows.map((r) => r.pid);
+    const listener = await pids('payments-service:listener');
+    const queue = await pids('payments-service:queue');
+    expect(listener).toHaveLength(1);
+    expect(queue.length).toBeGreaterThan(0);
+    store.queue.reset!();
+    await until(async () => (await pids('payments-service:queue')).every((pid) => !queue.includes(pid)), 'the idle queue connections to be dropped');
+    expect(store.connectionStats().listening).toBe(true);
+    expect(await pids('payments-service:listener')).toEqual(listener);
   });
 
   // A bound no loaded test machine exceeds: null then means "never heard", not "slow".
@@ -434,7 +457,7 @@ describe('PostgreSQL store', () => {
     expect(before).not.toBeNull();
     await rawPool(url).query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'payments-service:listener'");
     // Notifications sent while it was away are lost: no version until it is back, then a new one.
-    await waitFor(() => a.transactionsVersion(env.id) === null, 5000);
+    await until(() => a.transactionsVersion(env.id) === null, 'a.transactionsVersion(env.id) === null', 5000);
     await a.transactionsCaughtUp();
     const after = a.transactionsVersion(env.id);
     expect(after).not.toBeNull();
@@ -466,11 +489,17 @@ describe('PostgreSQL store', () => {
     const x = (await seedEnvironment(a, { walletBalance: '10' })).env;
     const y = (await seedEnvironment(a, { walletBalance: '10' })).env;
     let runs = 0;
+    // Each takes its second lock only once both hold their first: a deadlock every time. The
+    // victim's second run finds the barrier open.
+    let holding = 0;
+    let bothHold!: () => void;
+    const barrier = new Promise<void>((resolve) => (bothHold = resolve));
     const crossing = (store: Store, first: string, second: string) =>
       store.transaction(async (tx) => {
         runs++;
         await tx.tenants.adjustWallet(first, '1');
-        await sleep(150);
+        if (++holding === 2) bothHold();
+        await barrier;
         await tx.tenants.adjustWallet(second, '1');
       });
     await Promise.all([crossing(a, x.id, y.id), crossing(b, y.id, x.id)]);

@@ -24,7 +24,8 @@ import type { CallOptions, ClaimOptions, DeliveryQueue, OrderCreated, OrderCreat
 import { CallCancelled } from '../../domain/store-errors.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
-import { DEFAULT_DEADLINES, deadlineClient, destroyConnection, queryDeadlineMs, sessionSettings, type PgDeadlines } from './deadlines.ts';
+import { DEFAULT_DEADLINES, deadlineClient, queryDeadlineMs, sessionSettings, type OnClientError, type PgDeadlines } from './deadlines.ts';
+import { allClients, assertPgInternals, destroyConnection, idleClients } from './pg-internals.ts';
 import { OVERLOADED } from '../unavailable.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 import { PgGroupCommitter, type Attempt, type Bulk } from './group-commit.ts';
@@ -68,6 +69,8 @@ export interface ConnectionStats {
   destroyed: number;
   /** Store calls refused by admission control. */
   refused: number;
+  /** Errors a connection's own 'error' handler took in (each logged at debug). */
+  clientErrors: number;
   /** The notification listener is connected. */
   listening: boolean;
 }
@@ -127,7 +130,7 @@ export class PostgresStore implements Store {
   private readonly orders: Bulk<OrderCreation, OrderCreated>;
   private closed = false;
   /** Counts for connectionStats(); `destroyed` is moved by every pool's clients. */
-  readonly counts = { destroyed: 0, refused: 0 };
+  readonly counts: StoreCounts = { destroyed: 0, refused: 0, clientErrors: 0 };
   private readonly maxQueued: number;
   /** Each owner's lease ends, strictly increasing: what releaseLostClaim names a claim by. */
   private readonly leaseEnds = new queue.LeaseEnds();
@@ -152,7 +155,7 @@ export class PostgresStore implements Store {
     guardNesting = true,
     bounds: { stalenessMs?: number; maxAgeMs?: number } = {},
     private readonly timers: Timers = realTimers,
-    limits: { deadlines?: PgDeadlines; maxQueued?: number; counts?: { destroyed: number; refused: number }; deadlineTimers?: Timers; Client?: typeof pg.Client; onDeadlineMissed?: () => void } = {},
+    limits: { deadlines?: PgDeadlines; maxQueued?: number; counts?: StoreCounts; deadlineTimers?: Timers; Client?: typeof pg.Client; onDeadlineMissed?: () => void } = {},
   ) {
     this.deadlineTimers = limits.deadlineTimers ?? realTimers;
     this.deadlines = limits.deadlines ?? DEFAULT_DEADLINES;
@@ -211,7 +214,7 @@ export class PostgresStore implements Store {
       });
     }
     this.notifications = new NotificationListener(
-      { connectionString, ...sessionSettings(this.deadlines), Client: limits.Client ?? deadlineClient(this.deadlineTimers, queryDeadlineMs(this.deadlines), () => (this.counts.destroyed += 1)) },
+      { connectionString, ...sessionSettings(this.deadlines), Client: limits.Client ?? deadlineClient(this.deadlineTimers, queryDeadlineMs(this.deadlines), () => (this.counts.destroyed += 1), countClientErrors(this.counts, log)) },
       this.instanceId,
       () => this.listeners.wake(),
       this.versions,
@@ -239,6 +242,8 @@ export class PostgresStore implements Store {
   /** Starts listening for other instances' notifications. */
   async start(): Promise<void> {
     await assertKnownSchema(this.pool);
+    // The schema's query left a connection in the pool to look at.
+    assertPgInternals(this.pool);
     await this.notifications.start();
   }
 
@@ -309,16 +314,17 @@ export class PostgresStore implements Store {
 
   /** What the operator's metrics show of the connections. */
   connectionStats(): ConnectionStats {
-    return { destroyed: this.counts.destroyed, refused: this.counts.refused + this.committer.refused, listening: this.notifications.connected() };
+    return { destroyed: this.counts.destroyed, refused: this.counts.refused + this.committer.refused, clientErrors: this.counts.clientErrors, listening: this.notifications.connected() };
   }
 
   /**
-   * Drops the idle connections of the queue's pool and reconnects the listener: the delivery
-   * watchdog's reset, when due deliveries wait and no claim has succeeded for too long.
+   * Drops the idle connections of the queue's pool: the delivery watchdog's reset while the
+   * worker's queue calls (all on that pool) fail or hang. The listener is not what stalled: it
+   * finds its own dead connection (a heartbeat every HEARTBEAT_MS, each with the query
+   * deadline) and reconnects itself, so the watchdog leaves it alone.
    */
   reset(): void {
     for (const client of idleClients(this.queuePool)) destroyConnection(client, new Error('reset by the delivery watchdog'));
-    this.notifications.reconnect();
   }
 
   /**
@@ -474,12 +480,6 @@ class NotificationListener {
     return this.client !== null;
   }
 
-  /** Drops the connection (if any): it is opened again at once. */
-  reconnect(): void {
-    const client = this.client;
-    if (client) destroyConnection(client, new Error('reset by the delivery watchdog'));
-  }
-
   private clearTimers(): void {
     for (const t of [this.timer, this.heartbeats, this.polling]) if (t !== null) this.timers.clearTimeout(t);
     this.timer = this.heartbeats = this.polling = null;
@@ -614,7 +614,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   const log = opts.log ?? pino({ name: 'postgres-store', level: 'warn' });
   const timers = opts.timers ?? realTimers;
   const deadlines: PgDeadlines = { ...DEFAULT_DEADLINES, ...opts.deadlines };
-  const counts = { destroyed: 0, refused: 0 };
+  const counts: StoreCounts = { destroyed: 0, refused: 0, clientErrors: 0 };
   // Every pool: the session limits, the connect deadline and keepalive, and the client-side
   // query deadline that destroys a connection (deadlines.ts). A destroyed connection is never
   // pooled again; the next one is opened afresh, resolving the host again.
@@ -628,7 +628,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     counts.destroyed += 1;
     for (const p of pools) for (const client of idleClients(p)) destroyConnection(client, new Error('dropped with a connection that missed its deadline'));
   };
-  const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), onDeadlineMissed);
+  const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), onDeadlineMissed, countClientErrors(counts, log));
   const common = { connectionString: opts.connectionString, Client, ...sessionSettings(deadlines) };
   const pool = new pg.Pool({ ...common, ...(opts.onStatement ? { Client: counting(Client, opts.onStatement) } : {}), max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
   const sequencePool = new pg.Pool({ ...common, max: 2, types: typeParsers, application_name: APPLICATION_NAME });
@@ -653,24 +653,19 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   }
 }
 
+type StoreCounts = Omit<ConnectionStats, 'listening'>;
+
+/** Counts and logs at debug what a connection's own 'error' handler takes in (its pool or caller may handle it too). */
+function countClientErrors(counts: StoreCounts, log: Logger): OnClientError {
+  return (err) => {
+    counts.clientErrors += 1;
+    log.debug({ err: brief(err) }, 'PostgreSQL connection error');
+  };
+}
+
 /** How long close() lets submitted work finish: a unit's longest path through its deadlines. */
 function closeBoundMs(d: PgDeadlines): number {
   return d.connectMs * 2 + d.transactionMs + 1_000;
-}
-
-interface PoolInternals {
-  _clients?: pg.PoolClient[];
-  _idle?: { client: pg.PoolClient }[];
-}
-
-/** Every client of a pool, idle or checked out (pg-pool keeps them in _clients). */
-function allClients(pool: pg.Pool): pg.PoolClient[] {
-  return [...((pool as unknown as PoolInternals)._clients ?? [])];
-}
-
-/** The pool's idle clients. */
-function idleClients(pool: pg.Pool): pg.PoolClient[] {
-  return ((pool as unknown as PoolInternals)._idle ?? []).map((i) => i.client);
 }
 
 /** A Client that tells `onStatement` of each query's text before sending it. */

@@ -6,6 +6,7 @@ import { deliveryRepo } from './deliveries.ts';
 import { endpointRepo } from './endpoints.ts';
 import { eventRepo } from './events.ts';
 import { orderRepo } from './orders.ts';
+import { passkeyRepo } from './passkeys.ts';
 import { tenantRepo } from './tenants.ts';
 import { transactionRepo } from './transactions.ts';
 
@@ -25,5 +26,6 @@ export function repositories<B, J>(sql: Sql<B, J>, hooks: DialectHooks, notes: W
     events: eventRepo(sql, notes.eventsRecorded),
     endpoints: endpointRepo(sql, hooks.insertionOrder),
     deliveries: deliveryRepo(sql, hooks, notes.deliveriesReady, notes.eventsRecorded),
+    passkeys: passkeyRepo(sql),
   };
 }

@@ -36,6 +36,9 @@ export function tenantRepo<B, J>(sql: Sql<B, J>, adjustWallet: TenantRepo['adjus
       return (await sql.run('UPDATE members SET active = $3 WHERE id = $1 AND tenant_id = $2', [memberId, tenantId, m.bool(active)])) > 0;
     },
     insertServiceAccount: inserter(sql, 'service_accounts', m.serviceAccountToRow),
+    async getMember(memberId) {
+      return first(sql, m.memberFromRow, 'SELECT * FROM members WHERE id = $1', [memberId]);
+    },
     async findServiceAccount(tenantId, email) {
       return first(sql, m.serviceAccountFromRow, 'SELECT * FROM service_accounts WHERE tenant_id = $1 AND email = $2', [tenantId, email]);
     },

@@ -12,6 +12,7 @@ const UNIQUE_COLUMNS: Record<string, Constraint> = {
   'orders.environment_id, orders.order_number': 'order_number',
   'service_accounts.tenant_id, service_accounts.email': 'service_account_email',
   'order_idempotency_keys.environment_id, order_idempotency_keys.idempotency_key': 'idempotency_key',
+  'member_passkeys.credential_id': 'passkey_credential',
   // events and deliveries keep an integer seq as rowid; their public id is the identity.
   'events.id': 'primary_key',
   'deliveries.id': 'primary_key',

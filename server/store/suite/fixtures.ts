@@ -206,18 +206,6 @@ export function attempt(deliveryId: string, o: Partial<AttemptRecord> = {}): Att
   };
 }
 
-/** Polls until `check` holds (listeners may fire asynchronously in some stores). */
-/** Waits until `check` holds, running `step` (if given) before each look. */
-export async function waitFor(check: () => boolean, timeoutMs = 2000, step?: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    await step?.();
-    if (check()) return;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Expects `p` to reject with UniqueViolation(constraint), whatever cause the store attached. */

@@ -2,7 +2,7 @@
 // callback and a closed store are programming errors; work submitted before close finishes.
 import { expect, it } from 'vitest';
 import type { Store, Tx } from '../../domain/store.ts';
-import { payoutRecord, seedEnvironment, sleep } from './fixtures.ts';
+import { payoutRecord, seedEnvironment } from './fixtures.ts';
 
 export function lifecycleCases(s: () => Store): void {
   it('treats a nested transaction, a leaked Tx and a closed store as programming errors', async () => {
@@ -26,12 +26,21 @@ export function lifecycleCases(s: () => Store): void {
   it('finishes work submitted before close, then closes', async () => {
     const store = s();
     const { env } = await seedEnvironment(store);
+    // close() is called while the transaction is inside its callback, which then goes on.
+    let inside!: () => void;
+    const entered = new Promise<void>((resolve) => (inside = resolve));
+    let goOn!: () => void;
+    const gate = new Promise<void>((resolve) => (goOn = resolve));
     const pending = store.transaction(async (tx) => {
-      await sleep(20);
+      inside();
+      await gate;
       await tx.transactions.insert(payoutRecord(env));
       return 'done';
     });
-    await store.close();
+    await entered;
+    const closing = store.close();
+    goOn();
+    await closing;
     expect(await pending).toBe('done');
   });
 }

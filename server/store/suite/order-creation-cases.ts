@@ -4,7 +4,8 @@ import { expect, it } from 'vitest';
 import type { OrderCreation, Store } from '../../domain/store.ts';
 import type { EnvironmentRecord } from '../../domain/model.ts';
 import { newDeliveryId, newEventId } from '../../domain/ids.ts';
-import { deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEnvironment, waitFor } from './fixtures.ts';
+import { deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEnvironment } from './fixtures.ts';
+import { until } from '../../testing/until.ts';
 
 /** A creation of a new order of env (fresh ids), under `key` when given. */
 export function orderCreation(env: EnvironmentRecord, key: string | null = null): OrderCreation {
@@ -34,7 +35,7 @@ export function orderCreationCases(s: () => Store): void {
     if (!first.created) throw new Error('not created');
     expect(first).toEqual({ created: true, order: { ...alone.order, orderNumber: expect.stringMatching(/^ORD-\d{6}$/) }, delivery: false });
     expect(await stored(s(), alone)).toEqual({ order: first.order, event: alone.event, delivery: null });
-    await waitFor(() => events.length === 1);
+    await until(() => events.length === 1, 'events.length === 1');
     expect(ready).toBe(0);
 
     const ep = endpointRecord(env, { url: 'https://hooks.northwind.example/v2', version: 2 });
@@ -45,7 +46,7 @@ export function orderCreationCases(s: () => Store): void {
     expect(second.delivery).toBe(true);
     expect(second.order.orderNumber > first.order.orderNumber).toBe(true);
     expect((await stored(s(), sent)).delivery).toEqual({ ...sent.delivery, endpointId: ep.id, endpointVersion: 2, url: ep.url });
-    await waitFor(() => events.length === 2 && ready === 1);
+    await until(() => events.length === 2 && ready === 1, 'events.length === 2 && ready === 1');
     expect(events).toEqual([env.id, env.id]);
     for (const stop of stops) stop();
   });
@@ -87,10 +88,10 @@ export function orderCreationCases(s: () => Store): void {
     }
     const numbers = results.flatMap((r) => (r.created ? [r.order.orderNumber] : []));
     expect(new Set(numbers).size).toBe(8);
-    let streamed: string[] = [];
-    await waitFor(() => streamed.length === 8, 5000, async () => {
-      streamed = (await s().read((tx) => tx.events.streamAfter(env.id, { cursor: head, types: [], limit: 100 }))).map((e) => e.event.id);
-    });
+    const streamed = await until(async () => {
+      const ids = (await s().read((tx) => tx.events.streamAfter(env.id, { cursor: head, types: [], limit: 100 }))).map((e) => e.event.id);
+      return ids.length === 8 && ids;
+    }, 'the 8 events in the stream');
     expect([...streamed].sort()).toEqual(created.map((c) => c.event.id).sort());
   });
 

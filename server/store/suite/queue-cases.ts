@@ -2,7 +2,8 @@
 import { expect, it } from 'vitest';
 import type { AttemptResult, Store } from '../../domain/store.ts';
 import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../domain/model.ts';
-import { T0, attempt, deliveryRecord, endpointRecord, seedEndpointAndEvent, seedEnvironment, waitFor } from './fixtures.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, seedEndpointAndEvent, seedEnvironment } from './fixtures.ts';
+import { until } from '../../testing/until.ts';
 
 interface World {
   env: EnvironmentRecord;
@@ -190,7 +191,7 @@ export function queueCases(s: () => Store): void {
     await s().queue.release('worker-b', [ds[0]!.id]);
     expect(await s().queue.claim(opts('worker-b', T0))).toEqual([]);
     await s().queue.release('worker-a', [ds[0]!.id, ds[1]!.id]);
-    await waitFor(() => woken >= 1);
+    await until(() => woken >= 1, 'woken >= 1');
     stop();
     expect(await get(w, ds[0]!.id)).toEqual(ds[0]);
     expect((await s().queue.claim(opts('worker-b', T0))).map((c) => c.delivery.id)).toEqual([ds[0]!.id, ds[1]!.id]);

@@ -13,6 +13,7 @@ import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
 import { lifecycleCases } from './lifecycle-cases.ts';
 import { orderCreationCases } from './order-creation-cases.ts';
+import { passkeyCases } from './passkey-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
 import { recoveryCases } from './recovery-cases.ts';
@@ -50,6 +51,7 @@ export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions)
     describe('delivery queue depth', () => queueStatsCases(s));
     describe('retention', () => retentionCases(s, statements));
     describe('recovery by time range', () => recoveryCases(s));
+    describe('portal passkeys', () => passkeyCases(s));
     describe('tenant isolation', () => isolationCases(s));
     describe('misuse and closing', () => lifecycleCases(s));
   });

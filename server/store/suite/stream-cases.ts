@@ -3,7 +3,8 @@
 import { expect, it } from 'vitest';
 import { InvalidCursorError } from '../../domain/store-errors.ts';
 import type { Store, StreamedEvent } from '../../domain/store.ts';
-import { T0, eventRecord, seedEnvironment, waitFor } from './fixtures.ts';
+import { T0, eventRecord, seedEnvironment } from './fixtures.ts';
+import { until } from '../../testing/until.ts';
 
 const read = (s: Store, envId: string, cursor: string, types: readonly ('order.paid' | 'order.created' | 'webhook.test')[] = [], limit = 100) =>
   s.read((tx) => tx.events.streamAfter(envId, { cursor, types, limit }));
@@ -12,11 +13,10 @@ const ids = (items: StreamedEvent[]): string[] => items.map((i) => i.event.id);
 /** Reads until `n` events are readable: on PostgreSQL a commit is readable once every older
  * transaction of the cluster has ended, which another database's tests can delay. */
 export async function readUntil(s: Store, envId: string, cursor: string, n: number): Promise<StreamedEvent[]> {
-  let items: StreamedEvent[] = [];
-  await waitFor(() => items.length >= n, 15_000, async () => {
-    items = await read(s, envId, cursor);
-  });
-  return items;
+  return until(async () => {
+    const items = await read(s, envId, cursor);
+    return items.length >= n && items;
+  }, `${n} events after the cursor`);
 }
 
 export function streamCases(s: () => Store): void {
@@ -67,7 +67,7 @@ export function streamCases(s: () => Store): void {
         .catch(() => undefined);
       expect(heard).toEqual([]);
       await s().transaction((tx) => tx.events.insert(eventRecord(env)));
-      await waitFor(() => heard.length > 0);
+      await until(() => heard.length > 0, 'heard.length > 0');
       expect(heard).toEqual([env.id]);
     } finally {
       stop();

@@ -4,7 +4,8 @@ import { InvalidCursorError } from '../../domain/store-errors.ts';
 import type { Store } from '../../domain/store.ts';
 import type { EventRecord, EventType } from '../../domain/model.ts';
 import { newDeliveryId } from '../../domain/ids.ts';
-import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEndpointAndEvent, seedEnvironment, sleep, waitFor } from './fixtures.ts';
+import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEndpointAndEvent, seedEnvironment } from './fixtures.ts';
+import { until } from '../../testing/until.ts';
 
 const MALFORMED_CURSORS = ['', 'not a cursor', '%%%', '...', Buffer.from('abc').toString('base64url'), Buffer.from('-5').toString('base64url')];
 
@@ -156,7 +157,7 @@ export function webhookCases(s: () => Store): void {
     expect(await s().transaction((tx) => tx.deliveries.insertWithEvent(event, d))).toBe(true);
     expect(await s().transaction((tx) => tx.events.get(env.id, event.id))).toEqual(event);
     expect(await s().transaction((tx) => tx.deliveries.get(env.id, d.id))).toEqual({ ...d, endpointId: ep.id, endpointVersion: 3, url: ep.url });
-    await waitFor(() => ready === 1);
+    await until(() => ready === 1, 'ready === 1');
     // Rolled back with its transaction, event and delivery alike.
     const lost = eventRecord(env);
     const lostDelivery = { ...template, id: newDeliveryId(), eventId: lost.id };
@@ -280,6 +281,10 @@ export function webhookCases(s: () => Store): void {
     const { ep, event } = await seedEndpointAndEvent(s(), env);
     let calls = 0;
     const stop = s().onDeliveriesReady(() => calls++);
+    // A second listener that stays: once it has heard a commit, any call the listener under test
+    // was to get for what came before has arrived too (listeners are called in commit order).
+    let marks = 0;
+    const stopMarker = s().onDeliveriesReady(() => marks++);
 
     await expect(
       s().transaction(async (tx) => {
@@ -287,8 +292,6 @@ export function webhookCases(s: () => Store): void {
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
-    await sleep(150);
-    expect(calls).toBe(0);
 
     const failed = deliveryRecord(event, ep, { state: 'failed', nextAttemptAt: null });
     let insideTx = -1;
@@ -298,16 +301,18 @@ export function webhookCases(s: () => Store): void {
       insideTx = calls;
     });
     expect(insideTx).toBe(0);
-    await waitFor(() => calls >= 1);
+    await until(() => marks === 1, 'the commit heard by the marker');
+    expect(calls).toBe(1); // the commit's, none for the rollback
 
-    const before = calls;
     await s().transaction((tx) => tx.deliveries.restart({ id: failed.id, environmentId: env.id, endpointId: ep.id, endpointVersion: 1, url: ep.url, now: T0 }));
-    await waitFor(() => calls > before);
+    await until(() => marks === 2, 'the restart heard by the marker');
+    expect(calls).toBe(2);
 
     stop();
-    const after = calls;
     await s().transaction((tx) => tx.deliveries.insert(deliveryRecord(event, ep)));
-    await sleep(150);
-    expect(calls).toBe(after);
+    await until(() => marks === 3, 'the insert heard by the marker');
+    expect(calls).toBe(2); // a stopped listener hears nothing more
+    stopMarker();
   });
+
 }

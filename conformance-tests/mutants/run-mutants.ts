@@ -1,0 +1,108 @@
+// The suite catches broken implementations: the relevant target passes against the bundled
+// server and fails against each deliberately broken variant of it (conformance/mutants/
+// servers/), on the very checks that enforce the broken rule. (The api target against the mock,
+// `npm run mock`, is scripts/mock.test.ts.) The mutants are spread over several test files
+// (mutants-*.test.ts), each a share of them, so that they run side by side in the suite's
+// workers instead of one long file at the end of the run.
+import { describe, it } from 'vitest';
+import { startTestServer } from '../../server/testing/harness.ts';
+import type { TestServer, TestServerOptions } from '../../server/testing/harness.ts';
+import { apiArgs, counts, idsWith, runTarget, senderArgs, startSink } from '../testing/run.ts';
+import type { TargetRun } from '../testing/run.ts';
+import { SERVER_MUTANTS } from './servers/index.ts';
+import type { ServerMutant } from './servers/index.ts';
+
+/** Ten attempts of the real schedule in about 6 s; the 10 s attempt timeout is not scaled. */
+const ENV = { WEBHOOK_RETRY_SCALE: '0.0001' };
+/** The slow-answer check runs in conformance-tests/sender.test.ts and for the mutants marked `slow` (the 10 s timeout). */
+const SENDER_EXTRA = ['--skip-slow'];
+/**
+ * Mutant runs side by side share two cores (and other suites): answers can take seconds. A
+ * generous per-answer deadline and at most two runs at once per file keep a slow machine from
+ * failing a check by chance, which the `failsOnly` assertions would take for a wrong catch.
+ */
+const LOADED_MACHINE = ['--timeout-ms', '60000'];
+const PARALLEL_RUNS = 2;
+const RUN_TIMEOUT_MS = 600_000;
+
+let running = 0;
+const waiting: Array<() => void> = [];
+async function slot<T>(fn: () => Promise<T>): Promise<T> {
+  if (running >= PARALLEL_RUNS) await new Promise<void>((resolve) => waiting.push(resolve));
+  running += 1;
+  try {
+    return await fn();
+  } finally {
+    running -= 1;
+    waiting.shift()?.();
+  }
+}
+
+function runAgainst(target: 'api' | 'sender', build?: ServerMutant['build'], slow = false): Promise<TargetRun> {
+  return slot(() => runOnce(target, build, slow));
+}
+
+async function runOnce(target: 'api' | 'sender', build?: ServerMutant['build'], slow = false): Promise<TargetRun> {
+  const opts: TestServerOptions = { env: ENV, ...(build ? { build } : {}) };
+  const server: TestServer = await startTestServer(opts);
+  const sink = await startSink();
+  try {
+    const a = await server.newTenant('Tenant A');
+    if (target === 'sender') return await runTarget(senderArgs(server, a, [...(slow ? [] : SENDER_EXTRA), ...LOADED_MACHINE]));
+    const b = await server.newTenant('Tenant B');
+    return await runTarget([...(await apiArgs(server, a, b, sink.url)), ...LOADED_MACHINE]);
+  } finally {
+    await server.close();
+    await sink.close();
+  }
+}
+
+/** .ci/run runs the mutants once, on the pinned Node (SLOW_SUITES=skip for the other majors): they test the suite's logic, not the runtime. */
+const SKIP = process.env.SLOW_SUITES === 'skip';
+
+/** The bundled server passes both targets with the options every mutant gets: the control. */
+export function describeControl(): void {
+  describe.skipIf(SKIP).concurrent('the bundled server passes (the control for every mutant, with the same options)', () => {
+    for (const target of ['api', 'sender'] as const) {
+      it(`${target} target: zero failures`, async ({ expect }) => {
+        const run = await runAgainst(target);
+        console.log(`${target} target, bundled server: ${counts(run.report)}`);
+        expect(idsWith(run.report, 'failed'), run.output).toEqual([]);
+        expect(run.exitCode).toBe(0);
+        // Every rule in the target's scope is covered, except what these options cannot reach
+        // (--skip-slow: the 10 s timeout) and what no request can observe.
+        const notCovered = run.report.coverage.filter((c) => c.status !== 'covered').map((c) => `${c.id} ${c.status}`);
+        console.log(`${target} target, rules not covered: ${notCovered.join(', ')}`);
+        expect(notCovered).toEqual(target === 'sender' ? ['interface#limits-timeout not_reached'] : ['interface#tx-2 no_check', 'interface#errors-internal no_check']);
+        expect(run.output).toMatch(/rules covered by this run:/);
+      }, RUN_TIMEOUT_MS);
+    }
+  });
+}
+
+/** How many test files share each target's mutants: mutants-<target>-<n>.test.ts, n from 1. */
+export const SHARES: Record<ServerMutant['target'], number> = { api: 2, sender: 3 };
+
+/**
+ * Share `share` (0-based) of `shares` of the mutants of `target`, in list order, round robin:
+ * every mutant is in exactly one share (mutants-shares.test.ts checks it).
+ */
+export function mutantsOfShare(target: ServerMutant['target'], share: number, shares = SHARES[target]): ServerMutant[] {
+  return SERVER_MUTANTS.filter((m) => m.target === target).filter((_, i) => i % shares === share);
+}
+
+/** Each mutant of the list fails the checks of the rule it breaks. Each is its own server and receiver on its own ports: they run side by side. */
+export function describeMutants(mutants: readonly ServerMutant[]): void {
+  describe.skipIf(SKIP).concurrent('each mutant fails the checks of the rule it breaks', () => {
+    for (const mutant of mutants) {
+      it(`${mutant.name} (${mutant.defect}): ${mutant.target} target fails ${mutant.mustFail.join(', ')}`, async ({ expect }) => {
+        const run = await runAgainst(mutant.target, mutant.build, mutant.slow === true);
+        const failed = idsWith(run.report, 'failed');
+        console.log(`${mutant.target} target, mutant ${mutant.name}: ${counts(run.report)}; failed: ${failed.join(', ')}`);
+        expect(failed, run.output).toEqual(expect.arrayContaining(mutant.mustFail));
+        if (mutant.failsOnly) expect(failed.filter((id) => !mutant.failsOnly!.test(id)), run.output).toEqual([]);
+        expect(run.exitCode).toBe(1);
+      }, RUN_TIMEOUT_MS);
+    }
+  });
+}

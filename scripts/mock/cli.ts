@@ -1,0 +1,84 @@
+// The command line of `npm run mock`: its options (node:util parseArgs, strict), the usage text
+// that --help prints and a wrong option follows, and the settings they override.
+import { parseArgs } from 'node:util';
+import { SettingError, portSetting, positiveIntSetting } from '../lib/settings.ts';
+
+export const USAGE = `usage: npm run mock -- [options]
+       npm run mock -- send <event> --to URL [--secret whsec_...|env:NAME] [--example NAME] [--new-id]
+
+The contract's stand-in on one base URL. Stateless by default: the documented examples (Prism),
+invalid requests refused as the server refuses them. --stateful: the reference server itself.
+
+options:
+  --port N           the port (default MOCK_PORT, else 4010)
+  --host H           the interface (default MOCK_HOST, else 127.0.0.1)
+  --quiet            no line per answered request (refusals are still logged, with their reason)
+  --stateful         the reference server on a SQLite store: what is written can be read back
+  --tenants N        --stateful: N test tenants (default 1), their credentials in the tenants file
+  --tenants-file F   --stateful: also write the tenants' credentials (JSON) to F
+  --state DIR        --stateful: keep the store, its secrets and the tenants file in DIR across
+                     restarts (default: a temporary folder, removed at every exit)
+  -h, --help         this text
+
+settings (environment):
+  MOCK_PORT, MOCK_HOST       the base URL's port and interface
+  MOCK_WEBHOOK_SECRET        signs POST /_mock/webhooks calls that name no secret
+  MOCK_CALLBACK_SECRET       stateless: signs the payout callbacks; --stateful: tenant 1's callback secret
+  MOCK_TENANT_ID, MOCK_API_KEY + MOCK_API_HASH, MOCK_MEMBER_TOKEN
+                             --stateful: tenant 1's credentials (pinned; generated when unset)
+  --stateful also reads the server's settings of docs/operations.md that suit development:
+  WEBHOOK_ALLOW_INSECURE_URLS (default true), WEBHOOK_RETRY_SCALE, RATE_LIMIT_RPS,
+  AUTH_CACHE_TTL_MS, LIST_CACHE_MB, REQUEST_DEADLINE_MS, SHUTDOWN_GRACE_MS, VALIDATE_RESPONSES,
+  CHECK_NESTED_TRANSACTIONS, RETENTION_LIVE, RETENTION_TEST, IDEMPOTENCY_KEY_RETENTION, PRUNER,
+  PRUNE_INTERVAL, PRUNE_BATCH, PRUNE_PAUSE, PRUNE_BUSY_SHARE, SECRETS_KEY, METRICS_TOKEN,
+  DOCS_DIR, LOG_LEVEL (default warn)
+
+docs/mock.md has the details.`;
+
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  quiet: { type: 'boolean' },
+  stateful: { type: 'boolean' },
+  tenants: { type: 'string' },
+  'tenants-file': { type: 'string' },
+  state: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The option names, as --help lists them (a test checks that the docs name each). */
+export const OPTION_NAMES = Object.keys(OPTIONS);
+
+export interface MockCommand {
+  help: boolean;
+  port: number;
+  host: string;
+  quiet: boolean;
+  stateful: boolean;
+  tenants: number;
+  tenantsFile: string | null;
+  stateDir: string | null;
+}
+
+/** The command line and the environment as one command; a SettingError says what is wrong. */
+export function parseMockCommand(args: string[], env: NodeJS.ProcessEnv): MockCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false }));
+  } catch (err) {
+    // parseArgs' own message (an unknown option, a missing value, a stray argument), first line only.
+    throw new SettingError(((err as Error).message.split('\n')[0] ?? '').trim());
+  }
+  const statefulOnly = (['tenants', 'tenants-file', 'state'] as const).filter((name) => values[name] !== undefined);
+  if (!values.stateful && statefulOnly.length > 0) throw new SettingError(`--${statefulOnly[0]} needs --stateful`);
+  return {
+    help: values.help ?? false,
+    port: values.port !== undefined ? portSetting('--port', values.port, 4010) : portSetting('MOCK_PORT', env.MOCK_PORT, 4010),
+    host: values.host ?? env.MOCK_HOST ?? '127.0.0.1',
+    quiet: values.quiet ?? false,
+    stateful: values.stateful ?? false,
+    tenants: values.tenants === undefined ? 1 : positiveIntSetting('--tenants', values.tenants),
+    tenantsFile: values['tenants-file'] ?? null,
+    stateDir: values.state ?? null,
+  };
+}

@@ -1,0 +1,56 @@
+// Where the suite's time goes: the slowest test files of a run, with their seconds (wall time
+// of the file: import, hooks and tests). Both a vitest reporter (the end of every `npm test`
+// and of each CI run) and `npm run test:slow`, which reads the JSON reports a run left in
+// test-results/ (`vitest run --reporter=json --outputFile.json=…`, as .ci/run writes them).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Reporter, TestModule } from 'vitest/node';
+
+export const SHOWN = 15;
+
+export interface FileTime {
+  file: string;
+  project: string;
+  seconds: number;
+  tests: number;
+}
+
+/** The `count` slowest, slowest first, as lines of a table. */
+export function formatSlowest(files: readonly FileTime[], count = SHOWN): string {
+  const slowest = [...files].sort((a, b) => b.seconds - a.seconds).slice(0, count);
+  const total = files.reduce((sum, f) => sum + f.seconds, 0);
+  const lines = slowest.map((f) => `${f.seconds.toFixed(1).padStart(7)} s  ${f.project.padEnd(9)} ${f.file} (${f.tests} tests)`);
+  return [`slowest ${slowest.length} of ${files.length} test files (file seconds add up to ${total.toFixed(0)} s):`, ...lines].join('\n');
+}
+
+/** A vitest reporter that prints formatSlowest() once the run ends. */
+export default class SlowestFilesReporter implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    const files = modules.map((m) => ({
+      file: m.relativeModuleId,
+      project: m.project.name,
+      // Import and setup, then every test and hook.
+      seconds: (m.diagnostic().collectDuration + m.diagnostic().setupDuration + m.diagnostic().duration) / 1000,
+      tests: [...m.children.allTests()].length,
+    }));
+    if (files.length > 0) process.stdout.write(`\n${formatSlowest(files)}\n`);
+  }
+}
+
+interface JsonReport {
+  testResults: Array<{ name: string; startTime: number; endTime: number; assertionResults: unknown[] }>;
+}
+
+/** The files of every JSON report in `dir`, labelled by the report's name (vitest-node-24.21.0.json → node-24.21.0). */
+export function readReports(dir: string): FileTime[] {
+  const reports = readdirSync(dir).filter((f) => /^vitest-.*\.json$/.test(f));
+  return reports.flatMap((name) => {
+    const r = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as JsonReport;
+    return r.testResults.map((t) => ({
+      file: path.relative(process.cwd(), t.name),
+      project: name.slice('vitest-'.length, -'.json'.length),
+      seconds: (t.endTime - t.startTime) / 1000,
+      tests: t.assertionResults.length,
+    }));
+  });
+}

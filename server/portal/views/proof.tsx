@@ -1,0 +1,86 @@
+// The proof of presence a sensitive change asks for: the member token typed again, or a fresh
+// passkey assertion (portal.js runs it and submits the form with the answer).
+import type { Chrome } from './layout.tsx';
+import { CsrfField, Layout } from './layout.tsx';
+import { Breadcrumbs, Notice } from './parts.tsx';
+
+export type ProofMethod = 'token' | 'passkey';
+
+/** "5 minutes", "30 seconds": how PORTAL_REVERIFY_AFTER reads in a sentence. */
+export function durationText(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}`;
+  return `${Math.max(1, Math.round(ms / 1000))} seconds`;
+}
+
+/** The proof field inside a form: the token input, or the passkey button with its hidden answer. */
+export function ProofField(props: { method: ProofMethod; action: string; reverifyAfterMs: number }) {
+  const age = durationText(props.reverifyAfterMs);
+  if (props.method === 'token') {
+    return (
+      <div class="field" data-testid="reverify">
+        <label for="token">Confirm it is you: member token</label>
+        <input id="token" name="token" type="password" required autocomplete="off" spellcheck={false} placeholder="mt_…" />
+        <p class="field__hint">
+          You last proved it was you more than {age} ago. Enter your member token again to {props.action}.
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div class="field" data-testid="reverify-passkey">
+      <input type="hidden" name="credential" value="" disabled />
+      <p class="field__hint">
+        You last proved it was you more than {age} ago. Confirm with your passkey to {props.action}.
+      </p>
+      <button type="button" class="button button--primary" hidden data-webauthn="reverify" data-options="/portal/api/passkeys/assertion-options" data-testid="confirm-passkey">
+        Confirm with passkey
+      </button>
+      <p class="field__hint" role="status" data-webauthn-status data-testid="passkey-status">
+        <noscript>Passkeys need JavaScript: sign out and sign in with your member token instead.</noscript>
+      </p>
+    </div>
+  );
+}
+
+/** A change waiting for its proof: the asked fields travel along, hidden, and are posted again. */
+export function ReverifyPage(props: {
+  chrome: Chrome;
+  csrf: string;
+  action: { href: string; label: string };
+  fields: [string, string][];
+  method: ProofMethod;
+  reverifyAfterMs: number;
+  error?: string | undefined;
+}) {
+  return (
+    <Layout {...props.chrome}>
+      <Breadcrumbs items={[{ href: '/portal/webhooks', label: 'Webhooks' }, { label: 'Confirm it is you' }]} />
+      <section class="card card--medium" data-testid="reverify-page">
+        <h1>Confirm it is you</h1>
+        <p class="lead">To {props.action.label}, the portal needs a fresh proof that it is you. Nothing has changed yet.</p>
+        {props.error ? (
+          <Notice tone="error" title="Not confirmed" testId="confirm-error">
+            <p>{props.error}</p>
+          </Notice>
+        ) : null}
+        <form method="post" action={props.action.href} class="form">
+          <CsrfField token={props.csrf} />
+          {props.fields.map(([name, value]) => (
+            <input type="hidden" name={name} value={value} />
+          ))}
+          <ProofField method={props.method} action={props.action.label} reverifyAfterMs={props.reverifyAfterMs} />
+          <div class="form-actions">
+            {props.method === 'token' ? (
+              <button type="submit" class="button button--primary" data-testid="confirm">
+                Confirm
+              </button>
+            ) : null}
+            <a class="button button--quiet" href="/portal/webhooks">
+              Cancel
+            </a>
+          </div>
+        </form>
+      </section>
+    </Layout>
+  );
+}
