@@ -4,10 +4,10 @@
 //
 // A layer imports only from layers before it: generated/ from nothing of ours, the domain
 // from generated/ and the small shared modules below (signing/, contract/, server/money/,
-// server/destination/), the store from the domain's model and the store's own interface
-// (server/store/types.ts, which the domain uses to persist). HTTP, the handlers (server/api/),
-// the portal, the delivery engine and the admin tool sit on top and may use everything below;
-// server/app/ composes them into the server. client/ and the conformance suite stand beside the
+// server/destination/), the store from the domain's model and the Store port the domain owns
+// (server/domain/store.ts, store-errors.ts): the domain never imports the store. HTTP, the
+// handlers (server/api/), the portal, the delivery engine and the admin tool sit on top and may
+// use everything below; server/app/ composes them into the server. client/ and the conformance suite stand beside the
 // server and import nothing from it.
 
 const TEST = '(^|/)(testing|suite)/|\\.test\\.tsx?$|\\.e2e\\.test\\.tsx?$';
@@ -61,22 +61,31 @@ module.exports = {
       name: 'domain-below-its-callers',
       severity: 'error',
       comment:
-        'The domain imports generated/, the shared modules and the Store interface (store/types.ts, store/errors.ts); ' +
-        'never the HTTP layer, the portal, the delivery engine, a store implementation, client/ or scripts/.',
+        'The domain imports generated/ and the shared modules; never the HTTP layer, the portal, the delivery engine, ' +
+        'client/ or scripts/. It owns the Store port (domain/store.ts), so it never imports server/store/ (next rule).',
       from: { path: '^server/domain/', pathNot: TEST },
       to: {
         path: '^(server/|client/|conformance/|scripts/)',
-        pathNot: '^server/(domain|money|destination)/|^server/store/(types|errors)\\.ts$',
+        pathNot: '^server/(domain|money|destination)/',
       },
+    },
+    {
+      name: 'domain-never-imports-store',
+      severity: 'error',
+      comment:
+        'The Store port lives in the domain (domain/store.ts, store-errors.ts) and the implementations import it from there: ' +
+        'nothing in the domain, its tests included, imports server/store/.',
+      from: { path: '^server/domain/' },
+      to: { path: '^server/store/' },
     },
     {
       name: 'store-below-the-domain',
       severity: 'error',
       comment:
-        'The store persists the domain\'s records: it imports the model (domain/model.ts), server/money/ and the timers (timers.ts), ' +
-        'never domain logic, HTTP, the portal or the delivery engine.',
+        'The store persists the domain\'s records: it implements the port (domain/store.ts, store-errors.ts) and imports the model ' +
+        '(domain/model.ts), server/money/ and the timers (timers.ts), never domain logic, HTTP, the portal or the delivery engine.',
       from: { path: '^server/store/', pathNot: TEST },
-      to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/(store|money)/|^server/(domain/model|timers)\\.ts$' },
+      to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/(store|money)/|^server/(domain/model|domain/store|domain/store-errors|timers)\\.ts$' },
     },
     {
       name: 'destination-policy-stands-alone',
@@ -95,7 +104,6 @@ module.exports = {
       from: { path: '^server/api/', pathNot: TEST },
       to: {
         path: '^server/(app|delivery|portal|observability|lifecycle|admin|faults|store)/|^server/(main|services|runtime)\\.ts$',
-        pathNot: '^server/store/(types|errors)\\.ts$',
       },
     },
     {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.ts';
 import { openStore } from './services.ts';
-import type { Store } from './store/types.ts';
+import type { Store } from './domain/store.ts';
 
 // The nesting guard (store/nesting-guard.ts) costs a tenth of a request's CPU on Node 22, so
 // production opens the store without it (CHECK_NESTED_TRANSACTIONS turns it on or off

@@ -9,7 +9,7 @@ import { createAuthCaches } from './domain/auth.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import type { Services } from './domain/context.ts';
 import { createSecretBox } from './domain/secrets.ts';
-import type { Store } from './store/types.ts';
+import type { Store } from './domain/store.ts';
 import { openSqliteStore } from './store/sqlite/store.ts';
 import { createDestinationPolicy, type Resolver } from './destination/policy.ts';
 

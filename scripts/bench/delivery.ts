@@ -32,7 +32,7 @@ import { createManagementClient } from '../../client/api.ts';
 import { newDeliveryId, newEndpointId, newEnvironmentId, newEventId, newTenantId } from '../../server/domain/ids.ts';
 import { createSecretBox } from '../../server/domain/secrets.ts';
 import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../server/domain/model.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { Store } from '../../server/domain/store.ts';
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare, type CpuSnapshot } from './cpu.ts';
 import { machine, startServer, type RunningServer } from './lib.ts';
 import { checkSettings, nonNegativeIntSetting, positiveIntSetting } from '../lib/settings.ts';

@@ -16,8 +16,9 @@ import pg from 'pg';
 import { retentionSettings } from '../../server/retention/settings.ts';
 import { migrate } from '../../server/store/postgres/migrate.ts';
 import { prune } from '../../server/store/postgres/prune.ts';
+import { LAP_START } from '../../server/store/retention.ts';
 import { createTestDatabase } from '../../server/store/postgres/testing.ts';
-import type { PruneRequest } from '../../server/store/types.ts';
+import type { PruneRequest } from '../../server/domain/store.ts';
 import { machine } from './lib.ts';
 
 const DEFAULTS = retentionSettings({});
@@ -225,9 +226,10 @@ async function pruneDay(pool: pg.Pool): Promise<Work> {
   let batches = 0;
   let deleted = 0;
   let busyMs = 0;
+  const cursor = { at: LAP_START };
   for (let more = true; more; batches++) {
     const t = performance.now();
-    const r = await prune(pool, req);
+    const r = await prune(pool, req, cursor);
     busyMs += performance.now() - t;
     deleted += r.deleted.events;
     more = r.more;

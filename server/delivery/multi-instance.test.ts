@@ -12,7 +12,7 @@ import { loadConfig } from '../config.ts';
 import { createTenant, type CreatedTenant } from '../domain/admin.ts';
 import { openServices } from '../services.ts';
 import { createTestDatabase } from '../store/postgres/testing.ts';
-import type { Store } from '../store/types.ts';
+import type { Store } from '../domain/store.ts';
 import type { DeliveryRecord } from '../domain/model.ts';
 import { startServer, type RunningServer } from '../testing/child-server.ts';
 import { until } from '../testing/until.ts';

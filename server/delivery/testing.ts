@@ -21,7 +21,7 @@ import type { Scope, Services } from '../domain/context.ts';
 import { recordOrderEvent, type NewOrderEvent } from '../domain/events.ts';
 import { newEndpointId } from '../domain/ids.ts';
 import type { DeliveryRecord, EndpointRecord, EventRecord, SignatureScheme } from '../domain/model.ts';
-import type { ClaimedDelivery, Page, Store } from '../store/types.ts';
+import type { ClaimedDelivery, Page, Store } from '../domain/store.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
 import type { Timers } from '../timers.ts';
 

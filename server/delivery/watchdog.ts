@@ -8,7 +8,7 @@
 //   notification costs at most that long.
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
-import type { DeliveryQueue } from '../store/types.ts';
+import type { DeliveryQueue } from '../domain/store.ts';
 import type { Timers } from '../timers.ts';
 import type { DeliveryWorker } from './worker.ts';
 

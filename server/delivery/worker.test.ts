@@ -6,7 +6,7 @@ import type { Services } from '../domain/context.ts';
 import { createSecretBox } from '../domain/secrets.ts';
 import { recordPayoutCallback } from '../domain/events.ts';
 import { openTestStore } from '../testing/store.ts';
-import type { AttemptResult, DeliveryQueue, Store } from '../store/types.ts';
+import type { AttemptResult, DeliveryQueue, Store } from '../domain/store.ts';
 import type { AttemptRecord, DeliveryRecord } from '../domain/model.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.ts';
 import { createSender, type Sender } from './sender.ts';

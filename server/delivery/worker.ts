@@ -53,7 +53,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secrets.ts';
-import type { AttemptResult, Store } from '../store/types.ts';
+import type { AttemptResult, Store } from '../domain/store.ts';
 import { boundedMemo } from './memo.ts';
 import { nextAttemptAt, type RetryPolicy } from './schedule.ts';
 import type { Sender } from './sender.ts';

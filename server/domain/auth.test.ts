@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openTestStore } from '../testing/store.ts';
-import type { Store } from '../store/types.ts';
+import type { Store } from './store.ts';
 import { createDestinationPolicy } from '../destination/policy.ts';
 import { createMember, createTenant, revokeApiKey, setMemberActive, type CreatedTenant } from './admin.ts';
 import { authenticateApiKey, authenticateMember, createAuthCaches } from './auth.ts';

@@ -1,7 +1,7 @@
 // What every domain function is given: the store, the clock, the secrets box, the
 // destination policy and a logger. Built once at start (server/main.ts) and in tests.
 import type { Logger } from 'pino';
-import type { Store } from '../store/types.ts';
+import type { Store } from './store.ts';
 import type { EnvironmentName } from './model.ts';
 import type { AuthCaches } from './auth-cache.ts';
 import type { Clock } from './clock.ts';

@@ -1,7 +1,7 @@
 // Recording events: the outbox. An event and, when the environment has an active endpoint,
 // its delivery are written in the same transaction as the state change that caused them,
 // so an accepted change never loses its notification and a rolled-back one never sends it.
-import type { Tx } from '../store/types.ts';
+import type { Tx } from './store.ts';
 import type { components } from '../../generated/types/events.ts';
 import type { DeliveryKind, EnvironmentName, EventRecord, OrderEventType, UntargetedDelivery } from './model.ts';
 import type { Scope, Services } from './context.ts';

@@ -1,6 +1,6 @@
 // The domain's model: the records the domain works with and the vocabulary they use. Every
 // enum comes from the contract (generated/ from spec/), so a value added to the spec reaches
-// the code through `npm run generate`; the Store (store/types.ts) persists these records.
+// the code through `npm run generate`; the Store (its port: domain/store.ts) persists these records.
 import type { components as ManagementSchemas } from '../../generated/types/management.ts';
 import type { components as OrderSchemas } from '../../generated/types/orders.ts';
 import type { components as TransactionSchemas } from '../../generated/types/transactions.ts';

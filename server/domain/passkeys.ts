@@ -4,7 +4,7 @@
 import type { Services } from './context.ts';
 import { AppError } from './errors.ts';
 import type { MemberRecord, PasskeyRecord } from './model.ts';
-import { UniqueViolation } from '../store/types.ts';
+import { UniqueViolation } from './store.ts';
 
 /** The member's passkeys, oldest first. */
 export function memberPasskeys(services: Services, memberId: string): Promise<PasskeyRecord[]> {

@@ -3,6 +3,7 @@
 // `principal` by authenticate, `body` by jsonBody, `request` by validateRequest.
 import type { ValidatedRequest } from '../contract/operations.ts';
 import type { Principal } from '../domain/auth.ts';
+import type { RequestStore } from './request-store.ts';
 
 export interface AppEnv {
   Variables: {
@@ -12,5 +13,7 @@ export interface AppEnv {
     request: ValidatedRequest;
     /** The contract operation being served (set by the router; request metrics label by it). */
     operationId?: string;
+    /** The request's signal and its store writes (set by the deadline, middleware/deadline.ts). */
+    storeCalls?: RequestStore;
   };
 }

@@ -9,7 +9,7 @@ import { newRequestId } from '../domain/ids.ts';
 import type { AppEnv } from './app-env.ts';
 import { problemResponse } from './problem.ts';
 import { isStoreUnavailable, unavailableReason } from '../store/unavailable.ts';
-import { OutcomeUnknown } from '../store/errors.ts';
+import { OutcomeUnknown } from '../domain/store-errors.ts';
 
 const UNAVAILABLE = 'The data store is unavailable; nothing was written. Retry in a few seconds.';
 const UNKNOWN =

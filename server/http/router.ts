@@ -67,7 +67,10 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
       const principal = c.get('principal');
       const scope = { tenantId: principal.tenantId, environmentId: principal.environmentId, environment: principal.environment };
       const requestId = c.get('requestId');
-      const reply = await handler(c.get('request'), { principal, scope, services, requestId, streams: opts.streams });
+      // The request's store: its calls take the request's signal (middleware/deadline.ts).
+      const calls = c.get('storeCalls');
+      const scoped = calls ? { ...services, store: calls.wrap(services.store) } : services;
+      const reply = await handler(c.get('request'), { principal, scope, services: scoped, requestId, streams: opts.streams });
       return jsonResponse(reply, requestId);
     });
   }

@@ -4,7 +4,7 @@
 // methods, status codes, outcomes and error classes (bounded sets).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Clock } from '../domain/clock.ts';
-import type { AttemptResult, Store } from '../store/types.ts';
+import type { AttemptResult, Store } from '../domain/store.ts';
 import { retentionMetrics, type RetentionMetrics } from './retention-metrics.ts';
 
 /** Seconds; requests, store commits and pruning batches are mostly fast, attempts may take up to the 10 s deadline. */

@@ -9,7 +9,7 @@ import { loadConfig } from '../config.ts';
 import { ManualClock } from '../domain/clock.ts';
 import { openServicesWithRetry } from '../lifecycle/open-with-retry.ts';
 import type { openServices } from '../services.ts';
-import type { Store } from '../store/types.ts';
+import type { Store } from '../domain/store.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { createMetrics } from './metrics.ts';
 import { createReadiness } from './readiness.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../domain/clock.ts';
-import type { Store } from '../store/types.ts';
+import type { Store } from '../domain/store.ts';
 import { createReadiness } from './readiness.ts';
 
 const answeringStore = { transaction: async () => undefined } as unknown as Store;

@@ -3,7 +3,7 @@
 // shutdown. /healthz stays a liveness probe (the process answers), so an orchestrator
 // restarts a wedged process but only stops routing to one that is waiting for its database.
 import type { Clock } from '../domain/clock.ts';
-import type { Store } from '../store/types.ts';
+import type { Store } from '../domain/store.ts';
 import { isStoreUnavailable, unavailableReason } from '../store/unavailable.ts';
 
 export type NotReadyReason = 'starting' | 'store-unreachable' | 'migrations-pending' | 'draining' | 'delivery-stalled';

@@ -3,7 +3,7 @@
 // batch's own duration and outcome.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.ts';
-import type { PruneResult } from '../store/types.ts';
+import type { PruneResult } from '../domain/store.ts';
 
 export interface RetentionMetrics {
   /** One batch: what it removed (or that another instance held the lock) and how long it took. */

@@ -9,7 +9,7 @@ import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.ts';
 import { T0, deliveryRecord, eventRecord, seedEnvironment } from '../store/suite/fixtures.ts';
 import { createPruner, type Pruner, type PrunerOptions } from './pruner.ts';
 import type { LoadProbe } from './pacing.ts';
-import type { PruneRequest } from '../store/types.ts';
+import type { PruneRequest } from '../domain/store.ts';
 import { parseDuration, retentionSettings } from './settings.ts';
 import { until } from '../testing/until.ts';
 

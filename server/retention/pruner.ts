@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import type { RetentionMetrics } from '../observability/retention-metrics.ts';
-import type { PruneResult, Store } from '../store/types.ts';
+import type { PruneResult, Store } from '../domain/store.ts';
 import type { Timers } from '../timers.ts';
 import { BUSY_UTILISATION, busyRest, eventLoopProbe, type LoadProbe } from './pacing.ts';
 

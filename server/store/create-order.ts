@@ -1,7 +1,7 @@
 // Store.createOrder as a unit of an ordinary transaction: what SQLite runs, and what
 // PostgreSQL's group commit falls back to for an order its bulk statement could not take
 // (postgres/bulk-orders.ts writes the same rows for many orders at once).
-import { UniqueViolation, type OrderCreated, type OrderCreation, type Store, type Tx } from './types.ts';
+import { UniqueViolation, type CallOptions, type OrderCreated, type OrderCreation, type Store, type Tx } from '../domain/store.ts';
 
 /** The order's writes in the caller's transaction; `created: false` when its key is already recorded. */
 export async function createOrderIn(tx: Tx, c: OrderCreation): Promise<OrderCreated> {
@@ -16,8 +16,8 @@ export async function createOrderIn(tx: Tx, c: OrderCreation): Promise<OrderCrea
 }
 
 /** Store.createOrder over Store.transaction. */
-export function createOrderInTransaction(store: Pick<Store, 'transaction'>, c: OrderCreation): Promise<OrderCreated> {
-  return store.transaction((tx) => createOrderIn(tx, c)).catch(keyTakenMeanwhile);
+export function createOrderInTransaction(store: Pick<Store, 'transaction'>, c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
+  return store.transaction((tx) => createOrderIn(tx, c), opts).catch(keyTakenMeanwhile);
 }
 
 /** A key recorded by a concurrent transaction after the lookup: `created: false` as well; any other error stays one. */

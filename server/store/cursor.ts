@@ -1,7 +1,7 @@
 // Page cursors shared by every Store: the opaque base64url of the last row's monotonic
 // sequence number (events.seq, deliveries.seq). Newest-first pages continue with `seq < cursor`.
-import { InvalidCursorError } from './errors.ts';
-import type { Page } from './types.ts';
+import { InvalidCursorError } from '../domain/store-errors.ts';
+import type { Page } from '../domain/store.ts';
 
 const SEQ = /^[1-9][0-9]{0,15}$/;
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { claimSteps, type QueueDialect, type StepResult } from './queue-sql.ts';
 import type { ClaimedRow } from './rows.ts';
-import type { ClaimOptions } from './types.ts';
+import type { ClaimOptions } from '../domain/store.ts';
 
 const dialect: QueueDialect = {
   dueOf: () => '',

@@ -4,7 +4,7 @@
 // release that ends it; an expired one stays until a claim takes it over. Statements use @name
 // parameters (PostgreSQL's queue numbers them) and only SQL both dialects read the same way
 // (FILTER, CAST, CASE rather than bool_or, ::, LEAST). What differs is a hook of QueueDialect.
-import type { ClaimOptions } from './types.ts';
+import type { ClaimOptions } from '../domain/store.ts';
 import type { ClaimedRow } from './rows.ts';
 
 export interface QueueDialect {

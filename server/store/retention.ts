@@ -1,86 +1,176 @@
 // Pruning expired rows (Store.prune), written once for both stores over the repositories' Sql.
-// Every statement is bounded: a batch reads a window of at most `limit` rows in seq order per
-// environment (the index on (environment_id, seq)), never a whole table, so a call costs the
-// same on a database of a day or of a year and the writer is held only briefly.
+// A batch runs a fixed number of statements, whatever the number of environments: it takes the
+// next ENVIRONMENTS_PER_BATCH environments after a cursor kept across batches (round-robin), finds
+// in one statement which of them have expired rows (one index probe per table each), and shares
+// its row budget (`limit` per table) among those: each reads a window of its first rows in seq
+// order (the index on (environment_id, seq)), all of them in one statement, and the expired rows
+// of the windows go in one statement per table. So a batch at 10 000 environments runs the
+// statements of a batch at one, and no environment waits behind another's backlog: each gets its
+// share on every lap. A pass ends at the end of a lap (the cursor back at the first environment)
+// that left nothing expired behind; a pass cut short resumes where it stopped, so every
+// environment is visited within two passes.
 //
-// Within an environment seq follows insertion, hence created_at, so the expired rows come
-// first: a window's expired rows are removed up to the last of them (seq <= boundary), which
-// skips the rows still pending or still referenced. Rows of the other environment kind are
-// untouched (each environment has its own cutoff).
+// Within an environment seq follows insertion, hence created_at, so the expired rows come first:
+// the window of an environment that has any starts with them. Rows of the other environment kind are untouched
+// (each environment has its own cutoff).
 import type { EnvironmentName, Millis } from '../domain/model.ts';
+import type { PruneRequest, PruneResult } from '../domain/store.ts';
 import type { Sql } from './sql.ts';
-import type { PruneRequest, PruneResult } from './types.ts';
 
-/** How a dialect removes a batch of expired idempotency keys ($1 cutoff, $2 limit): the table has no seq. */
-export type KeyBatch = string;
+/** Environments a batch looks at, at most: its first statement probes each of them (two index probes). */
+export const ENVIRONMENTS_PER_BATCH = 1000;
+
+/** What differs by dialect in a batch. */
+export interface PruneDialect {
+  /** Removes a batch of expired idempotency keys ($1 cutoff, $2 limit): the table has no seq. */
+  keyBatch: string;
+  /**
+   * environment_id, seq, created_at of the first $2 rows in seq order of `table` (`filter`: an
+   * extra condition) for each environment of the list $1.
+   */
+  windows(table: 'deliveries' | 'events', filter: string): string;
+  /** The condition "column is one of the list bound as $n". */
+  inList(column: string, n: number): string;
+  /** A list bound as one parameter. */
+  list(values: readonly (string | number)[]): unknown;
+}
+
+/** Where the round-robin over environments stands: kept by the store across batches. */
+export interface PruneCursor {
+  /** The last environment id of the previous batch ('' at the start of a lap). */
+  after: string;
+  /** A batch of this lap left expired rows behind: the pass goes on for another lap. */
+  dirty: boolean;
+}
+
+export const LAP_START: PruneCursor = { after: '', dirty: false };
+
+interface SliceRow {
+  id: string;
+  name: EnvironmentName;
+  delivery: number | string | null;
+  event: number | string | null;
+}
 
 interface WindowRow {
+  environment_id: string;
   seq: number | string;
   created_at: number | string;
 }
 
-/** The seq up to which the window's rows are expired (the last expired one), or null when none is. */
-function boundary(rows: readonly WindowRow[], cutoff: Millis): number | null {
-  let last: number | null = null;
-  for (const r of rows) if (Number(r.created_at) < cutoff) last = Number(r.seq);
-  return last;
-}
+// The oldest row of each table per environment (a delivery still pending is being retried).
+const SLICE = `SELECT e.id, e.name,
+  (SELECT d.created_at FROM deliveries d WHERE d.environment_id = e.id AND d.state <> 'pending' ORDER BY d.seq LIMIT 1) AS delivery,
+  (SELECT v.created_at FROM events v WHERE v.environment_id = e.id ORDER BY v.seq LIMIT 1) AS event
+  FROM environments e WHERE e.id > $1 ORDER BY e.id LIMIT $2`;
 
-// Deliveries that are no longer pending: a pending one is still being retried.
-const DELIVERY_WINDOW = `SELECT seq, created_at FROM deliveries WHERE environment_id = $1 AND state <> 'pending' ORDER BY seq LIMIT $2`;
-const EXPIRED_DELIVERIES = `SELECT id FROM deliveries WHERE environment_id = $1 AND seq <= $2 AND created_at < $3 AND state <> 'pending'`;
 // A delivery disabled while in flight may still hold a lease (its holder records the attempt).
-const DELETE_LEASES = `DELETE FROM delivery_leases WHERE delivery_seq IN (SELECT seq FROM deliveries WHERE environment_id = $1 AND seq <= $2 AND created_at < $3 AND state <> 'pending')`;
-const DELETE_ATTEMPTS = `DELETE FROM delivery_attempts WHERE delivery_id IN (${EXPIRED_DELIVERIES})`;
-const DELETE_DELIVERIES = `DELETE FROM deliveries WHERE environment_id = $1 AND seq <= $2 AND created_at < $3 AND state <> 'pending'`;
-
+const doneDeliveries = (d: PruneDialect): string => `SELECT seq FROM deliveries WHERE ${d.inList('seq', 1)} AND state <> 'pending'`;
+const deleteLeases = (d: PruneDialect): string => `DELETE FROM delivery_leases WHERE delivery_seq IN (${doneDeliveries(d)})`;
+const deleteAttempts = (d: PruneDialect): string =>
+  `DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE ${d.inList('seq', 1)} AND state <> 'pending')`;
+const deleteDeliveries = (d: PruneDialect): string => `DELETE FROM deliveries WHERE ${d.inList('seq', 1)} AND state <> 'pending'`;
 // Events that no delivery refers to any more (a pending delivery keeps its event). A scalar
 // subquery, not NOT EXISTS: PostgreSQL turned NOT EXISTS into a hash anti-join that read every
 // delivery of the table per batch (EXPLAIN, 26 000 deliveries: 14-29 ms, growing with the
-// table); the subquery is one probe of deliveries_event per event of the window (1.7 ms).
-const EVENT_WINDOW = `SELECT seq, created_at FROM events WHERE environment_id = $1 ORDER BY seq LIMIT $2`;
-const DELETE_EVENTS = `DELETE FROM events WHERE environment_id = $1 AND seq <= $2 AND created_at < $3
-  AND (SELECT count(*) FROM deliveries d WHERE d.event_id = events.id) = 0`;
+// table); the subquery is one probe of deliveries_event per event (1.7 ms).
+const deleteEvents = (d: PruneDialect): string =>
+  `DELETE FROM events WHERE ${d.inList('seq', 1)} AND (SELECT count(*) FROM deliveries x WHERE x.event_id = events.id) = 0`;
 
-const OLDEST_EVENT = 'SELECT created_at FROM events ORDER BY seq LIMIT 1';
-const OLDEST_DELIVERY = 'SELECT created_at FROM deliveries ORDER BY seq LIMIT 1';
+const OLDEST = `SELECT (SELECT created_at FROM events ORDER BY seq LIMIT 1) AS events,
+  (SELECT created_at FROM deliveries ORDER BY seq LIMIT 1) AS deliveries`;
 
-/** One batch of Store.prune inside the caller's transaction. */
-export async function pruneBatch<B, J>(sql: Sql<B, J>, keyBatch: KeyBatch, req: PruneRequest): Promise<PruneResult> {
+/** One batch of Store.prune inside the caller's transaction; `next` is the cursor once it commits. */
+export async function pruneBatch<B, J>(sql: Sql<B, J>, dialect: PruneDialect, req: PruneRequest, cursor: PruneCursor): Promise<{ result: PruneResult; next: PruneCursor }> {
   if (!Number.isInteger(req.limit) || req.limit < 1) throw new RangeError(`prune limit must be a whole number >= 1, not ${req.limit}`);
-  const deleted = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0 };
-  let more = false;
-  const environments = await sql.rows<{ id: string; name: EnvironmentName }>('SELECT id, name FROM environments ORDER BY id', []);
-  for (const env of environments) {
-    const cutoff = req.activityBefore[env.name];
-    const deliveryRoom = req.limit - deleted.deliveries;
-    if (deliveryRoom > 0) {
-      const last = boundary(await sql.rows<WindowRow>(DELIVERY_WINDOW, [env.id, deliveryRoom]), cutoff);
-      if (last !== null) {
-        const params = [env.id, last, cutoff];
-        await sql.run(DELETE_LEASES, params);
-        deleted.attempts += await sql.run(DELETE_ATTEMPTS, params);
-        const n = await sql.run(DELETE_DELIVERIES, params);
-        deleted.deliveries += n;
-        if (n >= deliveryRoom) more = true;
-      }
-    } else more = true;
-    const eventRoom = req.limit - deleted.events;
-    if (eventRoom > 0) {
-      const window = await sql.rows<WindowRow>(EVENT_WINDOW, [env.id, eventRoom]);
-      const last = boundary(window, cutoff);
-      if (last !== null) {
-        deleted.events += await sql.run(DELETE_EVENTS, [env.id, last, cutoff]);
-        // A full window of expired rows may have more behind it.
-        if (window.length === eventRoom && Number(window[window.length - 1]?.created_at) < cutoff) more = true;
-      }
-    } else more = true;
-  }
-  deleted.idempotencyKeys = await sql.run(keyBatch, [req.keysBefore, req.limit]);
-  if (deleted.idempotencyKeys >= req.limit) more = true;
-  const oldestOf = async (text: string): Promise<Millis | null> => {
-    const r = await sql.one<{ created_at: number | string }>(text, []);
-    return r === undefined ? null : Number(r.created_at);
+  const slice = await sql.rows<SliceRow>(SLICE, [cursor.after, ENVIRONMENTS_PER_BATCH]);
+  const taken = takeSlice(slice, req);
+  const cutoffs = new Map(taken.map((e) => [e.id, req.activityBefore[e.name]]));
+  const deliveries = await pruneTable(sql, dialect, 'deliveries', candidates(taken, 'delivery', req), cutoffs, req.limit);
+  const events = await pruneTable(sql, dialect, 'events', candidates(taken, 'event', req), cutoffs, req.limit);
+  const idempotencyKeys = await sql.run(dialect.keyBatch, [req.keysBefore, req.limit]);
+  // A full window of expired rows may have more behind it; one whose rows could not go (events a
+  // pending delivery keeps) is no reason for another lap.
+  const dirty = cursor.dirty || deliveries.full || (events.full && events.deleted > 0);
+  const lapEnds = taken.length === slice.length && slice.length < ENVIRONMENTS_PER_BATCH;
+  const next: PruneCursor = lapEnds ? LAP_START : { after: taken.at(-1)?.id ?? cursor.after, dirty };
+  const more = (lapEnds ? dirty : true) || idempotencyKeys >= req.limit;
+  const oldest = await sql.one<{ events: number | string | null; deliveries: number | string | null }>(OLDEST, []);
+  const millis = (v: number | string | null | undefined): Millis | null => (v === null || v === undefined ? null : Number(v));
+  const result: PruneResult = {
+    ran: true,
+    deleted: { events: events.deleted, deliveries: deliveries.deleted, attempts: deliveries.attempts, idempotencyKeys },
+    more,
+    oldest: { events: millis(oldest?.events), deliveries: millis(oldest?.deliveries) },
   };
-  return { ran: true, deleted, more, oldest: { events: await oldestOf(OLDEST_EVENT), deliveries: await oldestOf(OLDEST_DELIVERY) } };
+  return { result, next };
+}
+
+/** Whether the environment's oldest row of the table (its probe) is expired. */
+function expired(row: SliceRow, table: 'delivery' | 'event', req: PruneRequest): boolean {
+  const oldest = row[table];
+  return oldest !== null && Number(oldest) < req.activityBefore[row.name];
+}
+
+const candidates = (rows: readonly SliceRow[], table: 'delivery' | 'event', req: PruneRequest): string[] => rows.filter((r) => expired(r, table, req)).map((r) => r.id);
+
+/** The slice's longest prefix in which neither table has more environments with expired rows than `limit` (each gets one row at least). */
+function takeSlice(slice: readonly SliceRow[], req: PruneRequest): SliceRow[] {
+  let d = 0;
+  let e = 0;
+  for (const [i, row] of slice.entries()) {
+    d += expired(row, 'delivery', req) ? 1 : 0;
+    e += expired(row, 'event', req) ? 1 : 0;
+    if (d > req.limit || e > req.limit) return slice.slice(0, i);
+  }
+  return [...slice];
+}
+
+interface TableOutcome {
+  deleted: number;
+  attempts: number;
+  /** An environment's window was full and all expired. */
+  full: boolean;
+}
+
+/** The expired rows of each environment's window, the budget shared among the environments. */
+async function pruneTable<B, J>(
+  sql: Sql<B, J>,
+  dialect: PruneDialect,
+  table: 'deliveries' | 'events',
+  environments: readonly string[],
+  cutoffs: ReadonlyMap<string, Millis>,
+  limit: number,
+): Promise<TableOutcome> {
+  if (environments.length === 0) return { deleted: 0, attempts: 0, full: false };
+  const share = Math.max(1, Math.floor(limit / environments.length));
+  const filter = table === 'deliveries' ? ` AND state <> 'pending'` : '';
+  const rows = await sql.rows<WindowRow>(dialect.windows(table, filter), [dialect.list(environments), share]);
+  const { seqs, full } = expiredRows(rows, cutoffs, share);
+  if (seqs.length === 0) return { deleted: 0, attempts: 0, full };
+  const list = [dialect.list(seqs)];
+  if (table === 'events') return { deleted: await sql.run(deleteEvents(dialect), list), attempts: 0, full };
+  await sql.run(deleteLeases(dialect), list);
+  const attempts = await sql.run(deleteAttempts(dialect), list);
+  return { deleted: await sql.run(deleteDeliveries(dialect), list), attempts, full };
+}
+
+/** The seqs of the windows' expired rows, and whether a window of `share` rows ends in an expired one (more may follow). */
+function expiredRows(rows: readonly WindowRow[], cutoffs: ReadonlyMap<string, Millis>, share: number): { seqs: number[]; full: boolean } {
+  const byEnvironment = new Map<string, WindowRow[]>();
+  for (const r of rows) {
+    const window = byEnvironment.get(r.environment_id);
+    if (window === undefined) byEnvironment.set(r.environment_id, [r]);
+    else window.push(r);
+  }
+  const seqs: number[] = [];
+  let full = false;
+  for (const [id, window] of byEnvironment) {
+    const cutoff = cutoffs.get(id) ?? -Infinity;
+    const isExpired = (r: WindowRow): boolean => Number(r.created_at) < cutoff;
+    for (const r of window) if (isExpired(r)) seqs.push(Number(r.seq));
+    const last = window.reduce((a, b) => (Number(b.seq) > Number(a.seq) ? b : a));
+    if (window.length === share && isExpired(last)) full = true;
+  }
+  return { seqs, full };
 }

@@ -19,7 +19,7 @@ import type {
   TenantRecord,
   TransactionRecord,
 } from '../domain/model.ts';
-import type { ClaimedDelivery } from './types.ts';
+import type { ClaimedDelivery } from '../domain/store.ts';
 
 /** How one driver represents booleans (B), the JSON column (J) and exact decimals. */
 export interface Dialect<B, J> {

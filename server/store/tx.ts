@@ -5,7 +5,7 @@
 // error for the caller.
 import { repositories, type DialectHooks } from './repos/index.ts';
 import type { Sql } from './sql.ts';
-import type { ReadTx, Tx } from './types.ts';
+import type { ReadTx, Tx } from '../domain/store.ts';
 
 /** How a store reports a failing callback (its logger). */
 export type Report = (err: unknown, what: string) => void;

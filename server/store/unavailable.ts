@@ -3,13 +3,13 @@
 // layer answers those 503 store-unavailable with Retry-After, the start-up loop waits and
 // retries on them. In every case the failed transaction wrote nothing: PostgreSQL rolled it
 // back (or never began it), SQLite rolled back its savepoint.
-import { OutcomeUnknown } from './errors.ts';
+import { OVERLOADED, OutcomeUnknown } from '../domain/store-errors.ts';
 
 /** Network errors of the driver's socket. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** The store's own refusals: too much work already waits for the database (admission control). */
-export const OVERLOADED = 'EOVERLOADED';
+export { OVERLOADED };
 
 /**
  * PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01..57P03 (admin shutdown, crash

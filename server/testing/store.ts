@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Store } from '../store/types.ts';
+import type { Store } from '../domain/store.ts';
 import { openSqliteStore } from '../store/sqlite/store.ts';
 
 export async function openTestStore(): Promise<Store> {

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.ts';
 import type { AttemptRecord } from '../../domain/model.ts';
-import type { AttemptResult, Completion } from '../../store/types.ts';
+import type { AttemptResult, Completion } from '../../domain/store.ts';
 import type { RetryPolicy, nextAttemptAt } from '../schedule.ts';
 import type { SendOutcome, Sender } from '../sender.ts';
 import { buildDeliveryRequest, type DeliveryRequest } from '../sign.ts';

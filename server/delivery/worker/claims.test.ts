@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../domain/clock.ts';
-import type { ClaimOptions, ClaimedDelivery, Completion } from '../../store/types.ts';
+import type { ClaimOptions, ClaimedDelivery, Completion } from '../../domain/store.ts';
 import { claimedDelivery } from '../testing.ts';
 import type { Attempted } from './attempt.ts';
 import { CLAIM_AT_LEAST_EVERY_MS, createClaims, type Claims } from './claims.ts';

@@ -9,7 +9,7 @@
 // deliveries that fall due elsewhere still wait at most that long (new events wake the worker
 // at once anyway). After a claim that found nothing, only that interval or a wake-up claims again.
 import type { Clock } from '../../domain/clock.ts';
-import type { ClaimOptions, CompleteAndClaim, DeliveryQueue } from '../../store/types.ts';
+import type { ClaimOptions, CompleteAndClaim, DeliveryQueue } from '../../domain/store.ts';
 import type { Attempted } from './attempt.ts';
 import type { Dispatcher, Slot } from './dispatcher.ts';
 import type { GiveBack } from './lease.ts';

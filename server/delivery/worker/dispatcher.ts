@@ -13,7 +13,7 @@
 // - A prefetched delivery is sent only while its lease covers the attempt with SEND_MARGIN_MS
 //   to spare and it waited at most PREFETCH_MAX_WAIT_MS; otherwise it is given back (`expired`).
 import type { Clock } from '../../domain/clock.ts';
-import type { ClaimedDelivery } from '../../store/types.ts';
+import type { ClaimedDelivery } from '../../domain/store.ts';
 import type { DestinationHealth } from './health.ts';
 import { toLease, type Lease } from './lease.ts';
 import { PREFETCH_MAX_WAIT_MS, SEND_MARGIN_MS, type Limits } from './limits.ts';

@@ -2,7 +2,7 @@
 // (every part that limits, remembers or refills per destination reads it from here), and the
 // one way leases go back to the store before their attempt is recorded.
 import type { Logger } from 'pino';
-import type { ClaimedDelivery, DeliveryQueue } from '../../store/types.ts';
+import type { ClaimedDelivery, DeliveryQueue } from '../../domain/store.ts';
 
 export interface Lease extends ClaimedDelivery {
   /** Where it goes: `e:<endpoint id>`, or `u:<url>` for a payout callback (no endpoint). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../domain/clock.ts';
-import type { DeliveryQueue } from '../../store/types.ts';
+import type { DeliveryQueue } from '../../domain/store.ts';
 import { queueHealth, STALLED_AFTER_MS } from './queue-health.ts';
 
 /** A queue whose calls are settled by the test. */

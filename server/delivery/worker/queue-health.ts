@@ -3,7 +3,7 @@
 // the operator's metrics show the time since the last successful claim, and the watchdog acts
 // on it. Every queue call of the worker goes through `observe`.
 import type { Clock } from '../../domain/clock.ts';
-import type { DeliveryQueue } from '../../store/types.ts';
+import type { DeliveryQueue } from '../../domain/store.ts';
 
 /** A queue call still unanswered after this long counts as stalled (its deadline should have ended it sooner). */
 export const STALLED_AFTER_MS = 5_000;

@@ -1,8 +1,8 @@
 // Webhook activity: the deliveries of a tenant environment (order events, test webhooks and
 // payout-completed callbacks of every endpoint and version), their attempts and payloads, and
 // the manual retry of a failed one. Another environment's delivery is as unknown as a made-up id.
-import { InvalidCursorError } from '../../store/errors.ts';
-import type { ReadTx, Tx } from '../../store/types.ts';
+import { InvalidCursorError } from '../store-errors.ts';
+import type { ReadTx, Tx } from '../store.ts';
 import type { AttemptRecord, DeliveryRecord, EventType, Millis } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';

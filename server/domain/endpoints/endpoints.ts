@@ -3,7 +3,7 @@
 // accepted change raises the version, and in the same transaction the pending deliveries of
 // older versions become `disabled`, so they are never sent to the replacement destination.
 import { generateSecret } from '../../../signing/signature.ts';
-import { UniqueViolation, type ReadTx, type Tx } from '../../store/types.ts';
+import { UniqueViolation, type ReadTx, type Tx } from '../store.ts';
 import { type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis, type SignatureScheme } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { checkDestination } from '../destination-check.ts';

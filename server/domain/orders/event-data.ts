@@ -1,6 +1,6 @@
 // Order event data: the one place that turns an order into the snapshot an order event carries
 // (webhook payload and events feed alike), so every event has the same shape.
-import type { Tx } from '../../store/types.ts';
+import type { Tx } from '../store.ts';
 import type { OrderEventType, OrderRecord, UnnumberedOrder } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { orderEventRecords, recordOrderEvent, type NewOrderEvent, type OrderEventData } from '../events.ts';

@@ -1,7 +1,7 @@
 // The events feed (GET /v2/events): every order event of the tenant environment, newest
 // first, whether or not a delivery was made — the merchant's recovery path. Each item is the
 // exact envelope that was (or would have been) signed and sent.
-import { InvalidCursorError } from '../../store/errors.ts';
+import { InvalidCursorError } from '../store-errors.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { ORDER_EVENT_TYPES, type OrderEventType } from '../model.ts';

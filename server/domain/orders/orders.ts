@@ -3,7 +3,7 @@
 // tenant environment: another environment's order is as unknown as a made-up id.
 import { createHash } from 'node:crypto';
 import type { components } from '../../../generated/types/orders.ts';
-import type { ReadTx, Tx } from '../../store/types.ts';
+import type { ReadTx, Tx } from '../store.ts';
 import type { OrderRecord, TransactionRecord, UnnumberedOrder } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';

@@ -3,8 +3,8 @@
 // commits (Store.onEventsRecorded) and polls every pollMs for other instances' (and for
 // events PostgreSQL held back behind a transaction still running), so an event arrives within
 // about pollMs of its commit wherever it was written. Nothing HTTP here: the route frames it.
-import { InvalidCursorError } from '../../store/errors.ts';
-import type { StreamedEvent } from '../../store/types.ts';
+import { InvalidCursorError } from '../store-errors.ts';
+import type { StreamedEvent } from '../store.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { EventType } from '../model.ts';

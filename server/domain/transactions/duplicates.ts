@@ -1,9 +1,9 @@
 // thirdPartyId is unique per tenant environment and operation. The check inside the
 // transaction answers the common case; the store's unique index settles a race between two
 // requests (on PostgreSQL the losing transaction aborts, so the winner is read afresh).
-import type { Tx } from '../../store/types.ts';
+import type { Tx } from '../store.ts';
 import type { TransactionRecord, TransactionType } from '../model.ts';
-import { UniqueViolation } from '../../store/types.ts';
+import { UniqueViolation } from '../store.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { describeType } from './records.ts';

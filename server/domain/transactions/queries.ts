@@ -2,8 +2,8 @@
 import type { TransactionRecord } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { InvalidCursorError } from '../../store/errors.ts';
-import type { Page } from '../../store/types.ts';
+import { InvalidCursorError } from '../store-errors.ts';
+import type { Page } from '../store.ts';
 
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 500;

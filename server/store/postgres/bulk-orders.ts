@@ -8,7 +8,7 @@
 // of the same statement) inserts nothing, and its caller reads the winner after the commit.
 // Its number, taken before the statement, stays unused: a gap, as a rolled-back order leaves.
 import type pg from 'pg';
-import type { OrderCreated, OrderCreation } from '../types.ts';
+import type { OrderCreated, OrderCreation } from '../../domain/store.ts';
 import type { DeliveryListeners } from '../tx.ts';
 import { formatOrderNumber, idempotencyKeyRow } from '../repos/orders.ts';
 import type { Bulk, Outcome } from './group-commit.ts';

@@ -3,7 +3,7 @@
 // UniqueViolation by constraint name, and the savepoint that keeps a transaction usable
 // after a caught violation.
 import pg from 'pg';
-import { UniqueViolation } from '../types.ts';
+import { UniqueViolation } from '../../domain/store.ts';
 
 type Constraint = UniqueViolation['constraint'];
 

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../../faults/tcp-proxy.ts';
 import { realTimers } from '../../timers.ts';
-import { OutcomeUnknown } from '../errors.ts';
+import { OutcomeUnknown } from '../../domain/store-errors.ts';
 import { deliveryRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, T0 } from '../suite/fixtures.ts';
 import { isStoreUnavailable } from '../unavailable.ts';
 import { DeadlineExceeded, deadlineClient, sessionSettings } from './deadlines.ts';

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
 import { createOrderIn } from '../create-order.ts';
-import { UniqueViolation } from '../types.ts';
+import { UniqueViolation } from '../../domain/store.ts';
 import { PgGroupCommitter } from './group-commit.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';

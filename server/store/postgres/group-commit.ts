@@ -36,12 +36,19 @@
 // fails: they would all wait for the same dead host. A batch whose connection is lost after
 // COMMIT was sent (or after its lone statement was) answers OutcomeUnknown: it may have
 // committed, and nothing but a retry with the same key can tell.
+//
+// A unit's caller may be answered before its batch ends: by the unit's whole deadline, or by
+// its signal (the request deadline, a client that went away). Such a unit is never started
+// afterwards and never queued again: still queued, taken by a batch that has not reached it, or
+// waiting to run again after a deadlock, it is dropped and its caller hears that nothing was
+// written; once its statements were sent it finishes or rolls back with its batch, and its
+// caller hears OutcomeUnknown (it may commit).
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { isRetryable, mapError } from './db.ts';
 import { DeadlineExceeded } from './deadlines.ts';
 import { destroyConnection } from './pg-internals.ts';
-import { OutcomeUnknown } from '../errors.ts';
+import { CallCancelled, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { OVERLOADED } from '../unavailable.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 
@@ -74,8 +81,12 @@ interface Job {
   /** Its kind and data when it may run with others of its kind (submitBulk). */
   bulk: { kind: Bulk<unknown, unknown>; item: unknown } | null;
   runs: number;
-  /** When it was queued (opts.now), for queueWaitMs. */
+  /** When it was last queued (opts.now), for queueWaitMs: a unit queued again after a deadlock is judged from then. */
   queuedAt: number;
+  /** Where it is: its statements were `sent` in a batch that has not ended (it may commit), or not. */
+  phase: 'queued' | 'taken' | 'sent' | 'waiting';
+  /** Its caller was answered early (deadline, signal): never started, never queued again. */
+  answered: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -201,29 +212,38 @@ export class PgGroupCommitter {
   }
 
   /** Queues a unit of work; resolves with its value once the batch that ran it is committed. */
-  submit<T>(attempt: Attempt<T>): Promise<T> {
-    return this.submitJob(attempt, null);
+  submit<T>(attempt: Attempt<T>, signal?: AbortSignal): Promise<T> {
+    return this.submitJob(attempt, null, signal);
   }
 
   /** As submit, but the batch runs it with the other units of `kind` it holds (see Bulk); alone, it is `attempt`. */
-  submitBulk<I, T>(kind: Bulk<I, T>, item: I, attempt: Attempt<T>): Promise<T> {
-    return this.submitJob(attempt, { kind: kind as Bulk<unknown, unknown>, item });
+  submitBulk<I, T>(kind: Bulk<I, T>, item: I, attempt: Attempt<T>, signal?: AbortSignal): Promise<T> {
+    return this.submitJob(attempt, { kind: kind as Bulk<unknown, unknown>, item }, signal);
   }
 
-  private submitJob<T>(attempt: Attempt<T>, bulk: Job['bulk']): Promise<T> {
+  private submitJob<T>(attempt: Attempt<T>, bulk: Job['bulk'], signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(new CallCancelled());
     if (this.queue.length >= this.maxQueued) {
       this.refused += 1;
       return Promise.reject(new StoreOverloaded(`${this.queue.length} store transactions already wait for the database`));
     }
     return new Promise<T>((resolve, reject) => {
       // The caller's answer comes within queueWaitMs + transactionMs, whatever the database does.
-      const deadline = this.deadlineTimers.setTimeout(() => this.expire(job), this.queueWaitMs + this.transactionMs);
-      const settled = (): void => this.deadlineTimers.clearTimeout(deadline);
+      const wholeMs = this.queueWaitMs + this.transactionMs;
+      const deadline = this.deadlineTimers.setTimeout(() => this.answerEarly(job, new StoreOverloaded(`waited more than ${wholeMs} ms for the database`)), wholeMs);
+      const onAbort = (): void => this.answerEarly(job, new CallCancelled());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const settled = (): void => {
+        this.deadlineTimers.clearTimeout(deadline);
+        signal?.removeEventListener('abort', onAbort);
+      };
       const job: Job = {
         attempt,
         bulk,
         runs: 1,
         queuedAt: this.now(),
+        phase: 'queued',
+        answered: false,
         resolve: (value) => {
           settled();
           resolve(value as T);
@@ -238,21 +258,25 @@ export class PgGroupCommitter {
   }
 
   /**
-   * A unit past its whole deadline: still queued, it is taken out and fails unwritten; taken by
-   * a batch (or waiting to run again), it may yet commit: its caller hears OutcomeUnknown.
+   * Answers a unit's caller before its batch ends (its whole deadline, its signal). Not sent yet
+   * (queued, taken by a batch that has not reached it, waiting to run again), it is dropped and
+   * fails with `unwritten`; sent, it may yet commit: its caller hears OutcomeUnknown.
    */
-  private expire(job: Job): void {
+  private answerEarly(job: Job, unwritten: Error): void {
+    if (job.answered) return;
+    job.answered = true;
     const queued = this.queue.indexOf(job);
-    if (queued >= 0) {
-      this.queue.splice(queued, 1);
-      this.refused += 1;
-      job.reject(new StoreOverloaded(`waited more than ${this.queueWaitMs + this.transactionMs} ms for the database`));
+    if (queued >= 0) this.queue.splice(queued, 1);
+    if (job.phase === 'sent') {
+      job.reject(new OutcomeUnknown(new DeadlineExceeded('a store transaction', this.queueWaitMs + this.transactionMs)));
       return;
     }
-    job.reject(new OutcomeUnknown(new DeadlineExceeded('a store transaction', this.queueWaitMs + this.transactionMs)));
+    if (unwritten instanceof StoreOverloaded) this.refused += 1;
+    job.reject(unwritten);
   }
 
   private enqueue(job: Job, first: boolean): void {
+    job.phase = 'queued';
     if (first) this.queue.unshift(job);
     else this.queue.push(job);
     // A loop about to take a batch takes this job too; otherwise another loop, if allowed.
@@ -345,15 +369,21 @@ export class PgGroupCommitter {
       for (; i < groups.length; i++) {
         const group = groups[i]!;
         const more = i + 1 < groups.length;
-        if (group.kind !== null && (await this.runBulk(run, group.kind, group.jobs, more))) continue;
-        for (const [k, job] of group.jobs.entries()) await this.runUnit(run, job, more || k + 1 < group.jobs.length);
+        // A unit whose caller was answered while earlier ones ran is never started.
+        group.jobs = group.jobs.filter((j) => !j.answered);
+        if (group.kind !== null && group.jobs.length > 0 && (await this.runBulk(run, group.kind, group.jobs, more))) continue;
+        for (const [k, job] of group.jobs.entries()) {
+          if (!job.answered) await this.runUnit(run, job, more || k + 1 < group.jobs.length);
+        }
       }
       return null;
     } catch (err) {
       // The batch's own statements failed (connection lost): nothing of it stands. The units it
       // had not started go back to the queue, as if it had never taken them.
-      for (const job of groups[i]!.jobs) if (!run.done.some((d) => d.job === job)) run.done.push({ job, ok: false, err });
-      this.queue.unshift(...groups.slice(i + 1).flatMap((g) => g.jobs));
+      for (const job of groups[i]!.jobs) if (!job.answered && !run.done.some((d) => d.job === job)) run.done.push({ job, ok: false, err });
+      const untouched = groups.slice(i + 1).flatMap((g) => g.jobs.filter((j) => !j.answered));
+      for (const job of untouched) job.phase = 'queued';
+      this.queue.unshift(...untouched);
       return err;
     }
   }
@@ -383,6 +413,7 @@ export class PgGroupCommitter {
    * alone (a transaction of its own) and its connection was lost before the answer.
    */
   private async bulkOutcomes(run: Run, kind: Bulk<unknown, unknown>, jobs: Job[]): Promise<Outcome<unknown>[] | OutcomeUnknown | null> {
+    for (const job of jobs) job.phase = 'sent';
     try {
       const outcomes = await kind.run(run.client, jobs.map((j) => j.bulk!.item));
       if (outcomes.length !== jobs.length) throw new Error(`a bulk run answered ${outcomes.length} outcomes for ${jobs.length} units`);
@@ -398,6 +429,7 @@ export class PgGroupCommitter {
   private async runUnit(run: Run, job: Job, more: boolean): Promise<void> {
     await this.openSavepoint(run);
     let outcome: Outcome<unknown>;
+    job.phase = 'sent';
     try {
       outcome = await job.attempt(run.client);
     } catch (err) {
@@ -525,24 +557,33 @@ export class PgGroupCommitter {
       return;
     }
     const err = fatal ?? (d.ok ? null : d.err);
-    if (isRetryable(err) && d.job.runs < this.maxRuns) {
+    // Its caller was answered already: it wrote nothing, and nobody waits for another run.
+    if (isRetryable(err) && d.job.runs < this.maxRuns && !d.job.answered) {
       const job = d.job;
       this.opts.log.warn({ err: { message: (err as Error).message }, run: job.runs }, 'store transaction hit a deadlock or serialization failure: running it again');
       job.runs += 1;
-      this.timers.setTimeout(() => this.enqueue(job, true), 5 * job.runs + Math.random() * 20 * job.runs);
+      job.phase = 'waiting';
+      this.timers.setTimeout(() => {
+        if (job.answered) return;
+        job.queuedAt = this.now();
+        this.enqueue(job, true);
+      }, 5 * job.runs + Math.random() * 20 * job.runs);
       return;
     }
     d.job.reject(mapError(err));
   }
 
-  /** The jobs that may still run; those that waited too long in the queue fail unwritten. */
+  /** The jobs that may still run, now taken; those that waited too long since they were (last) queued fail unwritten. */
   private fresh(jobs: Job[]): Job[] {
     const oldest = this.now() - this.queueWaitMs;
-    const late = jobs.filter((j) => j.queuedAt < oldest);
-    if (late.length === 0) return jobs;
-    this.refused += late.length;
-    for (const job of late) job.reject(new StoreOverloaded(`waited more than ${this.queueWaitMs} ms for the database`));
-    return jobs.filter((j) => j.queuedAt >= oldest);
+    const taken: Job[] = [];
+    for (const job of jobs) {
+      if (job.queuedAt >= oldest) {
+        job.phase = 'taken';
+        taken.push(job);
+      } else this.answerEarly(job, new StoreOverloaded(`waited more than ${this.queueWaitMs} ms for the database`));
+    }
+    return taken;
   }
 }
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { describeStoreSuite } from '../suite/store-suite.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep } from '../suite/fixtures.ts';
 import type { DeliveryRecord } from '../../domain/model.ts';
-import { UniqueViolation, type Store } from '../types.ts';
+import { UniqueViolation, type Store } from '../../domain/store.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
@@ -13,11 +13,11 @@ import { FakeTimers } from '../../delivery/testing.ts';
 import { until } from '../../testing/until.ts';
 
 /** A store over a fresh database that is dropped when the store closes. */
-async function freshStore(): Promise<Store> {
+async function freshStore(o: { onStatement?: (text: string) => void } = {}): Promise<Store> {
   const db = await createTestDatabase();
   // Without the staleness bound: the suite checks when one instance's own versions move, which
   // must not turn on how soon a heartbeat comes back on a loaded machine.
-  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity });
+  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity, ...o });
   const close = store.close.bind(store);
   store.close = async () => {
     try {

@@ -7,8 +7,8 @@
 // API's 2 s) and a client-side deadline the same QUERY_MARGIN_MS past it, so a slow batch on a
 // large table is neither cancelled by the API's bound nor has its socket destroyed first.
 import type pg from 'pg';
-import { pruneBatch } from '../retention.ts';
-import type { PruneRequest, PruneResult } from '../types.ts';
+import { pruneBatch, type PruneCursor, type PruneDialect } from '../retention.ts';
+import type { PruneRequest, PruneResult } from '../../domain/store.ts';
 import { Conn, mapError } from './db.ts';
 import { QUERY_MARGIN_MS, withDeadline } from './deadlines.ts';
 import { postgresSql } from './sql.ts';
@@ -16,17 +16,25 @@ import { postgresSql } from './sql.ts';
 /** The advisory lock of the pruner (per database); the queue's claims use 7_270_002. */
 export const PRUNE_LOCK = 7_270_042;
 
-// The table has no seq: the oldest `limit` expired keys, through their created_at index (0008).
-const KEY_BATCH = `DELETE FROM order_idempotency_keys
-  WHERE ctid = ANY (ARRAY(SELECT ctid FROM order_idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2))`;
+const postgresPrune: PruneDialect = {
+  // The table has no seq: the oldest `limit` expired keys, through their created_at index (0008).
+  keyBatch: `DELETE FROM order_idempotency_keys
+  WHERE ctid = ANY (ARRAY(SELECT ctid FROM order_idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2))`,
+  // LATERAL: one index range of (environment_id, seq) per environment of the list.
+  windows: (table, filter) => `SELECT e.id AS environment_id, w.seq, w.created_at FROM unnest($1::text[]) AS e(id)
+  CROSS JOIN LATERAL (SELECT seq, created_at FROM ${table} WHERE environment_id = e.id${filter} ORDER BY seq LIMIT $2) w`,
+  inList: (column, n) => `${column} = ANY($${n})`,
+  list: (values) => [...values],
+};
 
 const SKIPPED: PruneResult = { ran: false, deleted: { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0 }, more: false, oldest: { events: null, deliveries: null } };
 
-export async function prune(pool: pg.Pool, req: PruneRequest): Promise<PruneResult> {
+/** One batch from `cursor` (the round-robin's place, retention.ts); `cursor.at` moves only once it committed. */
+export async function prune(pool: pg.Pool, req: PruneRequest, cursor: { at: PruneCursor }): Promise<PruneResult> {
   const client = await pool.connect();
   try {
     const ms = req.statementMs;
-    return await (ms === undefined ? batch(client, req) : withDeadline(client, ms + QUERY_MARGIN_MS, () => batch(client, req, ms)));
+    return await (ms === undefined ? batch(client, req, cursor) : withDeadline(client, ms + QUERY_MARGIN_MS, () => batch(client, req, cursor, ms)));
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw mapError(err);
@@ -36,7 +44,7 @@ export async function prune(pool: pg.Pool, req: PruneRequest): Promise<PruneResu
 }
 
 /** The batch's transaction; statementMs: its statement_timeout, when not the session's. */
-async function batch(client: pg.PoolClient, req: PruneRequest, statementMs?: number): Promise<PruneResult> {
+async function batch(client: pg.PoolClient, req: PruneRequest, cursor: { at: PruneCursor }, statementMs?: number): Promise<PruneResult> {
   await client.query('BEGIN');
   if (statementMs !== undefined) await client.query("SELECT set_config('statement_timeout', $1, true)", [String(statementMs)]);
   const lock = await client.query<{ got: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS got', [PRUNE_LOCK]);
@@ -44,7 +52,8 @@ async function batch(client: pg.PoolClient, req: PruneRequest, statementMs?: num
     await client.query('ROLLBACK');
     return SKIPPED;
   }
-  const result = await pruneBatch(postgresSql(new Conn(client)), KEY_BATCH, req);
+  const { result, next } = await pruneBatch(postgresSql(new Conn(client)), postgresPrune, req, cursor.at);
   await client.query('COMMIT');
+  cursor.at = next;
   return result;
 }

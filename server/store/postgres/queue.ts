@@ -3,7 +3,7 @@
 // database transaction on the pool; every update that moves a leased delivery on is guarded
 // by the lease holder, and row locks settle races between instances.
 import pg from 'pg';
-import type { ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion, QueueStats } from '../types.ts';
+import type { ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion, QueueStats } from '../../domain/store.ts';
 import { Conn, mapError } from './db.ts';
 import type { ClaimedRow } from '../rows.ts';
 import { CLAIMED_COLUMNS, CLAIMED_JOINS, NEXT_DUE, STATS, claimSteps, claimStatements, type QueueDialect } from '../queue-sql.ts';

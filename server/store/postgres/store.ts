@@ -20,7 +20,8 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
+import type { CallOptions, ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import { CallCancelled } from '../../domain/store-errors.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { DEFAULT_DEADLINES, deadlineClient, queryDeadlineMs, sessionSettings, type OnClientError, type PgDeadlines } from './deadlines.ts';
@@ -32,6 +33,7 @@ import { bulkOrders } from './bulk-orders.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { prune } from './prune.ts';
+import { LAP_START } from '../retention.ts';
 
 import { OrderNumbers } from './order-numbers.ts';
 import { postgresHooks, postgresSql } from './sql.ts';
@@ -57,6 +59,8 @@ export interface PostgresStoreOptions {
   deadlines?: Partial<PgDeadlines>;
   /** Store calls waiting for the database at most; more are refused at once, 503 (default 1 024). */
   maxQueued?: number;
+  /** Told of every statement sent on the main pool (the API's and the pruner's), for tests that count them. */
+  onStatement?: (text: string) => void;
 }
 
 /** What the operator sees of the store's connections (metrics). */
@@ -132,6 +136,8 @@ export class PostgresStore implements Store {
   private readonly leaseEnds = new queue.LeaseEnds();
   private readonly deadlines: PgDeadlines;
   private readonly deadlineTimers: Timers;
+  /** Where pruning's round-robin over environments stands (retention.ts). */
+  private readonly pruneCursor = { at: LAP_START };
 
   constructor(
     private readonly pool: pg.Pool,
@@ -249,18 +255,18 @@ export class PostgresStore implements Store {
    * Runs fn as one unit of the next group-committed batch (group-commit.ts): answered once the
    * batch's COMMIT is durable; after a deadlock or serialization failure fn runs again.
    */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T> {
     const unit = this.unitOf(fn);
-    return this.track(() => this.committer.submit(unit.attempt).catch(unit.failed));
+    return this.track(() => this.committer.submit(unit.attempt, opts?.signal).catch(unit.failed));
   }
 
   /**
    * A unit of the next batch too, but written with the batch's other new orders in one
    * statement (bulk-orders.ts); alone, as createOrderIn, if that statement fails.
    */
-  createOrder(c: OrderCreation): Promise<OrderCreated> {
+  createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
     const unit = this.unitOf((tx) => createOrderIn(tx, c));
-    return this.track(() => this.committer.submitBulk(this.orders, c, unit.attempt).catch(unit.failed)).catch(keyTakenMeanwhile);
+    return this.track(() => this.committer.submitBulk(this.orders, c, unit.attempt, opts?.signal).catch(unit.failed)).catch(keyTakenMeanwhile);
   }
 
   /** fn as the group commit runs it (each run on the batch's connection), and what a failure of it still moves. */
@@ -299,7 +305,8 @@ export class PostgresStore implements Store {
    * Reads at READ COMMITTED see the same inside BEGIN/COMMIT as outside (a snapshot per
    * statement), so the two extra round trips buy nothing.
    */
-  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+  read<T>(fn: (tx: ReadTx) => Promise<T>, opts?: CallOptions): Promise<T> {
+    if (opts?.signal?.aborted) return Promise.reject(new CallCancelled());
     // Admission control: reads wait in the pool's queue, bounded like the group commit's.
     if (this.pool.waitingCount >= this.maxQueued) return Promise.reject(this.refuse(`${this.pool.waitingCount} reads already wait for a connection`));
     return this.track(() => fn(this.reads));
@@ -371,7 +378,7 @@ export class PostgresStore implements Store {
   }
 
   prune(req: PruneRequest): Promise<PruneResult> {
-    return this.track(() => prune(this.pool, req));
+    return this.track(() => prune(this.pool, req, this.pruneCursor));
   }
 
   /**
@@ -623,7 +630,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   };
   const Client = deadlineClient(deadlineTimers, queryDeadlineMs(deadlines), onDeadlineMissed, countClientErrors(counts, log));
   const common = { connectionString: opts.connectionString, Client, ...sessionSettings(deadlines) };
-  const pool = new pg.Pool({ ...common, max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
+  const pool = new pg.Pool({ ...common, ...(opts.onStatement ? { Client: counting(Client, opts.onStatement) } : {}), max: opts.poolSize ?? 20, types: typeParsers, application_name: APPLICATION_NAME });
   const sequencePool = new pg.Pool({ ...common, max: 2, types: typeParsers, application_name: APPLICATION_NAME });
   // Claim, completion batch and a release or look-ahead at once; more would only queue in the database.
   const queuePool = new pg.Pool({ ...common, max: 3, types: typeParsers, application_name: `${APPLICATION_NAME}:queue` });
@@ -661,3 +668,14 @@ function closeBoundMs(d: PgDeadlines): number {
   return d.connectMs * 2 + d.transactionMs + 1_000;
 }
 
+/** A Client that tells `onStatement` of each query's text before sending it. */
+function counting(Base: typeof pg.Client, onStatement: (text: string) => void): typeof pg.Client {
+  return class CountingClient extends Base {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's query has a dozen overloads
+    override query(...args: any[]): any {
+      const first: unknown = args[0];
+      onStatement(typeof first === 'string' ? first : String((first as { text?: unknown } | null)?.text ?? ''));
+      return (super.query as (...a: unknown[]) => unknown)(...args);
+    }
+  } as typeof pg.Client;
+}

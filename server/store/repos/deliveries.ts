@@ -1,5 +1,5 @@
 import type { Sql } from '../sql.ts';
-import type { DeliveryRepo } from '../types.ts';
+import type { DeliveryRepo } from '../../domain/store.ts';
 import type { DialectHooks } from './hooks.ts';
 import { all, bind, getter, seqPage } from './query.ts';
 

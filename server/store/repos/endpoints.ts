@@ -1,5 +1,5 @@
 import type { Sql } from '../sql.ts';
-import type { EndpointRepo } from '../types.ts';
+import type { EndpointRepo } from '../../domain/store.ts';
 import { all, first, getter, inserter } from './query.ts';
 
 /** `insertionOrder` is the dialect's column of insertion order (DialectHooks). */

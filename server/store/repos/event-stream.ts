@@ -14,10 +14,10 @@
 //   nothing recorded before the stream opened is replayed. Event cursors keep the snapshot
 //   until they pass its xmax, after which every row is later than the opening by construction.
 import { STREAM_CURSOR_MAX_LENGTH } from '../../../generated/vocabulary.ts';
-import { InvalidCursorError } from '../errors.ts';
+import { InvalidCursorError } from '../../domain/store-errors.ts';
 import type { EventType } from '../../domain/model.ts';
 import type { Sql } from '../sql.ts';
-import type { StreamedEvent } from '../types.ts';
+import type { StreamedEvent } from '../../domain/store.ts';
 import { bind } from './query.ts';
 
 /** The snapshot the stream opened in (PostgreSQL): ids at or above xmax had not started, and

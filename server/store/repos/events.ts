@@ -1,5 +1,5 @@
 import type { Sql } from '../sql.ts';
-import type { EventRepo } from '../types.ts';
+import type { EventRepo } from '../../domain/store.ts';
 import { streamAfter, streamHead } from './event-stream.ts';
 import { getter, inserter, seqPage } from './query.ts';
 

@@ -1,6 +1,6 @@
 // What each store's dialect supplies to the shared repositories (index.ts): in a module of its
 // own, so that a repository can name it without importing the index that imports it.
-import type { DeliveryRepo, TenantRepo } from '../types.ts';
+import type { DeliveryRepo, TenantRepo } from '../../domain/store.ts';
 
 export interface DialectHooks {
   /** The column that orders rows of transactions and webhook_endpoints by insertion: PostgreSQL's seq, SQLite's rowid. */

@@ -1,7 +1,7 @@
 // The repositories of one connection, for both dialects. What the dialects do differently in
 // a whole method comes in as a hook; everything else is the shared SQL of this folder.
 import type { Sql } from '../sql.ts';
-import type { Tx } from '../types.ts';
+import type { Tx } from '../../domain/store.ts';
 import { deliveryRepo } from './deliveries.ts';
 import { endpointRepo } from './endpoints.ts';
 import { eventRepo } from './events.ts';

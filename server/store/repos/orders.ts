@@ -1,5 +1,5 @@
 import type { Sql } from '../sql.ts';
-import type { IdempotencyKeyRecord, OrderRepo } from '../types.ts';
+import type { IdempotencyKeyRecord, OrderRepo } from '../../domain/store.ts';
 import { getter, inserter } from './query.ts';
 
 /** The row of order_idempotency_keys that records `key` for `record`'s order. */

@@ -1,5 +1,5 @@
 import type { Sql } from '../sql.ts';
-import type { PasskeyRepo } from '../types.ts';
+import type { PasskeyRepo } from '../../domain/store.ts';
 import { all, first, inserter } from './query.ts';
 
 export function passkeyRepo<B, J>(sql: Sql<B, J>): PasskeyRepo {

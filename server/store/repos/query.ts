@@ -2,7 +2,7 @@
 // record or none, a list of records, a newest-first page by seq, and a parameter bound in turn.
 import { assertLimit, decodeCursor, pageOf } from '../cursor.ts';
 import type { Sql } from '../sql.ts';
-import type { Page } from '../types.ts';
+import type { Page } from '../../domain/store.ts';
 
 type Queries = Pick<Sql<unknown, unknown>, 'one' | 'rows'>;
 

@@ -1,5 +1,5 @@
 import type { Sql } from '../sql.ts';
-import type { TenantRepo } from '../types.ts';
+import type { TenantRepo } from '../../domain/store.ts';
 import { first, inserter } from './query.ts';
 
 /** `adjustWallet` is the dialect's own: PostgreSQL adds in one guarded UPDATE, SQLite in exact decimals under its write lock. */

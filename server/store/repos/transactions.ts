@@ -1,9 +1,9 @@
 import { assertLimit, decodeCursor, pageOf } from '../cursor.ts';
-import { InvalidCursorError } from '../errors.ts';
+import { InvalidCursorError } from '../../domain/store-errors.ts';
 import type { TransactionRecord } from '../../domain/model.ts';
 import type { TransactionRow } from '../rows.ts';
 import type { Sql } from '../sql.ts';
-import type { TransactionRepo } from '../types.ts';
+import type { TransactionRepo } from '../../domain/store.ts';
 import type { DialectHooks } from './hooks.ts';
 import { all, bind, first, getter, inserter } from './query.ts';
 

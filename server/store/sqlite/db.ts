@@ -1,7 +1,7 @@
 // A thin layer over better-sqlite3: cached prepared statements, and SQLite's constraint
 // errors turned into the store's own UniqueViolation so nothing SQLite-specific leaks out.
 import Database from 'better-sqlite3';
-import { UniqueViolation } from '../types.ts';
+import { UniqueViolation } from '../../domain/store.ts';
 
 type Constraint = UniqueViolation['constraint'];
 

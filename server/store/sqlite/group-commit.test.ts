@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { CallCancelled } from '../../domain/store-errors.ts';
 import { GroupCommitter } from './group-commit.ts';
 
 function setup(): { raw: Database.Database; gc: GroupCommitter; commits: () => number } {
@@ -102,5 +103,31 @@ describe('GroupCommitter', () => {
     await Promise.all([gc.submit(insert('c'), true, false), gc.submit(insert('d'))]);
     expect(syncs).toBe(1);
     expect(gc.stats).toMatchObject({ batches: 2, units: 4, syncs: 1 });
+  });
+
+  it('never starts a unit whose caller was answered while it was queued (its signal aborted): nothing of it is written', async () => {
+    const { raw, gc } = setup();
+    const started: string[] = [];
+    const insert = (k: string) => () => {
+      started.push(k);
+      raw.prepare('INSERT INTO t (k) VALUES (?)').run(k);
+    };
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = gc.submit(async () => {
+      insert('slow')();
+      await gate;
+    });
+    await new Promise((r) => setImmediate(r));
+    const request = new AbortController();
+    const answered = gc.submit(insert('answered'), true, true, request.signal);
+    request.abort();
+    await expect(answered).rejects.toBeInstanceOf(CallCancelled);
+    await expect(gc.submit(insert('late'), true, true, request.signal)).rejects.toBeInstanceOf(CallCancelled);
+    release();
+    await slow;
+    await gc.submit(insert('later'));
+    expect(started).toEqual(['slow', 'later']);
+    expect(raw.prepare('SELECT k FROM t ORDER BY k').all()).toEqual([{ k: 'later' }, { k: 'slow' }]);
   });
 });

@@ -16,7 +16,13 @@
 // too (the WAL is one file, synced up to its end). Losing a claim to a power cut only loses a
 // lease: the delivery is due again and sent again, which at-least-once allows; a kill -9
 // loses nothing that was committed (the frames are in the OS).
+//
+// A unit may carry its caller's signal: aborted while the unit is still queued (nobody waits
+// for its answer any more: the request's deadline passed, its client went away), it leaves
+// the queue and is never started; its caller hears CallCancelled (nothing written). Once
+// started it runs to its end with its batch.
 import type Database from 'better-sqlite3';
+import { CallCancelled } from '../../domain/store-errors.ts';
 
 interface Job {
   /** Runs inside the open batch (transactional) or alone on the connection. */
@@ -50,9 +56,31 @@ export class GroupCommitter {
   ) {}
 
   /** Queues work; resolves with its value after the batch that ran it has committed. */
-  submit<T>(run: () => Promise<T> | T, transactional = true, durable = true): Promise<T> {
+  submit<T>(run: () => Promise<T> | T, transactional = true, durable = true, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(new CallCancelled());
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run: async () => run(), transactional, durable, resolve: resolve as (v: unknown) => void, reject });
+      const onAbort = (): void => {
+        const queued = this.queue.indexOf(job);
+        if (queued < 0) return; // started: it runs to its end
+        this.queue.splice(queued, 1);
+        reject(new CallCancelled());
+      };
+      const done = (): void => signal?.removeEventListener('abort', onAbort);
+      const job: Job = {
+        run: async () => run(),
+        transactional,
+        durable,
+        resolve: (v) => {
+          done();
+          resolve(v as T);
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(job);
       this.draining ??= this.drain();
     });
   }

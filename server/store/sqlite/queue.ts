@@ -3,7 +3,7 @@
 // claims and batches of completions share commits (and fsyncs) with each other and with the
 // domain's transactions. Every update that moves a
 // leased delivery on is guarded by the lease holder.
-import type { ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion, QueueStats } from '../types.ts';
+import type { ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion, QueueStats } from '../../domain/store.ts';
 import type { Db } from './db.ts';
 import type { ClaimedRow } from '../rows.ts';
 import { CLAIMED_COLUMNS, CLAIMED_JOINS, NEXT_DUE, STATS, claimSteps, claimStatements, type QueueDialect } from '../queue-sql.ts';

@@ -14,7 +14,7 @@ let files = 0;
 const freshFile = (): string => join(dir, `store-${++files}.sqlite`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describeStoreSuite('sqlite (file)', () => openSqliteStore({ file: freshFile() }));
+describeStoreSuite('sqlite (file)', (o) => openSqliteStore({ file: freshFile(), ...o }));
 
 describe('SQLite store', () => {
   const opened: SqliteStore[] = [];

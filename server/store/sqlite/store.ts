@@ -9,8 +9,9 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from '
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../types.ts';
-import { pruneBatch } from '../retention.ts';
+import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import { CallCancelled } from '../../domain/store-errors.ts';
+import { LAP_START, pruneBatch } from '../retention.ts';
 import { createOrderInTransaction } from '../create-order.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
@@ -18,12 +19,9 @@ import { GroupCommitter } from './group-commit.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 
+import { sqlitePrune } from './prune.ts';
 import { sqliteHooks, sqliteSql } from './sql.ts';
 import { TransactionVersions } from './versions.ts';
-
-// The first `limit` keys in rowid (insertion) order, of which the expired ones: a bounded read.
-const KEY_BATCH = `DELETE FROM order_idempotency_keys WHERE rowid IN (
-  SELECT k FROM (SELECT rowid AS k, created_at FROM order_idempotency_keys ORDER BY rowid LIMIT $2) WHERE created_at < $1)`;
 
 export interface SqliteStoreOptions {
   /** Path of the database file; ':memory:' for a private in-memory database (tests). */
@@ -32,6 +30,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Refuse a store call made inside a transaction (default on; see nesting-guard.ts). */
   guardNesting?: boolean;
+  /** Told of every statement the writing connection runs, for tests that count them. */
+  onStatement?: (text: string) => void;
 }
 
 export class SqliteStore implements Store {
@@ -47,6 +47,8 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly wal: WalSync | null;
   private readonly versions: TransactionVersions;
+  /** Where pruning's round-robin over environments stands (retention.ts). */
+  private pruneCursor = LAP_START;
 
   /**
    * `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch.
@@ -89,19 +91,24 @@ export class SqliteStore implements Store {
     await this.exclusive(() => migrate(this.db.raw), false);
   }
 
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T> {
     this.assertUsable();
     const scope = new TxScope();
     let result: T;
     try {
       // Resolves only after the batch holding this unit of work has committed.
-      result = await this.committer.submit(async () => {
-        try {
-          return await this.nesting.run(scope, () => fn(this.createTx(scope)));
-        } finally {
-          scope.open = false;
-        }
-      });
+      result = await this.committer.submit(
+        async () => {
+          try {
+            return await this.nesting.run(scope, () => fn(this.createTx(scope)));
+          } finally {
+            scope.open = false;
+          }
+        },
+        true,
+        true,
+        opts?.signal,
+      );
     } finally {
       // Before the caller hears of the commit, and before any callback of it runs. On failure
       // too: a batch whose log sync failed is committed and visible all the same, and a
@@ -112,8 +119,8 @@ export class SqliteStore implements Store {
     return result;
   }
 
-  createOrder(c: OrderCreation): Promise<OrderCreated> {
-    return createOrderInTransaction(this, c);
+  createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
+    return createOrderInTransaction(this, c, opts);
   }
 
   transactionsVersion(environmentId: string): string {
@@ -122,8 +129,9 @@ export class SqliteStore implements Store {
     return this.versions.of(environmentId);
   }
 
-  async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+  async read<T>(fn: (tx: ReadTx) => Promise<T>, opts?: CallOptions): Promise<T> {
     this.assertUsable();
+    if (opts?.signal?.aborted) throw new CallCancelled();
     // Each statement on the reader sees the last commit; the writer's open batch is invisible
     // to it, so nothing uncommitted is ever answered.
     if (this.reads !== null) {
@@ -133,7 +141,7 @@ export class SqliteStore implements Store {
       return value;
     }
     // In memory there is one connection: read between batches, never inside one.
-    return this.committer.submit(() => fn(view(this.db)), false);
+    return this.committer.submit(() => fn(view(this.db)), false, true, opts?.signal);
   }
 
   onDeliveriesReady(listener: () => void): () => void {
@@ -151,7 +159,12 @@ export class SqliteStore implements Store {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.committer.submit(() => pruneBatch(sqliteSql(this.db), KEY_BATCH, req));
+    return this.committer
+      .submit(() => pruneBatch(sqliteSql(this.db), sqlitePrune, req, this.pruneCursor))
+      .then(({ result, next }) => {
+        this.pruneCursor = next; // committed: the round-robin moves on
+        return result;
+      });
   }
 
   async close(): Promise<void> {
@@ -227,7 +240,7 @@ class WalSync {
 
 export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
   if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
-  const raw = new Database(opts.file);
+  const raw = new Database(opts.file, opts.onStatement ? { verbose: (text) => opts.onStatement?.(String(text)) } : {});
   try {
     // WAL: readers never block the writer and commits append to the log.
     raw.pragma('journal_mode = WAL');

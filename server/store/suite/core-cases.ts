@@ -1,8 +1,8 @@
 // Tenants, keys, members, wallets, transactions, orders, and the transaction semantics.
 import { expect, it } from 'vitest';
 import { newServiceAccountId } from '../../domain/ids.ts';
-import { InvalidCursorError } from '../errors.ts';
-import type { Page, Store, UniqueViolation } from '../types.ts';
+import { InvalidCursorError } from '../../domain/store-errors.ts';
+import type { Page, Store, UniqueViolation } from '../../domain/store.ts';
 import type { ApiKeyRecord, TransactionRecord } from '../../domain/model.ts';
 import { T0, expectUnique, memberRecord, orderRecord, paymentRecord, payoutRecord, seedEnvironment, eventRecord, unique } from './fixtures.ts';
 

@@ -10,8 +10,8 @@ import {
   newTenantId,
   newTransactionId,
 } from '../../domain/ids.ts';
-import { UniqueViolation } from '../types.ts';
-import type { Store } from '../types.ts';
+import { UniqueViolation } from '../../domain/store.ts';
+import type { Store } from '../../domain/store.ts';
 import type { AttemptRecord, DeliveryRecord, EndpointRecord, EnvironmentName, EnvironmentRecord, EventRecord, MemberRecord, OrderRecord, TenantRecord, TransactionRecord } from '../../domain/model.ts';
 
 /** 2026-11-22T08:00:00Z, the suite's "now". */

@@ -1,7 +1,7 @@
 // Tenant isolation: whatever one environment wrote is invisible through another's id.
 import { expect, it } from 'vitest';
 import { newServiceAccountId } from '../../domain/ids.ts';
-import type { Store } from '../types.ts';
+import type { Store } from '../../domain/store.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, memberRecord, orderRecord, paymentRecord, payoutRecord, seedEnvironment } from './fixtures.ts';
 
 export function isolationCases(s: () => Store): void {

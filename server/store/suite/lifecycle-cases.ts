@@ -1,7 +1,7 @@
 // How a store treats its own misuse and its end: a nested transaction, a Tx kept beyond its
 // callback and a closed store are programming errors; work submitted before close finishes.
 import { expect, it } from 'vitest';
-import type { Store, Tx } from '../types.ts';
+import type { Store, Tx } from '../../domain/store.ts';
 import { payoutRecord, seedEnvironment } from './fixtures.ts';
 
 export function lifecycleCases(s: () => Store): void {

@@ -1,7 +1,7 @@
 // Store.createOrder: a new order numbered and written with its event and the event's delivery,
 // under an idempotency key decided by the store's unique key, one order failing alone.
 import { expect, it } from 'vitest';
-import type { OrderCreation, Store } from '../types.ts';
+import type { OrderCreation, Store } from '../../domain/store.ts';
 import type { EnvironmentRecord } from '../../domain/model.ts';
 import { newDeliveryId, newEventId } from '../../domain/ids.ts';
 import { deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEnvironment } from './fixtures.ts';

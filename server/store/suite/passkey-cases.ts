@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest';
 import { newPasskeyId } from '../../domain/ids.ts';
 import type { MemberRecord, PasskeyRecord } from '../../domain/model.ts';
-import type { Store } from '../types.ts';
+import type { Store } from '../../domain/store.ts';
 import { T0, expectUnique, memberRecord, seedEnvironment, unique } from './fixtures.ts';
 
 function passkeyRecord(member: MemberRecord, o: Partial<PasskeyRecord> = {}): PasskeyRecord {

@@ -1,6 +1,6 @@
 // The delivery queue: claiming with leases, completing, releasing, and when work is next due.
 import { expect, it } from 'vitest';
-import type { AttemptResult, Store } from '../types.ts';
+import type { AttemptResult, Store } from '../../domain/store.ts';
 import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../domain/model.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, seedEndpointAndEvent, seedEnvironment } from './fixtures.ts';
 import { until } from '../../testing/until.ts';

@@ -1,6 +1,6 @@
 // Queue depth for the operator's metrics: due, leased, waiting, and the oldest due time.
 import { expect, it } from 'vitest';
-import type { Store } from '../types.ts';
+import type { Store } from '../../domain/store.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, seedEnvironment } from './fixtures.ts';
 
 export function queueStatsCases(s: () => Store): void {

@@ -1,7 +1,7 @@
 // Recovery by time range at the store: which deliveries a window matches (recoverable), and
 // the restart of a failed or delivered one into a new cycle due at a given time.
 import { expect, it } from 'vitest';
-import type { Store } from '../types.ts';
+import type { Store } from '../../domain/store.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, seedEnvironment } from './fixtures.ts';
 
 export function recoveryCases(s: () => Store): void {

@@ -1,15 +1,21 @@
 // Store.prune: bounded batches of expired rows, each environment by its own cutoff; what is
 // still pending, still referred to, or a financial record stays.
 import { expect, it } from 'vitest';
-import type { DeliveryRecord, EventRecord } from '../../domain/model.ts';
-import type { PruneRequest, Store } from '../types.ts';
-import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, orderRecord, seedEnvironment } from './fixtures.ts';
+import type { DeliveryRecord, EnvironmentRecord, EventRecord } from '../../domain/model.ts';
+import type { PruneRequest, PruneResult, Store } from '../../domain/store.ts';
+import { ENVIRONMENTS_PER_BATCH } from '../retention.ts';
+import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, orderRecord, seedEnvironment, unique } from './fixtures.ts';
 
 const DAY = 86_400_000;
 const NOW = T0 + 40 * DAY;
 const policy = (limit: number): PruneRequest => ({ activityBefore: { live: NOW - 30 * DAY, test: NOW - 7 * DAY }, keysBefore: NOW - 3 * DAY, limit });
 
-export function retentionCases(s: () => Store): void {
+/** Statements the open store has sent since `n` was last set (the suite's onStatement). */
+export interface StatementCounter {
+  n: number;
+}
+
+export function retentionCases(s: () => Store, statements: StatementCounter): void {
   const exists = async (environmentId: string, d: DeliveryRecord): Promise<boolean> => (await s().read((tx) => tx.deliveries.get(environmentId, d.id))) !== null;
   const eventExists = async (e: EventRecord): Promise<boolean> => (await s().read((tx) => tx.events.get(e.environmentId, e.id))) !== null;
 
@@ -85,4 +91,103 @@ export function retentionCases(s: () => Store): void {
     expect([total(0), total(1), total(2)]).toEqual([5, 5, 5]);
     expect((await s().prune(policy(2))).oldest).toEqual({ events: null, deliveries: null });
   });
+
+  /** `n` expired events of the environment, each with a delivered delivery. */
+  const expiredRows = (env: EnvironmentRecord, n: number): Array<{ event: EventRecord; delivery: DeliveryRecord }> =>
+    Array.from({ length: n }, () => {
+      const event = eventRecord(env, { createdAt: T0 });
+      return { event, delivery: deliveryRecord(event, null, { state: 'delivered', nextAttemptAt: null, deliveredAt: T0, createdAt: T0 }) };
+    });
+  const insertRows = (rows: ReadonlyArray<{ event: EventRecord; delivery: DeliveryRecord }>): Promise<void> =>
+    s().transaction(async (tx) => {
+      for (const r of rows) await tx.events.insert(r.event);
+      for (const r of rows) await tx.deliveries.insert(r.delivery);
+    });
+  /** Environments in tenants of two (test and live), a few hundred tenants per transaction. */
+  const seedEnvironments = async (tenants: number): Promise<EnvironmentRecord[]> => {
+    const all: EnvironmentRecord[] = [];
+    for (let from = 0; from < tenants; from += 250) {
+      await s().transaction(async (tx) => {
+        for (let i = from; i < Math.min(tenants, from + 250); i++) {
+          const tenant = { id: unique('tenant'), name: `Tenant ${i}`, createdAt: T0 };
+          await tx.tenants.insertTenant(tenant);
+          for (const name of ['test', 'live'] as const) {
+            const env: EnvironmentRecord = { id: unique('env'), tenantId: tenant.id, name, walletBalance: '0', callbackSecretEnc: 'v1.callback.x', createdAt: T0 };
+            await tx.tenants.insertEnvironment(env);
+            all.push(env);
+          }
+        }
+      });
+    }
+    return all.sort((a, b) => (a.id < b.id ? -1 : 1));
+  };
+  /** One batch, with the statements the store sent for it. */
+  const batch = async (req: PruneRequest): Promise<PruneResult & { statements: number }> => {
+    statements.n = 0;
+    const r = await s().prune(req);
+    return { ...r, statements: statements.n };
+  };
+
+  it(
+    'a batch at 10 000 environments runs the statements of a batch at one; a lap reaches every environment, a backlog takes its share, and all is gone within two passes',
+    async () => {
+      const LIMIT = 20;
+      const req: PruneRequest = { ...policy(LIMIT), statementMs: 10_000 };
+      // One environment: the statements of a batch that removes deliveries, events and a key.
+      const { env: alone } = await seedEnvironment(s(), { name: 'test' });
+      await insertRows(expiredRows(alone, 3));
+      const order = orderRecord(alone, 'ORD-000001', { createdAt: T0 });
+      await s().transaction(async (tx) => {
+        await tx.orders.insert(order);
+        await tx.orders.insertIdempotencyKey(alone.id, 'old-key', { orderId: order.id, requestHash: 'd'.repeat(64), createdAt: T0 });
+      });
+      const one = await batch(req);
+      expect(one.deleted).toEqual({ events: 3, deliveries: 3, attempts: 0, idempotencyKeys: 1 });
+      expect(one.more).toBe(false);
+      const atOne = one.statements;
+
+      // 10 000 environments: a backlog of 3 batches in the first by id, one expired event and
+      // delivery in every 100th and in the last.
+      const envs = [alone, ...(await seedEnvironments(5_000))].sort((a, b) => (a.id < b.id ? -1 : 1));
+      expect(envs.length).toBeGreaterThan(10_000);
+      const first = envs[0]!;
+      const last = envs.at(-1)!;
+      const backlog = expiredRows(first, 3 * LIMIT);
+      const singles = envs.filter((e, i) => i > 0 && (i % 100 === 0 || e === last)).map((e) => ({ env: e, ...expiredRows(e, 1)[0]! }));
+      await insertRows(backlog);
+      await insertRows(singles);
+      const remaining = async (): Promise<number> => {
+        let n = 0;
+        for (const r of [...backlog, ...singles]) if (await eventExists(r.event)) n += 1;
+        return n;
+      };
+
+      // A pass cut short after two batches (the pruner stopped), then whole passes.
+      const runs: Array<PruneResult & { statements: number }> = [await batch(req), await batch(req)];
+      let passes = 0;
+      let reachedLast = false;
+      while ((await remaining()) > 0) {
+        passes += 1;
+        expect(passes).toBeLessThanOrEqual(2);
+        for (let more = true; more; ) {
+          const r = await batch(req);
+          runs.push(r);
+          more = r.more;
+          // Round-robin: the last environment is reached while the first still has its backlog.
+          if (!reachedLast && !(await eventExists(singles.at(-1)!.event))) {
+            reachedLast = true;
+            expect(await eventExists(backlog.at(-1)!.event)).toBe(true);
+          }
+          expect(runs.length).toBeLessThan(200);
+        }
+      }
+      expect(reachedLast).toBe(true);
+      // The same statements per batch whatever the number of environments, none more than at one.
+      expect(Math.max(...runs.map((r) => r.statements))).toBe(atOne);
+      for (const r of runs) for (const n of [r.deleted.events, r.deleted.deliveries]) expect(n).toBeLessThanOrEqual(LIMIT);
+      // Every environment was looked at in slices, not one by one.
+      expect(runs.length).toBeLessThan(4 * Math.ceil(envs.length / ENVIRONMENTS_PER_BATCH) + 3 * 3);
+    },
+    180_000,
+  );
 }

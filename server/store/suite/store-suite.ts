@@ -1,12 +1,14 @@
 // The behaviour every Store implementation must show, written against the Store interface
 // only. Use it from an implementation's test file:
 //
-//   describeStoreSuite('sqlite', () => openSqliteStore({ file: freshFile() }));
+//   describeStoreSuite('sqlite', (o) => openSqliteStore({ file: freshFile(), ...o }));
 //
 // `open` must return a store over a fresh, empty database on every call (the queue cases
-// claim whatever is due in the whole database). The suite migrates and closes it.
+// claim whatever is due in the whole database), telling `onStatement` of every statement its
+// writes and the pruner send (the retention cases count a batch's statements). The suite
+// migrates and closes it.
 import { afterEach, beforeEach, describe } from 'vitest';
-import type { Store } from '../types.ts';
+import type { Store } from '../../domain/store.ts';
 import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
 import { lifecycleCases } from './lifecycle-cases.ts';
@@ -15,19 +17,25 @@ import { passkeyCases } from './passkey-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
 import { recoveryCases } from './recovery-cases.ts';
-import { retentionCases } from './retention-cases.ts';
+import { retentionCases, type StatementCounter } from './retention-cases.ts';
 import { streamCases } from './stream-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
 
-export function describeStoreSuite(name: string, open: () => Promise<Store>): void {
+/** What the suite asks of the store it opens. */
+export interface SuiteStoreOptions {
+  onStatement: (text: string) => void;
+}
+
+export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions) => Promise<Store>): void {
   describe(`Store suite: ${name}`, () => {
     let store: Store | undefined;
     const s = (): Store => {
       if (!store) throw new Error('store not open');
       return store;
     };
+    const statements: StatementCounter = { n: 0 };
     beforeEach(async () => {
-      store = await open();
+      store = await open({ onStatement: () => (statements.n += 1) });
       await store.migrate();
     });
     afterEach(async () => {
@@ -41,7 +49,7 @@ export function describeStoreSuite(name: string, open: () => Promise<Store>): vo
     describe('event stream', () => streamCases(s));
     describe('delivery queue', () => queueCases(s));
     describe('delivery queue depth', () => queueStatsCases(s));
-    describe('retention', () => retentionCases(s));
+    describe('retention', () => retentionCases(s, statements));
     describe('recovery by time range', () => recoveryCases(s));
     describe('portal passkeys', () => passkeyCases(s));
     describe('tenant isolation', () => isolationCases(s));

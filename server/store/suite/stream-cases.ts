@@ -1,8 +1,8 @@
 // The event stream's reads (EventRepo.streamHead / streamAfter) and its wake-up
 // (Store.onEventsRecorded): commit order, resumption without loss, filters, isolation.
 import { expect, it } from 'vitest';
-import { InvalidCursorError } from '../errors.ts';
-import type { Store, StreamedEvent } from '../types.ts';
+import { InvalidCursorError } from '../../domain/store-errors.ts';
+import type { Store, StreamedEvent } from '../../domain/store.ts';
 import { T0, eventRecord, seedEnvironment } from './fixtures.ts';
 import { until } from '../../testing/until.ts';
 

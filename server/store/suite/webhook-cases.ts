@@ -1,7 +1,7 @@
 // Events, endpoints and deliveries (outside the queue).
 import { expect, it } from 'vitest';
-import { InvalidCursorError } from '../errors.ts';
-import type { Store } from '../types.ts';
+import { InvalidCursorError } from '../../domain/store-errors.ts';
+import type { Store } from '../../domain/store.ts';
 import type { EventRecord, EventType } from '../../domain/model.ts';
 import { newDeliveryId } from '../../domain/ids.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEndpointAndEvent, seedEnvironment } from './fixtures.ts';

@@ -1,7 +1,8 @@
-// The Store: everything the domain persists, behind one interface that the SQLite and
-// PostgreSQL implementations both pass (see store/suite/). No SQL dialect leaks through it:
-// times are epoch milliseconds, amounts are exact decimal strings, JSON is text. The records
-// are the domain's (domain/model.ts); the store only persists them.
+// The Store port: everything the domain persists, behind one interface that the SQLite and
+// PostgreSQL implementations (server/store/) both pass (see store/suite/). It lives in the
+// domain, which owns it; the implementations import it from here, never the other way. No SQL
+// dialect leaks through it: times are epoch milliseconds, amounts are exact decimal strings,
+// JSON is text. The records are the domain's (model.ts); the store only persists them.
 import type {
   ApiKeyRecord,
   AttemptRecord,
@@ -24,7 +25,7 @@ import type {
   TransactionType,
   UnnumberedOrder,
   UntargetedDelivery,
-} from '../domain/model.ts';
+} from './model.ts';
 
 /** A page of newest-first rows and the cursor of the next page. */
 export interface Page<T> {
@@ -367,18 +368,28 @@ export interface PruneResult {
   oldest: { events: Millis | null; deliveries: Millis | null };
 }
 
+/**
+ * What a caller may pass to a store call: `signal`, aborted once nobody waits for the answer
+ * (the request's deadline passed, its client went away). A call not started by then never
+ * starts, and one still queued is dropped (CallCancelled: nothing written); one whose
+ * statements were sent finishes or rolls back as it would have.
+ */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Applies the numbered migrations that are not applied yet. */
   migrate(): Promise<void>;
   /** Runs fn in one database transaction: everything it writes commits, or nothing does. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T>;
   /**
    * Runs read-only fn outside any write transaction: it never waits for a commit and never
    * pays for one (SQLite: a second, read-only connection in WAL mode; PostgreSQL: statements
    * on the pool, no BEGIN/COMMIT). It sees only committed data.
    */
-  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T>;
+  read<T>(fn: (tx: ReadTx) => Promise<T>, opts?: CallOptions): Promise<T>;
   /**
    * Creates an order in a transaction of its own: its number, the order, its event, the
    * event's delivery to the active endpoint, and its idempotency key. When the environment
@@ -387,7 +398,7 @@ export interface Store {
    * concurrent creations where the store can (PostgreSQL's group commit), each still failing
    * alone.
    */
-  createOrder(c: OrderCreation): Promise<OrderCreated>;
+  createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated>;
   /**
    * A token that moves whenever a commit may have changed the environment's transactions as
    * `read` sees them: equal tokens, equal reads, so a caller may keep what it built from one.
@@ -423,3 +434,4 @@ export class UniqueViolation extends Error {
     this.name = 'UniqueViolation';
   }
 }
+
