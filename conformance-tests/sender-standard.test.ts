@@ -4,7 +4,7 @@
 // rotation included. The slow (10 s) check runs in sender.test.ts only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../server/testing/harness.ts';
-import { counts, idsWith, runTarget, senderArgs, type TargetRun } from './testing/run.ts';
+import { counts, idsWith, runTarget, senderArgs, SHORT_QUIET, type TargetRun } from './testing/run.ts';
 
 let server: TestServer;
 let run: TargetRun;
@@ -14,7 +14,7 @@ beforeAll(async () => {
   server = await startTestServer({ env: { WEBHOOK_RETRY_SCALE: '0.0001' } });
   const a = await server.newTenant('Standard Sender Tenant');
   tenantId = a.tenantId;
-  run = await runTarget(senderArgs(server, a, ['--scheme', 'standard-webhooks', '--skip-slow']));
+  run = await runTarget(senderArgs(server, a, ['--scheme', 'standard-webhooks', '--skip-slow', ...SHORT_QUIET]));
   console.log(`sender target, standard-webhooks scheme: ${counts(run.report)}`);
 }, 180_000);
 

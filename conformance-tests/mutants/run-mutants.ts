@@ -7,22 +7,27 @@
 import { describe, it } from 'vitest';
 import { startTestServer } from '../../server/testing/harness.ts';
 import type { TestServer, TestServerOptions } from '../../server/testing/harness.ts';
-import { apiArgs, counts, idsWith, runTarget, senderArgs, startSink } from '../testing/run.ts';
+import { apiArgs, counts, idsWith, runTarget, senderArgs, SHORT_QUIET, startSink } from '../testing/run.ts';
 import type { TargetRun } from '../testing/run.ts';
 import { SERVER_MUTANTS } from './servers/index.ts';
 import type { ServerMutant } from './servers/index.ts';
 
 /** Ten attempts of the real schedule in about 6 s; the 10 s attempt timeout is not scaled. */
 const ENV = { WEBHOOK_RETRY_SCALE: '0.0001' };
-/** The slow-answer check runs in conformance-tests/sender.test.ts and for the mutants marked `slow` (the 10 s timeout). */
-const SENDER_EXTRA = ['--skip-slow'];
+/**
+ * The slow-answer check runs in conformance-tests/sender.test.ts and for the mutants marked
+ * `slow` (the 10 s timeout). A server retrying on the scaled schedule sends within
+ * milliseconds: a 1 s quiet period sees what the default 5 s would (sender.test.ts keeps one
+ * run with the defaults), and a sender run takes 30 s instead of 45.
+ */
+const SENDER_EXTRA = ['--skip-slow', ...SHORT_QUIET];
 /**
  * Mutant runs side by side share two cores (and other suites): answers can take seconds. A
- * generous per-answer deadline and at most two runs at once per file keep a slow machine from
+ * generous per-answer deadline and at most three runs at once per file keep a slow machine from
  * failing a check by chance, which the `failsOnly` assertions would take for a wrong catch.
  */
 const LOADED_MACHINE = ['--timeout-ms', '60000'];
-const PARALLEL_RUNS = 2;
+const PARALLEL_RUNS = 3;
 const RUN_TIMEOUT_MS = 600_000;
 
 let running = 0;

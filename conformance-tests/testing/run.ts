@@ -90,6 +90,9 @@ export async function apiArgs(server: TestServer, a: TestTenant, b: TestTenant, 
   ];
 }
 
+/** The sender target's quiet periods for a server on the scaled retry schedule (the default is 5 s). */
+export const SHORT_QUIET = ['--quiet-ms', '1000'];
+
 /** Arguments of the sender target for tenant `a` of the bundled server. */
 export function senderArgs(server: TestServer, a: TestTenant, extra: string[] = [], seed = 20261122): string[] {
   return [
