@@ -38,19 +38,19 @@ async function slot<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function runAgainst(target: 'api' | 'sender', build?: ServerMutant['build'], slow = false): Promise<TargetRun> {
-  return slot(() => runOnce(target, build, slow));
+function runAgainst(target: 'api' | 'sender', build?: ServerMutant['build'], slow = false, args: string[] = []): Promise<TargetRun> {
+  return slot(() => runOnce(target, build, slow, args));
 }
 
-async function runOnce(target: 'api' | 'sender', build?: ServerMutant['build'], slow = false): Promise<TargetRun> {
+async function runOnce(target: 'api' | 'sender', build: ServerMutant['build'] | undefined, slow: boolean, args: string[]): Promise<TargetRun> {
   const opts: TestServerOptions = { env: ENV, ...(build ? { build } : {}) };
   const server: TestServer = await startTestServer(opts);
   const sink = await startSink();
   try {
     const a = await server.newTenant('Tenant A');
-    if (target === 'sender') return await runTarget(senderArgs(server, a, [...(slow ? [] : SENDER_EXTRA), ...LOADED_MACHINE]));
+    if (target === 'sender') return await runTarget(senderArgs(server, a, [...(slow ? [] : SENDER_EXTRA), ...LOADED_MACHINE, ...args]));
     const b = await server.newTenant('Tenant B');
-    return await runTarget([...(await apiArgs(server, a, b, sink.url)), ...LOADED_MACHINE]);
+    return await runTarget([...(await apiArgs(server, a, b, sink.url)), ...LOADED_MACHINE, ...args]);
   } finally {
     await server.close();
     await sink.close();
@@ -81,7 +81,7 @@ describe.skipIf(SKIP)('the bundled server passes (the control for every mutant, 
 describe.skipIf(SKIP).concurrent('each mutant fails the checks of the rule it breaks', () => {
   for (const mutant of SERVER_MUTANTS) {
     it(`${mutant.name} (${mutant.defect}): ${mutant.target} target fails ${mutant.mustFail.join(', ')}`, async ({ expect }) => {
-      const run = await runAgainst(mutant.target, mutant.build, mutant.slow === true);
+      const run = await runAgainst(mutant.target, mutant.build, mutant.slow === true, mutant.args);
       const failed = idsWith(run.report, 'failed');
       console.log(`${mutant.target} target, mutant ${mutant.name}: ${counts(run.report)}; failed: ${failed.join(', ')}`);
       expect(failed, run.output).toEqual(expect.arrayContaining(mutant.mustFail));
