@@ -35,7 +35,7 @@ describe('payments-conformance api against the bundled server', () => {
   it('derives its checks from the documents: every operation, every generated invalid request', () => {
     const ids = run.report.checks.map((c) => c.id);
     const operations = walkOperations();
-    expect(operations).toHaveLength(30);
+    expect(operations).toHaveLength(31);
     for (const op of operations) {
       const id = op.spec.operationId;
       expect(ids).toEqual(expect.arrayContaining([`api.${id}.succeeds`, `api.${id}.auth.no-credentials`, `api.${id}.auth.missing-hash`]));
