@@ -250,7 +250,8 @@ export interface paths {
          *     - `store-unavailable`: the write answers `503` `store-unavailable` with `Retry-After`
          *       and **nothing is written**; retrying is safe.
          *
-         *     The fault is used by one write, then gone; arming again replaces an armed one. It is
+         *     The fault is used by one write, then gone; arming again replaces an armed one, and
+         *     `none` disarms it. It is
          *     kept in the serving process's memory (a restart clears it) and never touches another
          *     environment. Any `test` key may arm it, whatever its permissions.
          */
@@ -524,10 +525,10 @@ export interface components {
             fault: components["schemas"]["SandboxWriteFaultKind"];
         };
         /**
-         * @description `outcome-unknown`: the next write is stored, then answered `504`. `store-unavailable`: it is answered `503` and nothing is written.
+         * @description `outcome-unknown`: the next write is stored, then answered `504`. `store-unavailable`: it is answered `503` and nothing is written. `none`: disarms an armed fault (a test's clean-up).
          * @enum {string}
          */
-        SandboxWriteFaultKind: "outcome-unknown" | "store-unavailable";
+        SandboxWriteFaultKind: "outcome-unknown" | "store-unavailable" | "none";
         /** @description The fault armed for the next write of the environment. */
         SandboxWriteFault: {
             /**
@@ -1390,7 +1391,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The fault is armed for the next write of the environment. */
+            /** @description The fault armed for the next write of the environment (after `none`, no fault is armed). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1444,7 +1445,7 @@ export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>
 export const transactionAssetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Transaction"]["asset"]> = ["KRU"];
 export const orderPaymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderPayment"]["status"]> = ["pending", "completed", "revoked"];
 export const sandboxWalletEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxWallet"]["environment"]> = ["test"];
-export const sandboxWriteFaultKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxWriteFaultKind"]> = ["outcome-unknown", "store-unavailable"];
+export const sandboxWriteFaultKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxWriteFaultKind"]> = ["outcome-unknown", "store-unavailable", "none"];
 export const sandboxWriteFaultEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxWriteFault"]["environment"]> = ["test"];
 export const sandboxSettleRequestStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxSettleRequest"]["status"]> = ["success", "cancelled"];
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];

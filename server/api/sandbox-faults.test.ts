@@ -17,7 +17,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function arm(t: TestTenant, fault: 'outcome-unknown' | 'store-unavailable'): Promise<void> {
+async function arm(t: TestTenant, fault: 'outcome-unknown' | 'store-unavailable' | 'none'): Promise<void> {
   const r = await t.sandbox.POST('/sandbox/faults/next-write', { body: { fault } });
   expect(r.response.status).toBe(200);
   expect(r.data).toEqual({ environment: 'test', fault });
@@ -76,6 +76,13 @@ describe('POST /sandbox/faults/next-write', () => {
     const invalid = await t.orders.POST('/v2/orders', { body: { ...ORDER, amountMinor: -1 } });
     expect(invalid.response.status).toBe(400);
     expect((await createOrder(t, 'after-400')).response.status).toBe(504);
+  });
+
+  it('none disarms an armed fault', async () => {
+    const t = await server.newTenant();
+    await arm(t, 'store-unavailable');
+    await arm(t, 'none');
+    expect((await createOrder(t, 'disarmed')).response.status).toBe(201);
   });
 
   it('refuses an unknown fault with 400 validation-failed', async () => {

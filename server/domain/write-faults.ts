@@ -5,7 +5,8 @@
 import type { components } from '../../generated/types/sandbox.ts';
 import { AppError } from './errors.ts';
 
-export type WriteFault = components['schemas']['SandboxWriteFaultKind'];
+/** What a test environment may arm; `none` disarms. */
+export type WriteFault = Exclude<components['schemas']['SandboxWriteFaultKind'], 'none'>;
 
 /** What a faulted write answers, as the real outage's answers do (http/errors.ts). */
 export const FAULT_ANSWERS: Readonly<Record<WriteFault, () => AppError>> = {
@@ -17,9 +18,10 @@ export const FAULT_ANSWERS: Readonly<Record<WriteFault, () => AppError>> = {
 export class WriteFaults {
   readonly #armed = new Map<string, WriteFault>();
 
-  /** Arms `fault` for the next write of the environment; replaces an armed one. */
-  arm(environmentId: string, fault: WriteFault): void {
-    this.#armed.set(environmentId, fault);
+  /** Arms `fault` for the next write of the environment, replacing an armed one; `none` disarms. */
+  arm(environmentId: string, fault: WriteFault | 'none'): void {
+    if (fault === 'none') this.#armed.delete(environmentId);
+    else this.#armed.set(environmentId, fault);
   }
 
   armed(environmentId: string): WriteFault | undefined {
