@@ -28,6 +28,7 @@ import type { ServerMutant } from './mutant.ts';
 import { ROUND_FOUR_SERVER_MUTANTS } from './round-four.ts';
 import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
 import { RECOVER_MUTANTS } from './recover.ts';
+import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
 import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
 
 export type { ServerMutant } from './mutant.ts';
@@ -208,5 +209,6 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...ROUND_FOUR_SERVER_MUTANTS,
   ...ROUND_FOUR_SENDER_MUTANTS,
   ...RECOVER_MUTANTS,
+  ...ROUND_FIVE_API_MUTANTS,
   ...ROUND_FIVE_SENDER_MUTANTS,
 ];
