@@ -24,6 +24,7 @@ import { fail, pass, skip } from '../core/outcome.ts';
 import { SuiteReceiver, answer, answerAfter } from './receiver.ts';
 import { FAILING_ANSWER_HOLD_MS, failureKnownMono, staleTimestamp } from './fresh.ts';
 import { recoverChecks } from './recover.ts';
+import { recoverAfterChangeChecks } from './recover-change.ts';
 import { rotationChecks } from './rotation.ts';
 import { schemeChecks } from './scheme.ts';
 import { successChecks } from './success.ts';
@@ -601,6 +602,7 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
 
   // ---- recovery by time range (recover.ts) ---------------------------------------------------------
   recoverChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+  recoverAfterChangeChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- a secret rotation: new events signed with the new secret -----------------------------------
   rotationChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}) });

@@ -77,8 +77,9 @@ function recoverWindowUnchecked(services: Services, config: Config): BuiltApp {
   return wrapApp(buildApp(services, config), (inner) => async (c, next) => {
     if (c.req.method !== 'POST' || !RECOVER.test(c.req.path)) return next();
     const body = await readJson(c);
-    if (body === null || typeof body.since !== 'string' || typeof body.until !== 'string' || Date.parse(body.until) > Date.parse(body.since)) return next();
-    const { until: _until, ...rest } = body;
+    const [since, until] = [Date.parse(String(body?.since)), Date.parse(String(body?.until))];
+    if (Number.isNaN(since) || Number.isNaN(until) || until > since) return next();
+    const { until: _until, ...rest } = body!;
     c.res = await forward(c, inner, rest); // the defect
   });
 }

@@ -5,7 +5,7 @@ import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
 import type { BuiltApp } from '../../../server/app/build-app.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader, standardSignature } from '../../../signing/signature.ts';
-import { headerName, withSender } from './sender-seam.ts';
+import { eventIdOf, headerName, withSender } from './sender-seam.ts';
 import type { ServerMutant } from './mutant.ts';
 
 const STANDARD = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
@@ -61,6 +61,18 @@ function standardSignsWithPreviousToo(services: Services, config: Config): Built
   });
 }
 
+/** An event delivered once and sent again (a recovery) goes to the URL of its first successful delivery. */
+function recoverToOriginalUrl(services: Services, config: Config): BuiltApp {
+  const deliveredAt = new Map<string, string>();
+  return withSender(services, config, (real) => async (req) => {
+    const id = eventIdOf(req) ?? '';
+    const first = deliveredAt.get(id);
+    const outcome = await real(first === undefined ? req : { ...req, url: first }); // the defect
+    if (outcome.success && first === undefined) deliveredAt.set(id, req.url);
+    return outcome;
+  });
+}
+
 const only = (ids: string[]): RegExp => new RegExp(`^(${ids.map((i) => i.replace(/\./g, '\\.')).join('|')})$`);
 const REQUIRED = 'sender.scheme.required-headers';
 const FRESH = ['sender.retry.fresh-timestamp', 'sender.retry.manual-fresh-timestamp'];
@@ -69,5 +81,6 @@ export const ROUND_FIVE_SENDER_MUTANTS: readonly ServerMutant[] = [
   { name: 'standard-sends-service-only', defect: 'an endpoint in standard-webhooks gets Service-Signature and no webhook-* headers', target: 'sender', args: ['--scheme', 'standard-webhooks'], build: standardSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
   { name: 'both-sends-service-only', defect: 'an endpoint in both gets the Service-* set alone', target: 'sender', args: ['--scheme', 'both'], build: bothSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
   { name: 'both-reuses-standard-headers', defect: "in both, every retry carries its first attempt's webhook-id, webhook-timestamp and webhook-signature", target: 'sender', args: ['--scheme', 'both'], build: bothReusesStandardHeaders, mustFail: FRESH, failsOnly: only(FRESH) },
+  { name: 'recover-to-original-url', defect: 'a recovered delivery goes to the URL of its original delivery, not the current one', target: 'sender', build: recoverToOriginalUrl, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change']) },
   { name: 'standard-signs-with-previous-too', defect: 'in standard-webhooks, after a rotation webhook-signature carries a v1 made with the previous secret beside the new one', target: 'sender', args: ['--scheme', 'standard-webhooks'], build: standardSignsWithPreviousToo, mustFail: ['sender.rotation.new-secret'], failsOnly: only(['sender.rotation.new-secret']) },
 ];
