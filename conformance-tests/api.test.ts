@@ -51,6 +51,7 @@ describe('payments-conformance api against the bundled server', () => {
     expect(coveredBy('product#outcome-unknown')).toEqual(['api.rules.lost-commit.order', 'api.rules.lost-commit.payout']);
     expect(coveredBy('product#store-unavailable')).toEqual(['api.rules.store-unavailable.nothing-written']);
     expect(coveredBy('management#recover-window')).toEqual(['api.rules.recover.until-after-since']);
+    expect(coveredBy('orders#stream-opening')).toEqual(['api.rules.stream.opening-position']);
   });
 
   it('skips only what the bundled server cannot offer in a test run, with the reason', () => {

@@ -42,6 +42,7 @@ export const API_CATALOGUE = [
   entry('orders#newest-first', ORDERS_API, 'GET /v2/events: order events newest first'),
   entry('product#outcome-unknown', PRODUCT, 'Errors: after 504 outcome-unknown the same request again (same Idempotency-Key or thirdPartyId) settles it: the stored write replayed, one record'),
   entry('product#store-unavailable', PRODUCT, 'Errors: 503 store-unavailable wrote nothing; retrying is safe'),
+  entry('orders#stream-opening', ORDERS_API, 'GET /v2/events/stream: the first message carries only an id, the position the stream starts after (the sent cursor when resuming); resuming from it misses nothing'),
   entry('management#recover-window', MANAGEMENT_API, 'POST /v2/webhooks/endpoints/{endpointId}/recover: until must be later than since (400)'),
 ] as const;
 
@@ -304,4 +305,11 @@ export const RECOVER_WINDOW_RULE: ApiRule = {
   covers: ['management#recover-window'],
   source: 'management.openapi.yaml#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1recover/post',
   quote: 'until defaults to now and must be later than since. ... 400: Invalid input (validation-failed), for example an until that is not later than since. Nothing was changed.',
+};
+
+export const STREAM_OPENING_RULE: ApiRule = {
+  covers: ['orders#stream-opening'],
+  source: 'orders.openapi.yaml#/paths/~1v2~1events~1stream/get',
+  quote:
+    'The stream opens with a message that carries only an id (after the comment : connected): the position the stream starts after, a cursor like any other. It is the sent cursor when resuming, else the position of "now". A client that keeps it before handling anything can resume from it, so that an event recorded while it was away is not missed even when no event had come yet.',
 };

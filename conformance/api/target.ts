@@ -3,6 +3,7 @@
 // by walking the bundled documents (generated/openapi/), so a spec change changes the suite.
 import { lostCommitChecks } from './lost-commit.ts';
 import { recoverWindowChecks } from './recover-window.ts';
+import { streamOpeningChecks } from './stream-opening.ts';
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
 import { operationChecks } from './checks.ts';
@@ -124,6 +125,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...orderRetryChecks({ operations, state, client, creds, skipStateful }),
         ...lostCommitChecks({ operations, state, client, creds, skipStateful }),
         ...recoverWindowChecks({ operations, state, client, creds, skipStateful }),
+        ...streamOpeningChecks({ operations, state, client, creds, skipStateful }),
         ...mediaTypeChecks({ state, client, skipStateful }),
         ...errorChecks({ operations, state, client, creds, skipStateful, ...(limited ? { limited } : {}) }),
         ...strictApiChecks({ state, client, creds, skipStateful, ...(other ? { other } : {}) }),

@@ -84,6 +84,30 @@ function recoverWindowUnchecked(services: Services, config: Config): BuiltApp {
   });
 }
 
+/** The event stream's first message loses its id: it opens with the comment alone, no position. */
+function streamOpensWithoutPosition(services: Services, config: Config): BuiltApp {
+  return wrapApp(buildApp(services, config), () => async (c, next) => {
+    await next();
+    if (c.req.path !== '/v2/events/stream' || c.res.status !== 200 || c.res.body === null) return;
+    let head = '';
+    let opened = false;
+    const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
+    const dropOpeningId = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        if (opened) return out.enqueue(chunk);
+        head += decoder.decode(chunk, { stream: true });
+        const end = head.indexOf('\n\n');
+        if (end < 0) return;
+        opened = true;
+        const first = head.slice(0, end).split('\n').filter((line) => !line.startsWith('id:')); // the defect
+        out.enqueue(encoder.encode(`${first.join('\n')}\n\n${head.slice(end + 2)}`));
+      },
+    });
+    c.res = new Response(c.res.body.pipeThrough(dropOpeningId), { status: c.res.status, headers: c.res.headers });
+  });
+}
+
 /** Not a mutant: the sandbox write fault is not offered (404 route-not-found). */
 export function withoutWriteFaults(services: Services, config: Config): BuiltApp {
   return wrapApp(buildApp(services, config), () => async (c, next) => {
@@ -99,5 +123,6 @@ export const ROUND_FIVE_API_MUTANTS: readonly ServerMutant[] = [
   { name: 'lost-order-created-again', defect: 'after a 504 outcome-unknown, the same Idempotency-Key creates a second order', target: 'api', build: lostOrderCreatedAgain, mustFail: ['api.rules.lost-commit.order'], failsOnly: only('api.rules.lost-commit.order') },
   { name: 'lost-payout-created-again', defect: 'after a 504 outcome-unknown, the same thirdPartyId creates a second payout', target: 'api', build: lostPayoutCreatedAgain, mustFail: ['api.rules.lost-commit.payout'], failsOnly: only('api.rules.lost-commit.payout') },
   { name: 'unavailable-wrote-anyway', defect: 'a 503 store-unavailable answers a write that was stored', target: 'api', build: unavailableWroteAnyway, mustFail: ['api.rules.store-unavailable.nothing-written'], failsOnly: only('api.rules.store-unavailable.nothing-written') },
+  { name: 'stream-opens-without-position', defect: "the event stream's first message carries no id (no position to resume from)", target: 'api', build: streamOpensWithoutPosition, mustFail: ['api.rules.stream.opening-position'], failsOnly: only('api.rules.stream.opening-position') },
   { name: 'recover-window-unchecked', defect: 'recover answers 202 to a window whose until is not later than since', target: 'api', build: recoverWindowUnchecked, mustFail: ['api.rules.recover.until-after-since'], failsOnly: only('api.rules.recover.until-after-since') },
 ];
