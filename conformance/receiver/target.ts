@@ -48,7 +48,7 @@ clock is within a few seconds of this machine's.`,
       'previous-secret': {
         type: 'string',
         value: 'P',
-        description: 'the secret before the last rotation: also checks that a request signed with it is accepted',
+        description: 'the secret before the last rotation: also checks that a request signed with it is accepted (in both schemes)',
       },
       'callback-url': {
         type: 'string',
