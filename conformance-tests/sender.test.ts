@@ -67,7 +67,8 @@ describe('payments-conformance sender against the bundled server', () => {
     expect(coveredBy('interface#signatures-6')).toEqual(['sender.retry.fresh-timestamp', 'sender.timeout.fresh-timestamp', 'sender.retry.manual-fresh-timestamp']);
     expect(coveredBy('interface#signatures-8')).toEqual(['sender.rotation.new-secret', 'sender.rotation.callback-secret']);
     expect(coveredBy('management#callback-rotation')).toEqual(['sender.rotation.callback-secret']);
-    expect(coveredBy('management#recover')).toEqual(['sender.recover.window', 'sender.recover.same-event']);
+    expect(coveredBy('management#recover')).toEqual(['sender.recover.window', 'sender.recover.same-event', 'sender.recover.after-change']);
+    expect(coveredBy('management#signature-scheme')).toEqual(['sender.scheme.required-headers']);
   });
 
   it('cut the held answer at about 10 s', () => {

@@ -8,12 +8,9 @@ import { fail, pass } from '../core/outcome.ts';
 import { SuiteReceiver, answer } from './receiver.ts';
 import type { Received } from './receiver.ts';
 import { RECOVER_RULE } from './rules.ts';
-import { StepFailed } from './session.ts';
-import type { DeliveryRef } from './session.ts';
+import { waitDelivered } from './recover.ts';
 import type { SuccessOptions } from './success.ts';
 import { asExchange, eventIdOf, missingSets, parseBody, signatureProblems, type Scheme } from './verify.ts';
-
-const POLL_MS = 250;
 
 /** Another scheme than `s`, so the change is visible in the headers. */
 const switched = (s: Scheme): Scheme => (s === 'both' ? 'service-signature' : 'both');
@@ -25,16 +22,6 @@ export function recoverAfterChangeChecks(o: SuccessOptions): void {
   receiver.route(newPath, answer(200));
   const within = `within ${o.waitMs / 1000} s`;
 
-  const delivered = async (eventId: string, evidence: Exchange[], signal: AbortSignal): Promise<DeliveryRef> => {
-    let ref = await session.findDelivery(eventId, evidence, signal);
-    for (let i = 0; ref.state !== 'delivered' && i < Math.ceil(o.waitMs / POLL_MS); i++) {
-      await SuiteReceiver.sleep(POLL_MS, signal);
-      ref = await session.findDelivery(eventId, [], signal);
-    }
-    if (ref.state !== 'delivered') throw new StepFailed(`the delivery of ${eventId} was answered 200 but reads ${ref.state}, not delivered, ${within}`, evidence);
-    return ref;
-  };
-
   add('recover.after-change', 'delivery rules', "after a URL edit, a secret rotation and a scheme change, a recovered delivery goes to the current URL only, signed with the current secret in the current scheme", [RECOVER_RULE], async () => {
     const { scheme } = await o.endpoint();
     const evidence: Exchange[] = [];
@@ -44,7 +31,7 @@ export function recoverAfterChangeChecks(o: SuccessOptions): void {
     const ofOrder = (path: string): Received[] => receiver.at(path).filter((r) => (parseBody(r) as { data?: { orderId?: unknown } } | undefined)?.data?.orderId === orderId);
     if (!(await receiver.until(() => ofOrder(oldPath).length > 0, o.waitMs, signal))) return fail(`the order's delivery did not arrive ${within} of creating it`, RECOVER_RULE, evidence);
     const eventId = eventIdOf(ofOrder(oldPath)[0]!) ?? '';
-    const ref = await delivered(eventId, evidence, signal);
+    const ref = await waitDelivered(session, eventId, o.waitMs, evidence, signal);
     await session.pointTo('recover-new', evidence, signal);
     const { previous, secret } = await session.rotate(evidence, signal);
     const current = { secret, scheme: switched(scheme) };
@@ -52,7 +39,8 @@ export function recoverAfterChangeChecks(o: SuccessOptions): void {
     const seenOld = receiver.at(oldPath).length;
     try {
       await session.recover({ since: ref.createdAt, include: 'all' }, evidence, signal);
-      await receiver.until(() => ofOrder(newPath).length > 0, o.waitMs, signal);
+      // Either URL ends the wait: a re-delivery to the old one fails at once.
+      await receiver.until(() => ofOrder(newPath).length > 0 || receiver.at(oldPath).length > seenOld, o.waitMs, signal);
       await SuiteReceiver.sleep(Math.min(o.quietMs, 2_000), signal);
     } finally {
       await session.setScheme(scheme, evidence, signal);
