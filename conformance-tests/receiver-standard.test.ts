@@ -60,5 +60,7 @@ describe('receiver --scheme standard-webhooks', () => {
     running.push(receiver);
     const bad = await runTarget(['receiver', '--scheme', 'standard-webhooks', '--url', receiver.url, '--secret', 'whsec_not*base64*at*all*but*long*enough*to*pass']).catch((e: Error) => e);
     expect(String(bad instanceof Error ? bad.message : bad.output)).toMatch(/not a Standard Webhooks secret/);
+    const callback = await runTarget(['receiver', '--scheme', 'standard-webhooks', '--url', receiver.url, '--secret', SECRET, '--callback-secret', SECRET]).catch((e: Error) => e);
+    expect(String(callback instanceof Error ? callback.message : callback.output)).toMatch(/--callback-secret do not apply with --scheme standard-webhooks/);
   });
 });

@@ -109,6 +109,10 @@ clock is within a few seconds of this machine's.`,
       if (scheme === 'standard-webhooks') {
         if (!isStandardSecret(secret)) throw new UsageError('--secret is not a Standard Webhooks secret: whsec_ (optional) followed by base64');
         const orders = channels.filter((c) => !c.serverNames.includes(CALLBACK_SERVER));
+        const callbackOptions = ['callback-url', 'callback-secret', 'previous-callback-secret'].filter((name) => values[name] !== undefined);
+        if (callbackOptions.length > 0) {
+          throw new UsageError(`${callbackOptions.map((n) => `--${n}`).join(', ')} do not apply with --scheme standard-webhooks: payout callbacks are always Service-Signature; check them in a run without --scheme`);
+        }
         if (previousSecret !== undefined && !isStandardSecret(previousSecret)) throw new UsageError('--previous-secret is not a Standard Webhooks secret: whsec_ (optional) followed by base64');
         const endpoint = { url: url.href, secret, ...(previousSecret ? { previousSecret } : {}) };
         return {
