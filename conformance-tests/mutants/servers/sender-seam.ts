@@ -67,7 +67,17 @@ export function eventIdOf(req: SendRequest): string | undefined {
 export function resigned(req: SendRequest, secret: string, body: string, eventId?: string): SendRequest {
   const t = Math.floor(Date.now() / 1000);
   const v1 = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.${body}`, 'utf8').digest('hex');
-  const headers = { ...req.headers, [headerName(req, SIGNATURE_HEADER) ?? SIGNATURE_HEADER]: `t=${t},v1=${v1}` };
-  if (eventId !== undefined) headers[headerName(req, EVENT_ID_HEADER) ?? EVENT_ID_HEADER] = eventId;
+  const headers = { ...req.headers };
+  // Each header set the request carries is signed anew (a `standard-webhooks` endpoint has no Service-* set).
+  const service = headerName(req, SIGNATURE_HEADER) !== undefined || headerName(req, 'webhook-signature') === undefined;
+  if (service) headers[headerName(req, SIGNATURE_HEADER) ?? SIGNATURE_HEADER] = `t=${t},v1=${v1}`;
+  if (service && eventId !== undefined) headers[headerName(req, EVENT_ID_HEADER) ?? EVENT_ID_HEADER] = eventId;
+  const standard = headerName(req, 'webhook-signature');
+  if (standard !== undefined) {
+    const id = eventId ?? req.headers[headerName(req, 'webhook-id') ?? 'webhook-id'] ?? '';
+    headers[headerName(req, 'webhook-id') ?? 'webhook-id'] = id;
+    headers[headerName(req, 'webhook-timestamp') ?? 'webhook-timestamp'] = String(t);
+    headers[standard] = standardSignature(secret, id, t, body);
+  }
   return { ...req, body, headers };
 }
