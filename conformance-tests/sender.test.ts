@@ -36,7 +36,8 @@ describe('running the sender target twice on one tenant', () => {
     expect(saved).toMatch(/^whsec_/);
     expect(saved).not.toBe(tenant.callbackSecret);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    const args = senderArgs(server, tenant, ['--skip-slow', '--save-callback-secret', file]).map((v, i, all) => (all[i - 1] === '--callback-secret' ? `file:${file}` : v));
+    // The second run against the reference: short quiet periods (the first keeps the defaults).
+    const args = senderArgs(server, tenant, ['--skip-slow', '--quiet-ms', '1000', '--save-callback-secret', file]).map((v, i, all) => (all[i - 1] === '--callback-secret' ? `file:${file}` : v));
     const again = await runTarget(args);
     expect(idsWith(again.report, 'failed'), again.output).toEqual([]);
     expect(idsWith(again.report, 'passed')).toEqual(expect.arrayContaining(['sender.payout.completed.signature', 'sender.rotation.callback-secret']));

@@ -17,6 +17,11 @@ const ENV = { WEBHOOK_RETRY_SCALE: '0.0001' };
 /** The slow-answer check runs in conformance-tests/sender.test.ts and for the mutants marked `slow` (the 10 s timeout). */
 const SENDER_EXTRA = ['--skip-slow'];
 /**
+ * Short quiet periods for the control and every mutant (conformance time in CI, issue 51 and the
+ * feedback loop): no defect here needs 5 s of silence to show. sender.test.ts keeps the defaults.
+ */
+const SHORT_QUIET = ['--quiet-ms', '1000'];
+/**
  * Mutant runs side by side share two cores (and other suites): answers can take seconds. A
  * generous per-answer deadline and at most three runs at once keep a slow machine from
  * failing a check by chance, which the `failsOnly` assertions would take for a wrong catch.
@@ -48,7 +53,7 @@ async function runOnce(target: 'api' | 'sender', build: ServerMutant['build'] | 
   const sink = await startSink();
   try {
     const a = await server.newTenant('Tenant A');
-    if (target === 'sender') return await runTarget(senderArgs(server, a, [...(slow ? [] : SENDER_EXTRA), ...LOADED_MACHINE, ...args]));
+    if (target === 'sender') return await runTarget(senderArgs(server, a, [...(slow ? [] : SENDER_EXTRA), ...SHORT_QUIET, ...LOADED_MACHINE, ...args]));
     const b = await server.newTenant('Tenant B');
     return await runTarget([...(await apiArgs(server, a, b, sink.url)), ...LOADED_MACHINE, ...args]);
   } finally {

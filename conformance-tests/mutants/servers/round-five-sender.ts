@@ -75,14 +75,12 @@ function recoverToOriginalUrl(services: Services, config: Config): BuiltApp {
 
 const only = (ids: string[]): RegExp => new RegExp(`^(${ids.map((i) => i.replace(/\./g, '\\.')).join('|')})$`);
 const REQUIRED = 'sender.scheme.required-headers';
-/** None of these defects needs a long quiet period to show (conformance time in CI, issue 51). */
-const SHORT_QUIET = ['--quiet-ms', '1000'];
 const FRESH = ['sender.retry.fresh-timestamp', 'sender.retry.manual-fresh-timestamp'];
 
 export const ROUND_FIVE_SENDER_MUTANTS: readonly ServerMutant[] = [
-  { name: 'standard-sends-service-only', defect: 'an endpoint in standard-webhooks gets Service-Signature and no webhook-* headers', target: 'sender', args: ['--scheme', 'standard-webhooks', ...SHORT_QUIET], build: standardSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
-  { name: 'both-sends-service-only', defect: 'an endpoint in both gets the Service-* set alone', target: 'sender', args: ['--scheme', 'both', ...SHORT_QUIET], build: bothSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
-  { name: 'both-reuses-standard-headers', defect: "in both, every retry carries its first attempt's webhook-id, webhook-timestamp and webhook-signature", target: 'sender', args: ['--scheme', 'both', ...SHORT_QUIET], build: bothReusesStandardHeaders, mustFail: FRESH, failsOnly: only(FRESH) },
-  { name: 'recover-to-original-url', defect: 'a recovered delivery goes to the URL of its original delivery, not the current one', target: 'sender', args: SHORT_QUIET, build: recoverToOriginalUrl, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change']) },
-  { name: 'standard-signs-with-previous-too', defect: 'in standard-webhooks, after a rotation webhook-signature carries a v1 made with the previous secret beside the new one', target: 'sender', args: ['--scheme', 'standard-webhooks', ...SHORT_QUIET], build: standardSignsWithPreviousToo, mustFail: ['sender.rotation.new-secret'], failsOnly: only(['sender.rotation.new-secret']) },
+  { name: 'standard-sends-service-only', defect: 'an endpoint in standard-webhooks gets Service-Signature and no webhook-* headers', target: 'sender', args: ['--scheme', 'standard-webhooks'], build: standardSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
+  { name: 'both-sends-service-only', defect: 'an endpoint in both gets the Service-* set alone', target: 'sender', args: ['--scheme', 'both'], build: bothSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
+  { name: 'both-reuses-standard-headers', defect: "in both, every retry carries its first attempt's webhook-id, webhook-timestamp and webhook-signature", target: 'sender', args: ['--scheme', 'both'], build: bothReusesStandardHeaders, mustFail: FRESH, failsOnly: only(FRESH) },
+  { name: 'recover-to-original-url', defect: 'a recovered delivery goes to the URL of its original delivery, not the current one', target: 'sender', build: recoverToOriginalUrl, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change']) },
+  { name: 'standard-signs-with-previous-too', defect: 'in standard-webhooks, after a rotation webhook-signature carries a v1 made with the previous secret beside the new one', target: 'sender', args: ['--scheme', 'standard-webhooks'], build: standardSignsWithPreviousToo, mustFail: ['sender.rotation.new-secret'], failsOnly: only(['sender.rotation.new-secret']) },
 ];
