@@ -7,6 +7,7 @@ import { apiArgs, counts, idsWith, runTarget, startSink } from './testing/run.ts
 import { walkOperations } from '../conformance/core/openapi/contract.ts';
 import { invalidCases } from '../conformance/api/invalid.ts';
 import type { TargetRun } from './testing/run.ts';
+import { withoutWriteFaults } from './mutants/servers/round-five-api.ts';
 
 let server: TestServer;
 let sink: Awaited<ReturnType<typeof startSink>>;
@@ -35,7 +36,7 @@ describe('payments-conformance api against the bundled server', () => {
   it('derives its checks from the documents: every operation, every generated invalid request', () => {
     const ids = run.report.checks.map((c) => c.id);
     const operations = walkOperations();
-    expect(operations).toHaveLength(30);
+    expect(operations).toHaveLength(31);
     for (const op of operations) {
       const id = op.spec.operationId;
       expect(ids).toEqual(expect.arrayContaining([`api.${id}.succeeds`, `api.${id}.auth.no-credentials`, `api.${id}.auth.missing-hash`]));
@@ -47,6 +48,10 @@ describe('payments-conformance api against the bundled server', () => {
     expect(coveredBy('orders#idempotency-json')).toEqual(['api.rules.order-idempotency-json-form']);
     expect(coveredBy('orders#no-key')).toEqual(['api.rules.order-without-key-creates']);
     expect(coveredBy('product#json-body')).toContain('api.createOrder.body.json-media-type-forms');
+    expect(coveredBy('product#outcome-unknown')).toEqual(['api.rules.lost-commit.order', 'api.rules.lost-commit.payout']);
+    expect(coveredBy('product#store-unavailable')).toEqual(['api.rules.store-unavailable.nothing-written']);
+    expect(coveredBy('management#recover-window')).toEqual(['api.rules.recover.until-after-since']);
+    expect(coveredBy('orders#stream-opening')).toEqual(['api.rules.stream.opening-position']);
   });
 
   it('skips only what the bundled server cannot offer in a test run, with the reason', () => {
@@ -56,8 +61,35 @@ describe('payments-conformance api against the bundled server', () => {
     expect(skipped[0]?.reason).toMatch(/no failed delivery/);
   });
 
+  it('rehearses a lost commit through the sandbox write fault: each retry settles the outcome', () => {
+    const passed = idsWith(run.report, 'passed');
+    expect(passed).toEqual(expect.arrayContaining(['api.rules.lost-commit.order', 'api.rules.lost-commit.payout', 'api.rules.store-unavailable.nothing-written', 'api.injectSandboxWriteFault.succeeds']));
+  });
+
   it('prints the seed and writes it in the report, so a run can be repeated', () => {
     expect(run.output).toContain(`seed ${run.report.seed}`);
     expect(run.report.seed).toBe(20261122);
   });
+});
+
+describe('payments-conformance api against an implementation without the sandbox write fault', () => {
+  it('reports the lost-commit checks as not reached, with the reason, never as passed', async () => {
+    const bare = await startTestServer({ env: { WEBHOOK_RETRY_SCALE: '0.0001' }, build: withoutWriteFaults });
+    try {
+      const [a, b] = [await bare.newTenant('Tenant A'), await bare.newTenant('Tenant B')];
+      const result = await runTarget(await apiArgs(bare, a, b, sink.url));
+      expect(idsWith(result.report, 'failed'), result.output).toEqual([]);
+      const lost = result.report.checks.filter((c) => /^api\.rules\.(lost-commit|store-unavailable)\./.test(c.id));
+      expect(lost.map((c) => [c.id, c.status])).toEqual([
+        ['api.rules.lost-commit.order', 'skipped'],
+        ['api.rules.store-unavailable.nothing-written', 'skipped'],
+        ['api.rules.lost-commit.payout', 'skipped'],
+      ]);
+      for (const c of lost) expect(c.reason).toMatch(/does not offer the sandbox write fault .*route-not-found/);
+      expect(result.report.coverage.find((c) => c.id === 'product#outcome-unknown')?.status).toBe('not_reached');
+      expect(result.exitCode).toBe(0);
+    } finally {
+      await bare.close();
+    }
+  }, 120_000);
 });

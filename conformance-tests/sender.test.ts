@@ -37,6 +37,7 @@ describe('running the sender target twice on one tenant', () => {
     expect(saved).toMatch(/^whsec_/);
     expect(saved).not.toBe(tenant.callbackSecret);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
+    // The second run against the reference: short quiet periods (the first keeps the defaults).
     const args = senderArgs(server, tenant, ['--skip-slow', ...SHORT_QUIET, '--save-callback-secret', file]).map((v, i, all) => (all[i - 1] === '--callback-secret' ? `file:${file}` : v));
     const again = await runTarget(args);
     expect(idsWith(again.report, 'failed'), again.output).toEqual([]);
@@ -68,7 +69,8 @@ describe('payments-conformance sender against the bundled server', () => {
     expect(coveredBy('interface#signatures-6')).toEqual(['sender.retry.fresh-timestamp', 'sender.timeout.fresh-timestamp', 'sender.retry.manual-fresh-timestamp']);
     expect(coveredBy('interface#signatures-8')).toEqual(['sender.rotation.new-secret', 'sender.rotation.callback-secret']);
     expect(coveredBy('management#callback-rotation')).toEqual(['sender.rotation.callback-secret']);
-    expect(coveredBy('management#recover')).toEqual(['sender.recover.window', 'sender.recover.same-event']);
+    expect(coveredBy('management#recover')).toEqual(['sender.recover.window', 'sender.recover.same-event', 'sender.recover.after-change']);
+    expect(coveredBy('management#signature-scheme')).toEqual(['sender.scheme.required-headers']);
   });
 
   it('cut the held answer at about 10 s', () => {

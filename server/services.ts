@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './domain/clock.ts';
 import type { Services } from './domain/context.ts';
 import { createSecretBox } from './domain/secrets.ts';
 import type { Store } from './domain/store.ts';
+import { WriteFaults } from './domain/write-faults.ts';
 import { openSqliteStore } from './store/sqlite/store.ts';
 import { createDestinationPolicy, type Resolver } from './destination/policy.ts';
 
@@ -74,5 +75,5 @@ export async function openServices(config: Config, log: Logger, opts: ServiceOpt
     throw err;
   }
   const clock = opts.clock ?? systemClock;
-  return { services: { store, clock, auth: createAuthCaches(clock, config.authCacheTtlMs), secrets, destinations, log }, fresh };
+  return { services: { store, clock, auth: createAuthCaches(clock, config.authCacheTtlMs), secrets, destinations, log, writeFaults: new WriteFaults() }, fresh };
 }

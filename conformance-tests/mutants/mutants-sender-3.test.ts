@@ -1,4 +1,4 @@
-// Share 3 of 3 of the sender target's mutants (run-mutants.ts).
+// Share 3 of 4 of the sender target's mutants (run-mutants.ts).
 import { describeMutants, mutantsOfShare } from './run-mutants.ts';
 
 describeMutants(mutantsOfShare('sender', 2));

@@ -44,6 +44,8 @@ const PROVIDERS: Record<string, Provider> = {
   markSandboxOrderForReview: async (s, p, purpose) => withPath(p, { orderId: (await s.order(purpose === 'success')).orderId }),
   cancelSandboxOrder: async (s, p, purpose) => withPath(p, { orderId: (await s.order(purpose === 'success')).orderId }),
   settleSandboxPayout: async (s, p, purpose) => withPath(p, { transactionId: (await s.payout(purpose === 'success')).transactionId }),
+  // An armed fault would fail the run's next write: the operation's own checks disarm (api/lost-commit.ts arms).
+  injectSandboxWriteFault: async (_s, p) => withBody(p, { fault: 'none' }),
 };
 
 /** Path ids by parameter name, for operations the table does not name. */

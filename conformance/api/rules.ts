@@ -1,7 +1,7 @@
 // The rules the api target enforces, quoted from the contract (the interface document, the
 // product decisions written into spec/, and the OpenAPI documents), so a failure names the rule
 // in the contract's own words.
-import { INTERFACE, ORDERS_API, PRODUCT, entry } from '../core/coverage.ts';
+import { INTERFACE, MANAGEMENT_API, ORDERS_API, PRODUCT, entry } from '../core/coverage.ts';
 import { ruleBook, type RuleOf } from '../core/define.ts';
 
 /** The rules in the api target's scope, for the coverage summary; `covers` names these ids. */
@@ -40,6 +40,10 @@ export const API_CATALOGUE = [
   entry('orders#idempotency-tenant', ORDERS_API, 'POST /v2/orders, Retries: keys are scoped to the tenant environment'),
   entry('transactions#paging', 'transactions.openapi.yaml', 'GET /transactions/users: newest first by createdDate; the last page has no Next-Cursor'),
   entry('orders#newest-first', ORDERS_API, 'GET /v2/events: order events newest first'),
+  entry('product#outcome-unknown', PRODUCT, 'Errors: after 504 outcome-unknown the same request again (same Idempotency-Key or thirdPartyId) settles it: the stored write replayed, one record'),
+  entry('product#store-unavailable', PRODUCT, 'Errors: 503 store-unavailable wrote nothing; retrying is safe'),
+  entry('orders#stream-opening', ORDERS_API, 'GET /v2/events/stream: the first message carries only an id, the position the stream starts after (the sent cursor when resuming); resuming from it misses nothing'),
+  entry('management#recover-window', MANAGEMENT_API, 'POST /v2/webhooks/endpoints/{endpointId}/recover: until must be later than since (400)'),
 ] as const;
 
 export const API = ruleBook('api', API_CATALOGUE);
@@ -280,4 +284,32 @@ export const WRITE_ISOLATION_RULE: ApiRule = {
   covers: ['product#isolation'],
   source: 'orders.openapi.yaml#/info/description',
   quote: 'nothing of one tenant environment is ever visible to another: an order of another tenant environment answers 404, exactly like an unknown id.',
+};
+
+const ERRORS_DECISION = 'spec/README.md § Product decisions (503 store-unavailable, 504 outcome-unknown); common/problem-types.yaml';
+
+export const LOST_COMMIT_RULE: ApiRule = {
+  covers: ['product#outcome-unknown'],
+  source: ERRORS_DECISION,
+  quote:
+    'Send the same request again (the same Idempotency-Key for an order, the same thirdPartyId for a payout) to settle it: the replayed answer, or a 409 naming the existing transaction, says it was stored; a 201 says it was not, and stores it now.',
+};
+
+export const STORE_UNAVAILABLE_RULE: ApiRule = {
+  covers: ['product#store-unavailable'],
+  source: ERRORS_DECISION,
+  quote: '503 store-unavailable (with Retry-After) promises that nothing was written ... Retrying is always safe.',
+};
+
+export const RECOVER_WINDOW_RULE: ApiRule = {
+  covers: ['management#recover-window'],
+  source: 'management.openapi.yaml#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1recover/post',
+  quote: 'until defaults to now and must be later than since. ... 400: Invalid input (validation-failed), for example an until that is not later than since. Nothing was changed.',
+};
+
+export const STREAM_OPENING_RULE: ApiRule = {
+  covers: ['orders#stream-opening'],
+  source: 'orders.openapi.yaml#/paths/~1v2~1events~1stream/get',
+  quote:
+    'The stream opens with a message that carries only an id (after the comment : connected): the position the stream starts after, a cursor like any other. It is the sent cursor when resuming, else the position of "now". A client that keeps it before handling anything can resume from it, so that an event recorded while it was away is not missed even when no event had come yet.',
 };

@@ -1,6 +1,9 @@
 // `payments-conformance api`: checks an implementation of the HTTP APIs (Transactions, v2
 // orders, webhook management, sandbox) against the OpenAPI documents. The checks are derived
 // by walking the bundled documents (generated/openapi/), so a spec change changes the suite.
+import { lostCommitChecks } from './lost-commit.ts';
+import { recoverWindowChecks } from './recover-window.ts';
+import { streamOpeningChecks } from './stream-opening.ts';
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
 import { operationChecks } from './checks.ts';
@@ -120,6 +123,9 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...operationChecks({ operations, state, client, creds, skipStateful, ...(other ? { otherTenantId: other.tenantId } : {}) }),
         ...statefulChecks({ operations, state, client, creds, skipStateful, ...(other ? { other } : {}) }),
         ...orderRetryChecks({ operations, state, client, creds, skipStateful }),
+        ...lostCommitChecks({ operations, state, client, creds, skipStateful }),
+        ...recoverWindowChecks({ operations, state, client, creds, skipStateful }),
+        ...streamOpeningChecks({ operations, state, client, creds, skipStateful }),
         ...mediaTypeChecks({ state, client, skipStateful }),
         ...errorChecks({ operations, state, client, creds, skipStateful, ...(limited ? { limited } : {}) }),
         ...strictApiChecks({ state, client, creds, skipStateful, ...(other ? { other } : {}) }),

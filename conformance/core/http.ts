@@ -33,6 +33,8 @@ export interface HttpRequest {
    * first complete message is what a check judges).
    */
   readUntil?: string;
+  /** How many times `readUntil` must occur before reading stops (default 1: an event stream's first message). */
+  readUntilCount?: number;
 }
 
 export async function exchange(req: HttpRequest): Promise<Exchange> {
@@ -53,7 +55,7 @@ export async function exchange(req: HttpRequest): Promise<Exchange> {
       ...(req.body !== undefined ? { body: Buffer.from(req.body) } : {}),
       signal: controller.signal,
     });
-    const { text, truncated } = await readLimited(res.body, req.responseBodyLimit ?? RESPONSE_BODY_LIMIT, req.readUntil);
+    const { text, truncated } = await readLimited(res.body, req.responseBodyLimit ?? RESPONSE_BODY_LIMIT, req.readUntil, req.readUntilCount ?? 1);
     response = {
       status: res.statusCode,
       headers: flattenHeaders(res.headers),
@@ -102,7 +104,7 @@ function describeRequest(req: HttpRequest): SentRequest {
   };
 }
 
-async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?: () => void }, limit: number, until?: string): Promise<{ text: string; truncated: boolean }> {
+async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?: () => void }, limit: number, until?: string, count = 1): Promise<{ text: string; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   let truncated = false;
@@ -117,7 +119,7 @@ async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?
     }
     chunks.push(buf);
     size += buf.length;
-    if (until !== undefined && Buffer.concat(chunks).includes(until)) {
+    if (until !== undefined && Buffer.concat(chunks).toString('utf8').split(until).length > count) {
       body.destroy?.();
       break;
     }

@@ -24,6 +24,7 @@ export const STANDARD_CATALOGUE = [
   entry('standard#secret', STANDARD, 'the key is the base64-decoded secret; whsec_ is a prefix, not part of the key'),
   entry('standard#signature-list', STANDARD, 'webhook-signature is a space-delimited list of "<version>,<signature>"; any v1 matching is enough, other versions are ignored'),
   entry('standard#timestamp', STANDARD, 'reject timestamps outside a tolerance window (5 minutes) in either direction'),
+  entry('standard#rotation', 'PRODUCT.md § Rotation in both schemes', 'during a rotation a message in flight may carry the previous secret alone: the receiver accepts it, within the same window'),
   entry('standard#idempotency', STANDARD, 'webhook-id is the idempotency key: a message delivered again is the same message'),
 ] as const;
 
@@ -36,6 +37,7 @@ const CONTENT = rule('standard#signed-content', 'The content to sign is composed
 const SECRET = rule('standard#secret', 'The secret is base64 encoded and prefixed with whsec_ for easy identification; the key is the decoded bytes.');
 const LIST = rule('standard#signature-list', 'The signature header is a space-delimited list of signatures and their versions, e.g. "v1,<sig> v1,<sig2>"; verify against each v1 and ignore versions you do not know.');
 const WINDOW = rule('standard#timestamp', 'Verify the timestamp against the current time and reject messages outside a tolerance window, to prevent replay attacks.');
+const ROTATION = rule('standard#rotation', 'During a secret rotation the receiver verifies with the previous secret too: a message in flight signed with it alone is still valid (within the same window).');
 const IDEMPOTENT = rule('standard#idempotency', 'webhook-id is unique per message and the same on every retry: use it to process each message once, and still answer 2xx.');
 
 interface Send {
@@ -56,6 +58,7 @@ interface Send {
 
 export interface StandardChecksOptions {
   channel: ChannelSpec;
+  /** With `previousSecret`, the rotation check runs; without it, it is not reached. */
   endpoint: Endpoint;
   seed: number;
   timeoutMs: number;
@@ -129,6 +132,17 @@ export function standardReceiverChecks(opts: StandardChecksOptions): Check[] {
       const t = String(now());
       return { x: await send(m, { t, signature: `${other1(m, t)} ${standardEntry(key, m.eventId, t, m.body)}` }, signal), s: m, what: 'a list "v1,<other secret> v1,<this secret>"' };
     }),
+    accepts('signature-list-first', 'Accepts a list whose matching v1 entry comes first, before another v1 and before an unknown version (v1a)', [LIST], async (signal) => {
+      const m = fresh(base);
+      const t = String(now());
+      const mine = standardEntry(key, m.eventId, t, m.body);
+      const first = await send(m, { t, signature: `${mine} ${other1(m, t)}` }, signal, 'v1,<this secret> v1,<other secret>');
+      if (first.response.status === null || first.response.status >= 300) return { x: first, s: m, what: 'a list "v1,<this secret> v1,<other secret>"' };
+      const n = fresh(base);
+      const tn = String(now());
+      const x = await send(n, { t: tn, signature: `${standardEntry(key, n.eventId, tn, n.body)} v1a,${randomBytes(64).toString('base64')}` }, signal, 'v1,<this secret> v1a,<...>');
+      return { x, s: n, what: 'a list "v1,<this secret> v1a,<...>" (an unknown version after the matching entry)' };
+    }),
     accepts('other-versions', 'Accepts a list with an entry of another version (v1a) before the v1', [LIST], async (signal) => {
       const m = fresh(base);
       const t = String(now());
@@ -158,8 +172,49 @@ export function standardReceiverChecks(opts: StandardChecksOptions): Check[] {
       const t = String(now());
       return { t, signature: standardEntry(key, m.eventId, t, m.body).slice(3) };
     }),
+    defineCheck({
+      book: STANDARD_BOOK,
+      id: 'standard.signature-before-duplicates',
+      title: 'Verifies before deduplicating: a forged message reusing a webhook-id is refused before and after the genuine one, which is accepted',
+      group: 'standard-webhooks',
+      rules: [CONTENT, IDEMPOTENT],
+      run: ({ signal }) => verifiedBeforeDuplicates(fresh(base), (m, o, label) => send(m, o, signal, label), other),
+    }),
+    defineCheck({
+      book: STANDARD_BOOK,
+      id: 'standard.rotation.previous-secret',
+      title: `Accepts a message signed with the previous secret alone (a rotation), and refuses it ${WINDOW_SECONDS + 1} s old`,
+      group: 'standard-webhooks',
+      rules: [ROTATION, WINDOW],
+      run: async ({ signal }) => {
+        const previous = endpoint.previousSecret;
+        if (previous === undefined) return { status: 'skipped', reason: 'no --previous-secret was given' };
+        const m = fresh(base);
+        const x = await send(m, { secret: previous }, signal, 'signed with the previous secret');
+        const failure = acceptedOrFailure(x, m, 'a message signed with the previous secret alone (the secret before the last rotation, still valid for requests in flight)', ROTATION);
+        if (failure) return { status: 'failed', failure };
+        return rejectedOutcome(await send(fresh(base), { secret: previous, t: String(now() - WINDOW_SECONDS - 1) }, signal, 'previous secret, stale'), `a message signed with the previous secret, ${WINDOW_SECONDS + 1} s old`, WINDOW);
+      },
+    }),
   );
   return checks;
+}
+
+/**
+ * A forged message (another key) with webhook-id X is refused; the genuine X is accepted; the
+ * forged one is refused again. A receiver that answers a seen id before verifying accepts the
+ * last one, and one that records unverified ids refuses the genuine one.
+ */
+async function verifiedBeforeDuplicates(m: EventSample, send: (m: EventSample, o: Send, label: string) => Promise<Exchange>, other: () => Buffer): Promise<CheckOutcome> {
+  const forger = other();
+  const what = `a message whose webhook-id ${m.eventId} is signed with another key`;
+  const before = rejectedOutcome(await send(m, { key: forger }, 'forged, before the genuine message'), `${what} (never delivered before)`, CONTENT);
+  if (before.status === 'failed') return before;
+  const genuine = await send(m, {}, 'the genuine message, same id');
+  const refused = acceptedOrFailure(genuine, m, 'after a forged message with its webhook-id was refused, the genuine message (the receiver recorded an id it had not verified)', IDEMPOTENT);
+  if (refused) return { status: 'failed', failure: refused };
+  const after = rejectedOutcome(await send(m, { key: forger }, 'forged again, after the genuine message'), `${what}, reusing the id of a message already accepted (a receiver that deduplicates before verifying accepts it)`, CONTENT);
+  return after.status === 'failed' && after.failure ? { ...after, failure: { ...after.failure, exchanges: [genuine, ...after.failure.exchanges] } } : after;
 }
 
 function withId(s: EventSample, id: string): EventSample {

@@ -48,7 +48,7 @@ clock is within a few seconds of this machine's.`,
       'previous-secret': {
         type: 'string',
         value: 'P',
-        description: 'the secret before the last rotation: also checks that a request signed with it is accepted',
+        description: 'the secret before the last rotation: also checks that a request signed with it is accepted (in both schemes)',
       },
       'callback-url': {
         type: 'string',
@@ -109,10 +109,18 @@ clock is within a few seconds of this machine's.`,
       if (scheme === 'standard-webhooks') {
         if (!isStandardSecret(secret)) throw new UsageError('--secret is not a Standard Webhooks secret: whsec_ (optional) followed by base64');
         const orders = channels.filter((c) => !c.serverNames.includes(CALLBACK_SERVER));
-        const endpoint = { url: url.href, secret };
+        const callbackOptions = ['callback-url', 'callback-secret', 'previous-callback-secret'].filter((name) => values[name] !== undefined);
+        if (callbackOptions.length > 0) {
+          throw new UsageError(`${callbackOptions.map((n) => `--${n}`).join(', ')} do not apply with --scheme standard-webhooks: payout callbacks are always Service-Signature; check them in a run without --scheme`);
+        }
+        if (previousSecret !== undefined && !isStandardSecret(previousSecret)) throw new UsageError('--previous-secret is not a Standard Webhooks secret: whsec_ (optional) followed by base64');
+        const endpoint = { url: url.href, secret, ...(previousSecret ? { previousSecret } : {}) };
         return {
           checks: orders.flatMap((channel) => standardReceiverChecks({ channel, endpoint, seed: ctx.seed, timeoutMs, ...(deps.now ? { now: deps.now } : {}) })),
-          notes: [`${orders.map((c) => c.id).join(', ')} → POST ${url.href}, Standard Webhooks headers; payout callbacks are Service-Signature and not sent`],
+          notes: [
+            `${orders.map((c) => c.id).join(', ')} → POST ${url.href}, Standard Webhooks headers; payout callbacks are Service-Signature and not sent`,
+            previousSecret ? 'previous secret given: rotation is checked' : 'no --previous-secret: the rotation check is not reached',
+          ],
           catalogue: STANDARD_CATALOGUE,
         };
       }

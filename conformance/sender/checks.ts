@@ -24,7 +24,9 @@ import { fail, pass, skip } from '../core/outcome.ts';
 import { SuiteReceiver, answer, answerAfter } from './receiver.ts';
 import { FAILING_ANSWER_HOLD_MS, failureKnownMono, staleTimestamp } from './fresh.ts';
 import { recoverChecks } from './recover.ts';
+import { recoverAfterChangeChecks } from './recover-change.ts';
 import { rotationChecks } from './rotation.ts';
+import { schemeChecks } from './scheme.ts';
 import { successChecks } from './success.ts';
 import type { AddCheck } from './rotation.ts';
 import type { Received, Responder } from './receiver.ts';
@@ -591,11 +593,16 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     return pass();
   });
 
+  // ---- the scheme's header sets on every delivery so far (scheme.ts) ------------------------------
+  const callbackPaths = [session.path('callback'), session.path('callback-rotation')];
+  schemeChecks({ add, receiver, endpoint, ofEndpoint: (r) => !callbackPaths.some((p) => r.url.split('?')[0]!.startsWith(p)) });
+
   // ---- any 2xx is a success (success.ts) -----------------------------------------------------------
   successChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- recovery by time range (recover.ts) ---------------------------------------------------------
   recoverChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+  recoverAfterChangeChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- a secret rotation: new events signed with the new secret -----------------------------------
   rotationChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}) });

@@ -18,7 +18,7 @@ import type { Received } from './receiver.ts';
 import { RECOVER_RULE, SIGNATURE_RULE } from './rules.ts';
 import type { SuccessOptions } from './success.ts';
 import { StepFailed } from './session.ts';
-import type { DeliveryRef, RecoverRequest, Recovery } from './session.ts';
+import type { DeliveryRef, RecoverRequest, Recovery, SenderSession } from './session.ts';
 import { asExchange, eventIdOf, parseBody, signatureProblems } from './verify.ts';
 
 /** What the success checks take: the check adder, the session, the receiver and the waits. */
@@ -48,6 +48,17 @@ interface Recovered {
   shown: Exchange[];
 }
 
+/** Polls the activity until the delivery of `eventId` reads delivered (a pending one is not recovered). */
+export async function waitDelivered(session: SenderSession, eventId: string, waitMs: number, evidence: Exchange[], signal: AbortSignal): Promise<DeliveryRef> {
+  let ref = await session.findDelivery(eventId, evidence, signal);
+  for (let i = 0; ref.state !== 'delivered' && i < Math.ceil(waitMs / POLL_MS); i++) {
+    await SuiteReceiver.sleep(POLL_MS, signal);
+    ref = await session.findDelivery(eventId, [], signal);
+  }
+  if (ref.state !== 'delivered') throw new StepFailed(`the delivery of ${eventId} was answered 200 but reads ${ref.state}, not delivered, within ${waitMs / 1000} s`, evidence);
+  return ref;
+}
+
 export function recoverChecks(o: RecoverOptions): void {
   const { add, session, receiver } = o;
   const path = session.path('recover');
@@ -55,16 +66,7 @@ export function recoverChecks(o: RecoverOptions): void {
   let memo: Promise<Recovered> | null = null;
   const within = `within ${o.waitMs / 1000} s`;
 
-  /** Polls the activity until the delivery of `eventId` reads delivered. */
-  const delivered = async (eventId: string, evidence: Exchange[], signal: AbortSignal): Promise<DeliveryRef> => {
-    let ref = await session.findDelivery(eventId, evidence, signal);
-    for (let i = 0; ref.state !== 'delivered' && i < Math.ceil(o.waitMs / POLL_MS); i++) {
-      await SuiteReceiver.sleep(POLL_MS, signal);
-      ref = await session.findDelivery(eventId, [], signal);
-    }
-    if (ref.state !== 'delivered') throw new StepFailed(`the delivery of ${eventId} was answered 200 but reads ${ref.state}, not delivered, ${within}`, evidence);
-    return ref;
-  };
+  const delivered = (eventId: string, evidence: Exchange[], signal: AbortSignal): Promise<DeliveryRef> => waitDelivered(session, eventId, o.waitMs, evidence, signal);
 
   const originalOf = async (role: Role, evidence: Exchange[], signal: AbortSignal): Promise<Original> => {
     const { orderId } = await session.createOrder(evidence, signal);

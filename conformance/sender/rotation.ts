@@ -10,7 +10,7 @@
 // rotated for good (the session keeps the endpoint's new one).
 import type { CheckContext, CheckOutcome, Exchange, SpecRule } from '../core/check.ts';
 import { fail, pass } from '../core/outcome.ts';
-import { answer } from './receiver.ts';
+import { answer, header } from './receiver.ts';
 import type { Received, Responder, SuiteReceiver } from './receiver.ts';
 import { CALLBACK_ROTATION_RULE, ROTATION_RULE, SIGNATURE_RULE } from './rules.ts';
 import type { SenderRule } from './rules.ts';
@@ -100,9 +100,9 @@ function judge(later: Received[], inFlight: Received, secrets: { previous?: stri
   const withPrevious = (r: Received): boolean => secrets.previous !== undefined && signatureProblems(r, secrets.previous).length === 0;
   for (const [i, r] of later.entries()) {
     const problems = signatureProblems(r, secrets.secret);
-    const count = v1Count(r);
-    if (problems.length === 0 && count > 1) {
-      return fail(`${what} (attempt ${i + 1} after the rotation) carries ${count} v1 values: after a rotation the header carries one v1, made with the new secret (only a request already in flight may carry the previous one)`, rule, shown);
+    const extra = v1Counts(r).find(([, count]) => count > 1);
+    if (problems.length === 0 && extra) {
+      return fail(`${what} (attempt ${i + 1} after the rotation) carries ${extra[1]} v1 values in ${extra[0]}: after a rotation each scheme's header carries one v1, made with the new secret (only a request already in flight may carry the previous one)`, rule, shown);
     }
     if (problems.length === 0) continue;
     if (withPrevious(r)) return fail(`${what} (attempt ${i + 1} after the rotation) is signed with the previous secret: the previous secret stops signing new attempts at once; only a request already in flight at the rotation may carry it`, rule, shown);
@@ -134,10 +134,13 @@ function holdFirst(heldStatus: number, status: number): { responder: Responder; 
   };
 }
 
-/** How many v1 values the Service-Signature of `r` carries (0 when it is missing or malformed). */
-function v1Count(r: Received): number {
-  const name = Object.keys(r.headers).find((h) => h.toLowerCase() === SIGNATURE_HEADER.toLowerCase());
-  const value = name === undefined ? undefined : r.headers[name];
-  const read = typeof value === 'string' ? readSignature(value) : { malformed: 'missing' };
-  return 'malformed' in read ? 0 : read.v1.length;
+/** How many v1 values each signature header of `r` carries (0 when it is missing or malformed). */
+function v1Counts(r: Received): Array<[string, number]> {
+  const value = header(r, SIGNATURE_HEADER);
+  const read = value === undefined ? { malformed: 'missing' } : readSignature(value);
+  const standard = header(r, 'webhook-signature');
+  return [
+    [SIGNATURE_HEADER, 'malformed' in read ? 0 : read.v1.length],
+    ['webhook-signature', standard === undefined ? 0 : standard.split(' ').filter((e) => e.startsWith('v1,')).length],
+  ];
 }

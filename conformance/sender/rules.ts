@@ -26,6 +26,7 @@ export const SENDER_CATALOGUE = [
   entry('interface#events-test', INTERFACE, 'Webhook data of webhook.test (data.environment)'),
   entry('product#callback', PRODUCT, 'Webhooks: payout-completed callbacks signed with the callback secret'),
   entry('management#callback-rotation', MANAGEMENT_API, 'POST /v2/webhooks/callback-secret/rotate: pending callbacks go on, their next attempts signed with the new secret'),
+  entry('management#signature-scheme', MANAGEMENT_API, "signatureScheme: each delivery of an endpoint carries its scheme's header sets (both: each set, judged on its own), on every attempt"),
   entry('management#recover', MANAGEMENT_API, 'POST /v2/webhooks/endpoints/{endpointId}/recover: the deliveries created in [since, until) go again, once per request, the original event id and payload'),
 ] as const;
 
@@ -151,4 +152,11 @@ export const RECOVER_RULE: SenderRule = {
   covers: ['management#recover', 'interface#versioning-3'],
   quote:
     'Sends again, in one step, the order-event deliveries of this endpoint (any of its versions) created in [since, until): the failed ones, or the failed and delivered ones (all). Each goes exactly as a manual retry does: the original event id and payload, to the endpoint\'s current URL, version and secret, in a new cycle of up to ten attempts. ... each matching delivery is sent once per request.',
+};
+
+export const SCHEME_RULE: SenderRule = {
+  source: 'management.openapi.yaml#/info/description (signatureScheme); spec/README.md § Signature scheme, per endpoint',
+  covers: ['management#signature-scheme'],
+  quote:
+    'Each endpoint signs in its own signatureScheme: the Service-Signature scheme (the default), standard-webhooks (the webhook-id, webhook-timestamp and webhook-signature headers of Standard Webhooks v1.0.0), or both header sets at once. ... both header sets on every attempt; the scheme is read at each attempt, as the secret is.',
 };

@@ -15,8 +15,14 @@ import { isObj } from '../core/openapi/schema.ts';
 import { describeAnswer } from '../core/openapi/answer.ts';
 import { subSeed } from '../core/seed.ts';
 import type { components } from '../../generated/types/management.ts';
+import { SCHEMES, type Scheme } from './verify.ts';
 
 type Json = Record<string, unknown>;
+
+/** An endpoint's signatureScheme as answered; absent (an implementation before schemes) is the seed's. */
+function schemeOf(e: Json): Scheme {
+  return SCHEMES.find((x) => x === e.signatureScheme) ?? 'service-signature';
+}
 type Schemas = components['schemas'];
 /** The body of recoverDeliveries and its answer, as the contract types them. */
 export type RecoverRequest = Schemas['RecoverDeliveriesRequest'];
@@ -59,6 +65,8 @@ export interface Endpoint {
   environment: string;
   /** Whether the suite created it (false: it updated the active one and rotated its secret). */
   created: boolean;
+  /** Its signatureScheme as the implementation answered it: which header sets every delivery must carry. */
+  scheme: Scheme;
 }
 
 export class SenderSession {
@@ -113,7 +121,7 @@ export class SenderSession {
     try {
       const res = await this.#call('createWebhookEndpoint', this.#member(), (p) => ({ ...p, body: { url, ...this.#scheme() } }), 'create the webhook endpoint', evidence, signal);
       const e = res.json as Json;
-      this.endpoint = { id: String(e.id), secret: String(e.secret), environment: String(e.environment), created: true };
+      this.endpoint = { id: String(e.id), secret: String(e.secret), environment: String(e.environment), created: true, scheme: schemeOf(e) };
       return this.endpoint;
     } catch (err) {
       const last = evidence[evidence.length - 1];
@@ -124,11 +132,18 @@ export class SenderSession {
     const active = data.find((e): e is Json => isObj(e) && e.active === true);
     if (!active) throw new StepFailed('the environment has an active endpoint (409) but none is listed as active', evidence);
     const id = String(active.id);
-    await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { url, ...this.#scheme() } }), 'point the active endpoint at the suite', evidence, signal);
+    const updated = await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { url, ...this.#scheme() } }), 'point the active endpoint at the suite', evidence, signal);
     const rotated = await this.#call('rotateWebhookSecret', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), 'rotate its secret (the only way to learn it)', evidence, signal);
     const r = rotated.json as Json;
-    this.endpoint = { id, secret: String(r.secret), environment: String(r.environment ?? active.environment), created: false };
+    this.endpoint = { id, secret: String(r.secret), environment: String(r.environment ?? active.environment), created: false, scheme: schemeOf(updated.json as Json) };
     return this.endpoint;
+  }
+
+  /** Sets the endpoint's signatureScheme (a change alone keeps the version); the session judges deliveries in it from now on. */
+  async setScheme(scheme: Scheme, evidence: Exchange[], signal?: AbortSignal): Promise<void> {
+    const id = this.#endpointId();
+    const res = await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { signatureScheme: scheme } }), `set the signature scheme to ${scheme}`, evidence, signal);
+    this.endpoint!.scheme = schemeOf(res.json as Json);
   }
 
   #scheme(): { signatureScheme?: string } {

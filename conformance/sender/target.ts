@@ -47,7 +47,11 @@ shown at creation and rotation), and triggers events through the v2 order API an
   flight: its next attempt is signed with the new one. Both secrets stay rotated;
 - recovery by time range: four orders delivered one after another, the middle two's window
   recovered twice (include all), then once failed-only: each arrives again once per
-  include-all request, same event id and body, validly signed; the others do not;
+  include-all request, same event id and body, validly signed; the others do not; then, after
+  a URL edit, a secret rotation and a scheme switch, a recovered delivery reaches the new URL
+  only, signed with the new secret, in the new scheme (the scheme is set back);
+- every delivery carries the header sets of the endpoint's signatureScheme (both: each set,
+  verified on its own, on every attempt);
 - the endpoint disabled: no delivery. The run leaves the endpoint disabled.
 Secrets and tokens can be given as env:NAME or file:PATH. The run rotates the callback secret:
 to run again, give --save-callback-secret FILE and then --callback-secret file:FILE.`,

@@ -10,7 +10,7 @@ import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
 import { hmacHex, readSignature } from '../core/signature.ts';
 import { Variator } from '../core/vary.ts';
 import { header } from './receiver.ts';
-import { hasStandardHeaders, standardSignatureProblems } from './standard.ts';
+import { STANDARD_HEADERS, hasStandardHeaders, standardSignatureProblems } from './standard.ts';
 import type { Received } from './receiver.ts';
 
 const variator = new Variator();
@@ -62,15 +62,36 @@ export function headerProblems(r: Received, message: MessageSpec): string[] {
   return problems;
 }
 
+/** An endpoint's signatureScheme: which header sets each of its deliveries carries. */
+export type Scheme = 'service-signature' | 'standard-webhooks' | 'both';
+export const SCHEMES: readonly Scheme[] = ['service-signature', 'standard-webhooks', 'both'];
+
 /**
  * Problems with the signature of one delivery, verified with `secret` (empty when it verifies):
- * the Service-Signature header and, when the delivery carries them (an endpoint in
- * `standard-webhooks` or `both`), the Standard Webhooks headers.
+ * each header set it carries (Service-Signature; the Standard Webhooks headers of an endpoint
+ * in `standard-webhooks` or `both`) judged on its own, and, with both, webhook-id equal to
+ * Service-Event-Id. Which sets are required is `missingSets` (the endpoint's scheme).
  */
 export function signatureProblems(r: Received, secret: string): string[] {
-  const standard = hasStandardHeaders(r) ? standardSignatureProblems(r, secret) : [];
-  if (header(r, SIGNATURE_HEADER) === undefined && hasStandardHeaders(r)) return standard;
-  return [...serviceSignatureProblems(r, secret), ...standard];
+  const service = header(r, SIGNATURE_HEADER) !== undefined;
+  const standard = hasStandardHeaders(r);
+  if (!service && standard) return standardSignatureProblems(r, secret).map((p) => `Standard Webhooks set: ${p}`);
+  if (!standard) return serviceSignatureProblems(r, secret);
+  const sameId = header(r, 'webhook-id') === header(r, EVENT_ID_HEADER) ? [] : [`webhook-id ${JSON.stringify(header(r, 'webhook-id'))} is not Service-Event-Id ${JSON.stringify(header(r, EVENT_ID_HEADER))}: both sets name the one event`];
+  return [
+    ...serviceSignatureProblems(r, secret).map((p) => `Service-Signature set: ${p}`),
+    ...standardSignatureProblems(r, secret).map((p) => `Standard Webhooks set: ${p}`),
+    ...sameId,
+  ];
+}
+
+/** The header sets `scheme` requires that `r` lacks (empty when it carries them all). */
+export function missingSets(r: Received, scheme: Scheme): string[] {
+  const missing: string[] = [];
+  if (scheme !== 'standard-webhooks' && (header(r, SIGNATURE_HEADER) === undefined || header(r, EVENT_ID_HEADER) === undefined)) missing.push(`the Service-* set (${EVENT_ID_HEADER}, ${SIGNATURE_HEADER})`);
+  const absent = STANDARD_HEADERS.filter((name) => header(r, name) === undefined);
+  if (scheme !== 'service-signature' && absent.length > 0) missing.push(`the Standard Webhooks set (${absent.join(', ')} missing)`);
+  return missing;
 }
 
 function serviceSignatureProblems(r: Received, secret: string): string[] {
@@ -95,6 +116,14 @@ function serviceSignatureProblems(r: Received, secret: string): string[] {
   return [
     `v1 is not HMAC-SHA256(secret, "<t>.<raw body>") for t=${parsed.timestamp}` + (guess ? `: it is the HMAC of ${guess[0]}` : ' (nor of any usual mistake: another secret?)'),
   ];
+}
+
+/** The timestamp of each header set `r` carries, by set: Service-Signature's t, webhook-timestamp. */
+export function setTimestamps(r: Received): { service: number | null; standard: number | null } {
+  const value = header(r, SIGNATURE_HEADER);
+  const read = value === undefined ? null : readSignature(value);
+  const t = header(r, 'webhook-timestamp');
+  return { service: read === null || 'malformed' in read ? null : read.t, standard: t !== undefined && /^[0-9]{1,12}$/.test(t) ? Number(t) : null };
 }
 
 /** `t` of the signature, or null. */

@@ -225,6 +225,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/faults/next-write": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make the next write of the environment fail as a lost commit or an unavailable store
+         * @description Arms a fault for the **next write** of the caller's `test` environment: the next
+         *     `POST` or `PATCH` with a key of this environment (Transactions API, v2 order API or
+         *     sandbox; this operation aside), so a client can rehearse what it does with the two
+         *     answers that a real outage gives (`spec/README.md`, Product decisions):
+         *
+         *     - `outcome-unknown`: the write runs and is **stored**, then the answer is `504`
+         *       `outcome-unknown` with `Retry-After`, as when the connection to the data store is
+         *       lost after the COMMIT was sent. Sending the same request again settles it: the same
+         *       `Idempotency-Key` replays the stored order (`Idempotent-Replayed: true`), the same
+         *       `thirdPartyId` answers `409` with `existingTransactionId`. A write refused before it
+         *       is stored (a `4xx`) answers as usual and leaves the fault armed.
+         *     - `store-unavailable`: the write answers `503` `store-unavailable` with `Retry-After`
+         *       and **nothing is written**; retrying is safe.
+         *
+         *     The fault is used by one write, then gone; arming again replaces an armed one, and
+         *     `none` disarms it. It is
+         *     kept in the serving process's memory (a restart clears it) and never touches another
+         *     environment. Any `test` key may arm it, whatever its permissions.
+         */
+        post: operations["injectSandboxWriteFault"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -482,6 +519,24 @@ export interface components {
             environment: "test";
             /** @description Amount available for payouts, as an exact decimal string. */
             balance: components["schemas"]["Decimal"];
+        };
+        /** @description Body of `POST /sandbox/faults/next-write`. */
+        SandboxWriteFaultRequest: {
+            fault: components["schemas"]["SandboxWriteFaultKind"];
+        };
+        /**
+         * @description `outcome-unknown`: the next write is stored, then answered `504`. `store-unavailable`: it is answered `503` and nothing is written. `none`: disarms an armed fault (a test's clean-up).
+         * @enum {string}
+         */
+        SandboxWriteFaultKind: "outcome-unknown" | "store-unavailable" | "none";
+        /** @description The fault armed for the next write of the environment. */
+        SandboxWriteFault: {
+            /**
+             * @description Always `test`.
+             * @enum {string}
+             */
+            environment: "test";
+            fault: components["schemas"]["SandboxWriteFaultKind"];
         };
         /** @description Body of `POST /sandbox/wallet/fund`. */
         SandboxWalletFundRequest: {
@@ -1318,6 +1373,65 @@ export interface operations {
             504: components["responses"]["OutcomeUnknown"];
         };
     };
+    injectSandboxWriteFault: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fault": "outcome-unknown"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxWriteFaultRequest"];
+            };
+        };
+        responses: {
+            /** @description The fault armed for the next write of the environment (after `none`, no fault is armed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "environment": "test",
+                     *       "fault": "outcome-unknown"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxWriteFault"];
+                };
+            };
+            /** @description Invalid input (`validation-failed` or `malformed-json`). Nothing was armed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The key belongs to the `live` environment. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
 }
 type FlattenedDeepRequired<T> = {
     [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
@@ -1331,6 +1445,8 @@ export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>
 export const transactionAssetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Transaction"]["asset"]> = ["KRU"];
 export const orderPaymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderPayment"]["status"]> = ["pending", "completed", "revoked"];
 export const sandboxWalletEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxWallet"]["environment"]> = ["test"];
+export const sandboxWriteFaultKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxWriteFaultKind"]> = ["outcome-unknown", "store-unavailable", "none"];
+export const sandboxWriteFaultEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxWriteFault"]["environment"]> = ["test"];
 export const sandboxSettleRequestStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SandboxSettleRequest"]["status"]> = ["success", "cancelled"];
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["open", "cancelled"];

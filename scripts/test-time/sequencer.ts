@@ -16,6 +16,7 @@ export const LONGEST_FIRST = [
   'conformance-tests/mutants/mutants-sender-1.test.ts',
   'conformance-tests/mutants/mutants-sender-2.test.ts',
   'conformance-tests/mutants/mutants-sender-3.test.ts',
+  'conformance-tests/mutants/mutants-sender-4.test.ts',
   'server/delivery/worker.test.ts',
   'scripts/mock/probe.test.ts',
   'server/api/events-listen.e2e.test.ts',

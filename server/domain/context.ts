@@ -6,6 +6,7 @@ import type { EnvironmentName } from './model.ts';
 import type { AuthCaches } from './auth-cache.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './secrets.ts';
+import type { WriteFaults } from './write-faults.ts';
 import type { DestinationPolicy } from '../destination/policy.ts';
 
 export interface Services {
@@ -16,6 +17,8 @@ export interface Services {
   log: Logger;
   /** Verified credentials for a few seconds (AUTH_CACHE_TTL_MS); absent: every request asks the store. */
   auth?: AuthCaches;
+  /** The sandbox's armed write faults (test environments); absent: the sandbox cannot arm one. */
+  writeFaults?: WriteFaults;
 }
 
 export type { Scope } from './model.ts';

@@ -9,7 +9,8 @@
 import type { Hono, MiddlewareHandler } from 'hono';
 import { compileOperation, loadOperations, type ApiName } from '../contract/operations.ts';
 import type { Services } from '../domain/context.ts';
-import type { Permission } from '../domain/model.ts';
+import type { Permission, Principal } from '../domain/model.ts';
+import { FAULT_ANSWERS } from '../domain/write-faults.ts';
 import type { AppEnv } from './app-env.ts';
 import type { Handler } from './handler-types.ts';
 import { authenticateStep } from './middleware/authenticate.ts';
@@ -62,6 +63,8 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
       validateRequestStep(op),
     ];
 
+    // Key-authenticated writes of a test environment may carry the sandbox's armed fault.
+    const faulted = WRITE_METHODS.has(spec.method.toUpperCase()) && api !== 'management' && spec.operationId !== ARMS_FAULTS;
     app.on(spec.method.toUpperCase(), [spec.honoPath], ...around, async (c) => {
       await runSteps(steps, c);
       const principal = c.get('principal');
@@ -70,10 +73,33 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
       // The request's store: its calls take the request's signal (middleware/deadline.ts).
       const calls = c.get('storeCalls');
       const scoped = calls ? { ...services, store: calls.wrap(services.store) } : services;
-      const reply = await handler(c.get('request'), { principal, scope, services: scoped, requestId, streams: opts.streams });
+      const run = () => handler(c.get('request'), { principal, scope, services: scoped, requestId, streams: opts.streams });
+      const reply = faulted ? await withWriteFault(scoped, principal, run) : await run();
       return jsonResponse(reply, requestId);
     });
   }
+}
+
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+/** The operation that arms a fault is never faulted itself. */
+const ARMS_FAULTS = 'injectSandboxWriteFault';
+
+/**
+ * Runs a write under its environment's armed sandbox fault (domain/write-faults.ts):
+ * store-unavailable answers 503 before anything runs; outcome-unknown lets the write be stored
+ * and answers 504 instead of its success (a refused write answers as usual and keeps the fault).
+ */
+async function withWriteFault<R extends { status: number }>(services: Services, principal: Principal, run: () => Promise<R>): Promise<R> {
+  const fault = principal.environment === 'test' ? services.writeFaults?.armed(principal.environmentId) : undefined;
+  if (fault === undefined) return run();
+  if (fault === 'store-unavailable') {
+    services.writeFaults!.used(principal.environmentId);
+    throw FAULT_ANSWERS[fault]();
+  }
+  const reply = await run();
+  if (reply.status >= 300) return reply;
+  services.writeFaults!.used(principal.environmentId);
+  throw FAULT_ANSWERS[fault]();
 }
 
 /**

@@ -13,15 +13,41 @@ export const STANDARD_MUTANTS = {
   'fails-duplicates': 'receiver.standard.duplicate',
   'whole-string-key': 'receiver.standard.rejects.key-not-decoded',
 } as const;
-export type StandardDefect = keyof typeof STANDARD_MUTANTS;
+
+/** Round five (issue 51): each caught by exactly the check named, and no other. */
+export const STANDARD_ROUND_FIVE = {
+  'last-signature-only': 'receiver.standard.signature-list-first',
+  'duplicates-before-signature': 'receiver.standard.signature-before-duplicates',
+  'ignores-previous-secret': 'receiver.standard.rotation.previous-secret',
+} as const;
+export type StandardDefect = keyof typeof STANDARD_MUTANTS | keyof typeof STANDARD_ROUND_FIVE;
 
 type Headers = Record<string, string>;
 const flat = (h: IncomingHttpHeaders): Headers => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
 
+type Verify = (raw: Buffer, headers: Headers) => void;
+
+/** Verifies with each secret in turn (current, then previous: one Webhook per secret, as the library takes one). */
+function anySecret(secrets: string[], defect: StandardDefect | null): Verify {
+  const verifiers = (defect === 'ignores-previous-secret' ? secrets.slice(0, 1) : secrets).map((s) => verifier(s, defect)); // the defect: the current one only
+  return (raw, h) => {
+    const errors: unknown[] = [];
+    for (const verify of verifiers) {
+      try {
+        return verify(raw, h);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    throw new AggregateError(errors, 'no secret verifies');
+  };
+}
+
 /** Verifies as the defect says: the official library, except for the one broken rule. */
-function verifier(secret: string, defect: StandardDefect | null): (raw: Buffer, headers: Headers) => void {
+function verifier(secret: string, defect: StandardDefect | null): Verify {
   const wh = defect === 'whole-string-key' ? new Webhook(secret, { format: 'raw' }) : new Webhook(secret);
   if (defect === 'reserializes-body') return (raw, h) => void wh.verify(JSON.stringify(JSON.parse(raw.toString('utf8'))), h);
+  if (defect === 'last-signature-only') return (raw, h) => void wh.verify(raw, { ...h, 'webhook-signature': (h['webhook-signature'] ?? '').split(' ').at(-1) ?? '' });
   if (defect === 'first-signature-only') return (raw, h) => void wh.verify(raw, { ...h, 'webhook-signature': (h['webhook-signature'] ?? '').split(' ')[0] ?? '' });
   if (defect === 'no-timestamp-window') {
     return (raw, h) => {
@@ -32,11 +58,13 @@ function verifier(secret: string, defect: StandardDefect | null): (raw: Buffer, 
   return (raw, h) => void wh.verify(raw, h);
 }
 
-export async function startStandardReceiver(secret: string, defect: StandardDefect | null = null): Promise<RunningReceiver> {
-  const verify = verifier(secret, defect);
+/** `secrets`: the current one, then the previous one during a rotation. */
+export async function startStandardReceiver(secrets: string[], defect: StandardDefect | null = null): Promise<RunningReceiver> {
+  const verify = anySecret(secrets, defect);
   const seen = new Set<string>();
   return listen((req, raw, res) => {
     const headers = flat(req.headers);
+    if (defect === 'duplicates-before-signature' && seen.has(headers['webhook-id'] ?? '')) return reply(res, 200, { duplicate: true }); // the defect
     try {
       verify(raw, headers);
     } catch {

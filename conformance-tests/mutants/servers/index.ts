@@ -28,6 +28,8 @@ import type { ServerMutant } from './mutant.ts';
 import { ROUND_FOUR_SERVER_MUTANTS } from './round-four.ts';
 import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
 import { RECOVER_MUTANTS } from './recover.ts';
+import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
+import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
 
 export type { ServerMutant } from './mutant.ts';
 
@@ -184,8 +186,9 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     defect: 'signs every webhook with the secret the endpoint was created with, also after a rotation',
     target: 'sender',
     build: signsWithCreationSecret.build,
-    mustFail: ['sender.rotation.new-secret', 'sender.rotation.callback-secret'],
-    failsOnly: /^sender\.rotation\.(new-secret|callback-secret)$/,
+    mustFail: ['sender.rotation.new-secret', 'sender.rotation.callback-secret', 'sender.recover.after-change'],
+    // The recovery after a rotation is signed with the first secret too.
+    failsOnly: /^sender\.(rotation\.(new-secret|callback-secret)|recover\.after-change)$/,
   },
   {
     name: 'resends-first-signature',
@@ -193,8 +196,8 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     target: 'sender',
     build: resendsFirstSignature.build,
     mustFail: ['sender.retry.fresh-timestamp', 'sender.retry.manual-fresh-timestamp'],
-    // The retried callback after the rotation carries its first attempt's signature: the previous secret's.
-    failsOnly: /^sender\.(retry\.(fresh-timestamp|manual-fresh-timestamp)|rotation\.callback-secret)$/,
+    // The retried callback after the rotation, and the delivery recovered after one, carry their first attempt's signature: the previous secret's.
+    failsOnly: /^sender\.(retry\.(fresh-timestamp|manual-fresh-timestamp)|rotation\.callback-secret|recover\.after-change)$/,
   },
   {
     name: 'old-version-to-new-url',
@@ -207,4 +210,6 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...ROUND_FOUR_SERVER_MUTANTS,
   ...ROUND_FOUR_SENDER_MUTANTS,
   ...RECOVER_MUTANTS,
+  ...ROUND_FIVE_API_MUTANTS,
+  ...ROUND_FIVE_SENDER_MUTANTS,
 ];

@@ -14,4 +14,6 @@ export interface ServerMutant {
   failsOnly?: RegExp;
   /** Run the sender target without --skip-slow: the defect is in the 10 s attempt timeout. */
   slow?: boolean;
+  /** More arguments of the run (`--scheme both`); the control in another scheme is conformance-tests/sender-standard.test.ts. */
+  args?: string[];
 }

@@ -31,6 +31,8 @@ export interface ApiRequest {
   /** Exact bytes and content type to send instead of `body` (malformed, oversized or non-JSON bodies). */
   rawBody?: { contentType: string; bytes: Uint8Array };
   label?: string;
+  /** An event stream: how many messages to read before closing it (default 1). */
+  streamMessages?: number;
 }
 
 export interface ApiResponse {
@@ -87,7 +89,7 @@ export class ApiClient {
       timeoutMs: this.#opts.timeoutMs,
       responseBodyLimit: READ_LIMIT,
       // An event stream stays open: its first message (a blank line ends it) is the answer.
-      ...(op.streams ? { readUntil: '\n\n' } : {}),
+      ...(op.streams ? { readUntil: '\n\n', readUntilCount: req.streamMessages ?? 1 } : {}),
       ...(req.label !== undefined ? { label: req.label } : {}),
       ...(signal ? { signal } : {}),
     });

@@ -1,0 +1,4 @@
+// Share 4 of 4 of the sender target's mutants (run-mutants.ts).
+import { describeMutants, mutantsOfShare } from './run-mutants.ts';
+
+describeMutants(mutantsOfShare('sender', 3));
