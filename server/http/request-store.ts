@@ -25,9 +25,9 @@ export class RequestStore {
       kind: store.kind,
       queue: store.queue,
       migrate: () => store.migrate(),
-      transaction: (fn, o) => this.write(store.transaction(fn, opts(o))),
+      transaction: (fn, o) => this.write(() => store.transaction(fn, opts(o))),
       read: (fn, o) => store.read(fn, opts(o)),
-      createOrder: (c, o) => this.write(store.createOrder(c, opts(o))),
+      createOrder: (c, o) => this.write(() => store.createOrder(c, opts(o))),
       transactionsVersion: (environmentId) => store.transactionsVersion(environmentId),
       onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
       onEventsRecorded: (listener) => store.onEventsRecorded(listener),
@@ -36,7 +36,14 @@ export class RequestStore {
     };
   }
 
-  private write<T>(call: Promise<T>): Promise<T> {
+  /**
+   * A write once the request's signal is aborted never reaches the store: the deadline may
+   * already have told the caller that nothing was written, which must stay true whatever the
+   * store would do with the signal.
+   */
+  private write<T>(start: () => Promise<T>): Promise<T> {
+    if (this.signal.aborted) return Promise.reject(new CallCancelled());
+    const call = start();
     this.pending += 1;
     const settled = (wrote: boolean): void => {
       this.pending -= 1;

@@ -239,10 +239,12 @@ export function observeStore(store: Store, metrics: Metrics): Store {
     },
     migrate: () => store.migrate(),
     // Reads are not commits: they stay out of the commit-latency histogram.
-    read: (fn) => store.read(fn),
+    // The call's options (the request's signal) pass through: without them a request answered
+    // at its deadline would go on writing.
+    read: (fn, opts) => store.read(fn, opts),
     transactionsVersion: (environmentId) => store.transactionsVersion(environmentId),
-    transaction: (fn) => timedCommit(metrics, () => store.transaction(fn)),
-    createOrder: (c) => timedCommit(metrics, () => store.createOrder(c)),
+    transaction: (fn, opts) => timedCommit(metrics, () => store.transaction(fn, opts)),
+    createOrder: (c, opts) => timedCommit(metrics, () => store.createOrder(c, opts)),
     queue: store.queue,
     onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
     onEventsRecorded: (listener) => store.onEventsRecorded(listener),
