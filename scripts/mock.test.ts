@@ -19,6 +19,7 @@ import { generateSecret } from '../signing/signature.ts';
 import { GENERATED_DIR, ROOT } from './lib/specs.ts';
 import { spawnMock, type SpawnedMock } from './mock/testing/spawn.ts';
 import { mockEvents } from './mock/webhooks.ts';
+import { until } from '../server/testing/until.ts';
 
 const createPayout = compileOperation(loadOperations('transactions').find((o) => o.operationId === 'createPayout')!);
 const CREDS = { 'x-api-key': 'pk_test_mock', 'x-api-hash': 'sk_test_mock' };
@@ -229,7 +230,7 @@ describe('npm run mock', () => {
       body: JSON.stringify({ thirdPartyId: 'mock-cb-2', userId: 'user_5521', amount: 1, notifyUrl: `${receiverUrl}${CALLBACK_PATH}` }),
     });
     expect(again.status).toBe(201);
-    while (store.eventCount() === before) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => store.eventCount() !== before, 'the callback in the receiver');
     expect(store.eventCount()).toBe(before + 1);
   });
 

@@ -10,6 +10,7 @@ import { createManagementClient, createOrdersClient, createSandboxClient, create
 import { API_NAMES, type ApiName } from '../../generated/vocabulary.ts';
 import { createServiceAccount } from '../domain/admin.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
+import { until } from '../testing/until.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const APIS: readonly ApiName[] = API_NAMES;
@@ -34,11 +35,7 @@ beforeAll(async () => {
     base[api] = `http://127.0.0.1:${port}`;
   }
   for (const api of APIS) {
-    for (let i = 0; ; i++) {
-      if (await fetch(`${base[api]}/healthz`).then(() => true, () => false)) break;
-      if (i > 150) throw new Error(`prism proxy for ${api} did not start`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await until(() => fetch(`${base[api]}/healthz`).then(() => true, () => false), () => `the prism proxy for ${api}\n${prismLog.join('')}`, { timeoutMs: 30_000, everyMs: 200 });
   }
 }, 90_000);
 

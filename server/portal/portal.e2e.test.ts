@@ -13,6 +13,7 @@ import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
 import { chromiumExecutable } from '../testing/chromium.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
 import { CHROMIUM_ARGS, SkewClock, startPortalTestServer, type PortalTestServer } from './testing.ts';
+import { until } from '../testing/until.ts';
 
 const SHOTS = fileURLToPath(new URL('../../test-results/portal/', import.meta.url));
 const HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>';
@@ -67,12 +68,16 @@ async function signIn(page: Page, token: string): Promise<void> {
 
 /** Reloads the page until `check` passes (the detail page does not poll by itself). */
 async function reloadUntil(page: Page, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms on ${page.url()}`);
-    await new Promise((r) => setTimeout(r, 250));
-    await page.reload();
-  }
+  let first = true;
+  await until(
+    async () => {
+      if (!first) await page.reload();
+      first = false;
+      return check();
+    },
+    () => `the condition on ${page.url()}`,
+    { timeoutMs, everyMs: 250 },
+  );
 }
 
 describe('developer portal in a browser', () => {
