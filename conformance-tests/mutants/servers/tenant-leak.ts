@@ -25,7 +25,9 @@ export function build(services: Services, config: Config): BuiltApp {
       return;
     }
     await next();
-    if (key !== null && c.res.status === 200) {
+    // Like any response cache, it leaves a stream alone (buffering one would hang it, and every
+    // stream check would wait out the suite's timeout instead of showing the leak).
+    if (key !== null && c.res.status === 200 && !c.res.headers.get('content-type')?.startsWith('text/event-stream')) {
       const body = await c.res.clone().arrayBuffer();
       cache.set(key, { status: c.res.status, headers: new Headers(c.res.headers), body });
     }
