@@ -116,6 +116,14 @@ module.exports = {
       to: { path: '^scripts/' },
     },
     {
+      name: 'test-support-stands-alone',
+      severity: 'error',
+      comment:
+        'testing/ holds what tests of every layer share (until()); it imports no layer, and only tests and test helpers import it.',
+      from: { path: '^testing/' },
+      to: { path: '^(server|client|conformance|conformance-tests|contract|scripts|signing|generated)/' },
+    },
+    {
       name: 'client-not-from-server',
       severity: 'error',
       comment: 'The client and the receiver helpers are what merchants run: nothing from the server.',

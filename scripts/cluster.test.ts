@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOrdersClient } from '../client/api.ts';
 import type { DemoTenant } from '../server/testing/child-server.ts';
-import { until } from '../server/testing/until.ts';
+import { until } from '../testing/until.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -19,7 +19,7 @@ import { generateSecret } from '../signing/signature.ts';
 import { GENERATED_DIR, ROOT } from './lib/specs.ts';
 import { spawnMock, type SpawnedMock } from './mock/testing/spawn.ts';
 import { mockEvents } from './mock/webhooks.ts';
-import { until } from '../server/testing/until.ts';
+import { until } from '../testing/until.ts';
 
 const createPayout = compileOperation(loadOperations('transactions').find((o) => o.operationId === 'createPayout')!);
 const CREDS = { 'x-api-key': 'pk_test_mock', 'x-api-hash': 'sk_test_mock' };

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { ListenArgs } from './args.ts';
 import { listen } from './listen.ts';
+import { until } from '../../testing/until.ts';
 
 type Stream = (req: IncomingMessage, res: ServerResponse, connection: number) => void;
 
@@ -246,14 +247,6 @@ class FakeClock {
   }
 }
 
-/** Polls until check holds (listen's real I/O on loopback has to land between two timers). */
-async function polled(check: () => boolean, what: () => string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-}
 
 it('a slow receiver answering 503 for three minutes: no reconnect, five tries per event, each kept; then one try each', async () => {
   const clock = new FakeClock();
@@ -368,7 +361,7 @@ it('a slow receiver answering 503 for three minutes: no reconnect, five tries pe
     fetch: counted,
   }).finally(() => (finished = true));
   while (!finished) {
-    await polled(() => finished || waiting(), () => `listen to wait at ${clock.t} ms (${JSON.stringify({ calls, held, wire, sleeping: clock.sleeping })}); printed: ${lines.join(' | ')}`);
+    await until(() => finished || waiting(), () => `listen to wait at ${clock.t} ms (${JSON.stringify({ calls, held, wire, sleeping: clock.sleeping })}); printed: ${lines.join(' | ')}`, { timeoutMs: 10_000, everyMs: 1 });
     if (finished) break;
     expect(clock.t, lines.join('\n')).toBeLessThan(300 * SECOND);
     expect(clock.fireNext()).toBe(true);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { counts, idsWith, runTarget, startSink, type TargetRun } from '../../conformance-tests/testing/run.ts';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
-import { until } from '../../server/testing/until.ts';
+import { until } from '../../testing/until.ts';
 import { generateSecret } from '../../signing/signature.ts';
 import { startStatefulMock } from './stateful.ts';
 import type { MockTenant, TenantsFile } from './tenants.ts';

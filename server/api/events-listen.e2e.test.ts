@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/webhooks/index.ts';
 import { freePort, startServer } from '../testing/child-server.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 import { allEvents, WITH_TOKEN } from './testing/orders.ts';
 import { childEntry } from '../testing/server-bundle.ts';
 

@@ -10,7 +10,7 @@ import { verifyWebhook } from '../../client/webhooks/index.ts';
 import type { components } from '../../generated/types/management.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { failCycle, getDelivery } from './testing/management.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 type DeliveryDetail = components['schemas']['DeliveryDetail'];
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/types/management.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 import { failCycle, getDelivery, sleep } from './testing/management.ts';
 
 type DeliveryDetail = components['schemas']['DeliveryDetail'];

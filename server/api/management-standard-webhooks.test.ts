@@ -9,7 +9,7 @@ import { verifyWebhook } from '../../client/webhooks/index.ts';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../delivery/testing.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { failCycle, ok, type Delivery, type EndpointWithSecret } from './testing/management.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 /** Attempts refused (503) per message before the receiver answers 200: each message is retried twice. */
 const REFUSED_ATTEMPTS = 2;

@@ -10,7 +10,7 @@ import { createManagementClient, createOrdersClient, createSandboxClient, create
 import { API_NAMES, type ApiName } from '../../generated/vocabulary.ts';
 import { createServiceAccount } from '../domain/admin.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const APIS: readonly ApiName[] = API_NAMES;

@@ -9,7 +9,7 @@ import { ALL_PERMISSIONS } from '../domain/model.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
 import { expectProblem, keyOf, sendRaw, type RawAnswer } from '../testing/raw-http.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 const START = Date.UTC(2026, 10, 20, 14, 2, 11, 480);
 

@@ -15,7 +15,7 @@ import { createTestDatabase } from '../store/postgres/testing.ts';
 import type { Store } from '../domain/store.ts';
 import type { DeliveryRecord } from '../domain/model.ts';
 import { startServer, type RunningServer } from '../testing/child-server.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 import { leasedDeliveries } from './testing.ts';
 
 const PHASE_ONE = 2000;

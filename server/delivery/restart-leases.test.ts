@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createManagementClient, createOrdersClient } from '../../client/api.ts';
 import { startServer, type RunningServer } from '../testing/child-server.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 import { DEFAULT_PER_ENDPOINT_LIMIT } from './worker/limits.ts';
 
 const ORDERS = 12;

@@ -25,7 +25,7 @@ import {
   type ReceivedRequest,
 } from './testing.ts';
 import { COMPLETE_LINGER_MIN, MAX_IDLE_MS, createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './worker.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 // Real HTTP to 127.0.0.1 receivers, the real SQLite store in a temp file, a ManualClock for
 // the schedule (so ten attempts over ~16 hours run in milliseconds), and injected timers where

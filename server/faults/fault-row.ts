@@ -169,7 +169,7 @@ async function openStage(own: OwnPostgres, instances: number, f: Figures): Promi
     db,
     rig,
     receiver,
-    inst: { servers: [], tenant: null as never, urls: [], stop: async () => [] },
+    inst: { servers: [], tenant: null as never, urls: [], secretsKey: '', stop: async () => [] },
     direct,
     creds: { apiKey: '', apiHash: '' },
     async close() {
@@ -216,13 +216,18 @@ async function account(stage: Stage, sent: readonly Sent[], by: number): Promise
 /** Where the undelivered events' deliveries stand: state, attempts, when due, whether leased. */
 async function whyUndelivered(stage: Stage, eventIds: string[]): Promise<string> {
   if (eventIds.length === 0) return '';
-  const rows = await stage.direct.query<{ state: string; attempts: number; due_in_s: number | null; leased: boolean; n: number }>(
+  const rows = await stage.direct.query<{ state: string; attempts: number; due_in_s: number | null; leased: boolean; last: string | null; n: number }>(
     `SELECT d.state, d.attempt_count AS attempts, round((d.next_attempt_at - $2) / 1000.0)::int AS due_in_s,
-            EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq) AS leased, count(*)::int AS n
-       FROM deliveries d WHERE d.event_id = ANY($1) GROUP BY 1, 2, 3, 4 ORDER BY n DESC LIMIT 5`,
+            EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq) AS leased,
+            (SELECT a.outcome || coalesce(' ' || a.error_class, '') || coalesce(' ' || a.status_code, '') || ' after ' || a.duration_ms || ' ms'
+               FROM delivery_attempts a WHERE a.delivery_id = d.id ORDER BY a.cycle DESC, a.number DESC LIMIT 1) AS last,
+            count(*)::int AS n
+       FROM deliveries d WHERE d.event_id = ANY($1) GROUP BY 1, 2, 3, 4, 5 ORDER BY n DESC LIMIT 5`,
     [eventIds, Date.now()],
   );
-  return rows.rows.map((r) => `${r.n}× ${r.state}, ${r.attempts} attempts, due in ${r.due_in_s ?? '-'} s${r.leased ? ', leased' : ''}`).join('; ');
+  return rows.rows
+    .map((r) => `${r.n}× ${r.state}, ${r.attempts} attempts${r.last ? ` (last: ${r.last})` : ''}, due in ${r.due_in_s ?? '-'} s${r.leased ? ', leased' : ''}`)
+    .join('; ');
 }
 
 export interface ShutdownResult {
@@ -250,7 +255,9 @@ export async function runShutdownRow(own: OwnPostgres, f: Figures): Promise<Shut
     await load.stop();
     stage.rig.proxy.pass();
     const healAt = Date.now();
-    stage.inst = await startInstances(1, proxyUrl(stage), own.url(stage.db), instanceEnv(f));
+    // The same SECRETS_KEY: with another, the new instance could open no endpoint's secret
+    // and every attempt it made would fail unsigned.
+    stage.inst = await startInstances(1, proxyUrl(stage), own.url(stage.db), { ...instanceEnv(f), SECRETS_KEY: stage.inst.secretsKey });
     // What the first instance held when it went is sent once its leases expire (30 s by default:
     // the attempt timeout + the lease margin, server/delivery/worker/limits.ts).
     const a = await account(stage, load.sent, healAt + 30_000 + f.deliveryBoundMs);

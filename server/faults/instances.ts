@@ -14,6 +14,8 @@ export interface Instances {
   servers: RunningServer[];
   tenant: CreatedTenant;
   urls: string[];
+  /** The SECRETS_KEY they share: an instance started later on the same data needs it to sign. */
+  secretsKey: string;
   /** Sends SIGTERM to all; SIGKILL to any still running after graceMs. Returns each exit's ms, or null when killed. */
   stop(graceMs: number): Promise<Array<number | null>>;
 }
@@ -55,6 +57,7 @@ export async function startInstances(n: number, databaseUrl: string, directUrl: 
     servers,
     tenant,
     urls: servers.map((s) => s.url),
+    secretsKey: shared.SECRETS_KEY,
     stop: (graceMs) => Promise.all(servers.map((s) => stopBounded(s, graceMs))),
   };
 }

@@ -18,6 +18,7 @@ import { startTestServer, type TestServer, type TestTenant } from '../testing/ha
 import { startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
 import { LONG_FAULTS, report, tally } from './report.ts';
 import { childEntry } from '../testing/server-bundle.ts';
+import { until } from '../../testing/until.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const OUTAGE_MS = 10_000;
@@ -109,11 +110,8 @@ describe.skipIf(!LONG_FAULTS)('PostgreSQL restarted and unreachable for 10 s und
     const upAt = Date.now();
     // Until the first acknowledged order after the restart, then a little more load.
     const ackedAtRestart = acked.length;
-    let recoveredMs = -1;
-    for (let i = 0; i < 600 && recoveredMs < 0; i++) {
-      if (acked.length > ackedAtRestart) recoveredMs = Date.now() - upAt;
-      else await sleep(50);
-    }
+    await until(() => acked.length > ackedAtRestart, 'an order acknowledged after the restart', { timeoutMs: 30_000, everyMs: 50 });
+    const recoveredMs = Date.now() - upAt;
     await sleep(3_000);
     running = false;
     await Promise.all(producers);
@@ -129,7 +127,8 @@ describe.skipIf(!LONG_FAULTS)('PostgreSQL restarted and unreachable for 10 s und
       const stored = new Set((await db.query<{ id: string }>('SELECT id FROM orders')).rows.map((r) => r.id));
       lostOrders = acked.filter((id) => !stored.has(id)).length;
       events = (await db.query<{ id: string }>("SELECT id FROM events WHERE type = 'order.created'")).rows.map((r) => r.id);
-      for (let i = 0; i < 1200 && events.some((id) => !receipts.has(id)); i++) await sleep(100);
+      // Waits for every event at most 120 s; what is still missing then is counted as lost.
+      await until(() => events.every((id) => receipts.has(id)), 'every event at the receiver', { timeoutMs: 120_000, everyMs: 100 }).catch(() => undefined);
       lostEvents = events.filter((id) => !receipts.has(id)).length;
       duplicated = events.filter((id) => (receipts.get(id) ?? 0) > 1).length;
     } finally {
@@ -173,12 +172,10 @@ describe('PostgreSQL unreachable at start', () => {
     const base = `http://127.0.0.1:${port}`;
     const saw = tally();
     try {
-      let detail = '';
-      for (let i = 0; i < 300 && !/store-unreachable/.test(detail); i++) {
-        const r = await fetch(`${base}/readyz`).catch(() => null);
-        if (r) detail = ((await r.json()) as { detail: string }).detail;
-        await sleep(100);
-      }
+      const detail = await until(async () => {
+        const { detail } = (await (await fetch(`${base}/readyz`)).json()) as { detail: string };
+        return /store-unreachable/.test(detail) ? detail : null;
+      }, '/readyz to name store-unreachable', { timeoutMs: 30_000, everyMs: 100 });
       expect(detail).toMatch(/Not ready \(store-unreachable\): the store is unreachable at start \(ECONNREFUSED\)/);
       const early = await fetch(`${base}/v2/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       saw.add(early.status);
@@ -188,12 +185,7 @@ describe('PostgreSQL unreachable at start', () => {
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
       pgs.start();
-      let ready = 0;
-      for (let i = 0; i < 600 && ready !== 200; i++) {
-        ready = await fetch(`${base}/readyz`).then((r) => r.status, () => 0);
-        if (ready !== 200) await sleep(100);
-      }
-      expect(ready).toBe(200);
+      await until(async () => (await fetch(`${base}/readyz`)).status === 200, '/readyz 200 once PostgreSQL is back', { timeoutMs: 60_000, everyMs: 100 });
       const after = await fetch(`${base}/v2/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       saw.add(after.status);
       expect(after.status).toBe(401); // served by the API now: no credentials

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type DemoTenant } from '../testing/child-server.ts';
 import { LONG_FAULTS, report, tally } from './report.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const CYCLES = 2;

@@ -12,6 +12,7 @@ import { sendRaw } from '../testing/raw-http.ts';
 import { mountTmpfs, type Tmpfs } from './mount.ts';
 import { report, tally } from './report.ts';
 import { childEntry } from '../testing/server-bundle.ts';
+import { until } from '../../testing/until.ts';
 
 /** Fills the disk with one file until ENOSPC; returns its path (delete it to give the space back). */
 function fillDisk(dir: string): string {
@@ -134,14 +135,13 @@ describe.skipIf(skipReason !== null)('SQLite read-only data folder', () => {
       const url = `http://127.0.0.1:${port}`;
       const saw = tally();
       try {
-        let readyz: Response | null = null;
-        for (let i = 0; i < 300; i++) {
-          readyz = await fetch(`${url}/readyz`).catch(() => null);
-          if (readyz && /store-unreachable/.test(await readyz.clone().text())) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        expect(readyz?.status).toBe(503);
-        const why = (await readyz!.json()) as { detail: string };
+        const readyz = await until(async () => {
+          const r = await fetch(`${url}/readyz`);
+          const body = await r.text();
+          return /store-unreachable/.test(body) ? { status: r.status, body } : null;
+        }, '/readyz to name store-unreachable', { timeoutMs: 30_000, everyMs: 100 });
+        expect(readyz.status).toBe(503);
+        const why = JSON.parse(readyz.body) as { detail: string };
         expect(why.detail).toMatch(/store-unreachable.*SQLITE_CANTOPEN/);
         const refused = await sendRaw(url, tenant, 'POST', '/transactions/payout', { json: { thirdPartyId: 'ro-2', userId: 'u', amount: 1 } });
         saw.add(refused.status);
@@ -150,10 +150,7 @@ describe.skipIf(skipReason !== null)('SQLite read-only data folder', () => {
         expect(log).toMatch(/store unreachable at start \(SQLITE_CANTOPEN\)/);
 
         ro.remount('rw');
-        for (let i = 0; i < 600; i++) {
-          if ((await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) === 200) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        await until(async () => (await fetch(`${url}/readyz`)).status === 200, '/readyz 200 after the remount', { timeoutMs: 60_000, everyMs: 100 });
         const again = await sendRaw(url, tenant, 'POST', '/transactions/payout', { json: { thirdPartyId: 'ro-1', userId: 'u', amount: 1 } });
         saw.add(again.status);
         const lost = again.status === 409 ? 0 : 1;

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeTimers } from '../delivery/testing.ts';
 import { freePort } from '../testing/child-server.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 import { startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
 import { startFaultProxy, type FaultProxy, type ProxyOptions } from './tcp-proxy.ts';
 

@@ -14,7 +14,7 @@ import { startTestServer, type TestServer, type TestTenant } from '../testing/ha
 import { createMetrics } from './metrics.ts';
 import { createReadiness } from './readiness.ts';
 import { createOperatorApp } from './routes.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 const TOKEN = 'metrics-token-for-tests-0123456789';
 const PROBLEM = 'application/problem+json';

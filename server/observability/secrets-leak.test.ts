@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 const METRICS_TOKEN = 'secrets-leak-metrics-token-0123456789';
 const lines: string[] = [];

@@ -13,7 +13,7 @@ import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
 import { chromiumExecutable } from '../testing/chromium.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
 import { CHROMIUM_ARGS, SkewClock, startPortalTestServer, type PortalTestServer } from './testing.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 const SHOTS = fileURLToPath(new URL('../../test-results/portal/', import.meta.url));
 const HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>';

@@ -12,7 +12,7 @@ import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
 import { SESSION_COOKIE } from './session.ts';
 import { csrfOf, PortalClient, startPortalTestServer, type PortalTestServer } from './testing.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 22, 9, 0, 0));
 let server: PortalTestServer;

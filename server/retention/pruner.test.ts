@@ -11,7 +11,7 @@ import { createPruner, type Pruner, type PrunerOptions } from './pruner.ts';
 import type { LoadProbe } from './pacing.ts';
 import type { PruneRequest } from '../domain/store.ts';
 import { parseDuration, retentionSettings } from './settings.ts';
-import { until } from '../testing/until.ts';
+import { until } from '../../testing/until.ts';
 
 const DAY = 86_400_000;
 const IDLE: LoadProbe = { mark: () => null, since: () => 0 };

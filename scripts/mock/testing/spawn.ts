@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../../server/testing/child-server.ts';
-import { until } from '../../../server/testing/until.ts';
+import { until } from '../../../testing/until.ts';
 import { ROOT } from '../../lib/specs.ts';
 
 export interface SpawnedMock {

@@ -13,7 +13,7 @@ import { isStoreUnavailable } from '../unavailable.ts';
 import { DeadlineExceeded, deadlineClient, sessionSettings } from './deadlines.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 
 const cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

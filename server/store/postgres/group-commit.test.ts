@@ -10,7 +10,7 @@ import { UniqueViolation } from '../../domain/store.ts';
 import { PgGroupCommitter } from './group-commit.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 
 describe('PostgreSQL group commit', () => {
   let db: TestDatabase | null = null;
@@ -75,9 +75,7 @@ describe('PostgreSQL group commit', () => {
       started = true;
       await gate;
     });
-    return { done, release, started: async () => {
-      while (!started) await new Promise((r) => setTimeout(r, 5));
-    } };
+    return { done, release, started: () => until(() => started, 'the held unit to start') };
   };
   const eventCount = async (envId: string): Promise<number> =>
     (await raw!.query('SELECT count(*)::int AS n FROM events WHERE environment_id = $1', [envId])).rows[0].n;
@@ -108,11 +106,16 @@ describe('PostgreSQL group commit', () => {
     await slow.started();
     let fastDone = false;
     const fast = s.transaction((tx) => tx.events.insert(eventRecord(env))).then(() => (fastDone = true));
-    // The fast unit waits for the slow one's batch: it joins it or follows it.
-    await new Promise((r) => setTimeout(r, 100));
+    // The fast unit waits in the queue: the one batch loop executes the slow unit, and a second
+    // loop starts only when a unit is queued (enqueue decides there and then).
+    await until(() => s.committer.queued === 1, 'the fast unit queued');
+    expect(s.committer.loops).toBe(1);
     expect(fastDone).toBe(false);
+    const batches = s.committer.stats.batches;
     slow.release();
     await Promise.all([slow.done, fast]);
+    // Two batches, one after the other: it did not join the slow one either.
+    expect(s.committer.stats.batches - batches).toBe(2);
     expect(await eventCount(env.id)).toBe(10);
   });
 
@@ -191,16 +194,19 @@ describe('PostgreSQL group commit', () => {
       await client.query('SELECT 1');
       return { value: 'done', notify: true, touched, committed: () => undefined };
     };
-    const settled = (p: Promise<unknown>): Promise<string> => Promise.race([p.then(() => 'answered'), new Promise<string>((r) => setTimeout(() => r('waiting'), 200))]);
 
     // Answered while its notification is still on its way (the old order hung here).
     expect(await committer.submit(unit(null))).toBe('done');
     expect(notified).toEqual([{ deliveries: true, changed: [] }]);
     sent();
 
-    const changed = committer.submit(unit(new Set(['env-1'])));
-    // The notification is on its way and not yet sent: the writer waits for it.
-    expect(await settled(changed)).toBe('waiting');
+    let answered = false;
+    const changed = committer.submit(unit(new Set(['env-1']))).finally(() => (answered = true));
+    // The notification is on its way and not yet sent: once it has begun, and the event loop
+    // has turned, the writer still waits for it.
+    await until(() => notified.length === 2, 'the second notification');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
     expect(notified[1]).toEqual({ deliveries: true, changed: ['env-1'] });
     sent();
     expect(await changed).toBe('done');

@@ -211,6 +211,11 @@ export class PgGroupCommitter {
     return this.queue.length;
   }
 
+  /** Loops taking batches off the queue (each executes one batch at a time). */
+  get loops(): number {
+    return this.drains;
+  }
+
   /** Queues a unit of work; resolves with its value once the batch that ran it is committed. */
   submit<T>(attempt: Attempt<T>, signal?: AbortSignal): Promise<T> {
     return this.submitJob(attempt, null, signal);

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { captureLogger } from '../../delivery/testing.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 

@@ -10,7 +10,7 @@ import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 import { HEARTBEAT_MS } from './versions.ts';
 import { FakeTimers } from '../../delivery/testing.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 
 /** A store over a fresh database that is dropped when the store closes. */
 async function freshStore(o: { onStatement?: (text: string) => void } = {}): Promise<Store> {

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { CallCancelled } from '../../domain/store-errors.ts';
+import { until } from '../../../testing/until.ts';
 import { GroupCommitter } from './group-commit.ts';
 
 function setup(): { raw: Database.Database; gc: GroupCommitter; commits: () => number } {
@@ -54,19 +55,17 @@ describe('GroupCommitter', () => {
       });
     });
     const first = gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('a')").run()).then(() => events.push('a answered'));
-    await new Promise((r) => setTimeout(r, 5));
-    expect(events).toEqual(['sync (in transaction: false)']);
+    await until(() => events.length === 1, "a's sync");
     const second = gc.submit(() => {
       events.push('b runs');
       raw.prepare("INSERT INTO t (k) VALUES ('b')").run();
     });
-    await new Promise((r) => setTimeout(r, 5));
-    expect(events).toEqual(['sync (in transaction: false)']); // b waits for a's sync
     finishSync();
     await first;
-    await new Promise((r) => setTimeout(r, 5));
+    await until(() => events.length === 4, "b's sync");
     finishSync();
     await second;
+    // b, queued during a's sync, ran only after a was answered: the order is the proof.
     expect(events).toEqual(['sync (in transaction: false)', 'a answered', 'b runs', 'sync (in transaction: false)']);
   });
 
@@ -80,7 +79,7 @@ describe('GroupCommitter', () => {
   it('keeps serving after an idle period and runs non-transactional work alone', async () => {
     const { raw, gc } = setup();
     await gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('1')").run());
-    await new Promise((r) => setTimeout(r, 5));
+    await gc.idle();
     const inTx = await gc.submit(() => raw.inTransaction, false);
     expect(inTx).toBe(false);
     await gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('2')").run());

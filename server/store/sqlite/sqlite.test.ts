@@ -7,7 +7,7 @@ import { describeStoreSuite } from '../suite/store-suite.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openSqliteStore, type SqliteStore } from './store.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-sqlite-'));
 let files = 0;

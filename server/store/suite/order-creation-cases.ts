@@ -5,7 +5,7 @@ import type { OrderCreation, Store } from '../../domain/store.ts';
 import type { EnvironmentRecord } from '../../domain/model.ts';
 import { newDeliveryId, newEventId } from '../../domain/ids.ts';
 import { deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEnvironment } from './fixtures.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 
 /** A creation of a new order of env (fresh ids), under `key` when given. */
 export function orderCreation(env: EnvironmentRecord, key: string | null = null): OrderCreation {

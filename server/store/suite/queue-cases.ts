@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import type { AttemptResult, Store } from '../../domain/store.ts';
 import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../domain/model.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, seedEndpointAndEvent, seedEnvironment } from './fixtures.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 
 interface World {
   env: EnvironmentRecord;

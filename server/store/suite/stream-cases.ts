@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 import { InvalidCursorError } from '../../domain/store-errors.ts';
 import type { Store, StreamedEvent } from '../../domain/store.ts';
 import { T0, eventRecord, seedEnvironment } from './fixtures.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 
 const read = (s: Store, envId: string, cursor: string, types: readonly ('order.paid' | 'order.created' | 'webhook.test')[] = [], limit = 100) =>
   s.read((tx) => tx.events.streamAfter(envId, { cursor, types, limit }));

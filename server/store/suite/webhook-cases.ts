@@ -5,7 +5,7 @@ import type { Store } from '../../domain/store.ts';
 import type { EventRecord, EventType } from '../../domain/model.ts';
 import { newDeliveryId } from '../../domain/ids.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEndpointAndEvent, seedEnvironment } from './fixtures.ts';
-import { until } from '../../testing/until.ts';
+import { until } from '../../../testing/until.ts';
 
 const MALFORMED_CURSORS = ['', 'not a cursor', '%%%', '...', Buffer.from('abc').toString('base64url'), Buffer.from('-5').toString('base64url')];
 
