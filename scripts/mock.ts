@@ -12,8 +12,9 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SettingError, checkSettings } from './lib/settings.ts';
-import { USAGE, parseMockCommand, type MockCommand } from './mock/cli.ts';
+import { USAGE, parseMockCommand, statelessWarning, type MockCommand } from './mock/cli.ts';
 import { startMock } from './mock/start.ts';
+import type { PinnedEndpointState } from './mock/stateful.ts';
 
 export { startMock, type MockOptions, type RunningMock } from './mock/start.ts';
 
@@ -69,8 +70,9 @@ function closeOnSignal(close: () => Promise<void>): void {
 }
 
 async function serveStateful(command: MockCommand): Promise<void> {
-  const { givenCredentials, startStatefulMock, CREDENTIAL_SETTINGS } = await import('./mock/stateful.ts');
+  const { givenCredentials, pinnedEndpointSettings, startStatefulMock, CREDENTIAL_SETTINGS } = await import('./mock/stateful.ts');
   const given = checkSettings('npm run mock', () => givenCredentials(process.env));
+  const endpoint = checkSettings('npm run mock', () => pinnedEndpointSettings(process.env));
   const log = (line: string): void => console.log(line);
   let mock;
   try {
@@ -82,6 +84,7 @@ async function serveStateful(command: MockCommand): Promise<void> {
       ...(command.stateDir === null ? {} : { stateDir: command.stateDir }),
       ...(command.tenantsFile === null ? {} : { tenantsFile: command.tenantsFile }),
       env: process.env,
+      ...(endpoint === null ? {} : { endpoint }),
       ...(process.env.MOCK_WEBHOOK_SECRET ? { webhookSecret: process.env.MOCK_WEBHOOK_SECRET } : {}),
       refusals: log,
       ...(command.quiet ? {} : { access: log }),
@@ -89,6 +92,7 @@ async function serveStateful(command: MockCommand): Promise<void> {
   } catch (err) {
     exitIfCannotListen(err, 'npm run mock', command.host, command.port);
     exitOnConfigError(err);
+    exitOnSettingError(err);
     throw err;
   }
   const { stateDir, temporary } = mock;
@@ -102,14 +106,23 @@ async function serveStateful(command: MockCommand): Promise<void> {
   console.log('tenant 1 (pin its credentials with these settings, e.g. in your .env):');
   const values: Record<keyof typeof CREDENTIAL_SETTINGS, string> = { MOCK_TENANT_ID: t.tenantId, MOCK_API_KEY: t.apiKey, MOCK_API_HASH: t.apiHash, MOCK_MEMBER_TOKEN: t.memberToken, MOCK_CALLBACK_SECRET: t.callbackSecret };
   for (const [name, value] of Object.entries(values)) console.log(`  ${name}=${value}`);
+  if (mock.endpoint) console.log(pinnedEndpointLine(mock.endpoint));
   console.log(`webhook secret (POST /_mock/webhooks without "secret"): ${mock.webhookSecret}`);
   await printPaths();
   closeOnSignal(() => mock.close());
 }
 
+/** The banner's line on the pinned endpoint: its URL and what start-up did, never its secret. */
+function pinnedEndpointLine(e: PinnedEndpointState): string {
+  const done = { created: 'created', kept: "the state folder's, kept", updated: "the state folder's, its secret or scheme set", moved: `the state folder's, moved from ${e.previousUrl}` }[e.outcome];
+  return `webhook endpoint of tenant 1 (test), pinned: ${e.url} (${e.id}, ${e.signatureScheme}), signed with MOCK_ENDPOINT_SECRET; ${done}`;
+}
+
 async function serveMock(command: MockCommand): Promise<void> {
   if (command.stateful) return serveStateful(command);
   const { port, host } = command;
+  const warning = statelessWarning(process.env);
+  if (warning !== null) console.error(warning);
   let mock;
   try {
     mock = await startMock({
@@ -147,6 +160,13 @@ async function printPaths(): Promise<void> {
 function exitOnConfigError(err: unknown): void {
   if ((err as Error | null)?.name !== 'ConfigError') return;
   console.error(`npm run mock: ${(err as Error).message}`);
+  process.exit(2);
+}
+
+/** A mock setting only the open store could check (MOCK_ENDPOINT_URL's destination): one line, exit 2. */
+function exitOnSettingError(err: unknown): void {
+  if (!(err instanceof SettingError)) return;
+  console.error(`npm run mock: ${err.message}`);
   process.exit(2);
 }
 

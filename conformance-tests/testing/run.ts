@@ -93,8 +93,11 @@ export async function apiArgs(server: TestServer, a: TestTenant, b: TestTenant, 
 /** The sender target's quiet periods for a server on the scaled retry schedule (the default is 5 s). */
 export const SHORT_QUIET = ['--quiet-ms', '1000'];
 
-/** Arguments of the sender target for tenant `a` of the bundled server. */
-export function senderArgs(server: TestServer, a: TestTenant, extra: string[] = [], seed = 20261122): string[] {
+/** The credentials the sender target takes: a tenant of the bundled server, or of the stateful mock's tenants file. */
+export type SenderTenant = Pick<TestTenant, 'apiKey' | 'apiHash' | 'tenantId' | 'memberToken' | 'callbackSecret'>;
+
+/** Arguments of the sender target for tenant `a` of the bundled server (or of the stateful mock). */
+export function senderArgs(server: Pick<TestServer, 'url'>, a: SenderTenant, extra: string[] = [], seed = 20261122): string[] {
   return [
     'sender',
     '--base-url', server.url,

@@ -26,6 +26,10 @@ settings (environment):
   MOCK_CALLBACK_SECRET       stateless: signs the payout callbacks; --stateful: tenant 1's callback secret
   MOCK_TENANT_ID, MOCK_API_KEY + MOCK_API_HASH, MOCK_MEMBER_TOKEN
                              --stateful: tenant 1's credentials (pinned; generated when unset)
+  MOCK_ENDPOINT_URL + MOCK_ENDPOINT_SECRET [+ MOCK_ENDPOINT_SCHEME]
+                             --stateful only: tenant 1's test webhook endpoint, at that URL and
+                             signed with that secret (whsec_..., e.g. whsec_$(openssl rand -hex 22))
+                             at every start; scheme service-signature, standard-webhooks or both
   --stateful also reads the server's settings of docs/operations.md that suit development:
   WEBHOOK_ALLOW_INSECURE_URLS (default true), WEBHOOK_RETRY_SCALE, RATE_LIMIT_RPS,
   AUTH_CACHE_TTL_MS, LIST_CACHE_MB, REQUEST_DEADLINE_MS, SHUTDOWN_GRACE_MS, VALIDATE_RESPONSES,
@@ -45,6 +49,15 @@ const OPTIONS = {
   state: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** The settings that pin tenant 1's test webhook endpoint: --stateful only (stateful.ts reads them). */
+export const ENDPOINT_SETTINGS = ['MOCK_ENDPOINT_URL', 'MOCK_ENDPOINT_SCHEME', 'MOCK_ENDPOINT_SECRET'] as const;
+
+/** The stateless mock's one line about the stateful-only settings that are set; null when none is. */
+export function statelessWarning(env: NodeJS.ProcessEnv): string | null {
+  const set = ENDPOINT_SETTINGS.filter((name) => env[name]);
+  return set.length === 0 ? null : `npm run mock: ${set.join(', ')} ${set.length === 1 ? 'applies' : 'apply'} to --stateful only: ignored (the stateless mock keeps no webhook endpoint)`;
+}
 
 /** The option names, as --help lists them (a test checks that the docs name each). */
 export const OPTION_NAMES = Object.keys(OPTIONS);

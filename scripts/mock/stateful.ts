@@ -3,7 +3,10 @@
 // the mock's base URL, with test tenants whose credentials it prints and writes to a JSON file
 // (tenants.ts). The store is a temporary folder removed when the mock stops, or a state folder
 // (`--state DIR`) kept across restarts. The server's settings come from the environment
-// (serverSettings), with a development server's defaults. docs/mock.md describes it.
+// (serverSettings), with a development server's defaults; MOCK_ENDPOINT_URL and
+// MOCK_ENDPOINT_SECRET pin tenant 1's test webhook endpoint (pinnedEndpointSettings), the one
+// thing the API never lets a caller choose. docs/mock.md describes it.
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +16,11 @@ import { newRequestId } from '../../server/domain/ids.ts';
 import { problemResponse } from '../../server/http/problem.ts';
 import type { Services } from '../../server/domain/context.ts';
 import { generateSecret } from '../../signing/signature.ts';
+import type { SignatureScheme } from '../../server/domain/model.ts';
+import { WEBHOOK_URL_MAX_LENGTH } from '../../generated/vocabulary.ts';
 import { SettingError } from '../lib/settings.ts';
+import { GENERATED_DIR } from '../lib/specs.ts';
+import { ENDPOINT_SETTINGS } from './cli.ts';
 import { closeServer, listenOn, urlOf } from './start.ts';
 import type { MockTenant } from './tenants.ts';
 
@@ -28,6 +35,8 @@ export interface StatefulOptions {
   stateDir?: string;
   /** Where the tenants' credentials are written too (always also `<state folder>/tenants.json`). */
   tenantsFile?: string;
+  /** Tenant 1's test endpoint, pinned (MOCK_ENDPOINT_*, pinnedEndpointSettings); default none. */
+  endpoint?: PinnedEndpointSettings;
   /** The environment the server's settings are read from (serverSettings); default none. */
   env?: NodeJS.ProcessEnv;
   /** Signs POST /_mock/webhooks calls that name no secret; default a new whsec_ secret. */
@@ -52,7 +61,18 @@ export interface RunningStatefulMock {
   /** The tenants file in the state folder. */
   tenantsFile: string;
   webhookSecret: string;
+  /** The pinned endpoint as found and left (not its secret); null without MOCK_ENDPOINT_URL. */
+  endpoint: PinnedEndpointState | null;
   close(): Promise<void>;
+}
+
+/** What the banner says of the pinned endpoint: never its secret. */
+export interface PinnedEndpointState {
+  id: string;
+  url: string;
+  signatureScheme: SignatureScheme;
+  outcome: 'created' | 'kept' | 'updated' | 'moved';
+  previousUrl?: string;
 }
 
 /** The settings that fix the first tenant's credentials: name → field. */
@@ -113,6 +133,42 @@ export function givenCredentials(env: NodeJS.ProcessEnv): GivenCredentials {
   return given;
 }
 
+export interface PinnedEndpointSettings {
+  url: string;
+  secret: string;
+  /** Absent: a new endpoint's default (service-signature), a kept one's own. */
+  signatureScheme?: SignatureScheme;
+}
+
+/** How to make a secret of the form new ones have (44 letters and digits after whsec_). */
+const MAKE_A_SECRET = 'e.g. whsec_$(openssl rand -hex 22)';
+
+/** The contract's WebhookSecret pattern and WebhookSignatureScheme values, as the server validates its answers. */
+function endpointSchemas(): { secret: RegExp; schemes: readonly string[] } {
+  const doc = JSON.parse(readFileSync(path.join(GENERATED_DIR, 'openapi', 'management.bundled.json'), 'utf8')) as {
+    components: { schemas: { WebhookSecret: { pattern: string }; WebhookSignatureScheme: { enum: string[] } } };
+  };
+  return { secret: new RegExp(doc.components.schemas.WebhookSecret.pattern), schemes: doc.components.schemas.WebhookSignatureScheme.enum };
+}
+
+/**
+ * Tenant 1's pinned test endpoint (MOCK_ENDPOINT_URL, MOCK_ENDPOINT_SCHEME, MOCK_ENDPOINT_SECRET),
+ * null when none is set. The URL and the secret go together; the secret has the contract's
+ * WebhookSecret form and is never repeated in a message. The URL's destination checks need the
+ * server's policy: startStatefulMock applies them.
+ */
+export function pinnedEndpointSettings(env: NodeJS.ProcessEnv): PinnedEndpointSettings | null {
+  const [url, scheme, secret] = ENDPOINT_SETTINGS.map((name) => env[name] || undefined) as [string | undefined, string | undefined, string | undefined];
+  if (url === undefined && scheme === undefined && secret === undefined) return null;
+  if (url === undefined) throw new SettingError(`${secret !== undefined ? 'MOCK_ENDPOINT_SECRET' : 'MOCK_ENDPOINT_SCHEME'} needs MOCK_ENDPOINT_URL, the URL of the endpoint to pin`);
+  if (secret === undefined) throw new SettingError(`MOCK_ENDPOINT_URL needs MOCK_ENDPOINT_SECRET, the signing secret your receiver verifies with (${MAKE_A_SECRET})`);
+  const schemas = endpointSchemas();
+  if (!schemas.secret.test(secret)) throw new SettingError(`MOCK_ENDPOINT_SECRET is not a signing secret: whsec_ followed by 43 or 44 letters, digits, - or _ (${MAKE_A_SECRET})`);
+  if (scheme !== undefined && !schemas.schemes.includes(scheme)) throw new SettingError(`MOCK_ENDPOINT_SCHEME must be one of ${schemas.schemes.join(', ')}, not ${scheme}`);
+  if (url.length > WEBHOOK_URL_MAX_LENGTH) throw new SettingError(`MOCK_ENDPOINT_URL is longer than ${WEBHOOK_URL_MAX_LENGTH} characters`);
+  return { url, secret, ...(scheme === undefined ? {} : { signatureScheme: scheme as SignatureScheme }) };
+}
+
 type Fetch = (req: Request) => Response | Promise<Response>;
 
 /** `listen` binds the port (listenOn; tests see what it serves before the store is open). */
@@ -142,6 +198,7 @@ export async function startStatefulMock(opts: StatefulOptions = {}, listen = lis
       temporary,
       tenantsFile: opened.tenantsFile,
       webhookSecret: opened.webhookSecret,
+      endpoint: opened.endpoint,
       async close() {
         await closeServer(server);
         await opened.stop();
@@ -166,6 +223,7 @@ interface OpenedServer {
   tenants: MockTenant[];
   tenantsFile: string;
   webhookSecret: string;
+  endpoint: PinnedEndpointState | null;
   stop(): Promise<void>;
 }
 
@@ -197,11 +255,28 @@ async function openServer(dataDir: string, url: string, opts: StatefulOptions): 
     const unapplied = tenants.unappliedCredentials(kept[0], given);
     if (unapplied.length > 0) opts.refusals?.(`the state folder's first tenant exists: its credentials are served, not the pinned ${unapplied.join(', ')}`);
     for (const file of [tenantsFile, ...(opts.tenantsFile ? [path.resolve(opts.tenantsFile)] : [])]) await tenants.writeTenantsFile(file, { baseUrl: url, tenants: list });
+    // After the tenants file: a state folder keeps its tenants even when the pinned URL is refused.
+    const endpoint = opts.endpoint ? await pinTenantEndpoint(services, list[0] as MockTenant, opts.endpoint) : null;
     const webhookSecret = opts.webhookSecret ?? generateSecret();
     const front = createStatefulFront({ server: built.app.fetch, sender, webhookSecret, refusals: opts.refusals ?? (() => {}), ...(opts.access ? { access: opts.access } : {}) });
-    return { fetch: front.fetch, services, tenants: list, tenantsFile, webhookSecret, stop };
+    return { fetch: front.fetch, services, tenants: list, tenantsFile, webhookSecret, endpoint, stop };
   } catch (err) {
     await stop();
+    throw err;
+  }
+}
+
+/** Tenant 1's test endpoint as pinned; a URL the destination checks refuse is a SettingError. */
+async function pinTenantEndpoint(services: Services, tenant: MockTenant, pinned: PinnedEndpointSettings): Promise<PinnedEndpointState> {
+  const { pinEndpoint } = await import('../../server/domain/endpoints/endpoints.ts');
+  const env = await services.store.read((tx) => tx.tenants.findEnvironment(tenant.tenantId, 'test'));
+  if (!env) throw new Error(`tenant ${tenant.tenantId} has no test environment`);
+  try {
+    const { endpoint: e, outcome, previousUrl } = await pinEndpoint(services, { tenantId: tenant.tenantId, environmentId: env.id, environment: 'test' }, { ...pinned, field: 'MOCK_ENDPOINT_URL' });
+    return { id: e.id, url: e.url, signatureScheme: e.signatureScheme, outcome, ...(previousUrl === undefined ? {} : { previousUrl }) };
+  } catch (err) {
+    // The API's 400 destination-not-allowed, as a setting the developer got wrong.
+    if (err instanceof AppError && err.slug === 'destination-not-allowed') throw new SettingError(err.detail.replace(/\.$/, ''));
     throw err;
   }
 }

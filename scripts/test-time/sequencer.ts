@@ -22,6 +22,7 @@ export const LONGEST_FIRST = [
   'server/api/events-listen.e2e.test.ts',
   'conformance-tests/receiver.test.ts',
   'conformance-tests/sender-standard.test.ts',
+  'scripts/mock/stateful-sender.test.ts',
   'conformance-tests/mutants/mutants-control.test.ts',
   'conformance-tests/mutants/mutants-api-1.test.ts',
   'conformance-tests/mutants/mutants-api-2.test.ts',
