@@ -16,7 +16,7 @@ const shared = {
   // for every file was a third of the run's CPU (import 84 s → 21 s over server/, client/).
   // Tests therefore keep no state in modules between files; each builds what it uses.
   isolate: false,
-  setupFiles: ['server/testing/postgres-setup.ts', 'server/testing/server-bundle-setup.ts', 'server/testing/secret-sink-setup.ts', 'server/testing/data-dirs-setup.ts'],
+  setupFiles: ['server/testing/postgres-setup.ts', 'server/testing/server-bundle-setup.ts', 'server/testing/secret-sink-setup.ts', 'server/testing/data-dirs-setup.ts', 'server/testing/cpu-time-setup.ts'],
 };
 
 // Two projects: everything on the embedded SQLite store, and the API and delivery suites again

@@ -13,14 +13,19 @@ export interface FileTime {
   project: string;
   seconds: number;
   tests: number;
+  /** CPU seconds of the worker process during the file (its in-process part), when recorded. */
+  cpuSeconds?: number;
 }
 
 /** The `count` slowest, slowest first, as lines of a table. */
 export function formatSlowest(files: readonly FileTime[], count = SHOWN): string {
   const slowest = [...files].sort((a, b) => b.seconds - a.seconds).slice(0, count);
   const total = files.reduce((sum, f) => sum + f.seconds, 0);
-  const lines = slowest.map((f) => `${f.seconds.toFixed(1).padStart(7)} s  ${f.project.padEnd(9)} ${f.file} (${f.tests} tests)`);
-  return [`slowest ${slowest.length} of ${files.length} test files (file seconds add up to ${total.toFixed(0)} s):`, ...lines].join('\n');
+  const cpu = files.reduce((sum, f) => sum + (f.cpuSeconds ?? 0), 0);
+  const cpuOf = (f: FileTime): string => (f.cpuSeconds === undefined ? '' : `${f.cpuSeconds.toFixed(1).padStart(6)} s CPU  `);
+  const lines = slowest.map((f) => `${f.seconds.toFixed(1).padStart(7)} s  ${cpuOf(f)}${f.project.padEnd(9)} ${f.file} (${f.tests} tests)`);
+  const cpuNote = cpu > 0 ? `; the workers' own CPU ${cpu.toFixed(0)} s, child processes not counted` : '';
+  return [`slowest ${slowest.length} of ${files.length} test files (file seconds add up to ${total.toFixed(0)} s${cpuNote}):`, ...lines].join('\n');
 }
 
 /** A vitest reporter that prints formatSlowest() once the run ends. */
@@ -32,6 +37,7 @@ export default class SlowestFilesReporter implements Reporter {
       // Import and setup, then every test and hook.
       seconds: (m.diagnostic().collectDuration + m.diagnostic().setupDuration + m.diagnostic().duration) / 1000,
       tests: [...m.children.allTests()].length,
+      ...(m.meta().cpuSeconds === undefined ? {} : { cpuSeconds: m.meta().cpuSeconds }),
     }));
     if (files.length > 0) process.stdout.write(`\n${formatSlowest(files)}\n`);
   }
