@@ -35,9 +35,9 @@ beforeAll(async () => {
     base[api] = `http://127.0.0.1:${port}`;
   }
   for (const api of APIS) {
-    await until(() => fetch(`${base[api]}/healthz`).then(() => true, () => false), () => `the prism proxy for ${api}\n${prismLog.join('')}`, { timeoutMs: 30_000, everyMs: 200 });
+    await until(() => fetch(`${base[api]}/healthz`).then(() => true, () => false), () => `the prism proxy for ${api}\n${prismLog.join('')}`, { timeoutMs: 120_000, everyMs: 200 });
   }
-}, 90_000);
+}, 300_000);
 
 afterAll(async () => {
   for (const p of proxies) p.kill('SIGTERM');

@@ -89,7 +89,7 @@ function reportRow(fault: string, instances: number, r: RowResult): void {
     fault: `PostgreSQL: ${fault}, ${instances} instance${instances > 1 ? 's' : ''}, ${f.ratePerSecond} orders/s`,
     measured:
       `${r.sent.length} orders sent, ${r.acked} acknowledged; first 5xx ${secs(r.firstFailureMs)} after the fault; ` +
-      `slowest answer ${secs(r.maxLatencyMs)}, ${r.pastDeadline} past the ${f.requestDeadlineMs / 1000} s deadline; ` +
+      `slowest answer ${secs(r.maxLatencyMs)}, ${r.pastDeadline} past the ${f.requestDeadlineMs / 1000} s deadline (+ ${r.loopLagMs} ms of this process's event-loop lag); ` +
       `after the heal: first 201 ${secs(r.firstAckAfterHealMs)}, /readyz 200 ${r.readyAfterHealMs.map(secs).join(' / ')}, ` +
       `first webhook ${secs(r.firstDeliveryAfterHealMs)}, all delivered ${secs(r.allDeliveredAfterHealMs)}; ` +
       `RSS growth ${r.rssGrowthMb.join(' / ')} MB; SIGTERM exit ${r.exitMs.map(secs).join(' / ')}`,

@@ -1,0 +1,15 @@
+import { expect, it } from 'vitest';
+import { formatSlowest, type FileTime } from './slowest.ts';
+
+const file = (name: string, seconds: number, cpuSeconds?: number): FileTime => ({ file: name, project: 'sqlite', seconds, tests: 2, ...(cpuSeconds === undefined ? {} : { cpuSeconds }) });
+
+it('lists the slowest files first, at most `count`, with the sum of every file', () => {
+  const out = formatSlowest([file('a.test.ts', 1.25), file('b.test.ts', 30), file('c.test.ts', 4)], 2).split('\n');
+  expect(out).toEqual(['slowest 2 of 3 test files (file seconds add up to 35 s):', '   30.0 s  sqlite    b.test.ts (2 tests)', '    4.0 s  sqlite    c.test.ts (2 tests)']);
+});
+
+it("gives each file's worker CPU, and their total, when the run recorded it", () => {
+  const out = formatSlowest([file('a.test.ts', 10, 2.5), file('b.test.ts', 20, 12)]).split('\n');
+  expect(out[0]).toBe("slowest 2 of 2 test files (file seconds add up to 30 s; the workers' own CPU 15 s, child processes not counted):");
+  expect(out[1]).toBe('   20.0 s    12.0 s CPU  sqlite    b.test.ts (2 tests)');
+});
