@@ -94,19 +94,7 @@ export async function createEndpoint(services: Services, scope: Scope, input: { 
       const active = await tx.endpoints.getActive(scope.environmentId);
       if (active) throw endpointExists(scope, active.id);
       const now = services.clock.now();
-      const endpoint: EndpointRecord = {
-        id: newEndpointId(now),
-        environmentId: scope.environmentId,
-        url,
-        secretEnc: services.secrets.seal(secret),
-        signatureScheme: input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME,
-        active: true,
-        version: 1,
-        lastTestDeliveryId: null,
-        createdAt: now,
-        updatedAt: now,
-        disabledAt: null,
-      };
+      const endpoint = newEndpointRecord(services, scope.environmentId, url, secret, input.signatureScheme, now);
       await tx.endpoints.insert(endpoint);
       return { endpoint, environment: scope.environment, lastTest: null, secret };
     });
@@ -165,6 +153,23 @@ export async function rotateEndpointSecret(services: Services, scope: Scope, end
   });
 }
 
+/** A new active endpoint (version 1) at `url`, its secret sealed. */
+function newEndpointRecord(services: Services, environmentId: string, url: string, secret: string, scheme: SignatureScheme | undefined, now: Millis): EndpointRecord {
+  return {
+    id: newEndpointId(now),
+    environmentId,
+    url,
+    secretEnc: services.secrets.seal(secret),
+    signatureScheme: scheme ?? DEFAULT_SIGNATURE_SCHEME,
+    active: true,
+    version: 1,
+    lastTestDeliveryId: null,
+    createdAt: now,
+    updatedAt: now,
+    disabledAt: null,
+  };
+}
+
 /** A sealed secret opened; null when this instance's key cannot open it (then it is replaced). */
 function openedOrNull(services: Services, sealed: string): string | null {
   try {
@@ -207,19 +212,7 @@ export async function pinEndpoint(
     const active = await tx.endpoints.getActive(scope.environmentId);
     const scheme = input.signatureScheme === undefined ? {} : { signatureScheme: input.signatureScheme };
     if (!active) {
-      const endpoint: EndpointRecord = {
-        id: newEndpointId(now),
-        environmentId: scope.environmentId,
-        url,
-        secretEnc: services.secrets.seal(input.secret),
-        signatureScheme: input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME,
-        active: true,
-        version: 1,
-        lastTestDeliveryId: null,
-        createdAt: now,
-        updatedAt: now,
-        disabledAt: null,
-      };
+      const endpoint = newEndpointRecord(services, scope.environmentId, url, input.secret, input.signatureScheme, now);
       await tx.endpoints.insert(endpoint);
       return { endpoint, outcome: 'created' };
     }
