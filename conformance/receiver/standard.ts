@@ -12,6 +12,7 @@ import { entry } from '../core/coverage.ts';
 import { defineCheck, ruleBook, type RuleOf } from '../core/define.ts';
 import { exchange } from '../core/http.ts';
 import { standardEntry, standardKey } from '../core/standard-signature.ts';
+import { judgedAhead } from './ahead.ts';
 import { EventFactory, type EventSample } from './events.ts';
 import { acceptedOrFailure, rejectedOutcome, type Endpoint } from './verdicts.ts';
 
@@ -67,7 +68,8 @@ export interface StandardChecksOptions {
 
 export function standardReceiverChecks(opts: StandardChecksOptions): Check[] {
   const factory = new EventFactory(opts.seed);
-  const now = (): number => Math.floor((opts.now ?? Date.now)() / 1000);
+  const nowMs = opts.now ?? Date.now;
+  const now = (): number => Math.floor(nowMs() / 1000);
   const { endpoint } = opts;
   const key = standardKey(endpoint.secret);
   const samples = opts.channel.messages.map((m) => factory.examples(m)[0]).filter((s): s is EventSample => s !== undefined);
@@ -163,7 +165,17 @@ export function standardReceiverChecks(opts: StandardChecksOptions): Check[] {
     rejects('wrong-secret', "another endpoint's secret", [SECRET], () => ({ key: other() })),
     rejects('key-not-decoded', 'a signature keyed with the secret text itself (not base64-decoded)', [SECRET], () => ({ key: Buffer.from(endpoint.secret, 'utf8') })),
     rejects('stale-timestamp', `a timestamp ${WINDOW_SECONDS + 1} s old`, [WINDOW], () => ({ t: String(now() - WINDOW_SECONDS - 1) })),
-    rejects('future-timestamp', `a timestamp ${WINDOW_SECONDS + 1} s ahead`, [WINDOW], () => ({ t: String(now() + WINDOW_SECONDS + 1) })),
+    defineCheck({
+      book: STANDARD_BOOK,
+      id: 'standard.rejects.future-timestamp',
+      title: `Rejects a timestamp ${WINDOW_SECONDS + 1} s ahead`,
+      group: 'standard-webhooks',
+      rules: [WINDOW],
+      run: async ({ signal }) => {
+        const x = await judgedAhead((ms) => send(fresh(base), { t: String(Math.floor(ms / 1000) + WINDOW_SECONDS + 1) }, signal), nowMs);
+        return rejectedOutcome(x, `a message with a timestamp ${WINDOW_SECONDS + 1} s ahead`, WINDOW);
+      },
+    }),
     rejects('missing-signature', 'no webhook-signature header', [HEADERS], () => ({ signature: null })),
     rejects('missing-timestamp', 'no webhook-timestamp header', [HEADERS], () => ({ timestampHeader: false })),
     rejects('missing-id', 'no webhook-id header', [HEADERS], () => ({ id: null })),

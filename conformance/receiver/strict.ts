@@ -9,6 +9,7 @@ import type { Check, CheckOutcome, Exchange } from '../core/check.ts';
 import { exchange, is2xx } from '../core/http.ts';
 import { hmacHex } from '../core/signature.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../signing/signature.ts';
+import { judgedAhead } from './ahead.ts';
 import { EventFactory } from './events.ts';
 import type { EventSample } from './events.ts';
 import { DELIVERY_RULES, FORWARD_COMPATIBILITY, RECEIVER, REJECT_BEFORE_HANDLING, REJECT_WITH_NON_2XX, UNKNOWN_REVIEW_REASON, VERIFICATION_RULES } from './rules.ts';
@@ -166,11 +167,12 @@ export function strictChecks(opts: StrictChecksOptions): Check[] {
       const previous = e.previousSecret;
       if (previous === undefined) return Promise.resolve({ status: 'skipped', reason: `no previous secret was given for ${channel.id}` });
       const offsets = [-OUTSIDE_TOLERANCE, OUTSIDE_TOLERANCE];
+      const signedAt = (o: number) => (ms: number) => {
+        const t = Math.floor(ms / 1000) + o;
+        return post(e, s, `t=${t},v1=${hmacHex(previous, String(t), s.body)}`, signal, `previous secret, t ${o} s`);
+      };
       return allRejected(
-        offsets.map((o) => () => {
-          const t = nowSeconds() + o;
-          return post(e, s, `t=${t},v1=${hmacHex(previous, String(t), s.body)}`, signal, `previous secret, t ${o} s`);
-        }),
+        offsets.map((o) => () => (o > 0 ? judgedAhead(signedAt(o), now) : signedAt(o)(now()))),
         (i) => `${desc(s)} signed with the previous secret, t ${OUTSIDE_TOLERANCE} seconds ${offsets[i]! < 0 ? 'in the past' : 'in the future'} (the previous secret is accepted for requests in flight, under the same 300 s window)`,
         VERIFICATION_RULES[4],
       );
