@@ -3,7 +3,7 @@ import type { Exchange } from '../core/check.ts';
 import { judgedAhead } from './ahead.ts';
 
 const answer = (status: number): Exchange => ({
-  request: { method: 'POST', url: 'http://127.0.0.1:1/', headers: {}, body: '', bodyBytes: 0 },
+  request: { method: 'POST', url: 'http://127.0.0.1:1/', headers: {}, body: '', bodyBytes: 0, bodyTruncated: false },
   response: { status, headers: {}, body: '', bodyTruncated: false, durationMs: 0 },
 });
 
