@@ -13,3 +13,10 @@ it("gives each file's worker CPU, and their total, when the run recorded it", ()
   expect(out[0]).toBe("slowest 2 of 2 test files (file seconds add up to 30 s; the workers' own CPU 15 s, child processes not counted):");
   expect(out[1]).toBe('   20.0 s    12.0 s CPU  sqlite    b.test.ts (2 tests)');
 });
+
+it("adds each file's child processes' CPU, and their total, when the run recorded it", () => {
+  const out = formatSlowest([{ ...file('a.test.ts', 10, 2.5), childCpuSeconds: 30 }, file('b.test.ts', 20, 12)]).split('\n');
+  expect(out[0]).toBe("slowest 2 of 2 test files (file seconds add up to 30 s; the workers' own CPU 15 s, their child processes' 30 s):");
+  expect(out[1]).toBe('   20.0 s    12.0 s CPU     0.0 s children  sqlite    b.test.ts (2 tests)');
+  expect(out[2]).toBe('   10.0 s     2.5 s CPU    30.0 s children  sqlite    a.test.ts (2 tests)');
+});

@@ -15,6 +15,8 @@ export interface FileTime {
   tests: number;
   /** CPU seconds of the worker process during the file (its in-process part), when recorded. */
   cpuSeconds?: number;
+  /** CPU seconds of the file's child processes that exited during it, when recorded (Linux). */
+  childCpuSeconds?: number;
 }
 
 /** The `count` slowest, slowest first, as lines of a table. */
@@ -22,9 +24,13 @@ export function formatSlowest(files: readonly FileTime[], count = SHOWN): string
   const slowest = [...files].sort((a, b) => b.seconds - a.seconds).slice(0, count);
   const total = files.reduce((sum, f) => sum + f.seconds, 0);
   const cpu = files.reduce((sum, f) => sum + (f.cpuSeconds ?? 0), 0);
+  const childCpu = files.reduce((sum, f) => sum + (f.childCpuSeconds ?? 0), 0);
+  const counted = files.some((f) => f.childCpuSeconds !== undefined);
   const cpuOf = (f: FileTime): string => (f.cpuSeconds === undefined ? '' : `${f.cpuSeconds.toFixed(1).padStart(6)} s CPU  `);
-  const lines = slowest.map((f) => `${f.seconds.toFixed(1).padStart(7)} s  ${cpuOf(f)}${f.project.padEnd(9)} ${f.file} (${f.tests} tests)`);
-  const cpuNote = cpu > 0 ? `; the workers' own CPU ${cpu.toFixed(0)} s, child processes not counted` : '';
+  const childOf = (f: FileTime): string => (counted ? `${(f.childCpuSeconds ?? 0).toFixed(1).padStart(6)} s children  ` : '');
+  const lines = slowest.map((f) => `${f.seconds.toFixed(1).padStart(7)} s  ${cpuOf(f)}${childOf(f)}${f.project.padEnd(9)} ${f.file} (${f.tests} tests)`);
+  const childNote = counted ? `, their child processes' ${childCpu.toFixed(0)} s` : ', child processes not counted';
+  const cpuNote = cpu > 0 ? `; the workers' own CPU ${cpu.toFixed(0)} s${childNote}` : '';
   return [`slowest ${slowest.length} of ${files.length} test files (file seconds add up to ${total.toFixed(0)} s${cpuNote}):`, ...lines].join('\n');
 }
 
@@ -38,6 +44,7 @@ export default class SlowestFilesReporter implements Reporter {
       seconds: (m.diagnostic().collectDuration + m.diagnostic().setupDuration + m.diagnostic().duration) / 1000,
       tests: [...m.children.allTests()].length,
       ...(m.meta().cpuSeconds === undefined ? {} : { cpuSeconds: m.meta().cpuSeconds }),
+      ...(m.meta().childCpuSeconds === undefined ? {} : { childCpuSeconds: m.meta().childCpuSeconds }),
     }));
     if (files.length > 0) process.stdout.write(`\n${formatSlowest(files)}\n`);
   }
