@@ -10,6 +10,7 @@ import { HEADERS_TIMEOUT_MS } from '../http/server-limits.ts';
 import { startServer, type DemoTenant } from '../testing/child-server.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { LONG_FAULTS, report, tally } from './report.ts';
+import { serverLagMs } from './server-lag.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -29,16 +30,6 @@ afterAll(async () => {
   for (const c of closers) await c();
   await server?.close();
 });
-
-/** The longest event-loop stall of the server since its previous scrape, in ms (prom-client's default metric). */
-async function serverLagMs(url: string, token: string): Promise<number> {
-  const r = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
-  const text = await r.text();
-  if (r.status !== 200) throw new Error(`/metrics answered ${r.status}: ${text.slice(0, 200)}`);
-  const m = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? (\S+)$/m.exec(text);
-  if (!m) throw new Error('/metrics has no nodejs_eventloop_lag_max_seconds');
-  return Math.ceil(Number(m[1]) * 1000);
-}
 
 /** The soft limit on open file descriptors of this process (Linux), or null when unknown. */
 function fdLimit(): number | null {

@@ -87,13 +87,16 @@ export interface RowResult {
   untrue503: number;
   /**
    * Requests answered after the deadline, or not at all before the caller gave up. The bound is
-   * the deadline plus the longest this process's event loop was held up during the row: on a
-   * machine with more work than cores, timers fire late in every process, the server's deadline
-   * and this caller's reading of its answer alike (about 20 ms on a quiet machine).
+   * the deadline plus the longest this process's event loop was held up during the row, plus
+   * the longest any server's was (its /metrics): on a machine with more work than cores, timers
+   * fire late in every process, the server's deadline and this caller's reading of its answer
+   * alike (tens of ms on a quiet machine).
    */
   pastDeadline: number;
   /** The longest delay of this process's event loop during the row (ms). */
   loopLagMs: number;
+  /** The longest delay of any server's event loop during the row (ms). */
+  serverLagMs: number;
   maxLatencyMs: number;
   firstFailureMs: number | null;
   firstAckAfterHealMs: number | null;
@@ -177,7 +180,7 @@ async function openStage(own: OwnPostgres, instances: number, f: Figures): Promi
     db,
     rig,
     receiver,
-    inst: { servers: [], tenant: null as never, urls: [], secretsKey: '', stop: async () => [] },
+    inst: { servers: [], tenant: null as never, urls: [], secretsKey: '', stallsMs: async () => [], stop: async () => [] },
     direct,
     creds: { apiKey: '', apiHash: '' },
     async close() {
@@ -280,6 +283,7 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
   const { rig, receiver, inst, creds } = stage;
   try {
     const watcher = watchInstances(inst, 250);
+    await inst.stallsMs();
     const lag = monitorEventLoopDelay({ resolution: 20 });
     lag.enable();
     const load = startOrderLoad({ urls: inst.urls, creds, ratePerSecond: f.ratePerSecond, callerCapMs: f.requestDeadlineMs * 4 });
@@ -293,6 +297,7 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
     await load.stop();
     lag.disable();
     const loopLagMs = Math.round(lag.max / 1e6);
+    const serverLagMs = Math.max(0, ...(await inst.stallsMs()));
     const sent = [...load.sent];
 
     // What the database holds, before any retry adds to it; then every pending delivery is
@@ -322,8 +327,9 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
       lostEvents,
       duplicatedEvents: events.filter((id) => (receiver.receipts.get(id) ?? 0) > 1).length,
       untrue503,
-      pastDeadline: sent.filter((s) => latency(s) > f.requestDeadlineMs + loopLagMs).length,
+      pastDeadline: sent.filter((s) => latency(s) > f.requestDeadlineMs + loopLagMs + serverLagMs).length,
       loopLagMs,
+      serverLagMs,
       maxLatencyMs: Math.max(0, ...answered.map(latency)),
       firstFailureMs: failures.length ? Math.min(...failures) : null,
       firstAckAfterHealMs: acksAfterHeal.length ? Math.min(...acksAfterHeal) : null,

@@ -9,6 +9,7 @@ import { createTenant, type CreatedTenant } from '../domain/admin.ts';
 import { openServices } from '../services.ts';
 import { startServer, type RunningServer } from '../testing/child-server.ts';
 import { realTimers, type Timers } from '../timers.ts';
+import { serverLagMs } from './server-lag.ts';
 
 export interface Instances {
   servers: RunningServer[];
@@ -16,6 +17,8 @@ export interface Instances {
   urls: string[];
   /** The SECRETS_KEY they share: an instance started later on the same data needs it to sign. */
   secretsKey: string;
+  /** Each one's longest event-loop stall since the previous call (their /metrics), in ms. */
+  stallsMs(): Promise<number[]>;
   /** Sends SIGTERM to all; SIGKILL to any still running after graceMs. Returns each exit's ms, or null when killed. */
   stop(graceMs: number): Promise<Array<number | null>>;
 }
@@ -43,6 +46,7 @@ export async function startInstances(n: number, databaseUrl: string, directUrl: 
     NODE_ENV: 'development',
     WEBHOOK_ALLOW_INSECURE_URLS: 'true',
     RATE_LIMIT_RPS: '0',
+    METRICS_TOKEN: randomBytes(24).toString('base64url'),
     ...env,
   };
   const servers: RunningServer[] = [];
@@ -58,6 +62,7 @@ export async function startInstances(n: number, databaseUrl: string, directUrl: 
     tenant,
     urls: servers.map((s) => s.url),
     secretsKey: shared.SECRETS_KEY,
+    stallsMs: () => Promise.all(servers.map((s) => (s.child.exitCode === null && s.child.signalCode === null ? serverLagMs(s.url, shared.METRICS_TOKEN) : 0))),
     stop: (graceMs) => Promise.all(servers.map((s) => stopBounded(s, graceMs))),
   };
 }
