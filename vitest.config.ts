@@ -5,7 +5,7 @@ import LongestFirst from './scripts/test-time/sequencer.ts';
 // How the suite spends its time (docs/operations.md, "Tests and CI"): most files wait (child
 // servers, PostgreSQL round trips, receivers, retries), so they run side by side, more of them
 // than there are cores. TEST_WORKERS overrides the count (1 runs the files one at a time).
-const WORKERS = Number(process.env.TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
+const WORKERS = Number(process.env.TEST_WORKERS) || Math.max(6, availableParallelism() * 2);
 
 const shared = {
   exclude: ['node_modules/**', 'data/**'],
