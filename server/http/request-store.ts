@@ -37,16 +37,17 @@ export class RequestStore {
     if (this.signal.aborted) return Promise.reject(new CallCancelled());
     const call = start();
     this.pending += 1;
-    const settled = (wrote: boolean): void => {
-      this.pending -= 1;
-      if (wrote) this.wrote = true;
-    };
     // A 503-class failure (a cancelled or refused call among them) wrote nothing; anything else may have.
     call.then(
-      () => settled(true),
-      (err: unknown) => settled(!(err instanceof CallCancelled) && !isStoreUnavailable(err)),
+      () => this.settled(true),
+      (err: unknown) => this.settled(!(err instanceof CallCancelled) && !isStoreUnavailable(err)),
     );
     return call;
+  }
+
+  private settled(wrote: boolean): void {
+    this.pending -= 1;
+    if (wrote) this.wrote = true;
   }
 }
 

@@ -73,8 +73,9 @@ export function registerApi(app: Hono<AppEnv>, api: ApiName, handlers: Record<st
       // The request's store: its calls take the request's signal (middleware/deadline.ts).
       const calls = c.get('storeCalls');
       const scoped = calls ? { ...services, store: calls.wrap(services.store) } : services;
-      const run = () => handler(c.get('request'), { principal, scope, services: scoped, requestId, streams: opts.streams });
-      const reply = faulted ? await withWriteFault(scoped, principal, run) : await run();
+      const context = { principal, scope, services: scoped, requestId, streams: opts.streams };
+      // No named closure per request: tsx (esbuild's keepNames) names each one as it is made.
+      const reply = faulted ? await withWriteFault(scoped, principal, () => handler(c.get('request'), context)) : await handler(c.get('request'), context);
       return jsonResponse(reply, requestId);
     });
   }
