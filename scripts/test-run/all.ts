@@ -1,9 +1,10 @@
 // npm test: the type-check, the dependency rules and vitest, all three at once. The suite mostly
 // waits (child servers, PostgreSQL, receivers), so the cores have room for tsc and
-// dependency-cruiser beside it: about 14 s less than running them first. The checks' output is
+// dependency-cruiser beside it, at the lowest priority: about 14 s less than running them first. The checks' output is
 // printed whole when each ends (never interleaved with vitest's), and the run fails when any of
 // the three fails. Arguments go to vitest (.ci/run passes its reporters).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -27,6 +28,19 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
+/**
+ * The checks take only what the suite leaves of the cores: at the lowest priority, set on npm
+ * before it has started the check (npm loads for a few hundred ms first), which inherits it.
+ */
+function lowerPriority(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    setPriority(child.pid, 19);
+  } catch {
+    // Not permitted here (or not supported): the check runs at normal priority.
+  }
+}
+
 /** Runs a check with its output kept, and prints it once the check has ended. Resolves with its success. */
 function runCheck(name: string): Promise<boolean> {
   const check = { name, ...npmRun(name) };
@@ -34,6 +48,7 @@ function runCheck(name: string): Promise<boolean> {
     const out: Buffer[] = [];
     const child = spawn(check.command, check.args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
+    lowerPriority(child);
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => out.push(c));
     child.on('error', (err) => {
