@@ -9,7 +9,8 @@
 // Prints each edit and p50/p95.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { driveLoop, until, type DrivenLoop } from '../dev/driver.ts';
+import { until } from '../../testing/until.ts';
+import { driveLoop, type DrivenLoop } from '../dev/driver.ts';
 import { scratchCopy } from '../dev/scratch-copy.ts';
 import { machine } from './lib.ts';
 
@@ -36,7 +37,7 @@ const body = async (url: string, headers: Record<string, string> = {}): Promise<
 const upstreamPid = async (url: string): Promise<string | null> => (await fetch(url)).headers.get('x-dev-upstream-pid');
 
 async function since(t0: number, check: () => Promise<boolean>): Promise<number> {
-  await until(check);
+  await until(check, 'the change served', 120_000);
   return performance.now() - t0;
 }
 

@@ -5,7 +5,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { driveLoop, until, type DrivenLoop } from './driver.ts';
+import { until } from '../../testing/until.ts';
+import { driveLoop, type DrivenLoop } from './driver.ts';
 import { scratchCopy, type ScratchCopy } from './scratch-copy.ts';
 
 const ORDER = '/v2/orders/3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90';
@@ -40,14 +41,18 @@ beforeAll(async () => {
   loop = await driveLoop(copy.dir);
 }, 300_000);
 
-afterAll(() => copy?.remove());
+// The loop is stopped (a test may have failed before its Ctrl-C) before its folder goes.
+afterAll(async () => {
+  await loop?.stop();
+  copy?.remove();
+});
 
 describe('npm run dev', () => {
   it('serves a good save on the mock and the docs page, which carries the live-reload script', async () => {
     const served = loop.next('change-served');
     await writeFile(file, withExampleLine('merchantReference: cart-dev-1').text);
     await served;
-    await until(async () => (await mockAnswer()).includes('"merchantReference":"cart-dev-1"'));
+    await until(async () => (await mockAnswer()).includes('"merchantReference":"cart-dev-1"'), 'the mock answering with cart-dev-1', 60_000);
     const page = await docsPage();
     expect(page).toContain('cart-dev-1');
     expect(page).toContain("new EventSource('/__dev/reload')");
@@ -72,7 +77,7 @@ describe('npm run dev', () => {
     const served = loop.next('change-served');
     await writeFile(file, withExampleLine('merchantReference: cart-dev-3').text);
     await served;
-    await until(async () => (await mockAnswer()).includes('"merchantReference":"cart-dev-3"'));
+    await until(async () => (await mockAnswer()).includes('"merchantReference":"cart-dev-3"'), 'the mock answering with cart-dev-3', 60_000);
     expect(await docsPage()).toContain('cart-dev-3');
   }, 300_000);
 

@@ -58,8 +58,3 @@ export async function driveLoop(dir: string, env: NodeJS.ProcessEnv = {}): Promi
     },
   };
 }
-
-/** Polls `check` until it is true (no deadline: the caller's test or benchmark has one). */
-export async function until(check: () => Promise<boolean>, everyMs = 100): Promise<void> {
-  while (!(await check().catch(() => false))) await new Promise((r) => setTimeout(r, everyMs));
-}

@@ -24,5 +24,6 @@ export function scratchCopy(): ScratchCopy {
   git('init', '-q');
   git('add', 'spec');
   git('commit', '-q', '-m', 'the base spec:diff compares with');
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  // Retried: a process of the loop that was just stopped may still be closing a file in it.
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }) };
 }
