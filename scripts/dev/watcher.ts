@@ -1,6 +1,7 @@
 // Saves in spec/: one callback per burst of events (an editor's save is often a write and a
 // rename), with the files whose content changed since the last save seen. Touching a file
-// without changing it is no change.
+// without changing it is no change, and an empty file is a save still being written (a save
+// that truncates, then writes: on a busy machine the two can be a burst apart), never a spec.
 import { readdirSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,7 +19,7 @@ export function watchSpec(specDir: string, onChange: (files: string[]) => void):
     const changed: string[] = [];
     for (const file of batch) {
       const text = await readFile(file, 'utf8').catch(() => null);
-      if (text === null || seen.get(file) === text) continue;
+      if (text === null || text.length === 0 || seen.get(file) === text) continue;
       seen.set(file, text);
       changed.push(file);
     }
