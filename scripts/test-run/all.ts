@@ -1,8 +1,9 @@
 // npm test: the type-check, the dependency rules and vitest, all three at once. The suite mostly
 // waits (child servers, PostgreSQL, receivers), so the cores have room for tsc and
-// dependency-cruiser beside it, at the lowest priority: about 14 s less than running them first. The checks' output is
-// printed whole when each ends (never interleaved with vitest's), and the run fails when any of
-// the three fails. Arguments go to vitest (.ci/run passes its reporters).
+// dependency-cruiser beside it, at the lowest priority: about 14 s less than running them
+// first. The checks' output is printed whole when each ends (never interleaved with vitest's),
+// and the run fails when any of the three fails. Arguments go to vitest (.ci/run passes its
+// reporters).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import path from 'node:path';

@@ -40,7 +40,7 @@ const servers: RunningServer[] = [];
 async function createOrder(client: ReturnType<typeof createOrdersClient>, i: number): Promise<void> {
   const statuses: number[] = [];
   for (let attempt = 0; attempt < 5; attempt += 1) {
-    const r = await client.POST('/v2/orders', { body: { merchantReference: `multi-${i}`, amountMinor: 100 }, headers: { 'Idempotency-Key': `multi-order-${i}` } });
+    const r = await client.POST('/v2/orders', { params: { header: { 'idempotency-key': `multi-order-${i}` } }, body: { merchantReference: `multi-${i}`, amountMinor: 100 } });
     statuses.push(r.response.status);
     if (r.response.status === 201 || r.response.status === 200) return;
     if (r.response.status !== 503 && r.response.status !== 504) break;

@@ -19,7 +19,7 @@ import { generateSecret } from '../../signing/signature.ts';
 import { createTenant } from '../domain/admin.ts';
 import type { Scope, Services } from '../domain/context.ts';
 import { recordOrderEvent, type NewOrderEvent } from '../domain/events.ts';
-import { newEndpointId } from '../domain/ids.ts';
+import { newEndpointRecord } from '../domain/endpoints/endpoints.ts';
 import type { DeliveryRecord, EndpointRecord, EventRecord, SignatureScheme } from '../domain/model.ts';
 import type { ClaimedDelivery, Page, Store } from '../domain/store.ts';
 import { createDestinationPolicy, type DestinationPolicy, type Resolver } from '../destination/policy.ts';
@@ -263,19 +263,7 @@ export async function seedEndpoint(services: Services, url: string, signatureSch
   const { scope, endpoint } = await services.store.transaction(async (tx) => {
     const env = await tx.tenants.findEnvironment(tenant.tenantId, 'test');
     if (!env) throw new Error('seeded tenant has no test environment');
-    const endpoint: EndpointRecord = {
-      id: newEndpointId(now),
-      environmentId: env.id,
-      url,
-      secretEnc: services.secrets.seal(secret),
-      signatureScheme,
-      active: true,
-      version: 1,
-      lastTestDeliveryId: null,
-      createdAt: now,
-      updatedAt: now,
-      disabledAt: null,
-    };
+    const endpoint = newEndpointRecord(services, env.id, url, secret, signatureScheme, now);
     await tx.endpoints.insert(endpoint);
     const scope: Scope = { tenantId: tenant.tenantId, environmentId: env.id, environment: 'test' };
     return { scope, endpoint };

@@ -154,7 +154,7 @@ export async function rotateEndpointSecret(services: Services, scope: Scope, end
 }
 
 /** A new active endpoint (version 1) at `url`, its secret sealed. */
-function newEndpointRecord(services: Services, environmentId: string, url: string, secret: string, scheme: SignatureScheme | undefined, now: Millis): EndpointRecord {
+export function newEndpointRecord(services: Services, environmentId: string, url: string, secret: string, scheme: SignatureScheme | undefined, now: Millis): EndpointRecord {
   return {
     id: newEndpointId(now),
     environmentId,
