@@ -19,12 +19,25 @@ export function loadDocument(api: ApiName): Record<string, unknown> {
   return JSON.parse(readFileSync(path.join(GENERATED, `${api}.json`), 'utf8')) as Record<string, unknown>;
 }
 
-export function loadOperations(api: ApiName): OperationSpec[] {
-  return operationsOf(api, loadDocument(api));
+// generated/ does not change under a running process (`npm run dev` restarts the server), so the
+// operations are read once and each operation's validators compiled once per process: every app
+// built in it (test servers, the stateful mock, the mutants) shares them. Compiling them again
+// for each app was a third of a conformance run's CPU.
+const operations = new Map<ApiName, readonly OperationSpec[]>();
+const compiled = new WeakMap<OperationSpec, CompiledOperation>();
+
+/** The operations of `api`, in document order: the same objects on every call. */
+export function loadOperations(api: ApiName): readonly OperationSpec[] {
+  let ops = operations.get(api);
+  if (!ops) operations.set(api, (ops = operationsOf(api, loadDocument(api))));
+  return ops;
 }
 
 const ajvs = { params: createAjv({ coerce: true }), body: createAjv(), response: createAjv({ defaults: false }) };
 
+/** The validators of `spec`, compiled on first use, the same for every caller of the process. */
 export function compileOperation(spec: OperationSpec): CompiledOperation {
-  return compileWith(spec, ajvs);
+  let op = compiled.get(spec);
+  if (!op) compiled.set(spec, (op = compileWith(spec, ajvs)));
+  return op;
 }
