@@ -34,7 +34,24 @@ export function formatSlowest(files: readonly FileTime[], count = SHOWN): string
   return [`slowest ${slowest.length} of ${files.length} test files (file seconds add up to ${total.toFixed(0)} s${cpuNote}):`, ...lines].join('\n');
 }
 
-/** A vitest reporter that prints formatSlowest() once the run ends. */
+/** CPU seconds a file cost: its worker's and its children's. */
+function cpuCost(f: FileTime): number {
+  return (f.cpuSeconds ?? 0) + (f.childCpuSeconds ?? 0);
+}
+
+/**
+ * The `count` files that cost the most CPU (worker and children), costliest first; empty when
+ * the run recorded none. On a machine whose cores the run keeps busy, these are what to cut.
+ */
+export function formatCostliest(files: readonly FileTime[], count = SHOWN): string {
+  if (!files.some((f) => f.cpuSeconds !== undefined)) return '';
+  const costliest = [...files].sort((a, b) => cpuCost(b) - cpuCost(a)).slice(0, count);
+  const total = files.reduce((sum, f) => sum + cpuCost(f), 0);
+  const lines = costliest.map((f) => `${cpuCost(f).toFixed(1).padStart(7)} s CPU  ${f.seconds.toFixed(1).padStart(6)} s  ${f.project.padEnd(9)} ${f.file} (${f.tests} tests)`);
+  return [`costliest ${costliest.length} in CPU, worker and children (all files: ${total.toFixed(0)} s):`, ...lines].join('\n');
+}
+
+/** A vitest reporter that prints formatSlowest() and formatCostliest() once the run ends. */
 export default class SlowestFilesReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     const files = modules.map((m) => ({
@@ -46,7 +63,10 @@ export default class SlowestFilesReporter implements Reporter {
       ...(m.meta().cpuSeconds === undefined ? {} : { cpuSeconds: m.meta().cpuSeconds }),
       ...(m.meta().childCpuSeconds === undefined ? {} : { childCpuSeconds: m.meta().childCpuSeconds }),
     }));
-    if (files.length > 0) process.stdout.write(`\n${formatSlowest(files)}\n`);
+    if (files.length === 0) return;
+    process.stdout.write(`\n${formatSlowest(files)}\n`);
+    const costliest = formatCostliest(files);
+    if (costliest) process.stdout.write(`\n${costliest}\n`);
   }
 }
 
