@@ -18,14 +18,13 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { bundle as redoclyBundle } from '@redocly/openapi-core';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { parse as parseYaml } from 'yaml';
 import { ASYNCAPI_DOC, GENERATED_DIR, OPENAPI_DOCS, PROBLEM_TYPES, ROOT, SPEC_DIR, bin, type OpenApiDoc } from './lib/specs.ts';
 import { run } from './lib/run.ts';
 import { loadAsyncApi } from './lib/asyncapi.ts';
 import { buildSignatureVectors, buildStandardVectorFile } from './lib/signature-vectors.ts';
-import { redoclyConfig } from './lib/redocly.ts';
+import { bundleOpenApi } from './lib/redocly.ts';
 
 const rel = (file: string): string => path.relative(ROOT, file).split(path.sep).join('/');
 const tsHeader = (source: string): string =>
@@ -45,14 +44,10 @@ async function openApiTypes(file: string): Promise<string> {
   return tsHeader(rel(file)) + astToString(ast);
 }
 
-// The OpenAPI bundles are made in this process by @redocly/openapi-core, the bundler
-// openapi-typescript already uses for the types (a redocly CLI process costs a second of start-up
-// per bundle; its output is the same for these documents). The AsyncAPI bundle stays on the CLI.
-async function openApiBundle(doc: OpenApiDoc, dereference: boolean): Promise<Record<string, unknown>> {
-  const { bundle, problems } = await redoclyBundle({ ref: doc.file, config: await redoclyConfig(), dereference });
-  const errors = problems.filter((p) => p.severity === 'error');
-  if (errors.length > 0) throw new Error(`bundling ${rel(doc.file)} failed:\n${errors.map((p) => `  ${p.message} (${p.location[0]?.pointer ?? ''})`).join('\n')}`);
-  return JSON.parse(JSON.stringify(bundle.parsed)) as Record<string, unknown>;
+// The OpenAPI bundles are made in this process by @redocly/openapi-core (lib/redocly.ts), the
+// bundler openapi-typescript already uses for the types. The AsyncAPI bundle stays on the CLI.
+function openApiBundle(doc: OpenApiDoc, dereference: boolean): Promise<Record<string, unknown>> {
+  return bundleOpenApi(doc.file, dereference, rel(doc.file));
 }
 
 /**

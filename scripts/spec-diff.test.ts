@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ROOT, bin } from './lib/specs.ts';
+import { childEntry } from '../server/testing/server-bundle.ts';
 
 const OPENAPI = `openapi: 3.1.0
 info:
@@ -91,7 +91,7 @@ const edit = (file: string, from: string, to: string): void => {
 };
 
 function specDiff(...args: string[]): { code: number; out: string } {
-  const r = spawnSync(bin('tsx'), [path.join(ROOT, 'scripts/spec-diff.ts'), '--repo', repo, ...args], { encoding: 'utf8', env: { ...process.env, REDOCLY_TELEMETRY: 'off' } });
+  const r = spawnSync(process.execPath, [...childEntry('scripts/spec-diff.ts'), '--repo', repo, ...args], { encoding: 'utf8', env: { ...process.env, REDOCLY_TELEMETRY: 'off' } });
   return { code: r.status ?? 1, out: `${r.stdout}\n${r.stderr}` };
 }
 

@@ -14,8 +14,8 @@ import { diff as asyncApiDiff } from '@asyncapi/diff';
 import { apiCompare } from 'api-smart-diff';
 import { parse as parseYaml } from 'yaml';
 import { loadAsyncApi } from './asyncapi.ts';
-import { run } from './run.ts';
-import { ROOT, bin } from './specs.ts';
+import { bundleOpenApi } from './redocly.ts';
+import { ROOT } from './specs.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -103,30 +103,19 @@ interface SpecDocs {
   asyncapi: Map<string, Json>;
 }
 
-/** Every `<name>.openapi.yaml` (bundled, dereferenced) and `<name>.asyncapi.yaml` (resolved) of a spec folder. */
+/**
+ * Every `<name>.openapi.yaml` (bundled, dereferenced) and `<name>.asyncapi.yaml` (resolved) of a
+ * spec folder. The OpenAPI documents are bundled in this process, as generate.ts bundles them.
+ */
 export async function loadSpecDocs(dir: string): Promise<SpecDocs> {
   const specDir = path.resolve(dir);
   const files = (await readdir(specDir)).sort();
   const docs: SpecDocs = { openapi: new Map(), asyncapi: new Map() };
-  const scratch = await mkdtemp(path.join(os.tmpdir(), 'spec-diff-bundle-'));
-  try {
-    // The bundler runs once per document, in parallel.
-    await Promise.all(
-      files.map(async (file) => {
-        const openapi = /^(.+)\.openapi\.ya?ml$/.exec(file);
-        const asyncapi = /^(.+)\.asyncapi\.ya?ml$/.exec(file);
-        if (openapi?.[1]) {
-          const out = path.join(scratch, `${openapi[1]}.json`);
-          const result = await run(bin('redocly'), ['bundle', path.join(specDir, file), '--dereferenced', '--ext', 'json', '-o', out], { cwd: scratch });
-          if (result.code !== 0) throw new Error(`spec:diff: cannot bundle ${path.join(specDir, file)}:\n${result.stderr}`);
-          docs.openapi.set(openapi[1], JSON.parse(await readFile(out, 'utf8')) as Json);
-        } else if (asyncapi?.[1]) {
-          docs.asyncapi.set(asyncapi[1], (await loadAsyncApi(path.join(specDir, file))) as Json);
-        }
-      }),
-    );
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
+  for (const file of files) {
+    const openapi = /^(.+)\.openapi\.ya?ml$/.exec(file);
+    const asyncapi = /^(.+)\.asyncapi\.ya?ml$/.exec(file);
+    if (openapi?.[1]) docs.openapi.set(openapi[1], await bundleOpenApi(path.join(specDir, file), true, `${path.join(specDir, file)} (spec:diff)`));
+    else if (asyncapi?.[1]) docs.asyncapi.set(asyncapi[1], (await loadAsyncApi(path.join(specDir, file))) as Json);
   }
   return docs;
 }

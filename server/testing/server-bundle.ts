@@ -1,5 +1,5 @@
-// The programs the tests start as child processes many times (the server, the CLI), bundled once per `vitest run` by esbuild instead of transpiled by tsx in
-// every child: a child then starts on plain JavaScript (the server is ready in about half the
+// The programs the tests start as child processes many times (the server, the CLI, spec:diff),
+// bundled once per `vitest run` by esbuild instead of transpiled by tsx in every child: a child then starts on plain JavaScript (the server is ready in about half the
 // CPU time). Built by server-bundle-global-setup.ts; childEntry() falls back to tsx outside a
 // run (benchmarks, scripts) or for a program not bundled.
 import { readFile } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import type { Plugin } from 'esbuild';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The programs bundled, relative to the repository root. */
-export const CHILD_PROGRAMS = ['server/main.ts', 'client/cli/bin.ts'] as const;
+export const CHILD_PROGRAMS = ['server/main.ts', 'client/cli/bin.ts', 'scripts/spec-diff.ts'] as const;
 
 /** Where a run's bundles are: handed to workers and children by the global setup. */
 export const BUNDLE_DIR_VARIABLE = 'TEST_CHILD_BUNDLES';
