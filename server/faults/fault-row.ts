@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
+import { until } from '../../testing/until.ts';
 import { freePort } from '../testing/child-server.ts';
 import { startInstances, watchInstances, type ReadySample } from './instances.ts';
 import { sendOrder, startOrderLoad, type Sent } from './order-load.ts';
@@ -110,6 +111,8 @@ export interface RowResult {
   stuck: string;
   /** /readyz answered 200 at the end while deliveries were still undelivered. */
   readyWhileStuck: boolean;
+  /** Each instance's last /readyz sample when the row stopped watching: what a "never" was. */
+  lastReadyz: string[];
   settled: Record<string, number>;
   rssGrowthMb: number[];
   exitMs: Array<number | null>;
@@ -306,6 +309,11 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
     const untrue503 = sent.filter((s) => s.status === 503 && keys.has(s.key)).length;
     const { acked, lostOrders, events, lostEvents, stuck } = await account(stage, sent, healAt + f.deliveryBoundMs);
     const lastReady = inst.servers.map((_, i) => [...watcher.ready].reverse().find((r) => r.instance === i)?.status);
+    // Every event may be in before an instance's /readyz had to be back: the watcher goes on
+    // until each has answered 200 since the heal, or the bound (with the stalls) has passed.
+    const readyBy = healAt + f.readyBoundMs + loopLagMs + serverLagMs;
+    await until(() => inst.servers.every((_, i) => readyAfter(watcher.ready, i, healAt) !== null) || Date.now() > readyBy, 'the readiness bound', { timeoutMs: f.readyBoundMs + loopLagMs + serverLagMs + 5_000, everyMs: 250 });
+    const lastSample = inst.servers.map((_, i) => [...watcher.ready].reverse().find((r) => r.instance === i));
     watcher.stop();
     const firstDelivery = receiver.times.find((t) => t >= healAt);
 
@@ -334,6 +342,7 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
       firstFailureMs: failures.length ? Math.min(...failures) : null,
       firstAckAfterHealMs: acksAfterHeal.length ? Math.min(...acksAfterHeal) : null,
       readyAfterHealMs: inst.servers.map((_, i) => readyAfter(watcher.ready, i, healAt)),
+      lastReadyz: lastSample.map((r) => (r === undefined ? 'no sample' : `${r.status === 0 ? 'no answer within 1 s' : r.status}${r.detail ? ` (${r.detail})` : ''}`)),
       notReadyAtFaultEnd: inst.servers.map((_, i) => watcher.ready.some((r) => r.instance === i && r.at >= faultEndWindow && r.at <= healAt && r.status === 503)),
       firstDeliveryAfterHealMs: firstDelivery === undefined ? null : firstDelivery - healAt,
       allDeliveredAfterHealMs: lostEvents === 0 ? Math.max(0, ...events.map((id) => (receiver.firstAt.get(id) ?? healAt) - healAt)) : null,

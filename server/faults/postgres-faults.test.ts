@@ -110,7 +110,7 @@ function assertRow(fault: Fault, r: RowResult): void {
   expect.soft(r.firstAckAfterHealMs, 'a 201 after the heal').not.toBeNull();
   // Late by as much as a process (the server, or this one sampling it) was held up, as the deadline.
   const stalls = r.loopLagMs + r.serverLagMs;
-  expect.soft(r.readyAfterHealMs.every((ms) => ms !== null && ms <= f.readyBoundMs + stalls), '/readyz 200 again after the heal').toBe(true);
+  expect.soft(r.readyAfterHealMs.every((ms) => ms !== null && ms <= f.readyBoundMs + stalls), `/readyz 200 again after the heal (last seen: ${r.lastReadyz.join(' / ')})`).toBe(true);
   expect.soft(r.readyWhileStuck, '/readyz 200 while deliveries were stuck').toBe(false);
   if (fault.outage) expect.soft(r.notReadyAtFaultEnd.every(Boolean), `/readyz 503 from ${f.notReadyWithinMs / 1000} s into the outage`).toBe(true);
 }
