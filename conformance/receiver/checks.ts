@@ -185,9 +185,15 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
       title: string,
       rules: ReceiverRule[],
       build: (sample: EventSample, endpoint: Endpoint) => Promise<{ options: SendOptions; what: string }> | { options: SendOptions; what: string },
-      messages: MessageSpec[] = channel.messages,
-      /** A t ahead of the window: judged by judgedAhead (a late acceptance is tried again). */
-      ahead = false,
+      {
+        messages = channel.messages,
+        ahead = false,
+      }: {
+        /** The messages to pick the sample from (default: the channel's). */
+        messages?: MessageSpec[];
+        /** A t ahead of the window: judged by judgedAhead (a late acceptance is tried again). */
+        ahead?: boolean;
+      } = {},
     ): void => {
       if (messages.length === 0) return;
       const message = factory.pick(messages, `${channel.id}/${slug}`);
@@ -242,8 +248,7 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
         options: { timestamp: nowSeconds() + OUTSIDE_TOLERANCE },
         what: `${article(sample.message.name)} ${sample.message.name} event correctly signed, but with t ${OUTSIDE_TOLERANCE} seconds in the future (rule 4 applies in either direction)`,
       }),
-      channel.messages,
-      true,
+      { ahead: true },
     );
 
     for (const form of MALFORMED_SIGNATURES) {
@@ -266,7 +271,7 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
         options: { eventId: factory.freshEventId(sample.message, `${channel.id}/mismatch`) },
         what: `a correctly signed ${sample.message.name} event whose Service-Event-Id header is not the id in its body (${sample.eventId})`,
       }),
-      withId,
+      { messages: withId },
     );
 
     rejectCheck(
@@ -277,7 +282,7 @@ export function receiverChecks(opts: ReceiverChecksOptions): Check[] {
         options: { eventId: null },
         what: `a correctly signed ${sample.message.name} event without a Service-Event-Id header`,
       }),
-      withId,
+      { messages: withId },
     );
   }
 
