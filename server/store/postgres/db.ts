@@ -4,6 +4,7 @@
 // after a caught violation.
 import pg from 'pg';
 import { UniqueViolation } from '../../domain/store.ts';
+import { isStoreUnavailable } from '../unavailable.ts';
 
 type Constraint = UniqueViolation['constraint'];
 
@@ -95,9 +96,14 @@ export class Conn {
     try {
       value = await op();
     } catch (err) {
-      // Should this fail too, its error goes up instead: the transaction is then unusable.
-      await this.client.query('ROLLBACK TO SAVEPOINT guarded_write');
-      await this.client.query('RELEASE SAVEPOINT guarded_write');
+      // Should this fail too, the transaction is unusable and the rollback's error goes up;
+      // unless the connection was already gone (op's error says why: a deadline, a lost host).
+      try {
+        await this.client.query('ROLLBACK TO SAVEPOINT guarded_write');
+        await this.client.query('RELEASE SAVEPOINT guarded_write');
+      } catch (rollbackErr) {
+        throw isStoreUnavailable(err) ? err : rollbackErr;
+      }
       throw err;
     }
     await this.client.query('RELEASE SAVEPOINT guarded_write');

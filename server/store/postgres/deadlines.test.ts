@@ -10,6 +10,7 @@ import { realTimers } from '../../timers.ts';
 import { OutcomeUnknown } from '../../domain/store-errors.ts';
 import { deliveryRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, T0 } from '../suite/fixtures.ts';
 import { isStoreUnavailable } from '../unavailable.ts';
+import { Conn } from './db.ts';
 import { DeadlineExceeded, deadlineClient, sessionSettings } from './deadlines.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
@@ -93,8 +94,48 @@ describe('PostgreSQL deadlines', () => {
     // another idle connection to it and failed too.
     expect(failed.map((e) => `${(e as Error).name}: ${(e as Error).message}`), `calls ${outcomes.map((o) => (o instanceof Error ? 'failed' : 'ok')).join(' ')}`).toHaveLength(1);
     expect(isStoreUnavailable(failed[0])).toBe(true);
+    // The caller hears the deadline, not what a rollback on the dead connection said after it.
+    expect(failed[0]).toBeInstanceOf(DeadlineExceeded);
     expect(outcomes.slice(1)).toEqual(Array.from({ length: 7 }, () => expect.objectContaining({ id: env.id })));
     expect(store.connectionStats().destroyed).toBeGreaterThanOrEqual(1);
+  });
+
+  // After the unit's error, its savepoint is rolled back on a connection the deadline destroyed:
+  // that fails with pg's "not queryable", which used to be the caller's error.
+  it('a transaction whose host goes silent inside it fails by the batch deadline, and says so', async () => {
+    const { proxy, url } = await throughProxy();
+    const store = await storeThrough(url);
+    const { env } = await seedEnvironment(store);
+    const err = await store
+      .transaction(async (tx) => {
+        await tx.tenants.getEnvironment(env.id);
+        proxy.blackhole();
+        return tx.tenants.getEnvironment(env.id);
+      })
+      .catch((e: unknown) => e);
+    proxy.pass();
+    expect(err).toBeInstanceOf(DeadlineExceeded);
+    expect((err as Error).message).toContain(`within ${DEADLINES.transactionMs} ms`);
+    expect(isStoreUnavailable(err)).toBe(true);
+    expect((await store.read((tx) => tx.tenants.getEnvironment(env.id)))?.id).toBe(env.id);
+  });
+
+  it("a guarded write whose host goes silent fails by its query deadline, not with the rollback's error on the dead connection", async () => {
+    const { proxy, url } = await throughProxy();
+    const pool = new pg.Pool({ connectionString: url, max: 1, Client: deadlineClient(realTimers, 400, () => undefined), ...sessionSettings(DEADLINES) });
+    cleanup.push(() => pool.end());
+    const client = await pool.connect();
+    cleanup.push(async () => client.release(true));
+    await client.query('BEGIN');
+    const conn = new Conn(client);
+    const err = await conn
+      .guarded(async () => {
+        proxy.blackhole(); // after the SAVEPOINT's answer: the write itself meets the silence
+        return conn.run('SELECT 1');
+      })
+      .catch((e: unknown) => e);
+    proxy.pass();
+    expect(err).toBeInstanceOf(DeadlineExceeded);
   });
 
   it('a COMMIT whose answer is cut answers OutcomeUnknown; the write did go in, and the same thirdPartyId finds it', async () => {

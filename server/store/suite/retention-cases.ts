@@ -7,6 +7,7 @@ import { ENVIRONMENTS_PER_BATCH } from '../retention.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, orderRecord, seedEnvironment, unique } from './fixtures.ts';
 
 const DAY = 86_400_000;
+const SEED_TENANTS_PER_TRANSACTION = 50;
 const NOW = T0 + 40 * DAY;
 const policy = (limit: number): PruneRequest => ({ activityBefore: { live: NOW - 30 * DAY, test: NOW - 7 * DAY }, keysBefore: NOW - 3 * DAY, limit });
 
@@ -103,12 +104,16 @@ export function retentionCases(s: () => Store, statements: StatementCounter): vo
       for (const r of rows) await tx.events.insert(r.event);
       for (const r of rows) await tx.deliveries.insert(r.delivery);
     });
-  /** Environments in tenants of two (test and live), a few hundred tenants per transaction. */
+  /**
+   * Environments in tenants of two (test and live), 50 tenants (150 inserts) per transaction:
+   * one of 250 took 750 round trips, which a loaded machine did not finish within the store's
+   * 4 s transaction deadline.
+   */
   const seedEnvironments = async (tenants: number): Promise<EnvironmentRecord[]> => {
     const all: EnvironmentRecord[] = [];
-    for (let from = 0; from < tenants; from += 250) {
+    for (let from = 0; from < tenants; from += SEED_TENANTS_PER_TRANSACTION) {
       await s().transaction(async (tx) => {
-        for (let i = from; i < Math.min(tenants, from + 250); i++) {
+        for (let i = from; i < Math.min(tenants, from + SEED_TENANTS_PER_TRANSACTION); i++) {
           const tenant = { id: unique('tenant'), name: `Tenant ${i}`, createdAt: T0 };
           await tx.tenants.insertTenant(tenant);
           for (const name of ['test', 'live'] as const) {
