@@ -1,7 +1,7 @@
 // Prism's engine in the mock's own process (@stoplight/prism-http, what `prism mock` runs behind
 // its HTTP server): one instance per document, holding that document's operations. A reload of
 // one document builds its operations anew; the other documents keep theirs.
-import './faker-hook.ts';
+import './prism-hooks.ts';
 import { ProblemJsonError, createInstance, getHttpOperationsFromSpec, type IHttpConfig, type IHttpRequest } from '@stoplight/prism-http';
 import pino from 'pino';
 

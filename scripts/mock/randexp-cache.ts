@@ -1,0 +1,41 @@
+// `Prefer: dynamic=true` spends most of its time in json-schema-faker's copy of randexp, which
+// parses a pattern again on every string it generates and rebuilds each character class
+// (a DRange) for every character: a 64-character hex id costs 64 class expansions. The
+// dependency is pinned by Prism (0.5.8) and offers no hook, so its module text is patched
+// as it loads (prism-hooks.ts): one RandExp per pattern, one expansion per class token.
+// The generated values are drawn exactly as before, from the same random source (randInt is
+// still read from the prototype that json-schema-faker sets before every call).
+//
+// A json-schema-faker whose text differs is left alone (slower, never wrong);
+// randexp-cache.test.ts fails on the installed one so an upgrade is noticed.
+
+/** The module file the patch applies to (the CommonJS build, what Prism requires). */
+export const JSF_MAIN = /[\\/]json-schema-faker[\\/]dist[\\/]main\.cjs$/;
+
+const EDITS: ReadonlyArray<readonly [string, string]> = [
+  // One expansion per class token: a token belongs to one RandExp, whose ignoreCase and
+  // defaultRange never change, and the expansion is only read (randomly indexed).
+  ['    var types2 = ret.types;\n', '    var types2 = ret.types;\n    var EXPANDED = new WeakMap();\n'],
+  [
+    '      _expand(token) {\n',
+    '      _expand(token) {\n        let memo = EXPANDED.get(token);\n        if (memo === void 0) EXPANDED.set(token, memo = this._expandOnce(token));\n        return memo;\n      }\n      _expandOnce(token) {\n',
+  ],
+  // One RandExp per pattern and length bound (the instance keeps the `max` it was made with).
+  ['function _randexp(value) {\n', 'var RANDEXPS = new Map();\nfunction _randexp(value) {\n'],
+  [
+    '  const re = new import_randexp.default(value);\n',
+    '  const key = `${import_randexp.default.prototype.max}\\u0000${value instanceof RegExp ? `/${value.source}/${value.flags}` : value}`;\n  let re = RANDEXPS.get(key);\n  if (re === void 0) RANDEXPS.set(key, re = new import_randexp.default(value));\n',
+  ],
+];
+
+/** The patched module text, or null when the text is not the one the patch was written for. */
+export function withRandExpCache(source: string): string | null {
+  if (source.includes('_expandOnce(')) return null; // patched already
+  let out = source;
+  for (const [from, to] of EDITS) {
+    const at = out.indexOf(from);
+    if (at < 0 || out.indexOf(from, at + 1) >= 0) return null;
+    out = out.slice(0, at) + to + out.slice(at + from.length);
+  }
+  return out;
+}
