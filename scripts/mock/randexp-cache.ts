@@ -1,16 +1,17 @@
 // `Prefer: dynamic=true` spends most of its time in json-schema-faker's copy of randexp, which
 // parses a pattern again on every string it generates and rebuilds each character class
 // (a DRange) for every character: a 64-character hex id costs 64 class expansions. The
-// dependency is pinned by Prism (0.5.8) and offers no hook, so its module text is patched
-// as it loads (prism-hooks.ts): one RandExp per pattern, one expansion per class token.
-// The generated values are drawn exactly as before, from the same random source (randInt is
-// still read from the prototype that json-schema-faker sets before every call).
+// dependency is pinned by Prism (0.5.8) and offers no hook, so the mock loads it itself, its
+// text patched, before Prism requires it (Prism then gets it from the require cache): one
+// RandExp per pattern, one expansion per class token. Values are drawn exactly as before, from
+// the same random source (randInt is still read from the prototype that json-schema-faker sets
+// before every call).
 //
-// A json-schema-faker whose text differs is left alone (slower, never wrong);
+// A json-schema-faker whose text differs is loaded unpatched by Prism (slower, never wrong);
 // randexp-cache.test.ts fails on the installed one so an upgrade is noticed.
-
-/** The module file the patch applies to (the CommonJS build, what Prism requires). */
-export const JSF_MAIN = /[\\/]json-schema-faker[\\/]dist[\\/]main\.cjs$/;
+import { readFileSync } from 'node:fs';
+import Module, { createRequire } from 'node:module';
+import path from 'node:path';
 
 const EDITS: ReadonlyArray<readonly [string, string]> = [
   // One expansion per class token: a token belongs to one RandExp, whose ignoreCase and
@@ -38,4 +39,47 @@ export function withRandExpCache(source: string): string | null {
     out = out.slice(0, at) + to + out.slice(at + from.length);
   }
   return out;
+}
+
+/** The json-schema-faker file Prism's generator requires (its CommonJS build). */
+export function jsfMainFile(): string {
+  const fromPrism = createRequire(createRequire(import.meta.url).resolve('@stoplight/prism-http'));
+  return fromPrism.resolve('json-schema-faker');
+}
+
+/** What CommonJS loading uses of a Module: not in @types/node, stable since Node's first releases. */
+interface CompilableModule {
+  filename: string;
+  paths: string[];
+  loaded: boolean;
+  _compile(source: string, filename: string): void;
+}
+const ModuleInternals = Module as unknown as { new (id: string): CompilableModule; _nodeModulePaths(dir: string): string[] };
+
+let patchedIn = false;
+/** Whether this process loaded json-schema-faker with the pattern cache. */
+export const randExpCacheLoaded = (): boolean => patchedIn;
+
+/**
+ * Loads json-schema-faker, patched, into the require cache, unless it is loaded already or its
+ * text is not the expected one (Prism then loads it as it is).
+ */
+export function preloadJsfWithCache(): void {
+  const file = jsfMainFile();
+  const cache = createRequire(file).cache;
+  if (cache[file] !== undefined) return; // loaded already (by this function, or too late)
+  const patched = withRandExpCache(readFileSync(file, 'utf8'));
+  if (patched === null) return;
+  const m = new ModuleInternals(file);
+  m.filename = file;
+  m.paths = ModuleInternals._nodeModulePaths(path.dirname(file));
+  cache[file] = m as unknown as NodeJS.Module;
+  try {
+    m._compile(patched, file);
+  } catch (err) {
+    delete cache[file];
+    throw err;
+  }
+  m.loaded = true;
+  patchedIn = true;
 }
