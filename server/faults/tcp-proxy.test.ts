@@ -220,8 +220,10 @@ describe('fault proxy', () => {
     await until(() => p.counts.accepted === 2, 'the held connection is accepted');
     await p.close();
     expect(p.open).toBe(0);
-    await expect(unanswered).rejects.toThrow(/terminated/);
-    await expect(held.connected).rejects.toThrow(/terminated/);
+    // Closed by the proxy: a FIN ("Connection terminated"), or an RST (ECONNRESET) when the
+    // client's bytes were still unread in the proxy's socket as it closed (a loaded machine).
+    await expect(unanswered).rejects.toThrow(/terminated|ECONNRESET/);
+    await expect(held.connected).rejects.toThrow(/terminated|ECONNRESET/);
     await expect(clientVia(p.port)).rejects.toThrow(/ECONNREFUSED/);
   });
 });
