@@ -28,10 +28,24 @@ const MOCK_SCRIPT = (() => {
   return args;
 })();
 
-/** Started on a free port unless `args` name one. */
+/** A free port found, then bound seconds later by the child, may be taken meanwhile by another test's process. */
+const PORT_TRIES = 3;
+const PORT_IN_USE = /the port is in use/;
+
+/** Started on a free port unless `args` name one (another free port when that one was taken before the mock bound it). */
 export async function spawnMock(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedMock> {
-  const port = args.includes('--port') ? [] : ['--port', String(await freePort())];
-  const child = spawn(process.execPath, [...MOCK_SCRIPT, ...port, ...args], { cwd: ROOT, detached: true, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (args.includes('--port')) return spawnOnce(args, env);
+  for (let tries = 1; ; tries++) {
+    try {
+      return await spawnOnce(['--port', String(await freePort()), ...args], env);
+    } catch (err) {
+      if (tries >= PORT_TRIES || !PORT_IN_USE.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function spawnOnce(args: string[], env: NodeJS.ProcessEnv): Promise<SpawnedMock> {
+  const child = spawn(process.execPath, [...MOCK_SCRIPT, ...args], { cwd: ROOT, detached: true, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let printed = '';
   let exitCode: number | null | undefined;
   const exited = new Promise<number | null>((resolve) =>
