@@ -46,6 +46,20 @@ export function mapError(err: unknown): unknown {
   return violation;
 }
 
+/**
+ * Undoes what failed with `cause` (a savepoint's rollback). Should the undo fail too, the
+ * transaction is unusable and the undo's error goes up; unless the connection was gone already:
+ * then the undo can only fail with pg's "not queryable", and `cause` says why (a deadline, a
+ * lost host).
+ */
+export async function undoAfter(cause: unknown, undo: () => Promise<void>): Promise<void> {
+  try {
+    await undo();
+  } catch (err) {
+    throw isStoreUnavailable(cause) ? cause : err;
+  }
+}
+
 /** A deadlock or serialization failure: the transaction did nothing and may simply run again. */
 export function isRetryable(err: unknown): boolean {
   const code = sqlState(err) ?? sqlState((err as { cause?: unknown } | null)?.cause);
@@ -96,14 +110,10 @@ export class Conn {
     try {
       value = await op();
     } catch (err) {
-      // Should this fail too, the transaction is unusable and the rollback's error goes up;
-      // unless the connection was already gone (op's error says why: a deadline, a lost host).
-      try {
+      await undoAfter(err, async () => {
         await this.client.query('ROLLBACK TO SAVEPOINT guarded_write');
         await this.client.query('RELEASE SAVEPOINT guarded_write');
-      } catch (rollbackErr) {
-        throw isStoreUnavailable(err) ? err : rollbackErr;
-      }
+      });
       throw err;
     }
     await this.client.query('RELEASE SAVEPOINT guarded_write');

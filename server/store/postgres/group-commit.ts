@@ -45,11 +45,11 @@
 // caller hears OutcomeUnknown (it may commit).
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { isRetryable, mapError } from './db.ts';
+import { isRetryable, mapError, undoAfter } from './db.ts';
 import { DeadlineExceeded } from './deadlines.ts';
 import { destroyConnection } from './pg-internals.ts';
 import { CallCancelled, OutcomeUnknown } from '../../domain/store-errors.ts';
-import { OVERLOADED, isStoreUnavailable } from '../unavailable.ts';
+import { OVERLOADED } from '../unavailable.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 
 /** What a unit of work left for after the commit. */
@@ -438,7 +438,7 @@ export class PgGroupCommitter {
     try {
       outcome = await job.attempt(run.client);
     } catch (err) {
-      await this.rollbackUnitAfter(run, err);
+      await undoAfter(err, () => this.rollbackUnit(run));
       run.done.push({ job, ok: false, err });
       return;
     }
@@ -466,19 +466,6 @@ export class PgGroupCommitter {
     if (run.savepoint) return;
     await run.client.query('SAVEPOINT unit');
     run.savepoint = true;
-  }
-
-  /**
-   * rollbackUnit after the unit failed with `cause`. When the connection is gone (a deadline
-   * destroyed it, the host went away), the rollback can only fail with pg's "not queryable":
-   * the batch then fails with what took the connection, which names the deadline.
-   */
-  private async rollbackUnitAfter(run: Run, cause: unknown): Promise<void> {
-    try {
-      await this.rollbackUnit(run);
-    } catch (err) {
-      throw isStoreUnavailable(cause) ? cause : err;
-    }
   }
 
   /** Undoes the unit alone, and releases the locks it took; the savepoint stays for the next one. */
