@@ -41,6 +41,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Runs `start` on a free port; when the port was taken between freePort() and the child's bind
+ * (another test's process got it) and `taken(err)` says so, again on another, at most `tries`
+ * times. A free port is only free when it is looked at.
+ */
+export async function withFreePort<T>(
+  start: (port: number) => Promise<T>,
+  taken: (err: unknown) => boolean,
+  { tries = 3, port = freePort }: { tries?: number; port?: () => Promise<number> } = {},
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await port());
+    } catch (err) {
+      if (attempt >= tries || !taken(err)) throw err;
+    }
+  }
+}
+
 export interface DemoTenant {
   tenantId: string;
   apiKey: string;
@@ -64,17 +83,36 @@ export interface StartOptions {
   dataDir?: string;
   /** Extra node flags before the script (benchmarks pass --cpu-prof). */
   nodeArgs?: string[];
+  /** Where the port comes from (default freePort); a test of the retry below gives a taken one first. */
+  port?: () => Promise<number>;
 }
+
+/** What the child prints when its port was taken before it bound it. */
+const PORT_IN_USE = /cannot listen: .*EADDRINUSE/;
 
 /**
  * Starts `server/main.ts` on a free port; resolves once the server says it is ready over its IPC
  * channel (store open, demo tenant printed; server/main.ts). Not a poll of the port: between
- * freePort() and the child's listen, another test's server may take it, and would answer.
+ * freePort() and the child's listen, another test's server may take it, and would answer. When
+ * that happens the child says so and exits; it is started again on another port (at most three
+ * tries), on the same data folder, its first output kept (the demo tenant may be in it).
  */
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
-  const port = await freePort();
   let dataDir = opts.dataDir;
   if (dataDir === undefined) removeAtExit((dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-'))));
+  let earlier = '';
+  // A taken port, and the output of the start it failed (the demo tenant may be in it).
+  const taken = (err: unknown): boolean => {
+    const failure = err as StartFailure;
+    earlier = failure.stdout ?? earlier;
+    return opts.env?.PORT === undefined && PORT_IN_USE.test(failure.stderr ?? '');
+  };
+  return withFreePort((port) => startOnce(port, dataDir, opts, earlier), taken, { port: opts.port });
+}
+
+type StartFailure = Error & { stdout?: string; stderr?: string };
+
+async function startOnce(port: number, dataDir: string, opts: StartOptions, earlier: string): Promise<RunningServer> {
   // node itself on the run's bundle or with tsx's loader, never the tsx CLI: the CLI runs the
   // script in a grandchild, so a SIGKILL to the CLI would leave the real server running.
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...childEntry('server/main.ts')], {
@@ -82,22 +120,35 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...opts.env },
     // The IPC channel: the ready message, and a server that stops when this process dies
     // (server/main.ts), so a killed test run leaves none behind.
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   // Unref'd: the channel alone keeps neither process running.
   child.channel?.unref();
-  let out = '';
+  let out = earlier;
+  let errText = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  // Passed on (the test's output), and kept: to tell a taken port from other failures, and for the sink.
+  child.stderr?.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    errText += chunk.toString();
+  });
   let exited = false;
   child.on('exit', () => (exited = true));
   child.on('close', () => {
     // Its output goes to the run's secrets sink, all but the demo tenant's credentials, which
     // a first start prints once on purpose (the operator's only way to learn them).
-    sinkText(`child server ${child.pid}`, out.replace(/Demo tenant created[^\n]*\n\{[\s\S]*?\n\}/g, '[demo tenant credentials]'));
+    sinkText(`child server ${child.pid}`, out.slice(earlier.length).replace(/Demo tenant created[^\n]*\n\{[\s\S]*?\n\}/g, '[demo tenant credentials]'));
+    sinkText(`child server ${child.pid} stderr`, errText);
   });
   const url = `http://127.0.0.1:${port}`;
   await whenReady(child, 60_000).catch((err: Error) => {
-    throw new Error(`server ${err.message}\n${out}`);
+    // After an exit its last stderr may still be in the pipe: the pipe's end is awaited (5 s at most).
+    return new Promise<never>((_, reject) => {
+      const fail = (): void => reject(Object.assign(new Error(`server ${err.message}\n${out}${errText}`), { stdout: out, stderr: errText }));
+      if (!exited || child.stderr === null || child.stderr.readableEnded) return fail();
+      setTimeout(fail, 5_000).unref();
+      child.stderr.once('close', fail);
+    });
   });
   const m = /Demo tenant created[^\n]*\n(\{[\s\S]*?\n\})/.exec(out);
   return {

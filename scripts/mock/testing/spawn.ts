@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../../../server/testing/child-server.ts';
+import { withFreePort } from '../../../server/testing/child-server.ts';
 import { until } from '../../../testing/until.ts';
 import { ROOT } from '../../lib/specs.ts';
 
@@ -28,20 +28,13 @@ const MOCK_SCRIPT = (() => {
   return args;
 })();
 
-/** A free port found, then bound seconds later by the child, may be taken meanwhile by another test's process. */
-const PORT_TRIES = 3;
+/** What the mock prints when its port was taken before it bound it. */
 const PORT_IN_USE = /the port is in use/;
 
 /** Started on a free port unless `args` name one (another free port when that one was taken before the mock bound it). */
 export async function spawnMock(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedMock> {
   if (args.includes('--port')) return spawnOnce(args, env);
-  for (let tries = 1; ; tries++) {
-    try {
-      return await spawnOnce(['--port', String(await freePort()), ...args], env);
-    } catch (err) {
-      if (tries >= PORT_TRIES || !PORT_IN_USE.test((err as Error).message)) throw err;
-    }
-  }
+  return withFreePort((port) => spawnOnce(['--port', String(port), ...args], env), (err) => PORT_IN_USE.test((err as Error).message));
 }
 
 async function spawnOnce(args: string[], env: NodeJS.ProcessEnv): Promise<SpawnedMock> {
