@@ -16,7 +16,7 @@ import { startProxy } from './proxy.ts';
 import { createReloadHub } from './reload.ts';
 import { dim, emit, failed, info, ok, red, timed } from './reporter.ts';
 import { loadRelease } from './steps/spec-diff.ts';
-import { formatTsError, startTypecheck } from './steps/typecheck.ts';
+import { describeTypecheck, startTypecheck } from './steps/typecheck.ts';
 import { allStopped } from './processes.ts';
 import { watchSpec } from './watcher.ts';
 
@@ -79,9 +79,10 @@ info(`server ${serverUrl} (data in ${path.relative(process.cwd(), settings.dataD
 
 void loop.release.then((r) => info(r === undefined ? 'spec:diff: no earlier version of spec/ to compare with' : `spec:diff compares with ${r.ref} (${r.why})`));
 const typecheck = startTypecheck((r) => {
-  if (r.first) info(`type-check: ${r.total} error(s) in the project${r.total === 0 ? '' : ` (${r.caused.slice(0, 5).map(formatTsError).join('; ')})`}`);
-  else if (r.caused.length > 0) failed(`type-check: ${r.caused.length} error(s) caused by the change (${r.total} in all)`, r.caused.map(formatTsError));
-  else ok('type-check', 0, `${r.fixed} error(s) fixed, ${r.total} left`);
+  const m = describeTypecheck(r);
+  if (m.kind === 'info') info(m.text);
+  else if (m.kind === 'failed') failed(m.text, m.errors);
+  else ok('type-check', 0, m.text);
   emit({ type: 'typecheck', errors: r.total });
 });
 

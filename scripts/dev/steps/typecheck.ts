@@ -16,8 +16,18 @@ export interface TypecheckReport {
 const key = (e: TsError): string => `${e.code} ${e.file} ${e.message}`;
 export const formatTsError = (e: TsError): string => `${e.file}:${e.line}:${e.col} TS${e.code}: ${e.message.split('\n')[0]}`;
 
-export function startTypecheck(onReport: (report: TypecheckReport) => void): { stop(): Promise<void> } {
-  const worker = new Worker(new URL('./typecheck-worker.ts', import.meta.url), { workerData: { root: ROOT } });
+/** How the loop tells a report: the first check's count, the errors a change caused, or what it fixed. */
+export type TypecheckMessage = { kind: 'info'; text: string } | { kind: 'failed'; text: string; errors: string[] } | { kind: 'ok'; text: string };
+
+export function describeTypecheck(r: TypecheckReport): TypecheckMessage {
+  if (r.first) return { kind: 'info', text: `type-check: ${r.total} error(s) in the project${r.total === 0 ? '' : ` (${r.caused.slice(0, 5).map(formatTsError).join('; ')})`}` };
+  if (r.caused.length > 0) return { kind: 'failed', text: `type-check: ${r.caused.length} error(s) caused by the change (${r.total} in all)`, errors: r.caused.map(formatTsError) };
+  return { kind: 'ok', text: `${r.fixed} error(s) fixed, ${r.total} left` };
+}
+
+/** Type-checks the project at `root` (its tsconfig.json) now and after every change to its files. */
+export function startTypecheck(onReport: (report: TypecheckReport) => void, root = ROOT): { stop(): Promise<void> } {
+  const worker = new Worker(new URL('./typecheck-worker.ts', import.meta.url), { workerData: { root } });
   let previous: Set<string> | null = null;
   worker.on('message', ({ errors }: { errors: TsError[] }) => {
     const before = previous;
