@@ -3,11 +3,13 @@
 // dependency-cruiser beside it, at the lowest priority: about 14 s less than running them
 // first. The checks' output is printed whole when each ends (never interleaved with vitest's),
 // and the run fails when any of the three fails. Arguments go to vitest (.ci/run passes its
-// reporters).
+// reporters). The last line says how the cores' time went: this run's, the rest of the
+// machine's, idle (machine-cpu.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeCpu, sampleCpu } from './machine-cpu.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -75,7 +77,10 @@ function runVitest(args: string[]): Promise<boolean> {
   });
 }
 
+const started = sampleCpu();
 const [vitestOk, ...checksOk] = await Promise.all([runVitest(process.argv.slice(2)), ...CHECKS.map(runCheck)]);
+const ended = sampleCpu();
+if (started !== null && ended !== null) process.stdout.write(`\nnpm test ${describeCpu(started, ended)}\n`);
 const failed = [...(vitestOk ? [] : ['vitest']), ...CHECKS.filter((_, i) => !checksOk[i])];
 if (failed.length > 0) {
   process.stderr.write(`npm test: ${failed.join(', ')} failed\n`);

@@ -26,6 +26,9 @@ export const LONGEST_FIRST = [
   'conformance-tests/mutants/mutants-control.test.ts',
   'conformance-tests/mutants/mutants-api-1.test.ts',
   'conformance-tests/mutants/mutants-api-2.test.ts',
+  'server/lifecycle/entry-points.test.ts',
+  'scripts/spec-diff.test.ts',
+  'scripts/dev/dev.test.ts',
   'server/faults/postgres-outage.test.ts',
   'server/faults/sigterm.test.ts',
 ];
