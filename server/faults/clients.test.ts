@@ -10,6 +10,7 @@ import { HEADERS_TIMEOUT_MS } from '../http/server-limits.ts';
 import { startServer, type DemoTenant } from '../testing/child-server.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
 import { LONG_FAULTS, report, tally } from './report.ts';
+import { fetchOnNewConnection } from './one-shot-fetch.ts';
 import { serverLagMs } from './server-lag.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -131,7 +132,7 @@ describe.skipIf(!LONG_FAULTS)('misbehaving clients', () => {
     const target = { host: '127.0.0.1', port: Number(new URL(child.url).port) };
     const bystander = async (): Promise<{ status: number; ms: number }> => {
       const t0 = performance.now();
-      const r = await fetch(`${child.url}/transactions/users?userId=u-1&limit=1`, { headers: { 'x-api-key': tenant.apiKey, 'x-api-hash': tenant.apiHash } });
+      const r = await fetchOnNewConnection(`${child.url}/transactions/users?userId=u-1&limit=1`, { headers: { 'x-api-key': tenant.apiKey, 'x-api-hash': tenant.apiHash } });
       await r.arrayBuffer();
       return { status: r.status, ms: Math.round(performance.now() - t0) };
     };

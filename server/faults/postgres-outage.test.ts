@@ -181,7 +181,8 @@ describe('PostgreSQL unreachable at start', () => {
       saw.add(early.status);
       expect(early.status).toBe(503);
       expect(((await early.json()) as { type: string }).type).toBe(`${PROBLEM_TYPE_BASE}store-unavailable`);
-      expect(log).toMatch(/store unreachable at start \(ECONNREFUSED\): retrying in/);
+      // The line reaches this process through the child's stdout pipe, maybe after /readyz's answer.
+      await until(() => /store unreachable at start \(ECONNREFUSED\): retrying in/.test(log), () => `the log line "store unreachable at start (ECONNREFUSED): retrying in" in:\n${log}`, 30_000);
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
       pgs.start();

@@ -153,14 +153,16 @@ describe.skipIf(!LONG_FAULTS)('misbehaving receivers', () => {
     const worker = createDeliveryWorker({ store, secrets: services.secrets, sender, clock, retry: { scale: 1 }, log: services.log, timeoutMs: TIMEOUT_MS });
     closers.push(() => worker.stop({ graceMs: 0 }));
     worker.start();
-    await healthy.waitFor(1, 10_000); // the seeding event's delivery: the healthy endpoint has answered before
+    // Waits here bound a hang, not a speed: as long as a loaded machine needs (a Node 22 CI run
+    // had 22 of the first 50 hanging attempts started after 10 s).
+    await healthy.waitFor(1, 120_000); // the seeding event's delivery: the healthy endpoint has answered before
     await store.transaction(async (tx) => {
       for (let i = 0; i < HANGING; i++) {
         await tx.deliveries.insert(deliveryRecord(event, null, { url: `${hang.url}/hang-${i}`, nextAttemptAt: clock.now() - 1000, createdAt: clock.now(), updatedAt: clock.now() }));
       }
     });
     worker.wake();
-    await hang.waitFor(50, 10_000);
+    await hang.waitFor(50, 120_000);
 
     // Healthy deliveries arrive while the hanging ones fill the worker.
     const latencies: number[] = [];

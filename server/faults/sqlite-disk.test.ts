@@ -147,7 +147,8 @@ describe.skipIf(skipReason !== null)('SQLite read-only data folder', () => {
         saw.add(refused.status);
         expect(refused.status).toBe(503);
         expect(refused.body.type).toBe(`${PROBLEM_TYPE_BASE}store-unavailable`);
-        expect(log).toMatch(/store unreachable at start \(SQLITE_CANTOPEN\)/);
+        // Readiness is set before the line is logged, and the line comes through the child's stdout pipe.
+        await until(() => /store unreachable at start \(SQLITE_CANTOPEN\)/.test(log), () => `the log line "store unreachable at start (SQLITE_CANTOPEN)" in:\n${log}`, 30_000);
 
         ro.remount('rw');
         await until(async () => (await fetch(`${url}/readyz`)).status === 200, '/readyz 200 after the remount', { timeoutMs: 60_000, everyMs: 100 });
