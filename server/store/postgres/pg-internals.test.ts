@@ -67,7 +67,12 @@ describe("pg's private fields", () => {
     await admin.connect();
     cleanup.push(() => admin.end());
     await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'payments-service%'");
-    await until(() => store.connectionStats().clientErrors > 0, 'the errors to be counted');
-    expect(lines.some((l) => l.includes('"level":20') && l.includes('57P01'))).toBe(true);
+    // Each connection hears of it on its own (the 57P01 notice, the listener lost, or the socket's end, in any order): waits
+    // until the counter and the debug lines agree and the database's own reason is among them.
+    const logged = (): string[] => lines.filter((l) => l.includes('"level":20') && l.includes('PostgreSQL connection error'));
+    await until(
+      () => store.connectionStats().clientErrors > 0 && logged().length === store.connectionStats().clientErrors && logged().some((l) => l.includes('57P01')),
+      () => `the errors counted (${store.connectionStats().clientErrors}) and each logged at debug, one with 57P01; logged:\n${logged().join('')}`,
+    );
   });
 });
