@@ -54,6 +54,25 @@ it('gives up after three taken ports, naming the cause', async () => {
   expect(tries).toBe(3);
 }, 120_000);
 
+it('kills a child that was not ready by the deadline', async () => {
+  const failure = await startServer({ readyTimeoutMs: 1 }).then(
+    () => null,
+    (err: Error & { pid?: number }) => err,
+  );
+  expect(failure?.message).toMatch(/was not ready within/);
+  const pid = failure?.pid;
+  expect(pid).toBeGreaterThan(0);
+  const alive = (): boolean => {
+    try {
+      process.kill(pid!, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  await until(() => !alive(), `child ${pid} to be gone`);
+});
+
 it('withFreePort: another port only for a taken one; any other failure at once', async () => {
   const ports = [1, 2, 3, 4];
   const port = async (): Promise<number> => ports.shift()!;

@@ -85,6 +85,8 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** Where the port comes from (default freePort); a test of the retry below gives a taken one first. */
   port?: () => Promise<number>;
+  /** How long the child has to say it is ready (default 60 s); past it the child is killed. */
+  readyTimeoutMs?: number;
 }
 
 /** What the child prints when its port was taken before it bound it. */
@@ -110,7 +112,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   return withFreePort((port) => startOnce(port, dataDir, opts, earlier), taken, { port: opts.port });
 }
 
-type StartFailure = Error & { stdout?: string; stderr?: string };
+type StartFailure = Error & { stdout?: string; stderr?: string; pid?: number };
 
 async function startOnce(port: number, dataDir: string, opts: StartOptions, earlier: string): Promise<RunningServer> {
   // node itself on the run's bundle or with tsx's loader, never the tsx CLI: the CLI runs the
@@ -141,10 +143,12 @@ async function startOnce(port: number, dataDir: string, opts: StartOptions, earl
     sinkText(`child server ${child.pid} stderr`, errText);
   });
   const url = `http://127.0.0.1:${port}`;
-  await whenReady(child, 60_000).catch((err: Error) => {
+  await whenReady(child, opts.readyTimeoutMs ?? 60_000).catch((err: Error) => {
     // After an exit its last stderr may still be in the pipe: the pipe's end is awaited (5 s at most).
     return new Promise<never>((_, reject) => {
-      const fail = (): void => reject(Object.assign(new Error(`server ${err.message}\n${out}${errText}`), { stdout: out, stderr: errText }));
+      const fail = (): void => reject(Object.assign(new Error(`server ${err.message}\n${out}${errText}`), { stdout: out, stderr: errText, pid: child.pid }));
+      // A child not ready by the deadline is discarded, not left running beside the retry or the next test.
+      if (!exited) child.kill('SIGKILL');
       if (!exited || child.stderr === null || child.stderr.readableEnded) return fail();
       setTimeout(fail, 5_000).unref();
       child.stderr.once('close', fail);
