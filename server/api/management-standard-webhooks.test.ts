@@ -91,6 +91,10 @@ describe('an endpoint in the standard-webhooks scheme, checked by the official s
     // A manual retry: a delivery to /down fails its cycle; the endpoint comes back to /hooks and the retry is sent there.
     ok(await t.management.PATCH('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId } }, body: { url: `${receiver.url}/down` } }));
     const lost = await orderDelivery(t, 'sw-6');
+    // The worker's first attempt reaches /down before the cycle is failed by hand: failCycle's
+    // claim could otherwise take the delivery first (a loaded CI run did), and /down never sees it.
+    const { eventId: lostEvent } = await delivery(t, lost);
+    await until(() => receiver.requests.some((r) => r.url === '/down' && r.headers['webhook-id'] === lostEvent), `the first attempt of ${lostEvent} at /down`);
     await failCycle(server.services, 'standard-webhooks-test', lost);
     ok(await t.management.PATCH('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId } }, body: { url: `${receiver.url}/hooks` } }));
     ok(await t.management.POST('/v2/webhooks/deliveries/{deliveryId}/retry', { params: { path: { deliveryId: lost } } }));
