@@ -1,4 +1,4 @@
-// npm run bench:api [-- --store sqlite|postgres|both --only reads,orders --duration S --connections N]: the real
+// npm run bench:api [-- --store sqlite|postgres|both --only reads,floor,orders --duration S --connections N --rounds R]: the real
 // server (child process, production settings: LOG_LEVEL=warn, VALIDATE_RESPONSES=false,
 // CHECK_NESTED_TRANSACTIONS=false, RATE_LIMIT_RPS=0) on each store, every row beside its floor measured in the same run with
 // the same load generator (autocannon): a bare node:http server that reads and parses the same
@@ -12,6 +12,14 @@
 //        and on PostgreSQL the same on an API-only instance (DELIVERY_WORKER=off): the write
 //        path alone, as pgbench's script of it is, the sending left to other instances
 //
+//   POST /v2/orders            against its floor (orders-floor.ts, floor/server.ts): a minimal
+//        server writing the same rows with the same durability, alternated with the server
+//        round after round (--rounds), with and without an endpoint; the medians. The default.
+//
+// The server runs from the same esbuild bundle the tests run (server-bundle.ts), built at the
+// start of the bench. --profile DIR writes a V8 CPU profile of every server process there
+// (summarise one with scripts/bench/profile-summary.ts).
+//
 // The PostgreSQL rows also stand beside PostgreSQL's own ceilings, measured in the same run on
 // the same database (pg-ceilings.ts): pgbench running each row's statements, and for the list
 // the same query through `pg` from Node. Without pgbench the table says so. Each run also
@@ -22,7 +30,9 @@
 // server runs with NODE_ENV=test and WEBHOOK_ALLOW_INSECURE_URLS=true (the only difference:
 // the destination policy), and its delivery engine delivers to a loopback receiver meanwhile.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import path from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -32,27 +42,33 @@ import { freePort, machine, startServer, summarise, type DemoTenant, type Runnin
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 import { BATCHED_ORDERS, driverLoop, findPgbench, pgbench, pgbenchScripts, type Ceiling } from './pg-ceilings.ts';
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
+import { floorTable, ordersAgainstFloor, type FloorRow } from './orders-floor.ts';
+import { BUNDLE_DIR_VARIABLE, buildChildBundles } from '../../server/testing/server-bundle.ts';
+import { ROOT } from '../lib/specs.ts';
 
 const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'both' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
-    // Which blocks: reads (payout and list, with their servers) and/or orders.
-    only: { type: 'string', default: 'reads,orders' },
+    // Which blocks: reads (payout and list, with their servers), floor (orders against the
+    // floor) and/or orders (orders against the echo, and PostgreSQL's ceilings).
+    only: { type: 'string', default: 'reads,floor' },
+    rounds: { type: 'string', default: '3' },
     // A folder for V8 CPU profiles of the server processes (node --cpu-prof), written at exit.
     profile: { type: 'string' },
   },
 });
 const duration = checkSettings('bench:api', () => positiveIntSetting('--duration', values.duration));
 const connections = checkSettings('bench:api', () => positiveIntSetting('--connections', values.connections));
+const rounds = checkSettings('bench:api', () => positiveIntSetting('--rounds', values.rounds));
 if (values.store !== 'both' && values.store !== 'sqlite' && values.store !== 'postgres') {
   process.stderr.write(`bench:api: --store must be sqlite, postgres or both, not ${values.store}\n`);
   process.exit(2);
 }
 const ONLY = new Set(values.only.split(','));
-if ([...ONLY].some((b) => b !== 'reads' && b !== 'orders')) {
-  process.stderr.write(`bench:api: --only takes reads and/or orders, not ${values.only}\n`);
+if ([...ONLY].some((b) => b !== 'reads' && b !== 'orders' && b !== 'floor')) {
+  process.stderr.write(`bench:api: --only takes reads, floor and/or orders, not ${values.only}\n`);
   process.exit(2);
 }
 const stores = values.store === 'both' ? (['sqlite', 'postgres'] as const) : ([values.store] as const);
@@ -238,16 +254,21 @@ async function apiOnlyOrders(store: string, env: NodeJS.ProcessEnv, headers: Rec
   }
 }
 
-async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
-  const db = store === 'postgres' ? await (await import('../../server/store/postgres/testing.ts')).createTestDatabase() : null;
-  const base = {
+/** Production's settings, but no rate limit and no response validation; a sealing key on PostgreSQL. */
+function baseEnv(store: 'sqlite' | 'postgres'): NodeJS.ProcessEnv {
+  return {
     RATE_LIMIT_RPS: '0',
     VALIDATE_RESPONSES: 'false',
     // As production has it; the orders server runs NODE_ENV=test for its loopback endpoint.
     CHECK_NESTED_TRANSACTIONS: 'false',
     LOG_LEVEL: 'warn',
-    ...(db ? { DATABASE_URL: db.url, SECRETS_KEY: Buffer.alloc(32, 7).toString('base64url') } : {}),
+    ...(store === 'postgres' ? { SECRETS_KEY: Buffer.alloc(32, 7).toString('base64url') } : {}),
   };
+}
+
+async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
+  const db = store === 'postgres' ? await (await import('../../server/store/postgres/testing.ts')).createTestDatabase() : null;
+  const base = { ...baseEnv(store), ...(db ? { DATABASE_URL: db.url } : {}) };
   const rows: Row[] = [];
   // A loopback receiver for the orders row's deliveries.
   let received = 0;
@@ -366,8 +387,19 @@ function ceilingCells(r: Row, listRow: Row | undefined): string {
   return `${pgbCell} | ${drv?.rate ?? '–'} | ${ratio === null ? '–' : `${ratio.toFixed(3)} of ${c!.of}`} | ${ratio === null ? '–' : verdict(ratio, c!.goal)} | ${r.server.pgUs ?? '?'}`;
 }
 
+// The server as the tests and `npm start` run it: the esbuild bundle, built now from the tree.
+await mkdir(path.join(ROOT, 'node_modules', '.cache'), { recursive: true });
+const bundles = await mkdtemp(path.join(ROOT, 'node_modules', '.cache', 'bench-bundles-'));
+process.on('exit', () => rmSync(bundles, { recursive: true, force: true }));
+await buildChildBundles(bundles);
+process.env[BUNDLE_DIR_VARIABLE] = bundles;
+
 const results: Array<[string, Row[]]> = [];
-for (const store of stores) results.push([store, await benchStore(store)]);
+const floorRows: FloorRow[] = [];
+for (const store of stores) {
+  if (ONLY.has('reads') || ONLY.has('orders')) results.push([store, await benchStore(store)]);
+  if (ONLY.has('floor')) floorRows.push(...(await ordersAgainstFloor({ store, rounds, seconds: duration, connections, env: baseEnv(store), nodeArgs: nodeArgs.nodeArgs ?? [] })));
+}
 
 console.log(`\nbench:api on ${machine()}; autocannon, ${connections} connections, ${duration} s per run after a warm-up\n`);
 for (const [store, rows] of results) {
@@ -387,3 +419,7 @@ for (const [store, rows] of results) {
   }
 }
 if (batched !== null) console.log(`\n${batched}`);
+if (floorRows.length > 0) {
+  console.log(`\n### POST /v2/orders against the floor (${rounds} rounds of ${duration} s, ${connections} connections, alternated; medians)\n`);
+  console.log(floorTable(floorRows));
+}

@@ -23,10 +23,12 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** `copyOf`: a copy of that test database (no session may be connected to it meanwhile), else empty. */
+export async function createTestDatabase(copyOf?: TestDatabase): Promise<TestDatabase> {
   // Lowercase hex: a valid identifier without quoting, and no collision between parallel runs.
   const name = `payments_test_${randomBytes(8).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const template = copyOf === undefined ? '' : ` TEMPLATE ${new URL(copyOf.url).pathname.slice(1)}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}${template}`));
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   let dropped: Promise<void> | null = null;

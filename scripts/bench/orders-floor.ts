@@ -1,0 +1,224 @@
+// `POST /v2/orders` against its floor (floor/server.ts), on one store: the real server and the
+// floor alternated round after round on copies of the same data (a tenant made by the server,
+// and in the endpoint case its active endpoint), each run warmed up, the medians compared. The
+// floor writes the same rows with the same durability and sends nothing; the server also signs
+// and POSTs every webhook, and the webhooks its receiver got during the measured window are
+// reported beside the orders. Between rounds the server drains what it still owes, so a round
+// never inherits the previous one's backlog.
+import { spawn } from 'node:child_process';
+import { cp, mkdtemp } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createManagementClient } from '../../client/api.ts';
+import { createTestDatabase, type TestDatabase } from '../../server/store/postgres/testing.ts';
+import { cpuShare, cpuSnapshot } from './cpu.ts';
+import { freePort, startServer, type DemoTenant, type RunningServer } from './lib.ts';
+
+const FLOOR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'floor', 'server.ts');
+
+export interface FloorSettings {
+  store: 'sqlite' | 'postgres';
+  rounds: number;
+  seconds: number;
+  connections: number;
+  /** Server environment shared with the other rows (rate limit off, log level, secrets key). */
+  env: NodeJS.ProcessEnv;
+  /** node arguments of the server (a CPU profile), never of the floor. */
+  nodeArgs: string[];
+}
+
+/** One measured run. */
+export interface Run {
+  rps: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** Node CPU µs per order of the measured process; PostgreSQL's processes per order. */
+  cpuUs: number | null;
+  pgUs: number | null;
+  /** Webhooks the receiver got per second during the window (the floor sends none). */
+  webhooks: number;
+}
+
+export interface FloorRow {
+  store: 'sqlite' | 'postgres';
+  endpoint: boolean;
+  server: Run[];
+  floor: Run[];
+}
+
+export const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+/** A loopback receiver that counts what it was sent. */
+async function counter(): Promise<{ server: Server; url: string; count: () => number }> {
+  let received = 0;
+  const server = createServer((req, res) => req.resume().on('end', () => void (received += 1, res.writeHead(204).end())));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, count: () => received };
+}
+
+const headersOf = (t: DemoTenant): Record<string, string> => ({ 'content-type': 'application/json', 'x-api-key': t.apiKey, 'x-api-hash': t.apiHash });
+let seq = 0;
+const orderBody = (): string => JSON.stringify({ merchantReference: `floor-${process.pid}-${seq++}`, amountMinor: 1999 });
+
+async function load(url: string, headers: Record<string, string>, seconds: number, connections: number, pid: number | undefined, webhooks: () => number): Promise<Run> {
+  const before = cpuSnapshot(pid === undefined ? [] : [pid]);
+  const sent = webhooks();
+  const result = await autocannon({ url, connections, duration: seconds, requests: [{ method: 'POST', path: '/v2/orders', headers, setupRequest: (req) => ({ ...req, body: orderBody() }) }] });
+  const share = cpuShare(before, cpuSnapshot(pid === undefined ? [] : [pid]));
+  const orders = result.requests.total;
+  const rps = Math.round(result.requests.average);
+  return {
+    rps,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    cpuUs: share && orders > 0 ? Math.round((share.servers * seconds * 1e6) / orders) : null,
+    pgUs: share && orders > 0 ? Math.round((share.postgres * seconds * 1e6) / orders) : null,
+    webhooks: Math.round((webhooks() - sent) / seconds),
+  };
+}
+
+/** Resolves once `count` has not moved for half a second (at most 60 s). */
+async function settled(count: () => number): Promise<void> {
+  for (let last = -1, i = 0; count() !== last && i < 120; i++) {
+    last = count();
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The floor as a child on `data`; stopped by the caller. */
+async function startFloor(settings: FloorSettings, data: string, tenant: DemoTenant): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
+  const port = await freePort();
+  const strip = Number(process.versions.node.split('.')[0]) < 23 ? ['--experimental-strip-types'] : [];
+  const child = spawn(process.execPath, [...strip, '--no-warnings', FLOOR], {
+    env: { ...process.env, STORE: settings.store, PORT: String(port), API_KEY: tenant.apiKey, API_HASH: tenant.apiHash, ...(settings.store === 'postgres' ? { DATABASE_URL: data } : { DB_FILE: path.join(data, 'payments.db') }) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the floor exited with ${code} before it was ready`)));
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => (child.kill('SIGTERM'), exited) };
+}
+
+/** The server's data and the floor's copy of it, with a tenant and, when asked, its endpoint. */
+async function prepare(settings: FloorSettings, endpointUrl: string | null): Promise<{ server: string; floor: string; tenant: DemoTenant; dbs: TestDatabase[] }> {
+  const db = settings.store === 'postgres' ? await createTestDatabase() : null;
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-floor-server-'));
+  const env = serverEnv(settings, db?.url);
+  const server = await startServer({ env, dataDir });
+  try {
+    const tenant = server.tenant ?? (await (await import('./admin.ts')).createTenantViaAdmin({ ...process.env, ...env, DATA_DIR: dataDir }));
+    if (endpointUrl !== null) {
+      const management = createManagementClient({ baseUrl: server.url, memberToken: tenant.memberToken });
+      const created = await management.POST('/v2/webhooks/endpoints', { body: { url: endpointUrl } });
+      if (created.response.status !== 201) throw new Error(`endpoint: ${created.response.status}`);
+    }
+    await server.stop();
+    if (db !== null) {
+      const copy = await createTestDatabase(db);
+      return { server: db.url, floor: copy.url, tenant, dbs: [db, copy] };
+    }
+    const floorDir = await mkdtemp(path.join(os.tmpdir(), 'bench-floor-'));
+    await cp(dataDir, floorDir, { recursive: true });
+    return { server: dataDir, floor: floorDir, tenant, dbs: [] };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}
+
+function serverEnv(settings: FloorSettings, databaseUrl: string | undefined): NodeJS.ProcessEnv {
+  // A loopback endpoint needs insecure URLs allowed, which NODE_ENV=production refuses.
+  return { ...settings.env, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+}
+
+async function measureServer(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number): Promise<Run> {
+  const postgres = settings.store === 'postgres';
+  const server: RunningServer = await startServer({ env: serverEnv(settings, postgres ? data : undefined), ...(postgres ? {} : { dataDir: data }), nodeArgs: settings.nodeArgs });
+  try {
+    await load(server.url, headersOf(tenant), 2, settings.connections, undefined, received);
+    await settled(received);
+    const run = await load(server.url, headersOf(tenant), settings.seconds, settings.connections, server.child.pid, received);
+    await settled(received);
+    return run;
+  } finally {
+    await server.stop();
+  }
+}
+
+async function measureFloor(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number): Promise<Run> {
+  const floor = await startFloor(settings, data, tenant);
+  try {
+    await load(floor.url, headersOf(tenant), 2, settings.connections, undefined, received);
+    return await load(floor.url, headersOf(tenant), settings.seconds, settings.connections, floor.pid, received);
+  } finally {
+    await floor.stop();
+  }
+}
+
+/** Both cases on one store, each its rounds of server then floor. */
+export async function ordersAgainstFloor(settings: FloorSettings): Promise<FloorRow[]> {
+  const receiver = await counter();
+  const rows: FloorRow[] = [];
+  try {
+    for (const endpoint of [false, true]) {
+      const data = await prepare(settings, endpoint ? receiver.url : null);
+      const row: FloorRow = { store: settings.store, endpoint, server: [], floor: [] };
+      try {
+        for (let i = 0; i < settings.rounds; i++) {
+          row.server.push(await measureServer(settings, data.server, data.tenant, receiver.count));
+          row.floor.push(await measureFloor(settings, data.floor, data.tenant, receiver.count));
+          const [s, f] = [row.server.at(-1)!, row.floor.at(-1)!];
+          console.error(`${settings.store} orders${endpoint ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx), floor ${f.rps}/s (${f.cpuUs} µs)`);
+        }
+      } finally {
+        for (const db of data.dbs) await db.drop();
+      }
+      rows.push(row);
+    }
+  } finally {
+    receiver.server.close();
+  }
+  return rows;
+}
+
+/** Goals of issue 58: server ÷ floor, and webhooks ÷ orders with an endpoint. */
+export const FLOOR_GOALS = { noEndpoint: 0.75, endpoint: 0.5, webhooksOfOrders: 0.8 } as const;
+
+/** The floor table in markdown, medians of the rounds. */
+export function floorTable(rows: readonly FloorRow[]): string {
+  const lines = [
+    '| store | case | floor orders/s | server orders/s | server ÷ floor | goal | webhooks/s during the load (÷ orders) | Node CPU µs per order, floor → server | PostgreSQL CPU µs per order, floor → server | server errors/non-2xx |',
+    '|---|---|---:|---:|---:|---|---:|---|---|---:|',
+  ];
+  for (const r of rows) {
+    const m = (runs: Run[], f: (x: Run) => number | null): number | null => {
+      const xs = runs.map(f).filter((x): x is number => x !== null);
+      return xs.length === 0 ? null : Math.round(median(xs));
+    };
+    const floor = m(r.floor, (x) => x.rps)!;
+    const server = m(r.server, (x) => x.rps)!;
+    const ratio = server / floor;
+    const goal = r.endpoint ? FLOOR_GOALS.endpoint : FLOOR_GOALS.noEndpoint;
+    const hooks = m(r.server, (x) => x.webhooks)!;
+    const hookCell = r.endpoint ? `${hooks} (${(hooks / server).toFixed(2)}, goal ≥ ${FLOOR_GOALS.webhooksOfOrders})` : '–';
+    const pg = r.store === 'postgres' ? `${m(r.floor, (x) => x.pgUs)} → ${m(r.server, (x) => x.pgUs)}` : '–';
+    const errors = r.server.reduce((a, x) => a + x.errors, 0);
+    const non2xx = r.server.reduce((a, x) => a + x.non2xx, 0);
+    lines.push(
+      `| ${r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${r.endpoint ? 'one endpoint' : 'no endpoint'} | ${floor} | ${server} | **${ratio.toFixed(2)}** | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${hookCell} | ${m(r.floor, (x) => x.cpuUs)} → ${m(r.server, (x) => x.cpuUs)} | ${pg} | ${errors}/${non2xx} |`,
+    );
+  }
+  return lines.join('\n');
+}
