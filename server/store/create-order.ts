@@ -1,7 +1,7 @@
-// Store.createOrder as a unit of an ordinary transaction: what SQLite runs, and what
-// PostgreSQL's group commit falls back to for an order its bulk statement could not take
-// (postgres/bulk-orders.ts writes the same rows for many orders at once).
-import { UniqueViolation, type CallOptions, type OrderCreated, type OrderCreation, type Store, type Tx } from '../domain/store.ts';
+// Store.createOrder as a unit of an ordinary transaction: what both stores' group commits fall
+// back to for an order their bulk writes could not take (sqlite/bulk-orders.ts and
+// postgres/bulk-orders.ts write the same rows for many orders at once).
+import { UniqueViolation, type OrderCreated, type OrderCreation, type Tx } from '../domain/store.ts';
 
 /** The order's writes in the caller's transaction; `created: false` when its key is already recorded. */
 export async function createOrderIn(tx: Tx, c: OrderCreation): Promise<OrderCreated> {
@@ -13,11 +13,6 @@ export async function createOrderIn(tx: Tx, c: OrderCreation): Promise<OrderCrea
     await tx.orders.insertIdempotencyKey(environmentId, c.idempotency.key, { orderId: order.id, requestHash: c.idempotency.requestHash, createdAt: order.createdAt });
   }
   return { created: true, order, delivery };
-}
-
-/** Store.createOrder over Store.transaction. */
-export function createOrderInTransaction(store: Pick<Store, 'transaction'>, c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
-  return store.transaction((tx) => createOrderIn(tx, c), opts).catch(keyTakenMeanwhile);
 }
 
 /** A key recorded by a concurrent transaction after the lookup: `created: false` as well; any other error stays one. */

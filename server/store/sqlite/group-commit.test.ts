@@ -80,7 +80,7 @@ describe('GroupCommitter', () => {
     const { raw, gc } = setup();
     await gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('1')").run());
     await gc.idle();
-    const inTx = await gc.submit(() => raw.inTransaction, false);
+    const inTx = await gc.submit(() => raw.inTransaction, { transactional: false });
     expect(inTx).toBe(false);
     await gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('2')").run());
     await gc.idle();
@@ -95,11 +95,11 @@ describe('GroupCommitter', () => {
       syncs += 1;
     });
     const insert = (k: string) => () => raw.prepare('INSERT INTO t (k) VALUES (?)').run(k);
-    await Promise.all([gc.submit(insert('a'), true, false), gc.submit(insert('b'), true, false)]);
+    await Promise.all([gc.submit(insert('a'), { durable: false }), gc.submit(insert('b'), { durable: false })]);
     expect(syncs).toBe(0);
     expect(raw.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 2 });
     // One unit that needs the sync makes the whole batch wait for it (and covers the others).
-    await Promise.all([gc.submit(insert('c'), true, false), gc.submit(insert('d'))]);
+    await Promise.all([gc.submit(insert('c'), { durable: false }), gc.submit(insert('d'))]);
     expect(syncs).toBe(1);
     expect(gc.stats).toMatchObject({ batches: 2, units: 4, syncs: 1 });
   });
@@ -119,10 +119,10 @@ describe('GroupCommitter', () => {
     });
     await new Promise((r) => setImmediate(r));
     const request = new AbortController();
-    const answered = gc.submit(insert('answered'), true, true, request.signal);
+    const answered = gc.submit(insert('answered'), { signal: request.signal });
     request.abort();
     await expect(answered).rejects.toBeInstanceOf(CallCancelled);
-    await expect(gc.submit(insert('late'), true, true, request.signal)).rejects.toBeInstanceOf(CallCancelled);
+    await expect(gc.submit(insert('late'), { signal: request.signal })).rejects.toBeInstanceOf(CallCancelled);
     release();
     await slow;
     await gc.submit(insert('later'));

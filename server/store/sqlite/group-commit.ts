@@ -18,18 +18,45 @@
 // loses nothing that was committed (the frames are in the OS).
 //
 // A unit may carry its caller's signal: aborted while the unit is still queued (nobody waits
-// for its answer any more: the request's deadline passed, its client went away), it leaves
-// the queue and is never started; its caller hears CallCancelled (nothing written). Once
+// for its answer any more: the request's deadline passed, its client went away), it is marked
+// cancelled and never started (the batch skips it: no search through the queue, which a storm
+// of deadlines would make quadratic); its caller hears CallCancelled (nothing written). Once
 // started it runs to its end with its batch.
+//
+// Units of a bulk kind (submitBulk: new orders, bulk-orders.ts) go together: the batch's units
+// of that kind run as one call, in one savepoint, a few statements for all of them where each
+// alone takes several. Should that fail, its savepoint is rolled back and each of them runs
+// alone, as any unit does, so a bad one fails only its caller.
 import type Database from 'better-sqlite3';
 import { CallCancelled } from '../../domain/store-errors.ts';
 
+/** How a unit runs: in the batch's transaction (default) or alone; answered after the log sync (default) or at once. */
+export interface UnitOptions {
+  transactional?: boolean;
+  durable?: boolean;
+  /** Its caller's signal: aborted while the unit is queued, the unit never starts. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Units of one kind that a batch runs together, in one savepoint: `run` writes them all and
+ * answers each one's value, in order (synchronously: better-sqlite3 is). When it throws, the
+ * savepoint is rolled back and each unit runs alone.
+ */
+export interface Bulk<I, T> {
+  run(items: readonly I[]): T[];
+}
+
 interface Job {
   /** Runs inside the open batch (transactional) or alone on the connection. */
-  run(): Promise<unknown>;
+  run(): unknown;
+  /** Its kind and data when it may run with others of its kind (submitBulk). */
+  bulk: { kind: Bulk<unknown, unknown>; item: unknown } | null;
   transactional: boolean;
   /** Its caller is answered only after the log sync. */
   durable: boolean;
+  /** Queued until the batch starts it; cancelled: its caller was answered, it never starts. */
+  state: 'queued' | 'started' | 'cancelled';
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -42,8 +69,8 @@ interface Done {
 
 export class GroupCommitter {
   private readonly queue: Job[] = [];
-  /** Batches committed and units of work run, for diagnostics and benchmarks. */
-  readonly stats = { batches: 0, units: 0, syncs: 0 };
+  /** Batches committed, units of work run, and how many of them a bulk call wrote: for diagnostics and benchmarks. */
+  readonly stats = { batches: 0, units: 0, syncs: 0, bulkUnits: 0 };
   private draining: Promise<void> | null = null;
   /** The sync of the last commit while it runs: what a reader saw may not be durable before it ends. */
   private syncing: Promise<void> | null = null;
@@ -56,30 +83,20 @@ export class GroupCommitter {
   ) {}
 
   /** Queues work; resolves with its value after the batch that ran it has committed. */
-  submit<T>(run: () => Promise<T> | T, transactional = true, durable = true, signal?: AbortSignal): Promise<T> {
+  submit<T>(run: () => Promise<T> | T, opts: UnitOptions = {}): Promise<T> {
+    return this.queueJob(run, null, opts);
+  }
+
+  /** As submit, but the batch runs it with the other units of `kind` it holds (see Bulk); alone, it is `alone`. */
+  submitBulk<I, T>(kind: Bulk<I, T>, item: I, alone: () => Promise<T> | T, signal?: AbortSignal): Promise<T> {
+    return this.queueJob(alone, { kind: kind as Bulk<unknown, unknown>, item }, { signal });
+  }
+
+  private queueJob<T>(run: () => Promise<T> | T, bulk: Job['bulk'], { transactional = true, durable = true, signal }: UnitOptions): Promise<T> {
     if (signal?.aborted) return Promise.reject(new CallCancelled());
     return new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => {
-        const queued = this.queue.indexOf(job);
-        if (queued < 0) return; // started: it runs to its end
-        this.queue.splice(queued, 1);
-        reject(new CallCancelled());
-      };
-      const done = (): void => signal?.removeEventListener('abort', onAbort);
-      const job: Job = {
-        run: async () => run(),
-        transactional,
-        durable,
-        resolve: (v) => {
-          done();
-          resolve(v as T);
-        },
-        reject: (err) => {
-          done();
-          reject(err);
-        },
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const job: Job = { run, bulk, transactional, durable, state: 'queued', resolve: resolve as (v: unknown) => void, reject };
+      if (signal !== undefined) watch(job, signal);
       this.queue.push(job);
       this.draining ??= this.drain();
     });
@@ -99,12 +116,18 @@ export class GroupCommitter {
     while (this.draining) await this.draining;
   }
 
+  /** The first job still to run, cancelled ones dropped on the way. */
+  private head(): Job | undefined {
+    while (this.queue.length > 0 && this.queue[0]!.state === 'cancelled') this.queue.shift();
+    return this.queue[0];
+  }
+
   private async drain(): Promise<void> {
     for (;;) {
       // Yield one turn of the event loop so that requests that arrived meanwhile (while the
       // last commit's fsync blocked the loop) queue their work and join this batch.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      const head = this.queue[0];
+      const head = this.head();
       if (head === undefined) {
         // Checked and cleared in the same tick as submit() looks at it: no job is left behind.
         this.draining = null;
@@ -112,7 +135,8 @@ export class GroupCommitter {
       }
       if (!head.transactional) {
         this.queue.shift();
-        await head.run().then(head.resolve, head.reject);
+        head.state = 'started';
+        await settle(head);
         continue;
       }
       try {
@@ -120,37 +144,98 @@ export class GroupCommitter {
       } catch (err) {
         // Could not start a transaction (e.g. another process held the lock past busy_timeout).
         this.queue.shift();
+        head.state = 'started';
         head.reject(err);
         continue;
       }
-      await this.batch();
+      await this.batch(this.take());
     }
   }
 
-  private async batch(): Promise<void> {
-    const done: Done[] = [];
-    let fatal: unknown = null;
-    let n = 0;
-    while (this.queue.length > 0 && this.queue[0]!.transactional && n < this.maxBatch) {
-      const job = this.queue.shift()!;
+  /** The transactional jobs at the head of the queue, up to maxBatch, in their groups. */
+  private take(): Job[][] {
+    const groups: Job[][] = [];
+    const byKind = new Map<Bulk<unknown, unknown>, Job[]>();
+    for (let n = 0; n < this.maxBatch; ) {
+      const job = this.head();
+      if (job === undefined || !job.transactional) break;
+      this.queue.shift();
       n += 1;
-      this.raw.exec('SAVEPOINT unit');
-      try {
-        const value = await job.run();
-        this.raw.exec('RELEASE unit');
-        done.push({ job, ok: true, value });
-      } catch (err) {
-        if (!this.raw.inTransaction) {
-          // The error ended the whole transaction (disk full, I/O error): nothing of the batch stands.
-          fatal = err;
-          done.push({ job, ok: false, value: err });
-          break;
-        }
-        this.raw.exec('ROLLBACK TO unit');
-        this.raw.exec('RELEASE unit');
-        done.push({ job, ok: false, value: err });
+      const kind = job.bulk?.kind;
+      const group = kind === undefined ? undefined : byKind.get(kind);
+      if (group !== undefined) group.push(job);
+      else {
+        groups.push([job]);
+        if (kind !== undefined) byKind.set(kind, groups.at(-1)!);
       }
     }
+    return groups;
+  }
+
+  private async batch(groups: Job[][]): Promise<void> {
+    const done: Done[] = [];
+    let fatal: unknown = null;
+    for (const group of groups) {
+      const jobs = group.filter((j) => j.state === 'queued');
+      if (jobs.length > 0 && jobs[0]!.bulk !== null) {
+        for (const job of jobs) job.state = 'started';
+        if (this.runBulk(jobs, done)) continue;
+      }
+      for (const job of jobs) {
+        // A unit whose caller was answered while earlier ones ran is never started.
+        if (job.state === 'cancelled') continue;
+        job.state = 'started';
+        fatal = await this.runUnit(job, done);
+        if (fatal !== null) break;
+      }
+      if (fatal !== null) break;
+    }
+    // The error ended the whole transaction: what the batch had not started goes back to the
+    // head of the queue, as if it had never been taken.
+    if (fatal !== null) this.queue.unshift(...groups.flat().filter((j) => j.state === 'queued'));
+    await this.finish(done, fatal);
+  }
+
+  /** A bulk kind's units as one call in one savepoint; false when it threw (rolled back: each then runs alone). */
+  private runBulk(jobs: Job[], done: Done[]): boolean {
+    const kind = jobs[0]!.bulk!.kind;
+    this.raw.exec('SAVEPOINT unit');
+    let values: unknown[];
+    try {
+      values = kind.run(jobs.map((j) => j.bulk!.item));
+      if (values.length !== jobs.length) throw new Error(`a bulk run answered ${values.length} values for ${jobs.length} units`);
+    } catch {
+      if (this.raw.inTransaction) this.raw.exec('ROLLBACK TO unit; RELEASE unit');
+      return false;
+    }
+    this.raw.exec('RELEASE unit');
+    jobs.forEach((job, i) => done.push({ job, ok: true, value: values[i] }));
+    this.stats.bulkUnits += jobs.length;
+    return true;
+  }
+
+  /** One unit in its own savepoint; the error that ended the whole transaction, or null. */
+  private async runUnit(job: Job, done: Done[]): Promise<unknown> {
+    this.raw.exec('SAVEPOINT unit');
+    try {
+      const value = await job.run();
+      this.raw.exec('RELEASE unit');
+      done.push({ job, ok: true, value });
+      return null;
+    } catch (err) {
+      if (!this.raw.inTransaction) {
+        // The error ended the whole transaction (disk full, I/O error): nothing of the batch stands.
+        done.push({ job, ok: false, value: err });
+        return err;
+      }
+      this.raw.exec('ROLLBACK TO unit; RELEASE unit');
+      done.push({ job, ok: false, value: err });
+      return null;
+    }
+  }
+
+  /** COMMIT, the log sync when a unit needs it, then every caller's answer. */
+  private async finish(done: Done[], fatal: unknown): Promise<void> {
     if (fatal === null) {
       try {
         this.raw.exec('COMMIT');
@@ -158,9 +243,9 @@ export class GroupCommitter {
         this.stats.units += done.length;
       } catch (err) {
         fatal = err;
-        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
       }
     }
+    if (fatal !== null && this.raw.inTransaction) this.raw.exec('ROLLBACK');
     if (fatal === null && done.some((d) => d.ok && d.job.durable)) {
       try {
         // Set in the same tick as COMMIT: no reader can run in between.
@@ -181,4 +266,27 @@ export class GroupCommitter {
       else d.job.reject(d.value);
     }
   }
+}
+
+/** Runs a job alone and answers its caller. */
+async function settle(job: Job): Promise<void> {
+  try {
+    job.resolve(await job.run());
+  } catch (err) {
+    job.reject(err);
+  }
+}
+
+/** Cancels the job when `signal` aborts while it is still queued; the listener goes once it settles. */
+function watch(job: Job, signal: AbortSignal): void {
+  const onAbort = (): void => {
+    if (job.state !== 'queued') return; // started: it runs to its end
+    job.state = 'cancelled';
+    job.reject(new CallCancelled());
+  };
+  const { resolve, reject } = job;
+  const done = (): void => signal.removeEventListener('abort', onAbort);
+  job.resolve = (v) => (done(), resolve(v));
+  job.reject = (e) => (done(), reject(e));
+  signal.addEventListener('abort', onAbort, { once: true });
 }

@@ -12,10 +12,11 @@ import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts'
 import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
 import { CallCancelled } from '../../domain/store-errors.ts';
 import { LAP_START, pruneBatch } from '../retention.ts';
-import { createOrderInTransaction } from '../create-order.ts';
+import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
-import { GroupCommitter } from './group-commit.ts';
+import { GroupCommitter, type Bulk, type UnitOptions } from './group-commit.ts';
+import { sqliteBulkOrders, type BulkOrder } from './bulk-orders.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 
@@ -47,6 +48,7 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly wal: WalSync | null;
   private readonly versions: TransactionVersions;
+  private readonly bulkOrders: Bulk<BulkOrder, OrderCreated>;
   /** Where pruning's round-robin over environments stands (retention.ts). */
   private pruneCursor = LAP_START;
 
@@ -62,9 +64,10 @@ export class SqliteStore implements Store {
     this.wal = sync ?? null;
     this.committer = new GroupCommitter(raw, 128, sync ? () => sync.sync() : undefined);
     this.versions = new TransactionVersions(raw);
+    this.bulkOrders = sqliteBulkOrders(this.db);
     this.queue = {
       // A claim needs no log sync of its own (group-commit.ts): a lost lease means a resend.
-      claim: (o) => this.exclusive(() => queue.claim(this.db, o), true, false),
+      claim: (o) => this.exclusive(() => queue.claim(this.db, o), { durable: false }),
       // One unit of the group commit: the batch's attempts share one fsync, and the claim runs
       // after the completions in the same transaction (so it sees the leases they free).
       completeAndClaim: (owner, completions, claim) => this.exclusive(() => queue.completeAndClaim(this.db, owner, completions, claim)),
@@ -77,8 +80,8 @@ export class SqliteStore implements Store {
         if (released > 0) this.listeners.wake();
         return released;
       },
-      nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), false),
-      stats: (now) => this.exclusive(() => queue.stats(this.db, now), false),
+      nextDueAt: () => this.exclusive(() => queue.nextDueAt(this.db), { transactional: false }),
+      stats: (now) => this.exclusive(() => queue.stats(this.db, now), { transactional: false }),
     };
   }
 
@@ -88,27 +91,42 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    await this.exclusive(() => migrate(this.db.raw), false);
+    await this.exclusive(() => migrate(this.db.raw), { transactional: false });
   }
 
   async transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T> {
     this.assertUsable();
     const scope = new TxScope();
+    // Resolves only after the batch holding this unit of work has committed.
+    return this.settled(scope, this.committer.submit(() => this.unit(scope, fn), { signal: opts?.signal }));
+  }
+
+  /** The batch's new orders go together (bulk-orders.ts); alone, as an ordinary transaction's unit. */
+  createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
+    try {
+      this.assertUsable();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const scope = new TxScope();
+    const alone = (): Promise<OrderCreated> => this.unit(scope, (tx) => createOrderIn(tx, c));
+    return this.settled(scope, this.committer.submitBulk(this.bulkOrders, { creation: c, scope }, alone, opts?.signal)).catch(keyTakenMeanwhile);
+  }
+
+  /** A transaction's body on the writing connection, its Tx closed once it returns. */
+  private async unit<T>(scope: TxScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await this.nesting.run(scope, () => fn(this.createTx(scope)));
+    } finally {
+      scope.open = false;
+    }
+  }
+
+  /** After the batch: versions moved, then (committed) the unit's callbacks and wake-ups. */
+  private async settled<T>(scope: TxScope, committed: Promise<T>): Promise<T> {
     let result: T;
     try {
-      // Resolves only after the batch holding this unit of work has committed.
-      result = await this.committer.submit(
-        async () => {
-          try {
-            return await this.nesting.run(scope, () => fn(this.createTx(scope)));
-          } finally {
-            scope.open = false;
-          }
-        },
-        true,
-        true,
-        opts?.signal,
-      );
+      result = await committed;
     } finally {
       // Before the caller hears of the commit, and before any callback of it runs. On failure
       // too: a batch whose log sync failed is committed and visible all the same, and a
@@ -117,10 +135,6 @@ export class SqliteStore implements Store {
     }
     scope.committed(this.listeners);
     return result;
-  }
-
-  createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
-    return createOrderInTransaction(this, c, opts);
   }
 
   transactionsVersion(environmentId: string): string {
@@ -141,7 +155,7 @@ export class SqliteStore implements Store {
       return value;
     }
     // In memory there is one connection: read between batches, never inside one.
-    return this.committer.submit(() => fn(view(this.db)), false, true, opts?.signal);
+    return this.committer.submit(() => fn(view(this.db)), { transactional: false, signal: opts?.signal });
   }
 
   onDeliveriesReady(listener: () => void): () => void {
@@ -182,13 +196,13 @@ export class SqliteStore implements Store {
   }
 
   /** Runs a synchronous operation alone on the connection, in one IMMEDIATE transaction by default. */
-  private exclusive<T>(op: () => T, transactional = true, durable = true): Promise<T> {
+  private exclusive<T>(op: () => T, how?: UnitOptions): Promise<T> {
     try {
       this.assertUsable();
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.committer.submit(op, transactional, durable);
+    return this.committer.submit(op, how);
   }
 
   private assertUsable(): void {
