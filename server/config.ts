@@ -47,6 +47,9 @@ export interface Config {
   /** DELIVERY_WORKER=off: this instance serves the APIs only and sends no webhooks (PostgreSQL
    * only: other instances of the same database deliver what it queues). */
   deliveryWorker: boolean;
+  /** DELIVERY_THREAD=off: the webhooks' HTTP requests run on the API's own thread instead of a
+   * sending thread of their own (delivery/thread/). */
+  deliveryThread: boolean;
   /** What expires and how the pruner removes it (retention/settings.ts). */
   retention: RetentionSettings;
   /** The portal's relying party (passkeys) and re-verification window (portal/settings.ts). */
@@ -126,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (worker !== 'on' && worker !== 'off') throw new ConfigError(`DELIVERY_WORKER must be on or off, not ${worker}`);
   // With the embedded store nobody else could deliver what this instance queues.
   if (worker === 'off' && databaseUrl === null) throw new ConfigError('DELIVERY_WORKER=off needs DATABASE_URL: another instance of that database must deliver the webhooks');
+  const thread = env.DELIVERY_THREAD ?? 'on';
+  if (thread !== 'on' && thread !== 'off') throw new ConfigError(`DELIVERY_THREAD must be on or off, not ${thread}`);
   let retention: RetentionSettings;
   try {
     retention = retentionSettings(env);
@@ -142,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     portal,
     retention,
     deliveryWorker: worker === 'on',
+    deliveryThread: thread === 'on',
     checkNestedTransactions: nested === undefined ? nodeEnv !== 'production' : nested === 'true',
     rateLimitPerSecond,
     metrics: { token: metricsToken, port: metricsPort, host: env.METRICS_HOST ?? '127.0.0.1' },

@@ -21,6 +21,9 @@ import { createMetrics } from './observability/metrics.ts';
 import { createReadiness } from './observability/readiness.ts';
 import { createOperatorApp } from './observability/routes.ts';
 import { unsupportedNode } from './runtime.ts';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { bundleName, SENDER_THREAD_PROGRAM } from './delivery/thread/program.ts';
 
 /** In-flight requests get this long to finish at shutdown before their connections are closed (at most a third of the grace period). */
 const REQUEST_DRAIN_MS = 15_000;
@@ -61,6 +64,20 @@ function closeServer(server: ServerType, graceMs: number): Promise<void> {
     });
     closeIdle();
   });
+}
+
+/**
+ * The delivery engine's sending thread (delivery/thread/): its bundle beside this one when the
+ * server runs from a bundle (npm start, the tests), its source when it runs from source (npm
+ * run dev: the thread inherits tsx's loader from this process's arguments); null otherwise.
+ */
+function senderThreadProgram(): { entry: string | URL } | null {
+  const self = process.argv[1] ?? '';
+  if (self.endsWith('.mjs')) {
+    const bundle = path.join(path.dirname(self), `${bundleName(SENDER_THREAD_PROGRAM)}.mjs`);
+    return existsSync(bundle) ? { entry: bundle } : null;
+  }
+  return self.endsWith('.ts') ? { entry: new URL('./delivery/thread/sender-thread.ts', import.meta.url) } : null;
 }
 
 async function main(): Promise<void> {
@@ -125,7 +142,9 @@ async function main(): Promise<void> {
     services = opened.services;
     if (stopping) return;
     readiness.notReady('starting', 'the store is open; starting the API and the delivery engine');
-    built = buildApp(services, config, { readiness, metrics });
+    const senderThread = senderThreadProgram();
+    if (senderThread === null) log.warn('no program for the sending thread beside this one: webhooks are sent from the API thread');
+    built = buildApp(services, config, { readiness, metrics, ...(senderThread !== null ? { senderThread } : {}) });
     if (opened.fresh) {
       // First start on an empty data folder: a demo tenant, its credentials printed once.
       const demo = await createTenant(services, { name: 'Demo Merchant' });

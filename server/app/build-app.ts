@@ -11,6 +11,9 @@ import { realStreamTimers } from '../domain/orders/stream.ts';
 import { untyped, type Handler } from '../http/handler-types.ts';
 import type { ApiName } from '../contract/operations.ts';
 import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from '../delivery/engine.ts';
+import { ATTEMPT_TIMEOUT_MS } from '../delivery/schedule.ts';
+import type { SenderOptions } from '../delivery/sender.ts';
+import { createThreadSender, type ThreadSenderOptions } from '../delivery/thread/thread-sender.ts';
 import { createRateLimiter } from '../http/rate-limit.ts';
 import { PageCache, throughPages } from '../http/page-cache.ts';
 import { mountDocs } from '../http/docs.ts';
@@ -49,6 +52,11 @@ export interface BuiltApp {
 export interface BuildAppOptions {
   /** Passed to the delivery engine: a custom Sender factory and/or retry schedule. */
   delivery?: Pick<DeliveryEngineOptions, 'sender' | 'schedule'>;
+  /**
+   * The program of the delivery engine's sending thread (main.ts: sender-thread.ts, or its
+   * bundle), used unless DELIVERY_THREAD=off; without it the webhooks are sent from this thread.
+   */
+  senderThread?: Pick<ThreadSenderOptions, 'entry' | 'execArgv'>;
   /** main.ts creates these before the store is open (they answer while it starts). */
   metrics?: Metrics;
   readiness?: Readiness;
@@ -96,7 +104,13 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
       mountPortal(app, services, config.portal);
     },
   });
-  const engine = createDeliveryEngine(services, { retryScale: config.retryScale, onAttempt: (r) => metrics.attempt(r), ...opts.delivery });
+  const thread = opts.senderThread !== undefined && config.deliveryThread ? opts.senderThread : null;
+  const engine = createDeliveryEngine(services, {
+    retryScale: config.retryScale,
+    onAttempt: (r) => metrics.attempt(r),
+    ...(thread !== null ? { sender: (o: SenderOptions) => createThreadSender({ ...thread, allowInsecure: config.allowInsecureUrls, nodeEnv: config.nodeEnv, timeoutMs: o.timeoutMs ?? ATTEMPT_TIMEOUT_MS }) } : {}),
+    ...opts.delivery,
+  });
   const store = services.store;
   metrics.observe({
     queue: () => store.queue.stats(services.clock.now()),

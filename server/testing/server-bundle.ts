@@ -6,11 +6,12 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
+import { bundleName, SENDER_THREAD_PROGRAM } from '../delivery/thread/program.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The programs bundled, relative to the repository root. */
-export const CHILD_PROGRAMS = ['server/main.ts', 'client/cli/bin.ts', 'scripts/spec-diff.ts'] as const;
+export const CHILD_PROGRAMS = ['server/main.ts', SENDER_THREAD_PROGRAM, 'client/cli/bin.ts', 'scripts/spec-diff.ts'] as const;
 
 /** Where a run's bundles are: handed to workers and children by the global setup. */
 export const BUNDLE_DIR_VARIABLE = 'TEST_CHILD_BUNDLES';
@@ -50,9 +51,6 @@ export async function buildChildBundles(outDir: string): Promise<void> {
   });
 }
 
-function bundleName(program: string): string {
-  return program.replace(/\.tsx?$/, '').replaceAll('/', '__');
-}
 
 /** The node arguments that run `program` (relative to the root): its bundle when this run built one, else tsx. */
 export function childEntry(program: string): string[] {

@@ -2,8 +2,9 @@
 // group-commit.ts). Alone, an order is three round trips on the batch's one executing
 // connection (its rows; its idempotency key; the savepoint around it), each a statement
 // PostgreSQL parses and plans: under load those waits, not the database's work, set the rate.
-// Here the batch's orders go as one JSON array a table, and the unique key of
-// order_idempotency_keys decides every order's fate inside the statement: an order whose key
+// Here the batch's orders go as typed arrays, one per column whose value varies (the others as
+// one value), and the unique key of order_idempotency_keys decides every order's fate inside
+// the statement, when any order has a key: an order whose key
 // is already taken (committed earlier, by a concurrent batch meanwhile, or by an earlier order
 // of the same statement) inserts nothing, and its caller reads the winner after the commit.
 // Its number, taken before the statement, stays unused: a gap, as a rolled-back order leaves.
@@ -18,39 +19,111 @@ import { mapping as m, untargetedDeliveryRow } from './rows.ts';
 /** The delivery row's columns that the active endpoint fills in. */
 const TARGET = ['endpoint_id', 'endpoint_version', 'url'];
 
+type Row = Record<string, unknown>;
+
+/** Each column's type of the tables written here, from the catalog (read once): what the arrays are cast to. */
+type Types = Map<string, string>;
+
+async function columnTypes(client: pg.PoolClient): Promise<Types> {
+  const r = await client.query<{ t: string; c: string; type: string }>(
+    `SELECT c.relname AS t, a.attname AS c, format_type(a.atttypid, a.atttypmod) AS type
+       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+      WHERE c.relname IN ('orders', 'events', 'deliveries', 'order_idempotency_keys') AND c.relnamespace = current_schema()::regnamespace
+        AND a.attnum > 0 AND NOT a.attisdropped`,
+  );
+  return new Map(r.rows.map((x) => [`${x.t}.${x.c}`, x.type]));
+}
+
 /**
- * The statement for rows with the columns of `row`. Each table's rows arrive as one JSON array
- * typed by the table's row type (json_populate_recordset), in the orders' order, which the inserts
- * keep (events' seq: the stream's order inside one transaction). Foreign keys are checked at
- * the statement's end, when every table has its rows. $5 names the orders without a key.
+ * One table's rows as parameters: a column whose value differs between the rows goes as one
+ * typed array (unnest), a column with one value for all of them as one value; the first column
+ * (the identity) always as an array, which gives the rows. `shape` names which went how: the
+ * statement's text, and so its prepared form, depends on it.
  */
-function statement(row: ReturnType<typeof rowsOf>): string {
-  const cols = {
-    orders: Object.keys(row.order),
-    events: Object.keys(row.event),
-    deliveries: Object.keys(row.delivery),
-    keys: Object.keys(idempotencyKeyRow('', '', { orderId: '', requestHash: '', createdAt: 0 })),
-  };
-  const from = (table: string, param: number): string => `json_populate_recordset(NULL::${table}, $${param}::json) WITH ORDINALITY AS r`;
-  const list = (cs: string[]): string => cs.join(', ');
-  const picked = (cs: string[]): string => cs.map((c) => `r.${c}`).join(', ');
-  return `WITH k AS (
-      INSERT INTO order_idempotency_keys (${list(cols.keys)})
-      SELECT ${picked(cols.keys)} FROM ${from('order_idempotency_keys', 4)} ORDER BY r.ordinality
+class Columns {
+  readonly arrays: string[] = [];
+  readonly scalars: string[] = [];
+
+  constructor(
+    readonly table: string,
+    readonly names: readonly string[],
+    rows: readonly object[],
+  ) {
+    names.forEach((c, i) => {
+      const first = (rows[0] as Row | undefined)?.[c];
+      if (i > 0 && rows.every((r) => (r as Row)[c] === first)) this.scalars.push(c);
+      else this.arrays.push(c);
+    });
+  }
+
+  get shape(): string {
+    return `${this.table}:${this.scalars.join(',')}`;
+  }
+
+  /** Binds the parameters; returns the FROM clause (rows as `r`, in order) and each column's expression. */
+  bind(rows: readonly object[], types: Types, values: unknown[]): { from: string; exprs: string[]; expr(column: string): string } {
+    const cast = (c: string): string => types.get(`${this.table}.${c}`) ?? 'text';
+    const param = (v: unknown): number => values.push(v);
+    const arrays = this.arrays.map((c) => `$${param(rows.map((r) => (r as Row)[c]))}::${cast(c)}[]`);
+    const scalar = new Map(this.scalars.map((c) => [c, `$${param((rows[0] as Row)[c])}::${cast(c)}`]));
+    const expr = (c: string): string => scalar.get(c) ?? `r.${c}`;
+    return { from: `unnest(${arrays.join(', ')}) WITH ORDINALITY AS r(${this.arrays.join(', ')}, ordinality)`, exprs: this.names.map(expr), expr };
+  }
+}
+
+/**
+ * The statement for a batch's rows, and its values. Rows go in the orders' order, which the
+ * inserts keep (events' seq: the stream's order inside one transaction); foreign keys are
+ * checked at the statement's end, when every table has its rows. With keys, the unique key of
+ * order_idempotency_keys decides which orders are written (`won`); without, every order is.
+ */
+function statement(rows: ReturnType<typeof rowsOf>[], types: Types): { name: string; text: string; values: unknown[] } {
+  const keyRows = rows.flatMap((x) => (x.key === null ? [] : [x.key]));
+  const orders = new Columns('orders', Object.keys(rows[0]!.order), rows.map((x) => x.order));
+  const events = new Columns('events', Object.keys(rows[0]!.event), rows.map((x) => x.event));
+  const deliveries = new Columns('deliveries', Object.keys(rows[0]!.delivery), rows.map((x) => x.delivery));
+  const keys = keyRows.length === 0 ? null : new Columns('order_idempotency_keys', Object.keys(keyRows[0]!), keyRows);
+  const values: unknown[] = [];
+  const o = orders.bind(rows.map((x) => x.order), types, values);
+  const ev = events.bind(rows.map((x) => x.event), types, values);
+  const d = deliveries.bind(rows.map((x) => x.delivery), types, values);
+  const won = (expr: string): string => (keys === null ? '' : ` WHERE ${expr} IN (SELECT id FROM won)`);
+  let withKeys = '';
+  if (keys !== null) {
+    const k = keys.bind(keyRows, types, values);
+    const keyless = `$${values.push(rows.filter((x) => x.key === null).map((x) => x.order.id))}::text[]`;
+    withKeys = `k AS (
+      INSERT INTO order_idempotency_keys (${keys.names.join(', ')})
+      SELECT ${k.exprs.join(', ')} FROM ${k.from} ORDER BY r.ordinality
       ON CONFLICT (environment_id, idempotency_key) DO NOTHING
       RETURNING order_id),
-    won AS (SELECT order_id AS id FROM k UNION ALL SELECT unnest($5::text[])),
-    o AS (INSERT INTO orders (${list(cols.orders)})
-      SELECT ${picked(cols.orders)} FROM ${from('orders', 1)} WHERE r.id IN (SELECT id FROM won) ORDER BY r.ordinality),
-    ev AS (INSERT INTO events (${list(cols.events)})
-      SELECT ${picked(cols.events)} FROM ${from('events', 2)} WHERE r.order_id IN (SELECT id FROM won) ORDER BY r.ordinality),
-    d AS (INSERT INTO deliveries (${list(cols.deliveries)}, ${list(TARGET)})
-      SELECT ${picked(cols.deliveries)}, ep.id, ep.version, ep.url
-        FROM ${from('deliveries', 3)}
-        JOIN webhook_endpoints ep ON ep.environment_id = r.environment_id AND ep.active = TRUE
-       WHERE r.order_id IN (SELECT id FROM won) ORDER BY r.ordinality
+    won AS (SELECT order_id AS id FROM k UNION ALL SELECT unnest(${keyless})),
+    `;
+  }
+  const text = `WITH ${withKeys}o AS (INSERT INTO orders (${orders.names.join(', ')})
+      SELECT ${o.exprs.join(', ')} FROM ${o.from}${won(o.expr('id'))} ORDER BY r.ordinality),
+    ev AS (INSERT INTO events (${events.names.join(', ')})
+      SELECT ${ev.exprs.join(', ')} FROM ${ev.from}${won(ev.expr('order_id'))} ORDER BY r.ordinality),
+    d AS (INSERT INTO deliveries (${deliveries.names.join(', ')}, ${TARGET.join(', ')})
+      SELECT ${d.exprs.join(', ')}, ep.id, ep.version, ep.url
+        FROM ${d.from}
+        JOIN webhook_endpoints ep ON ep.environment_id = ${d.expr('environment_id')} AND ep.active = TRUE${keys === null ? '' : ` AND ${d.expr('order_id')} IN (SELECT id FROM won)`}
+       ORDER BY r.ordinality
       RETURNING order_id)
-    SELECT (SELECT array_agg(id) FROM won) AS created, (SELECT array_agg(order_id) FROM d) AS delivered`;
+    SELECT ${keys === null ? 'NULL::text[]' : '(SELECT array_agg(id) FROM won)'} AS created, (SELECT array_agg(order_id) FROM d) AS delivered`;
+  const shape = [orders.shape, events.shape, deliveries.shape, keys?.shape ?? 'no keys'].join('|');
+  return { name: preparedName(shape), text, values };
+}
+
+/** One prepared statement per shape of batch (which columns vary): a few names, each prepared once per connection. */
+const shapes = new Map<string, string>();
+function preparedName(shape: string): string {
+  let name = shapes.get(shape);
+  if (name === undefined) {
+    name = `bulk-orders-${shapes.size + 1}`;
+    shapes.set(shape, name);
+  }
+  return name;
 }
 
 /** The rows of one creation, its order numbered. */
@@ -66,26 +139,18 @@ function rowsOf(c: OrderCreation, orderNumber: string) {
 
 /** The orders of a batch as one statement; `listeners` hear of its events and deliveries once committed. */
 export function bulkOrders(numbers: OrderNumbers, listeners: DeliveryListeners): Bulk<OrderCreation, OrderCreated> {
-  // The mapping's columns, the same for every order: built from the first batch, prepared once
-  // per connection (a named statement), then only bound.
-  let text: string | null = null;
+  let types: Promise<Types> | null = null;
   return {
     async run(client: pg.PoolClient, items: readonly OrderCreation[]): Promise<Outcome<OrderCreated>[]> {
       const numbered = await Promise.all(items.map(async (c) => ({ ...c.order, orderNumber: formatOrderNumber(await numbers.next(c.order.environmentId)) })));
       const rows = items.map((c, i) => rowsOf(c, numbered[i]!.orderNumber));
-      text ??= statement(rows[0]!);
-      const r = await client.query<{ created: string[] | null; delivered: string[] | null }>({
-        name: 'bulk-orders',
-        text,
-        values: [
-          JSON.stringify(rows.map((x) => x.order)),
-          JSON.stringify(rows.map((x) => x.event)),
-          JSON.stringify(rows.map((x) => x.delivery)),
-          JSON.stringify(rows.flatMap((x) => (x.key === null ? [] : [x.key]))),
-          items.filter((c) => c.idempotency === null).map((c) => c.order.id),
-        ],
+      types ??= columnTypes(client).catch((err: unknown) => {
+        types = null; // asked again by the next batch
+        throw err;
       });
-      const created = new Set(r.rows[0]?.created ?? []);
+      const r = await client.query<{ created: string[] | null; delivered: string[] | null }>(statement(rows, await types));
+      // Without keys every order of the statement was written.
+      const created = new Set(r.rows[0]?.created ?? (items.some((c) => c.idempotency !== null) ? [] : items.map((c) => c.order.id)));
       const delivered = new Set(r.rows[0]?.delivered ?? []);
       return items.map((c, i) => outcome(c, numbered[i]!, created.has(c.order.id), delivered.has(c.order.id), listeners));
     },

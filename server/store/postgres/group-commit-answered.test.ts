@@ -79,11 +79,29 @@ describe('PostgreSQL group commit: callers answered early', () => {
       expect(isStoreUnavailable(err)).toBe(true);
     }
     release();
-    // A later unit: once it is committed, anything still to run would have run before it.
+    // The slow batch ends (its COMMIT is seen). A later unit could commit on another connection
+    // before it, so its own commit proves nothing of the slow batch: wait on that batch itself.
+    await until(async () => (await rows()).includes('slow'), 'the slow batch committed');
+    // Then a later unit: queued after everything, it runs after anything still to run.
     await expect(committer.submit(insert(started, 'later'))).resolves.toBe('later');
     expect(started).toEqual(['slow', 'later']);
     // The one answered outcome-unknown did commit; none answered store-unavailable did.
     expect(await rows()).toEqual(['later', 'slow']);
+  });
+
+  it('a unit already sent when its caller is answered by its signal hears outcome-unknown caused by that signal, not by a store deadline', async () => {
+    const { committer, rows, started } = await open();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const request = new AbortController();
+    const sent = committer.submit(insert(started, 'sent', () => gate), request.signal);
+    await until(() => started.includes('sent'), 'the unit sent');
+    request.abort();
+    const err = await sent.then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(OutcomeUnknown);
+    expect((err as OutcomeUnknown).cause).toBeInstanceOf(CallCancelled);
+    release();
+    await until(async () => (await rows()).includes('sent'), 'its batch committed');
   });
 
   it('a unit answered while it waits to run again after a deadlock is not run again', async () => {

@@ -196,7 +196,7 @@ export class PgGroupCommitter {
   ) {
     this.maxBatch = opts.maxBatch ?? 32;
     this.maxCommitting = opts.maxCommitting ?? 4;
-    this.maxExecuting = opts.maxExecuting ?? 3;
+    this.maxExecuting = opts.maxExecuting ?? 2;
     this.maxRuns = opts.maxRuns ?? 4;
     this.timers = opts.timers ?? realTimers;
     this.deadlineTimers = opts.deadlineTimers ?? realTimers;
@@ -273,7 +273,9 @@ export class PgGroupCommitter {
     const queued = this.queue.indexOf(job);
     if (queued >= 0) this.queue.splice(queued, 1);
     if (job.phase === 'sent') {
-      job.reject(new OutcomeUnknown(new DeadlineExceeded('a store transaction', this.queueWaitMs + this.transactionMs)));
+      // Why it was answered: its whole deadline, or its caller's signal (the request's own deadline, a client gone).
+      const why = unwritten instanceof StoreOverloaded ? new DeadlineExceeded('a store transaction', this.queueWaitMs + this.transactionMs) : unwritten;
+      job.reject(new OutcomeUnknown(why));
       return;
     }
     if (unwritten instanceof StoreOverloaded) this.refused += 1;
@@ -433,6 +435,8 @@ export class PgGroupCommitter {
   /** One unit, in its own savepoint; `more`: another unit follows it in this batch. */
   private async runUnit(run: Run, job: Job, more: boolean): Promise<void> {
     await this.openSavepoint(run);
+    // Its caller may have been answered while the savepoint opened: then it never starts.
+    if (job.answered) return;
     let outcome: Outcome<unknown>;
     job.phase = 'sent';
     try {
