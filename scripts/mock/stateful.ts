@@ -5,7 +5,7 @@
 // (`--state DIR`) kept across restarts. The server's settings come from the environment
 // (serverSettings), with a development server's defaults; MOCK_ENDPOINT_URL and
 // MOCK_ENDPOINT_SECRET pin tenant 1's test webhook endpoint (pinnedEndpointSettings), the one
-// thing the API never lets a caller choose. docs/mock.md describes it.
+// thing the API never lets a caller choose (pin-endpoint.ts). docs/mock.md describes it.
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -268,7 +268,7 @@ async function openServer(dataDir: string, url: string, opts: StatefulOptions): 
 
 /** Tenant 1's test endpoint as pinned; a URL the destination checks refuse is a SettingError. */
 async function pinTenantEndpoint(services: Services, tenant: MockTenant, pinned: PinnedEndpointSettings): Promise<PinnedEndpointState> {
-  const { pinEndpoint } = await import('../../server/domain/endpoints/endpoints.ts');
+  const { pinEndpoint } = await import('./pin-endpoint.ts');
   const env = await services.store.read((tx) => tx.tenants.findEnvironment(tenant.tenantId, 'test'));
   if (!env) throw new Error(`tenant ${tenant.tenantId} has no test environment`);
   try {
