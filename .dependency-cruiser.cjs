@@ -82,10 +82,19 @@ module.exports = {
       name: 'store-below-the-domain',
       severity: 'error',
       comment:
-        'The store persists the domain\'s records: it implements the port (domain/store.ts, store-errors.ts) and imports the model ' +
+        'The store persists the domain\'s records: it implements the port (domain/store.ts, store-errors.ts, store-unavailable.ts) and imports the model ' +
         '(domain/model.ts), server/money/ and the timers (timers.ts), never domain logic, HTTP, the portal or the delivery engine.',
       from: { path: '^server/store/', pathNot: TEST },
-      to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/(store|money)/|^server/(domain/model|domain/store|domain/store-errors|timers)\\.ts$' },
+      to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/(store|money)/|^server/(domain/model|domain/store|domain/store-errors|domain/store-unavailable|timers)\\.ts$' },
+    },
+    {
+      name: 'store-behind-its-port',
+      severity: 'error',
+      comment:
+        'Above the store, code knows the Store port (domain/store.ts, store-errors.ts, store-unavailable.ts), not an ' +
+        'implementation: only the composition root (server/services.ts) and test support open a store of server/store/.',
+      from: { path: '^server/', pathNot: `^server/store/|^server/services\\.ts$|${TEST}` },
+      to: { path: '^server/store/' },
     },
     {
       name: 'destination-policy-stands-alone',

@@ -12,7 +12,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SettingError, checkSettings } from './lib/settings.ts';
-import { USAGE, parseMockCommand, statelessWarning, type MockCommand } from './mock/cli.ts';
+import { USAGE, parseMockCommand, relayWarning, statelessWarning, type MockCommand } from './mock/cli.ts';
 import { startMock } from './mock/start.ts';
 import type { PinnedEndpointState } from './mock/stateful.ts';
 
@@ -119,6 +119,9 @@ function pinnedEndpointLine(e: PinnedEndpointState): string {
 }
 
 async function serveMock(command: MockCommand): Promise<void> {
+  // Said before the port is bound, in both modes: both serve POST /_mock/webhooks.
+  const relay = relayWarning(command.host);
+  if (relay !== null) console.error(relay);
   if (command.stateful) return serveStateful(command);
   const { port, host } = command;
   const warning = statelessWarning(process.env);

@@ -49,7 +49,8 @@ shown at creation and rotation), and triggers events through the v2 order API an
   recovered twice (include all), then once failed-only: each arrives again once per
   include-all request, same event id and body, validly signed; the others do not; then, after
   a URL edit, a secret rotation and a scheme switch, a recovered delivery reaches the new URL
-  only, signed with the new secret, in the new scheme (the scheme is set back);
+  only, signed with the new secret, in the new scheme (the scheme is set back), and nothing
+  reaches the old URL before a test webhook sent afterwards;
 - every delivery carries the header sets of the endpoint's signatureScheme (both: each set,
   verified on its own, on every attempt);
 - the endpoint disabled: no delivery. The run leaves the endpoint disabled.

@@ -1,5 +1,6 @@
 // The command line of `npm run mock`: its options (node:util parseArgs, strict), the usage text
 // that --help prints and a wrong option follows, and the settings they override.
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { parseArgs } from 'node:util';
 import { SettingError, portSetting, positiveIntSetting } from '../lib/settings.ts';
 
@@ -11,13 +12,15 @@ invalid requests refused as the server refuses them. --stateful: the reference s
 
 options:
   --port N           the port (default MOCK_PORT, else 4010)
-  --host H           the interface (default MOCK_HOST, else 127.0.0.1)
+  --host H           the interface (default MOCK_HOST, else 127.0.0.1); any other than a
+                     loopback one is warned about: POST /_mock/webhooks is an open relay
   --quiet            no line per answered request (refusals are still logged, with their reason)
   --stateful         the reference server on a SQLite store: what is written can be read back
   --tenants N        --stateful: N test tenants (default 1), their credentials in the tenants file
   --tenants-file F   --stateful: also write the tenants' credentials (JSON) to F
   --state DIR        --stateful: keep the store, its secrets and the tenants file in DIR across
-                     restarts (default: a temporary folder, removed at every exit)
+                     restarts (default: a temporary folder, removed at every exit); a new DIR
+                     is made owner-only (0700) with a .gitignore that ignores all of it
   -h, --help         this text
 
 settings (environment):
@@ -57,6 +60,32 @@ export const ENDPOINT_SETTINGS = ['MOCK_ENDPOINT_URL', 'MOCK_ENDPOINT_SCHEME', '
 export function statelessWarning(env: NodeJS.ProcessEnv): string | null {
   const set = ENDPOINT_SETTINGS.filter((name) => env[name]);
   return set.length === 0 ? null : `npm run mock: ${set.join(', ')} ${set.length === 1 ? 'applies' : 'apply'} to --stateful only: ignored (the stateless mock keeps no webhook endpoint)`;
+}
+
+/** 127.0.0.0/8 and ::1 (an IPv4-mapped ::ffff:127.x.y.z is checked as its IPv4 address). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** True when `host` is reachable from this machine only: a loopback address or a localhost name (RFC 6761). */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  if (isIPv4(name)) return LOOPBACK.check(name, 'ipv4');
+  return isIPv6(name) && LOOPBACK.check(name, 'ipv6');
+}
+
+/**
+ * The start-up warning when the mock listens beyond this machine, null on a loopback host:
+ * POST /_mock/webhooks takes no credentials and sends a signed request to any URL it is
+ * given, so on a reachable interface it is an open relay for whoever can reach the port.
+ */
+export function relayWarning(host: string): string | null {
+  if (isLoopbackHost(host)) return null;
+  return (
+    `npm run mock: warning: listening on ${host}, not a loopback address: POST /_mock/webhooks takes no credentials and sends ` +
+    'requests to any URL it is given, for anyone who can reach this port (an open relay); use --host 127.0.0.1 unless other machines must reach the mock'
+  );
 }
 
 /** The option names, as --help lists them (a test checks that the docs name each). */

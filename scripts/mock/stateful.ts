@@ -5,9 +5,9 @@
 // (`--state DIR`) kept across restarts. The server's settings come from the environment
 // (serverSettings), with a development server's defaults; MOCK_ENDPOINT_URL and
 // MOCK_ENDPOINT_SECRET pin tenant 1's test webhook endpoint (pinnedEndpointSettings), the one
-// thing the API never lets a caller choose. docs/mock.md describes it.
+// thing the API never lets a caller choose (pin-endpoint.ts). docs/mock.md describes it.
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { GivenCredentials } from '../../server/domain/admin.ts';
@@ -185,7 +185,7 @@ export async function startStatefulMock(opts: StatefulOptions = {}, listen = lis
   let stateDir: string | null = null;
   try {
     stateDir = temporary ? await mkdtemp(path.join(os.tmpdir(), 'payments-mock-state-')) : path.resolve(opts.stateDir as string);
-    if (!temporary) await mkdir(stateDir, { recursive: true });
+    if (!temporary) await openStateFolder(stateDir);
     const opened = await openServer(stateDir, url, opts);
     serve(opened.fetch);
     const dir = stateDir;
@@ -211,6 +211,27 @@ export async function startStatefulMock(opts: StatefulOptions = {}, listen = lis
     if (temporary && stateDir !== null) await rm(stateDir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** What a new state folder's .gitignore says: everything in it (as pytest does for its cache folder). */
+export const STATE_GITIGNORE = '# Made by npm run mock -- --stateful --state: plaintext API keys, member tokens and secrets; never commit them.\n*\n';
+
+/**
+ * The state folder, made when it does not exist: owner-only (0700: it holds plaintext keys, the
+ * callback secret and the store's secrets key) with a .gitignore that ignores all of it, so the
+ * documented `--state .mock-state` in a project folder stays out of git. A folder that exists is
+ * the developer's: left as it is. Returns whether it was made.
+ */
+export async function openStateFolder(dir: string): Promise<boolean> {
+  await mkdir(path.dirname(dir), { recursive: true });
+  try {
+    await mkdir(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  await writeFile(path.join(dir, '.gitignore'), STATE_GITIGNORE, { mode: 0o600 });
+  return true;
 }
 
 /** The answer to requests that waited for a store that could not be opened. */
@@ -268,7 +289,7 @@ async function openServer(dataDir: string, url: string, opts: StatefulOptions): 
 
 /** Tenant 1's test endpoint as pinned; a URL the destination checks refuse is a SettingError. */
 async function pinTenantEndpoint(services: Services, tenant: MockTenant, pinned: PinnedEndpointSettings): Promise<PinnedEndpointState> {
-  const { pinEndpoint } = await import('../../server/domain/endpoints/endpoints.ts');
+  const { pinEndpoint } = await import('./pin-endpoint.ts');
   const env = await services.store.read((tx) => tx.tenants.findEnvironment(tenant.tenantId, 'test'));
   if (!env) throw new Error(`tenant ${tenant.tenantId} has no test environment`);
   try {

@@ -21,7 +21,7 @@ describe('parseChildrenCpu', () => {
 });
 
 describe('describeCpu', () => {
-  const at = (t: number, busy: number, idle: number, own: number): CpuSample => ({ at: t, busy, idle, iowait: 0, own });
+  const at = (t: number, busy: number, idle: number, own: number): CpuSample => ({ at: t, busy, idle, iowait: 0, own, children: 0 });
 
   it("splits the cores' seconds into this run's, the rest of the machine's and idle", () => {
     const line = describeCpu(at(10, 100, 50, 5), at(610, 1100, 250, 805), 2);
@@ -36,16 +36,22 @@ describe('describeCpu', () => {
 });
 
 describe.skipIf(process.platform !== 'linux')('sampleCpu on Linux', () => {
-  it("counts a child's CPU once the child has been waited for, and the machine's busy time with it", () => {
+  it("counts a waited-for child's CPU, as much as the child itself reports, in the children's part of the run's own", () => {
     const before = sampleCpu();
-    // About 0.3 s of CPU in a child this process waits for.
-    const run = spawnSync(process.execPath, ['-e', 'const end = process.cpuUsage().user + 300000; while (process.cpuUsage().user < end);']);
+    // About 0.3 s of CPU in a child this process waits for; the child prints what it used in all.
+    const busy = 'const used = () => { const u = process.cpuUsage(); return u.user + u.system; }; const end = used() + 300000; while (used() < end); console.log(used());';
+    const run = spawnSync(process.execPath, ['-e', busy], { encoding: 'utf8' });
     expect(run.status).toBe(0);
     const after = sampleCpu();
     expect(before).not.toBeNull();
     expect(after).not.toBeNull();
-    expect(after!.own - before!.own).toBeGreaterThanOrEqual(0.29);
-    expect(after!.busy - before!.busy).toBeGreaterThanOrEqual(0.29);
+    const reported = Number(run.stdout.trim()) / 1e6;
+    expect(reported).toBeGreaterThanOrEqual(0.3);
+    // The kernel rounds each of the child's user and system times down to a tick (1/100 s). Only
+    // this child can have been waited for in between: nothing else counts it, whatever else runs.
+    const counted = after!.children - before!.children;
+    expect(counted).toBeGreaterThanOrEqual(reported - 0.02);
+    expect(after!.own - before!.own).toBeGreaterThanOrEqual(counted);
     expect(after!.at).toBeGreaterThan(before!.at);
   });
 });

@@ -19,6 +19,8 @@ export interface CpuSample {
   iowait: number;
   /** This process's CPU seconds and those of its descendants it (or they) waited for. */
   own: number;
+  /** The waited-for descendants' part of `own` (/proc/self/stat's cutime + cstime). */
+  children: number;
 }
 
 /** The machine's busy, idle and I/O-wait seconds from the text of /proc/stat. */
@@ -42,7 +44,8 @@ export function sampleCpu(): CpuSample | null {
   try {
     const usage = process.resourceUsage();
     const self = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
-    return { at: performance.now() / 1000, ...parseProcStat(readFileSync('/proc/stat', 'utf8')), own: self + parseChildrenCpu(readFileSync('/proc/self/stat', 'utf8')) };
+    const children = parseChildrenCpu(readFileSync('/proc/self/stat', 'utf8'));
+    return { at: performance.now() / 1000, ...parseProcStat(readFileSync('/proc/stat', 'utf8')), own: self + children, children };
   } catch {
     return null;
   }

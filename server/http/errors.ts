@@ -8,7 +8,7 @@ import { AppError, isAppError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/ids.ts';
 import type { AppEnv } from './app-env.ts';
 import { problemResponse } from './problem.ts';
-import { isStoreUnavailable, unavailableReason } from '../store/unavailable.ts';
+import { isStoreUnavailable, unavailableReason } from '../domain/store-unavailable.ts';
 import { OutcomeUnknown } from '../domain/store-errors.ts';
 
 const UNAVAILABLE = 'The data store is unavailable; nothing was written. Retry in a few seconds.';

@@ -4,7 +4,7 @@
 // written (504 outcome-unknown) or certainly nothing was (503 store-unavailable).
 import type { CallOptions, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../domain/store.ts';
 import { CallCancelled } from '../domain/store-errors.ts';
-import { isStoreUnavailable } from '../store/unavailable.ts';
+import { isStoreUnavailable } from '../domain/store-unavailable.ts';
 
 export class RequestStore {
   /** Writes not settled yet, and whether a settled one may have written. */

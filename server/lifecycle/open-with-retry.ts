@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Readiness } from '../observability/readiness.ts';
 import { openServices, type ServiceOptions } from '../services.ts';
-import { isStoreUnavailable, unavailableReason } from '../store/unavailable.ts';
+import { isStoreUnavailable, unavailableReason } from '../domain/store-unavailable.ts';
 
 /** Waits ms (injectable: tests pass one that does not really wait); rejects when signal aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;

@@ -4,7 +4,7 @@
 // restarts a wedged process but only stops routing to one that is waiting for its database.
 import type { Clock } from '../domain/clock.ts';
 import type { Store } from '../domain/store.ts';
-import { isStoreUnavailable, unavailableReason } from '../store/unavailable.ts';
+import { isStoreUnavailable, unavailableReason } from '../domain/store-unavailable.ts';
 
 export type NotReadyReason = 'starting' | 'store-unreachable' | 'migrations-pending' | 'draining' | 'delivery-stalled';
 

@@ -7,6 +7,7 @@ import type { BuiltApp } from '../../../server/app/build-app.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader, standardSignature } from '../../../signing/signature.ts';
 import { eventIdOf, headerName, withSender } from './sender-seam.ts';
 import type { ServerMutant } from './mutant.ts';
+import type { SendRequest } from '../../../server/delivery/sender.ts';
 
 const STANDARD = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
 type Headers = Record<string, string>;
@@ -73,6 +74,25 @@ function recoverToOriginalUrl(services: Services, config: Config): BuiltApp {
   });
 }
 
+/**
+ * A recovered delivery goes to the current URL, and a copy to the URL of its first successful
+ * delivery too, held back until just before the sender's next request: a slow sender's stray,
+ * which a watch for strays that ends after a fixed few seconds misses.
+ */
+function recoverStrayHeldBack(services: Services, config: Config): BuiltApp {
+  const firstUrl = new Map<string, string>();
+  const held: SendRequest[] = [];
+  return withSender(services, config, (real) => async (req) => {
+    for (const stray of held.splice(0)) await real(stray);
+    const id = eventIdOf(req) ?? '';
+    const first = firstUrl.get(id);
+    const outcome = await real(req);
+    if (first === undefined && outcome.success) firstUrl.set(id, req.url);
+    if (first !== undefined && first !== req.url) held.push({ ...req, url: first }); // the defect
+    return outcome;
+  });
+}
+
 const only = (ids: string[]): RegExp => new RegExp(`^(${ids.map((i) => i.replace(/\./g, '\\.')).join('|')})$`);
 const REQUIRED = 'sender.scheme.required-headers';
 const FRESH = ['sender.retry.fresh-timestamp', 'sender.retry.manual-fresh-timestamp'];
@@ -82,5 +102,6 @@ export const ROUND_FIVE_SENDER_MUTANTS: readonly ServerMutant[] = [
   { name: 'both-sends-service-only', defect: 'an endpoint in both gets the Service-* set alone', target: 'sender', args: ['--scheme', 'both'], build: bothSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
   { name: 'both-reuses-standard-headers', defect: "in both, every retry carries its first attempt's webhook-id, webhook-timestamp and webhook-signature", target: 'sender', args: ['--scheme', 'both'], build: bothReusesStandardHeaders, mustFail: FRESH, failsOnly: only(FRESH) },
   { name: 'recover-to-original-url', defect: 'a recovered delivery goes to the URL of its original delivery, not the current one', target: 'sender', build: recoverToOriginalUrl, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change']) },
+  { name: 'recover-stray-held-back', defect: 'a recovered delivery also goes to the URL of its original delivery, late: just before the next request', target: 'sender', build: recoverStrayHeldBack, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change']) },
   { name: 'standard-signs-with-previous-too', defect: 'in standard-webhooks, after a rotation webhook-signature carries a v1 made with the previous secret beside the new one', target: 'sender', args: ['--scheme', 'standard-webhooks'], build: standardSignsWithPreviousToo, mustFail: ['sender.rotation.new-secret'], failsOnly: only(['sender.rotation.new-secret']) },
 ];

@@ -2,7 +2,7 @@
 // sealed, shown once at creation and at each rotation), an active flag and a version. Every
 // accepted change raises the version, and in the same transaction the pending deliveries of
 // older versions become `disabled`, so they are never sent to the replacement destination.
-import { assertSigningSecret, generateSecret } from '../../../signing/signature.ts';
+import { generateSecret } from '../../../signing/signature.ts';
 import { UniqueViolation, type ReadTx, type Tx } from '../store.ts';
 import { type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis, type SignatureScheme } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
@@ -76,8 +76,12 @@ async function viewOf(tx: ReadTx, scope: Scope, e: EndpointRecord, now: Millis):
   return { endpoint: e, environment: scope.environment, lastTest: test ? summary(test, now) : null };
 }
 
-/** Writes a changed endpoint at the next version and disables the older versions' pending deliveries. */
-async function saveNewVersion(tx: Tx, e: EndpointRecord, change: Partial<EndpointRecord>, now: Millis): Promise<EndpointRecord> {
+/**
+ * Writes a changed endpoint at the next version and disables the older versions' pending
+ * deliveries: how every change of URL, secret or activity is saved (the stateful mock's pinned
+ * endpoint, scripts/mock/pin-endpoint.ts, saves its changes through it too).
+ */
+export async function saveNewVersion(tx: Tx, e: EndpointRecord, change: Partial<EndpointRecord>, now: Millis): Promise<EndpointRecord> {
   const next: EndpointRecord = { ...e, ...change, version: e.version + 1, updatedAt: now };
   await tx.endpoints.update(next);
   await tx.deliveries.disableOlderVersions(e.id, next.version, now);
@@ -168,68 +172,6 @@ export function newEndpointRecord(services: Services, environmentId: string, url
     updatedAt: now,
     disabledAt: null,
   };
-}
-
-/** A sealed secret opened; null when this instance's key cannot open it (then it is replaced). */
-function openedOrNull(services: Services, sealed: string): string | null {
-  try {
-    return services.secrets.open(sealed);
-  } catch {
-    return null;
-  }
-}
-
-/** What pinEndpoint found and did. */
-export interface PinnedEndpoint {
-  endpoint: EndpointRecord;
-  /**
-   * `created`: there was no active endpoint; `kept`: the active one was at the URL with that
-   * secret (and scheme); `updated`: the active one at the URL took the secret (a rotation: a
-   * new version) or the scheme; `moved`: the active one at another URL (`previousUrl`) took
-   * the URL and the secret (a URL edit and a rotation: a new version).
-   */
-  outcome: 'created' | 'kept' | 'updated' | 'moved';
-  previousUrl?: string;
-}
-
-/**
- * The environment's active endpoint at `url`, signed with `secret`: the one thing the API never
- * lets a caller choose, for `npm run mock -- --stateful` only (MOCK_ENDPOINT_URL and
- * MOCK_ENDPOINT_SECRET), so that a frontend's receiver keeps its secret across restarts. The URL
- * passes the save-time destination checks (400 destination-not-allowed, named `field`); the
- * secret is sealed as a created or rotated one is. A change is saved as the API saves a rotation
- * or a URL edit (a new version); `signatureScheme`, when given, as a PATCH of the scheme alone.
- */
-export async function pinEndpoint(
-  services: Services,
-  scope: Scope,
-  input: { url: string; secret: string; signatureScheme?: SignatureScheme; field?: string },
-): Promise<PinnedEndpoint> {
-  const url = checkDestination(services, input.url, input.field ?? 'url');
-  assertSigningSecret(input.secret);
-  return services.store.transaction(async (tx) => {
-    const now = services.clock.now();
-    const active = await tx.endpoints.getActive(scope.environmentId);
-    const scheme = input.signatureScheme === undefined ? {} : { signatureScheme: input.signatureScheme };
-    if (!active) {
-      const endpoint = newEndpointRecord(services, scope.environmentId, url, input.secret, input.signatureScheme, now);
-      await tx.endpoints.insert(endpoint);
-      return { endpoint, outcome: 'created' };
-    }
-    if (active.url !== url) {
-      const endpoint = await saveNewVersion(tx, active, { url, secretEnc: services.secrets.seal(input.secret), ...scheme }, now);
-      return { endpoint, outcome: 'moved', previousUrl: active.url };
-    }
-    if (openedOrNull(services, active.secretEnc) !== input.secret) {
-      return { endpoint: await saveNewVersion(tx, active, { secretEnc: services.secrets.seal(input.secret), ...scheme }, now), outcome: 'updated' };
-    }
-    if (input.signatureScheme !== undefined && input.signatureScheme !== active.signatureScheme) {
-      const endpoint = { ...active, ...scheme, updatedAt: now };
-      await tx.endpoints.update(endpoint);
-      return { endpoint, outcome: 'updated' };
-    }
-    return { endpoint: active, outcome: 'kept' };
-  });
 }
 
 /** Queues a `webhook.test` event to an active endpoint through the same signed path as order events. */

@@ -4,7 +4,7 @@
 // after a caught violation.
 import pg from 'pg';
 import { UniqueViolation } from '../../domain/store.ts';
-import { isStoreUnavailable } from '../unavailable.ts';
+import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
 
 type Constraint = UniqueViolation['constraint'];
 

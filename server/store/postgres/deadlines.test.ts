@@ -9,7 +9,7 @@ import { startFaultProxy, type FaultProxy } from '../../faults/tcp-proxy.ts';
 import { realTimers } from '../../timers.ts';
 import { OutcomeUnknown } from '../../domain/store-errors.ts';
 import { deliveryRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, T0 } from '../suite/fixtures.ts';
-import { isStoreUnavailable } from '../unavailable.ts';
+import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
 import { Conn } from './db.ts';
 import { DeadlineExceeded, deadlineClient, sessionSettings } from './deadlines.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';

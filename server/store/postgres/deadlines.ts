@@ -36,7 +36,7 @@ export const queryDeadlineMs = (d: PgDeadlines): number => d.statementMs + QUERY
 /** A query (or a batch, or a wait) ended by our clock: its connection was destroyed. */
 export class DeadlineExceeded extends Error {
   override readonly name = 'DeadlineExceeded';
-  /** A network code: the store is unavailable, not the statement wrong (unavailable.ts). */
+  /** A network code: the store is unavailable, not the statement wrong (domain/store-unavailable.ts). */
   readonly code = 'ETIMEDOUT';
   constructor(what: string, ms: number) {
     super(`${what} got no answer within ${ms} ms; its connection was destroyed`);

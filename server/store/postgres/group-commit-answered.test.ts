@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeTimers } from '../../delivery/testing.ts';
 import { CallCancelled, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { until } from '../../../testing/until.ts';
-import { isStoreUnavailable } from '../unavailable.ts';
+import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
 import { PgGroupCommitter, StoreOverloaded, type Attempt, type GroupCommitOptions } from './group-commit.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 

@@ -48,8 +48,7 @@ import type { Logger } from 'pino';
 import { isRetryable, mapError, undoAfter } from './db.ts';
 import { DeadlineExceeded } from './deadlines.ts';
 import { destroyConnection } from './pg-internals.ts';
-import { CallCancelled, OutcomeUnknown } from '../../domain/store-errors.ts';
-import { OVERLOADED } from '../unavailable.ts';
+import { CallCancelled, OVERLOADED, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 
 /** What a unit of work left for after the commit. */

@@ -1,15 +1,15 @@
 // Which store failures mean "the store cannot serve right now" (the database is unreachable
-// or restarting, the disk is full, the data folder is read-only) rather than a bug. The HTTP
-// layer answers those 503 store-unavailable with Retry-After, the start-up loop waits and
-// retries on them. In every case the failed transaction wrote nothing: PostgreSQL rolled it
-// back (or never began it), SQLite rolled back its savepoint.
-import { OVERLOADED, OutcomeUnknown } from '../domain/store-errors.ts';
+// or restarting, the disk is full, the data folder is read-only) rather than a bug: part of the
+// Store port, as store-errors.ts is. The HTTP layer answers those 503 store-unavailable with
+// Retry-After, the start-up loop and readiness wait and retry on them, without knowing which
+// implementation runs. In every case the failed transaction wrote nothing: PostgreSQL rolled
+// it back (or never began it), SQLite rolled back its savepoint. The implementations let their
+// drivers' errors through, so the codes below are those drivers' (node-postgres' SQLSTATEs and
+// socket errors, better-sqlite3's result codes): data here, no driver is imported.
+import { OVERLOADED, OutcomeUnknown } from './store-errors.ts';
 
 /** Network errors of the driver's socket. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
-
-/** The store's own refusals: too much work already waits for the database (admission control). */
-export { OVERLOADED };
 
 /**
  * PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01..57P03 (admin shutdown, crash

@@ -5,16 +5,19 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { generateSecret } from '../../../signing/signature.ts';
-import { openTestStore } from '../../testing/store.ts';
-import { createDestinationPolicy } from '../../destination/policy.ts';
-import { createTenant } from '../admin.ts';
-import { ManualClock } from '../clock.ts';
-import type { Scope, Services } from '../context.ts';
-import { isAppError } from '../errors.ts';
-import { createSecretBox } from '../secrets.ts';
-import type { Store } from '../store.ts';
-import { createEndpoint, listEndpoints, pinEndpoint } from './endpoints.ts';
+import { generateSecret } from '../../signing/signature.ts';
+import { openTestStore } from '../../server/testing/store.ts';
+import { createDestinationPolicy } from '../../server/destination/policy.ts';
+import { createTenant } from '../../server/domain/admin.ts';
+import { ManualClock } from '../../server/domain/clock.ts';
+import type { Scope, Services } from '../../server/domain/context.ts';
+import { isAppError } from '../../server/domain/errors.ts';
+import { createSecretBox } from '../../server/domain/secrets.ts';
+import type { Store } from '../../server/domain/store.ts';
+import * as endpointsDomain from '../../server/domain/endpoints/endpoints.ts';
+import { pinEndpoint } from './pin-endpoint.ts';
+
+const { createEndpoint, listEndpoints } = endpointsDomain;
 
 const URL_A = 'http://127.0.0.1:3000/webhooks';
 const URL_B = 'http://127.0.0.1:3001/hooks';
@@ -75,4 +78,8 @@ it('refuses a URL the destination checks refuse, naming the field, and writes no
   const refused = await pinEndpoint(services, scope, { url: 'http://10.0.0.1/hooks', secret: generateSecret(), field: 'MOCK_ENDPOINT_URL' }).catch((e: unknown) => e);
   expect(isAppError(refused) && [refused.slug, refused.detail]).toEqual(['destination-not-allowed', expect.stringMatching(/^MOCK_ENDPOINT_URL is not an allowed destination: 10\.0\.0\.1 is a private network address/)]);
   expect(await active()).toEqual([]);
+});
+
+it('is the mock\'s alone: the production domain exports no way to choose a signing secret', () => {
+  expect(Object.keys(endpointsDomain)).not.toContain('pinEndpoint');
 });
