@@ -3,7 +3,7 @@ import { SHARED_FROM, unsharedMigrations, type Migration } from './migrations.ts
 import { loadMigrations as sqliteMigrations } from './sqlite/migrate.ts';
 import { loadMigrations as postgresMigrations } from './postgres/migrate.ts';
 
-const m = (version: number, name: string): Migration => ({ version, name: `${String(version).padStart(4, '0')}_${name}.sql`, sql: '' });
+const m = (version: number, name: string): Migration => ({ version, name: `${String(version).padStart(4, '0')}_${name}.sql`, sql: '', compat: 'expand' });
 
 describe('migrations of the two stores', () => {
   it('share numbers and names from SHARED_FROM on, and both reach the one before it', () => {
