@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import type { Config } from '../config.ts';
 import { openServices } from '../services.ts';
 import { liveInstances, type InstanceRow } from '../store/postgres/instances.ts';
-import { loadMigrations as postgresMigrations, migrateSchema } from '../store/postgres/migrate.ts';
+import { loadMigrations as postgresMigrations, migrateSchema, type Migration } from '../store/postgres/migrate.ts';
 import { loadMigrations as sqliteMigrations } from '../store/sqlite/migrate.ts';
 
 const silent = pino({ level: 'silent' });
@@ -27,14 +27,13 @@ const nameOf = (version: number, names: readonly { version: number; name: string
   names.find((m) => m.version === version)?.name.replace(/\.sql$/, '') ?? `version ${version}`;
 
 /** Applies pending migrations; with contract, contract ones too, refusing while older instances are alive. */
-export async function migrateCommand(config: Config, contract: boolean): Promise<unknown> {
+export async function migrateCommand(config: Config, contract: boolean, migrations: readonly Migration[] = postgresMigrations()): Promise<unknown> {
   if (!config.databaseUrl) {
     // One process serves a SQLite database: the server applies everything at start, as this does.
     const { services } = await openServices(config, silent);
     await services.store.close();
     return { store: 'sqlite', schema: sqliteMigrations().length, note: 'every pending migration applied (one process serves a SQLite database)' };
   }
-  const migrations = postgresMigrations();
   return withPool(config.databaseUrl, async (pool) => {
     const outcome = await migrateSchema(pool, migrations, { mode: contract ? 'contract' : 'start', log: silent });
     return {
