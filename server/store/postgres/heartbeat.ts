@@ -17,6 +17,9 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
+/** How long registering waits for a migration that another process is applying. */
+const REGISTER_WAIT_MS = 15 * 60 * 1000;
+
 /** Rows dead this long are removed by the next instance that registers (a crash leaves its row). */
 const FORGET_MS = 24 * 60 * 60 * 1000;
 
@@ -55,9 +58,10 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
   const client = await opts.pool.connect();
   try {
     await client.query('BEGIN');
-    // Waits for a migration in progress: no deadline on this statement, as for migrating.
-    await client.query('SET LOCAL statement_timeout = 0');
-    await client.query('SELECT pg_advisory_xact_lock_shared($1)', [MIGRATION_LOCK]);
+    // Waits for a migration in progress (an index build may take minutes): this statement gets
+    // a deadline of its own instead of the pool's.
+    await client.query(`SET LOCAL statement_timeout = ${REGISTER_WAIT_MS}`);
+    await client.query({ text: 'SELECT pg_advisory_xact_lock_shared($1)', values: [MIGRATION_LOCK], query_timeout: REGISTER_WAIT_MS + 1_000 } as pg.QueryConfig);
     await assertKnownSchema(client, migrations, opts.log);
     await forget(client, null, me.startedAt, FORGET_MS);
     await beat(client, me, me.startedAt);
@@ -111,13 +115,15 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
   };
 }
 
-/** The pool a server's heartbeat uses: one connection, every statement bounded (but registration's lock wait). */
+/** The pool a server's heartbeat uses: one connection, every statement bounded (registration's lock wait by its own bound). */
 export function heartbeatPool(connectionString: string): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max: 1,
     connectionTimeoutMillis: 2_000,
     statement_timeout: 2_000,
+    // Client-side too: a silent host never answers, and a beat must not wait on it forever.
+    query_timeout: 3_000,
     idle_in_transaction_session_timeout: 5_000,
     keepAlive: true,
     application_name: 'payments-server:heartbeat',

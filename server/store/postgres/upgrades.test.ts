@@ -11,7 +11,8 @@ import { FakeTimers } from '../../delivery/testing.ts';
 import type { Migration } from '../migrations.ts';
 import { heartbeatPool, registerInstance } from './heartbeat.ts';
 import { HEARTBEAT_MS, INSTANCE_TTL_MS, liveInstances } from './instances.ts';
-import { assertKnownSchema, loadMigrations, migrate, migrateSchema } from './migrate.ts';
+import { MIGRATION_LOCK, assertKnownSchema, loadMigrations, migrate, migrateSchema } from './migrate.ts';
+import { until } from '../../../testing/until.ts';
 import { openPostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 
@@ -140,5 +141,36 @@ describe('rolling upgrades on PostgreSQL', () => {
     pools.push(own);
     await expect(registerInstance({ pool: own, log: pino({ level: 'silent' }), timers: new FakeTimers(), id: 'old' })).rejects.toThrow(/drop_orders_review_reason/);
     expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+  });
+
+  it('registering waits for a migration in progress, then refuses the contract migration it brought', async () => {
+    const pool = await database();
+    await migrate(pool);
+    // A newer release applying a contract migration holds the migration lock.
+    const migrator = await pool.connect();
+    try {
+      await migrator.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const own = heartbeatPool(urlOf(pool));
+      pools.push(own);
+      const registering = registerInstance({ pool: own, log: pino({ level: 'silent' }), timers: new FakeTimers(), id: 'old' });
+      const outcome = registering.then(
+        () => 'registered',
+        (err: Error) => err.message,
+      );
+      // Waiting on the lock: its session shows the advisory lock wait.
+      await until(
+        async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'payments-server:heartbeat' AND wait_event = 'advisory'")).rowCount === 1,
+        'the registration waiting for the migration lock',
+      );
+      await migrator.query('BEGIN');
+      await migrator.query(later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason').sql);
+      await migrator.query("INSERT INTO schema_migrations (version, applied_at, name, compat) VALUES ($1, $2, $3, 'contract')", [NEXT, T0, `${String(NEXT).padStart(4, '0')}_drop_orders_review_reason`]);
+      await migrator.query('COMMIT');
+      await migrator.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      expect(await outcome).toMatch(/drop_orders_review_reason .*a contract migration/);
+      expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+    } finally {
+      migrator.release();
+    }
   });
 });
