@@ -20,6 +20,9 @@ function packageVersion(): string {
 /** How long registering waits for a migration that another process is applying. */
 const REGISTER_WAIT_MS = 15 * 60 * 1000;
 
+/** The longest stop() waits to delete the row (a beat in flight, then the delete: 3 s each at most). */
+const STOP_BOUND_MS = 7_000;
+
 /** Rows dead this long are removed by the next instance that registers (a crash leaves its row). */
 const FORGET_MS = 24 * 60 * 60 * 1000;
 
@@ -102,15 +105,20 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
     async stop() {
       stopped = true;
       if (timer !== null) timers.clearTimeout(timer);
-      await inFlight;
-      try {
-        await forget(opts.pool, me.id, now(), FORGET_MS);
-      } catch (err) {
-        // Not fatal: the row goes dead after the TTL.
-        opts.log.warn({ instance: me.id, err: (err as Error).message }, 'instance row not removed at shutdown: it counts as alive until its TTL');
-      } finally {
-        await opts.pool.end();
-      }
+      const leave = (async () => {
+        await inFlight;
+        try {
+          await forget(opts.pool, me.id, now(), FORGET_MS);
+        } catch (err) {
+          // Not fatal: the row goes dead after the TTL.
+          opts.log.warn({ instance: me.id, err: (err as Error).message }, 'instance row not removed at shutdown: it counts as alive until its TTL');
+        }
+        await opts.pool.end().catch(() => undefined);
+      })();
+      // A silent database must not hold the shutdown: past the bound the row is left to its TTL.
+      let bound: unknown = null;
+      await Promise.race([leave, new Promise<void>((resolve) => (bound = timers.setTimeout(resolve, STOP_BOUND_MS)))]);
+      timers.clearTimeout(bound);
     },
   };
 }
@@ -126,7 +134,7 @@ export function heartbeatPool(connectionString: string): pg.Pool {
     query_timeout: 3_000,
     idle_in_transaction_session_timeout: 5_000,
     keepAlive: true,
-    application_name: 'payments-server:heartbeat',
+    application_name: 'payments-service:heartbeat',
   });
   // An idle connection's failure: the next beat opens another.
   pool.on('error', () => undefined);

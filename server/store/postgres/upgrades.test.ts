@@ -159,7 +159,7 @@ describe('rolling upgrades on PostgreSQL', () => {
       );
       // Waiting on the lock: its session shows the advisory lock wait.
       await until(
-        async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'payments-server:heartbeat' AND wait_event = 'advisory'")).rowCount === 1,
+        async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'payments-service:heartbeat' AND wait_event = 'advisory'")).rowCount === 1,
         'the registration waiting for the migration lock',
       );
       await migrator.query('BEGIN');
