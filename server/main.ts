@@ -104,9 +104,9 @@ async function main(): Promise<void> {
       starting.abort(new Error(`${signal} during start-up`));
       await Promise.all(servers.map((s) => closeServer(s, Math.min(REQUEST_DRAIN_MS, config.shutdownGraceMs / 3))));
       await built?.stop();
-      // Deregistered once it serves no more: a contract migration may then go ahead.
-      await heartbeat?.stop();
-      await services?.store.close();
+      // Deregistered once it serves no more (a contract migration may then go ahead), beside
+      // the store's close: each is bounded on a silent database, and neither waits for the other.
+      await Promise.all([heartbeat?.stop(), services?.store.close()]);
       clearTimeout(deadline);
       log.info('stopped');
     })());

@@ -102,8 +102,8 @@ async function applyMissing(client: pg.PoolClient, migrations: readonly Migratio
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     // Read under the lock: whoever held it before us has committed everything it applied.
+    // Newer migrations this code accepts were logged when the store opened (assertKnownSchema).
     const { applied: rows, newer } = await checkedApplied(client, migrations);
-    if (newer.length > 0) log.warn({ newer: newer.map((m) => m.name ?? m.version) }, newerSchemaMessage(newer, migrations));
     const done = new Set(rows.map((r) => r.version));
     const outcome: MigrationOutcome = { applied: [], deferred: null, newer };
     for (const m of migrations) {
