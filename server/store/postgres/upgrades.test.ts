@@ -173,4 +173,26 @@ describe('rolling upgrades on PostgreSQL', () => {
       migrator.release();
     }
   });
+
+  it('a beat that fails is logged once and tried again on the next tick, which writes it', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    let now = T0;
+    const { log, lines } = capture();
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log, timers, now: () => now, id: 'instance-a', release: 'r1' });
+    // The table out of reach (as a database refusing writes would be): the beats fail.
+    await pool.query('ALTER TABLE instances RENAME TO instances_away');
+    for (const step of [1, 2]) {
+      now = T0 + step * HEARTBEAT_MS;
+      timers.fireAll();
+      await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
+    }
+    await pool.query('ALTER TABLE instances_away RENAME TO instances');
+    now = T0 + 3 * HEARTBEAT_MS;
+    timers.fireAll();
+    await expect.poll(async () => (await liveInstances(pool, now)).map((i) => i.heartbeatAt)).toEqual([T0 + 3 * HEARTBEAT_MS]);
+    await expect.poll(() => lines.map((l) => l.msg).filter((m) => m.startsWith('heartbeat'))).toEqual(['heartbeat not written', 'heartbeat written again']);
+    await hb.stop();
+  });
 });
