@@ -24,6 +24,7 @@ import { unsupportedNode } from './runtime.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundleName, SENDER_THREAD_PROGRAM } from './delivery/thread/program.ts';
+import type { InstanceHeartbeat } from './store/postgres/heartbeat.ts';
 
 /** In-flight requests get this long to finish at shutdown before their connections are closed (at most a third of the grace period). */
 const REQUEST_DRAIN_MS = 15_000;
@@ -103,6 +104,7 @@ async function main(): Promise<void> {
 
   let services: Services | null = null;
   let built: BuiltApp | null = null;
+  let heartbeat: InstanceHeartbeat | null = null;
   let stopping: Promise<void> | null = null;
   const shutdown = (signal: string): Promise<void> =>
     (stopping ??= (async () => {
@@ -119,7 +121,9 @@ async function main(): Promise<void> {
       starting.abort(new Error(`${signal} during start-up`));
       await Promise.all(servers.map((s) => closeServer(s, Math.min(REQUEST_DRAIN_MS, config.shutdownGraceMs / 3))));
       await built?.stop();
-      await services?.store.close();
+      // Deregistered once it serves no more (a contract migration may then go ahead), beside
+      // the store's close: each is bounded on a silent database, and neither waits for the other.
+      await Promise.all([heartbeat?.stop(), services?.store.close()]);
       clearTimeout(deadline);
       log.info('stopped');
     })());
@@ -156,6 +160,8 @@ async function main(): Promise<void> {
           `    -d '{"thirdPartyId":"first-payout","userId":"user-1","amount":25.5}'\n\n`,
       );
     }
+    if (config.databaseUrl) heartbeat = await registerServer(config.databaseUrl, log);
+    if (stopping) return;
     handler = built.app.fetch;
     await built.start();
     log.info({ port: config.port, store: services.store.kind, dataDir: config.databaseUrl ? undefined : config.dataDir }, 'ready');
@@ -165,7 +171,20 @@ async function main(): Promise<void> {
     // Nothing may stay open, or the process would not exit.
     await Promise.all(servers.map((s) => closeServer(s, 0)));
     await built?.stop().catch(() => undefined);
+    await heartbeat?.stop().catch(() => undefined);
     await services?.store.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** PostgreSQL: the instance's heartbeat row (store/postgres/heartbeat.ts), loaded only there. */
+async function registerServer(databaseUrl: string, log: ReturnType<typeof createLogger>): Promise<InstanceHeartbeat> {
+  const { heartbeatPool, registerInstance } = await import('./store/postgres/heartbeat.ts');
+  const pool = heartbeatPool(databaseUrl);
+  try {
+    return await registerInstance({ pool, log });
+  } catch (err) {
+    await pool.end().catch(() => undefined);
     throw err;
   }
 }

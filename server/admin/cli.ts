@@ -7,6 +7,7 @@ import { createApiKey, createMember, createServiceAccount, createTenant, revokeA
 import { isAppError } from '../domain/errors.ts';
 import { listMemberPasskeys, revokeMemberPasskeys } from '../domain/passkeys.ts';
 import { openServices } from '../services.ts';
+import { instancesCommand, migrateCommand } from './upgrade.ts';
 import { MEMBER_ROLES } from '../../generated/vocabulary.ts';
 import { ALL_PERMISSIONS, type EnvironmentName, type MemberRole, type Permission } from '../domain/model.ts';
 
@@ -105,6 +106,19 @@ const commands: Record<string, Command> = {
       return withServices((s) => revokeMemberPasskeys(s, { tenantId: String(v.tenant), memberId: String(v.member), passkeyId: v.all === true ? null : String(v.passkey) }));
     },
   },
+  migrate: {
+    usage: 'migrate [--contract]',
+    options: {
+      contract: { type: 'boolean', description: 'also apply contract migrations (PostgreSQL: refused while an instance running older code is alive)' },
+    },
+    run: (v) => migrateCommand(config, v.contract === true),
+  },
+  instances: {
+    usage: 'instances',
+    options: {},
+    // PostgreSQL: the instances alive (heartbeat within the TTL) and whether each runs older code than this.
+    run: () => instancesCommand(config),
+  },
   'service-account create': {
     usage: 'service-account create --tenant ID --email EMAIL',
     options: {
@@ -144,8 +158,8 @@ function commandHelp(name: string, c: Command): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  // Commands are two words, or three (member passkeys list).
-  const name = [3, 2].map((n) => argv.slice(0, n).join(' ')).find((n) => commands[n] !== undefined) ?? argv.slice(0, 2).join(' ');
+  // Commands are one word (migrate), two, or three (member passkeys list).
+  const name = [3, 2, 1].map((n) => argv.slice(0, n).join(' ')).find((n) => commands[n] !== undefined) ?? argv.slice(0, 2).join(' ');
   const command = commands[name];
   if (!command) {
     const wantsHelp = argv.length === 0 || argv.includes('--help') || argv.includes('-h');

@@ -87,6 +87,10 @@ export interface StartOptions {
   port?: () => Promise<number>;
   /** How long the child has to say it is ready (default 60 s); past it the child is killed. */
   readyTimeoutMs?: number;
+  /** The node arguments of the program (default this tree's server/main.ts): another release's bundle. */
+  program?: string[];
+  /** Its working folder (default this repository's root). */
+  cwd?: string;
 }
 
 /** What the child prints when its port was taken before it bound it. */
@@ -117,8 +121,8 @@ type StartFailure = Error & { stdout?: string; stderr?: string; pid?: number };
 async function startOnce(port: number, dataDir: string, opts: StartOptions, earlier: string): Promise<RunningServer> {
   // node itself on the run's bundle or with tsx's loader, never the tsx CLI: the CLI runs the
   // script in a grandchild, so a SIGKILL to the CLI would leave the real server running.
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...childEntry('server/main.ts')], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...(opts.program ?? childEntry('server/main.ts'))], {
+    cwd: opts.cwd ?? ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...opts.env },
     // The IPC channel: the ready message, and a server that stops when this process dies
     // (server/main.ts), so a killed test run leaves none behind.

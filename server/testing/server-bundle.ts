@@ -30,11 +30,15 @@ const keepModuleUrls: Plugin = {
   },
 };
 
-/** Bundles CHILD_PROGRAMS into outDir (inside the repository, so that packages resolve from its node_modules). */
-export async function buildChildBundles(outDir: string): Promise<void> {
+/**
+ * Bundles CHILD_PROGRAMS into outDir (inside the repository, so that packages resolve from its
+ * node_modules). `root` and `programs` bundle another tree the same way: the previous release,
+ * checked out from git, for the rolling-upgrade test (faults/previous-release.ts).
+ */
+export async function buildChildBundles(outDir: string, { root = ROOT, programs = CHILD_PROGRAMS }: { root?: string; programs?: readonly string[] } = {}): Promise<void> {
   const { build } = await import('esbuild');
   await build({
-    entryPoints: Object.fromEntries(CHILD_PROGRAMS.map((p) => [bundleName(p), path.join(ROOT, p)])),
+    entryPoints: Object.fromEntries(programs.map((p) => [bundleName(p), path.join(root, p)])),
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
@@ -51,6 +55,7 @@ export async function buildChildBundles(outDir: string): Promise<void> {
   });
 }
 
+export { bundleName };
 
 /** The node arguments that run `program` (relative to the root): its bundle when this run built one, else tsx. */
 export function childEntry(program: string): string[] {

@@ -1,0 +1,145 @@
+// A serving instance's registration (issue 60): its row in instances, refreshed every
+// HEARTBEAT_MS on its own connection, deleted at a clean shutdown. Registering holds the
+// migration lock shared and checks the schema under it, so an instance is either registered
+// before a contract migration looks for older instances, or sees that migration and refuses
+// (migrate.ts). Only the server registers: the admin tool and tests that open a store do not.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import pg from 'pg';
+import { pino, type Logger } from 'pino';
+import { realTimers, type Timers } from '../../timers.ts';
+import type { Migration } from '../migrations.ts';
+import { HEARTBEAT_MS, beat, forget, type InstanceIdentity } from './instances.ts';
+import { MIGRATION_LOCK, assertKnownSchema, loadMigrations } from './migrate.ts';
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+const silent = pino({ level: 'silent' });
+
+/** How long registering waits for a migration that another process is applying. */
+const REGISTER_WAIT_MS = 15 * 60 * 1000;
+
+/** The longest stop() waits to delete the row: plenty on a database that answers, little of the shutdown's grace on one that does not. */
+const STOP_BOUND_MS = 2_000;
+
+/** Rows dead this long are removed by the next instance that registers (a crash leaves its row). */
+const FORGET_MS = 24 * 60 * 60 * 1000;
+
+export interface HeartbeatOptions {
+  /** A pool of its own (one connection), ended by stop(). */
+  pool: pg.Pool;
+  log: Logger;
+  /** Shown beside code_version (which is what orders releases); default the package's version. */
+  release?: string;
+  migrations?: readonly Migration[];
+  timers?: Timers;
+  now?: () => number;
+  everyMs?: number;
+  id?: string;
+}
+
+export interface InstanceHeartbeat {
+  readonly id: string;
+  /** Stops refreshing and deletes the row (a clean shutdown). */
+  stop(): Promise<void>;
+}
+
+/** Registers the instance under the migration lock (shared) and keeps its row alive. */
+export async function registerInstance(opts: HeartbeatOptions): Promise<InstanceHeartbeat> {
+  const timers = opts.timers ?? realTimers;
+  const now = opts.now ?? Date.now;
+  const migrations = opts.migrations ?? loadMigrations();
+  const me: InstanceIdentity = {
+    id: opts.id ?? randomUUID(),
+    codeVersion: migrations.length,
+    release: opts.release ?? packageVersion(),
+    host: hostname(),
+    pid: process.pid,
+    startedAt: now(),
+  };
+  const client = await opts.pool.connect();
+  try {
+    await client.query('BEGIN');
+    // Waits for a migration in progress (an index build may take minutes): this statement gets
+    // a deadline of its own instead of the pool's.
+    await client.query(`SET LOCAL statement_timeout = ${REGISTER_WAIT_MS}`);
+    await client.query({ text: 'SELECT pg_advisory_xact_lock_shared($1)', values: [MIGRATION_LOCK], query_timeout: REGISTER_WAIT_MS + 1_000 } as pg.QueryConfig);
+    // Checked again under the lock; what it accepts was logged when the store opened.
+    await assertKnownSchema(client, migrations, silent);
+    await forget(client, null, me.startedAt, FORGET_MS);
+    await beat(client, me, me.startedAt);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+  opts.log.info({ instance: me.id, codeVersion: me.codeVersion, release: me.release }, 'registered in instances (heartbeat)');
+
+  let timer: unknown = null;
+  let stopped = false;
+  let inFlight: Promise<void> = Promise.resolve();
+  let failing = false;
+  const tick = (): void => {
+    timer = null;
+    inFlight = beat(opts.pool, me, now()).then(
+      () => {
+        if (failing) opts.log.info({ instance: me.id }, 'heartbeat written again');
+        failing = false;
+      },
+      (err: unknown) => {
+        // The next beat tries again; missing three makes this instance dead to the others.
+        if (!failing) opts.log.warn({ instance: me.id, err: (err as Error).message }, 'heartbeat not written');
+        failing = true;
+      },
+    );
+    void inFlight.then(() => {
+      if (!stopped) timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);
+    });
+  };
+  timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);
+
+  return {
+    id: me.id,
+    async stop() {
+      stopped = true;
+      if (timer !== null) timers.clearTimeout(timer);
+      const leave = (async () => {
+        await inFlight;
+        try {
+          await forget(opts.pool, me.id, now(), FORGET_MS);
+        } catch (err) {
+          // Not fatal: the row goes dead after the TTL.
+          opts.log.warn({ instance: me.id, err: (err as Error).message }, 'instance row not removed at shutdown: it counts as alive until its TTL');
+        }
+        await opts.pool.end().catch(() => undefined);
+      })();
+      // A silent database must not hold the shutdown: past the bound the row is left to its TTL.
+      let bound: unknown = null;
+      await Promise.race([leave, new Promise<void>((resolve) => (bound = timers.setTimeout(resolve, STOP_BOUND_MS)))]);
+      timers.clearTimeout(bound);
+    },
+  };
+}
+
+/** The pool a server's heartbeat uses: one connection, every statement bounded (registration's lock wait by its own bound). */
+export function heartbeatPool(connectionString: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: 1,
+    connectionTimeoutMillis: 2_000,
+    statement_timeout: 2_000,
+    // Client-side too: a silent host never answers, and a beat must not wait on it forever.
+    query_timeout: 3_000,
+    idle_in_transaction_session_timeout: 5_000,
+    keepAlive: true,
+    application_name: 'payments-service:heartbeat',
+  });
+  // An idle connection's failure: the next beat opens another.
+  pool.on('error', () => undefined);
+  return pool;
+}

@@ -1,0 +1,62 @@
+// The instances serving one PostgreSQL database, as their heartbeat rows say (table instances,
+// migration 0011): each one's id, the last migration its code knows (code_version: a higher one
+// is newer code), and when it last said it was alive. A row whose heartbeat is older than the
+// TTL is a dead instance's (killed, or cut off from the database): it blocks nothing.
+import type pg from 'pg';
+
+/** How often a serving instance refreshes its row. */
+export const HEARTBEAT_MS = 10_000;
+/** A heartbeat older than this is a dead instance's: three missed beats. */
+export const INSTANCE_TTL_MS = 30_000;
+
+export interface InstanceRow {
+  id: string;
+  codeVersion: number;
+  release: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  heartbeatAt: number;
+}
+
+const COLUMNS = 'id, code_version AS "codeVersion", release, host, pid, started_at AS "startedAt", heartbeat_at AS "heartbeatAt"';
+
+async function hasInstancesTable(db: pg.Pool | pg.PoolClient): Promise<boolean> {
+  const r = await db.query<{ present: boolean }>("SELECT to_regclass('instances') IS NOT NULL AS present");
+  return r.rows[0]?.present === true;
+}
+
+/** The instances alive at `now` (none before migration 0011), oldest code first. */
+export async function liveInstances(db: pg.Pool | pg.PoolClient, now: number, ttlMs: number = INSTANCE_TTL_MS): Promise<InstanceRow[]> {
+  if (!(await hasInstancesTable(db))) return [];
+  const r = await db.query<InstanceRow>(`SELECT ${COLUMNS} FROM instances WHERE heartbeat_at > $1 ORDER BY code_version, started_at`, [now - ttlMs]);
+  return r.rows.map((row) => ({ ...row, startedAt: Number(row.startedAt), heartbeatAt: Number(row.heartbeatAt) }));
+}
+
+/** The live instances whose code predates migration `version` (a contract migration would break them). */
+export async function olderLiveInstances(db: pg.Pool | pg.PoolClient, version: number, now: number, ttlMs: number = INSTANCE_TTL_MS): Promise<InstanceRow[]> {
+  return (await liveInstances(db, now, ttlMs)).filter((i) => i.codeVersion < version);
+}
+
+export interface InstanceIdentity {
+  id: string;
+  codeVersion: number;
+  release: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+}
+
+/** Inserts or refreshes the instance's row. */
+export async function beat(db: pg.Pool | pg.PoolClient, me: InstanceIdentity, now: number): Promise<void> {
+  await db.query(
+    `INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`,
+    [me.id, me.codeVersion, me.release, me.host, me.pid, me.startedAt, now],
+  );
+}
+
+/** Removes the instance's row (a clean shutdown), and rows dead for longer than `forgetMs` (anyone's). */
+export async function forget(db: pg.Pool | pg.PoolClient, id: string | null, now: number, forgetMs: number): Promise<void> {
+  await db.query('DELETE FROM instances WHERE id = $1 OR heartbeat_at < $2', [id, now - forgetMs]);
+}

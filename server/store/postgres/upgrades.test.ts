@@ -1,0 +1,198 @@
+// Rolling upgrades on PostgreSQL (issue 60): what the database records of each migration, an
+// instance on a newer schema (accepted when all expand, refused by name otherwise), contract
+// migrations held back while an instance running older code is alive, and the heartbeat that
+// says so (its timer under fake timers and a fake clock).
+import pg from 'pg';
+import { pino, type Logger } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config.ts';
+import { migrateCommand } from '../../admin/upgrade.ts';
+import { FakeTimers } from '../../delivery/testing.ts';
+import type { Migration } from '../migrations.ts';
+import { heartbeatPool, registerInstance } from './heartbeat.ts';
+import { HEARTBEAT_MS, INSTANCE_TTL_MS, liveInstances } from './instances.ts';
+import { MIGRATION_LOCK, assertKnownSchema, loadMigrations, migrate, migrateSchema } from './migrate.ts';
+import { until } from '../../../testing/until.ts';
+import { openPostgresStore } from './store.ts';
+import { createTestDatabase, type TestDatabase } from './testing.ts';
+
+const T0 = 1_780_000_000_000;
+const MIGRATIONS = loadMigrations();
+const NEXT = MIGRATIONS.length + 1;
+
+/** A migration of a release after this one. */
+const later = (compat: Migration['compat'], slug: string, sql: string): Migration => ({ version: NEXT, name: `${String(NEXT).padStart(4, '0')}_${slug}.sql`, sql, compat });
+
+function capture(): { log: Logger; lines: Array<{ level: number; msg: string }> } {
+  const lines: Array<{ level: number; msg: string }> = [];
+  return { lines, log: pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as { level: number; msg: string }) }) };
+}
+
+describe('rolling upgrades on PostgreSQL', () => {
+  const databases: TestDatabase[] = [];
+  const pools: pg.Pool[] = [];
+  const database = async (): Promise<pg.Pool> => {
+    const db = await createTestDatabase();
+    databases.push(db);
+    const pool = new pg.Pool({ connectionString: db.url, max: 3 });
+    pool.on('error', () => undefined);
+    pools.push(pool);
+    return pool;
+  };
+  const urlOf = (pool: pg.Pool): string => (pool.options as { connectionString: string }).connectionString;
+  /** An instance row as a server's heartbeat writes it. */
+  const instanceRow = (pool: pg.Pool, id: string, codeVersion: number, heartbeatAt: number) =>
+    pool.query("INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) VALUES ($1, $2, 'test', 'host-a', 1, $3, $3)", [id, codeVersion, heartbeatAt]);
+
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((p) => p.end().catch(() => undefined)));
+    await Promise.all(databases.splice(0).map((d) => d.drop()));
+  });
+
+  it('records every migration with its name and compatibility, those applied before 0011 included', async () => {
+    const pool = await database();
+    await migrate(pool, MIGRATIONS.filter((m) => m.version < 5));
+    await migrate(pool);
+    const rows = (await pool.query<{ version: number; name: string; compat: string }>('SELECT version, name, compat FROM schema_migrations ORDER BY version')).rows;
+    expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name.replace(/\.sql$/, ''), compat: m.compat })));
+    expect(rows.find((r) => r.name === '0005_delivery_leases')?.compat).toBe('contract');
+  });
+
+  it('starts on a schema whose newer migrations are all expand, and says so in its log', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const newer = later('expand', 'orders_label', 'ALTER TABLE orders ADD COLUMN label TEXT');
+    await migrate(pool, [...MIGRATIONS, newer]);
+    const { log, lines } = capture();
+    await expect(assertKnownSchema(pool, MIGRATIONS, log)).resolves.toHaveLength(NEXT);
+    expect(lines.map((l) => l.msg)).toEqual([expect.stringContaining(`newer migrations this code does not know (it knows up to ${MIGRATIONS.length}): ${newer.name.replace(/\.sql$/, '')}; all are expand`)]);
+    // The store of this code opens and migrates (nothing to do) on it.
+    const store = await openPostgresStore({ connectionString: urlOf(pool), log: pino({ level: 'silent' }) });
+    try {
+      await store.migrate();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a schema with a newer contract migration, naming it', async () => {
+    const pool = await database();
+    await migrate(pool);
+    await migrate(pool, [...MIGRATIONS, later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason')]);
+    const named = new RegExp(`migration ${String(NEXT).padStart(4, '0')}_drop_orders_review_reason .*a contract migration.*refusing to start`);
+    await expect(openPostgresStore({ connectionString: urlOf(pool), log: pino({ level: 'silent' }) })).rejects.toThrow(named);
+    await expect(migrate(pool)).rejects.toThrow(named);
+  });
+
+  it('holds a contract migration back while an instance running older code is alive; --contract refuses, naming it', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
+    const all = [...MIGRATIONS, contract];
+    await instanceRow(pool, 'old-instance', MIGRATIONS.length, T0);
+    await instanceRow(pool, 'new-instance', NEXT, T0);
+    const { log, lines } = capture();
+    const held = await migrateSchema(pool, all, { now: () => T0 + 1_000, log });
+    expect(held.applied).toEqual([]);
+    expect(held.deferred?.migration).toBe(contract.name);
+    expect(held.deferred?.olderInstances.map((i) => i.id)).toEqual(['old-instance']);
+    expect(lines.map((l) => l.msg)).toEqual([expect.stringMatching(/contract migration .*drop_orders_review_reason.* waits: .*old-instance.*migrate --contract/)]);
+    await expect(migrateSchema(pool, all, { mode: 'contract', now: () => T0 + 1_000, log })).rejects.toThrow(/contract migration .*drop_orders_review_reason.* would break .*old-instance/);
+
+    // The admin command (on the real clock) says the same while the old instance beats.
+    await pool.query("UPDATE instances SET heartbeat_at = $1 WHERE id = 'old-instance'", [Date.now()]);
+    const config = loadConfig({ DATABASE_URL: urlOf(pool), SECRETS_KEY: Buffer.alloc(32, 1).toString('base64url'), NODE_ENV: 'test' });
+    await expect(migrateCommand(config, true, all)).rejects.toThrow(/would break instances still running older code: old-instance/);
+    expect((await pool.query('SELECT count(*)::int AS n FROM schema_migrations WHERE version = $1', [NEXT])).rows[0]).toEqual({ n: 0 });
+
+    // Once its heartbeat is older than the TTL it is dead: the migration goes in.
+    const done = await migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() + INSTANCE_TTL_MS + 1, log });
+    expect(done).toMatchObject({ applied: [NEXT], deferred: null });
+  });
+
+  it('registers a heartbeat refreshed on its timer, dead after the TTL without one, removed at a clean stop', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    let now = T0;
+    const own = heartbeatPool(urlOf(pool));
+    const hb = await registerInstance({ pool: own, log: pino({ level: 'silent' }), timers, now: () => now, id: 'instance-a', release: 'r1' });
+    expect((await liveInstances(pool, now)).map((i) => [i.id, i.codeVersion, i.heartbeatAt])).toEqual([['instance-a', MIGRATIONS.length, T0]]);
+    expect(timers.delays()).toEqual([HEARTBEAT_MS]);
+
+    now = T0 + HEARTBEAT_MS;
+    timers.fireAll();
+    // The next beat is set once this one is written.
+    await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
+    expect((await liveInstances(pool, now)).map((i) => i.heartbeatAt)).toEqual([T0 + HEARTBEAT_MS]);
+    // Without another beat it is dead after the TTL.
+    expect(await liveInstances(pool, T0 + HEARTBEAT_MS + INSTANCE_TTL_MS - 1)).toHaveLength(1);
+    expect(await liveInstances(pool, T0 + HEARTBEAT_MS + INSTANCE_TTL_MS)).toEqual([]);
+
+    await hb.stop();
+    expect(timers.delays()).toEqual([]);
+    expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+  });
+
+  it('refuses to register on a schema with a newer contract migration', async () => {
+    const pool = await database();
+    await migrate(pool, [...MIGRATIONS, later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason')]);
+    const own = heartbeatPool(urlOf(pool));
+    pools.push(own);
+    await expect(registerInstance({ pool: own, log: pino({ level: 'silent' }), timers: new FakeTimers(), id: 'old' })).rejects.toThrow(/drop_orders_review_reason/);
+    expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+  });
+
+  it('registering waits for a migration in progress, then refuses the contract migration it brought', async () => {
+    const pool = await database();
+    await migrate(pool);
+    // A newer release applying a contract migration holds the migration lock.
+    const migrator = await pool.connect();
+    try {
+      await migrator.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const own = heartbeatPool(urlOf(pool));
+      pools.push(own);
+      const registering = registerInstance({ pool: own, log: pino({ level: 'silent' }), timers: new FakeTimers(), id: 'old' });
+      const outcome = registering.then(
+        () => 'registered',
+        (err: Error) => err.message,
+      );
+      // Waiting on the lock: its session shows the advisory lock wait.
+      await until(
+        async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'payments-service:heartbeat' AND wait_event = 'advisory'")).rowCount === 1,
+        'the registration waiting for the migration lock',
+      );
+      await migrator.query('BEGIN');
+      await migrator.query(later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason').sql);
+      await migrator.query("INSERT INTO schema_migrations (version, applied_at, name, compat) VALUES ($1, $2, $3, 'contract')", [NEXT, T0, `${String(NEXT).padStart(4, '0')}_drop_orders_review_reason`]);
+      await migrator.query('COMMIT');
+      await migrator.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      expect(await outcome).toMatch(/drop_orders_review_reason .*a contract migration/);
+      expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+    } finally {
+      migrator.release();
+    }
+  });
+
+  it('a beat that fails is logged once and tried again on the next tick, which writes it', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    let now = T0;
+    const { log, lines } = capture();
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log, timers, now: () => now, id: 'instance-a', release: 'r1' });
+    // The table out of reach (as a database refusing writes would be): the beats fail.
+    await pool.query('ALTER TABLE instances RENAME TO instances_away');
+    for (const step of [1, 2]) {
+      now = T0 + step * HEARTBEAT_MS;
+      timers.fireAll();
+      await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
+    }
+    await pool.query('ALTER TABLE instances_away RENAME TO instances');
+    now = T0 + 3 * HEARTBEAT_MS;
+    timers.fireAll();
+    await expect.poll(async () => (await liveInstances(pool, now)).map((i) => i.heartbeatAt)).toEqual([T0 + 3 * HEARTBEAT_MS]);
+    await expect.poll(() => lines.map((l) => l.msg).filter((m) => m.startsWith('heartbeat'))).toEqual(['heartbeat not written', 'heartbeat written again']);
+    await hb.stop();
+  });
+});
