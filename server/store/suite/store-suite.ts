@@ -17,6 +17,7 @@ import { passkeyCases } from './passkey-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
 import { recoveryCases } from './recovery-cases.ts';
+import { sealedCases } from './sealed-cases.ts';
 import { retentionCases, type OpenBeside, type StatementCounter } from './retention-cases.ts';
 import { streamCases } from './stream-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
@@ -56,6 +57,7 @@ export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions)
     describe('retention', () => retentionCases(s, statements, openBeside));
     describe('recovery by time range', () => recoveryCases(s));
     describe('portal passkeys', () => passkeyCases(s));
+    describe('sealed secrets', () => sealedCases(s));
     describe('tenant isolation', () => isolationCases(s));
     describe('misuse and closing', () => lifecycleCases(s));
   });
