@@ -16,9 +16,11 @@ import { verifyWebhook } from '../../client/webhooks/index.ts';
 import { deliveryHeaders } from '../../signing/delivery.ts';
 import { loadConfig } from '../config.ts';
 import { createTenant } from '../domain/admin.ts';
+import { rotateCallbackSecret } from '../domain/endpoints/callback-secret.ts';
 import { createEndpoint } from '../domain/endpoints/endpoints.ts';
 import { resealSecrets } from '../domain/secrets-rotation.ts';
 import { IMPLICIT_KEY_ID } from '../domain/secrets.ts';
+import type { Store } from '../domain/store.ts';
 import { openServices } from '../services.ts';
 import { deliveryRecord, eventRecord } from '../store/suite/fixtures.ts';
 import { createTestDatabase } from '../store/postgres/testing.ts';
@@ -132,5 +134,37 @@ describe.each(['sqlite', 'postgres'] as const)('npm run admin -- secrets reseal 
       const merchantSecret = c.delivery.kind === 'order_event' ? created.secret : tenant.callbackSecret;
       expect(verifyWebhook({ rawBody: body, headers, secrets: merchantSecret, now: () => t * 1000 }).event).toEqual({ id: c.event.id, type: c.event.type });
     }
+  });
+});
+
+describe('the re-seal pass beside a running service', () => {
+  it('a secret a merchant rotates between the pass’s read and its write is left as the rotation wrote it', { timeout: 60_000 }, async () => {
+    const d = await deployment('sqlite');
+    const before = await open(await d.setRing(OLD));
+    const tenant = await createTenant(before, { name: 'Northwind' });
+    await before.store.close();
+    const services = await open(await d.setRing(`k2:${NEW},${OLD}`));
+    cleanups.push(() => services.store.close());
+    const testEnv = await services.store.read((tx) => tx.tenants.findEnvironment(tenant.tenantId, 'test'));
+    if (!testEnv) throw new Error('no test environment');
+    // The merchant's rotation commits just before the pass's first batch, after its page was read.
+    let rotated: string | null = null;
+    const store = new Proxy(services.store, {
+      get(target, prop) {
+        if (prop === 'transaction') {
+          return async (...args: Parameters<Store['transaction']>) => {
+            rotated ??= (await rotateCallbackSecret(services, { tenantId: tenant.tenantId, environmentId: testEnv.id, environment: 'test' })).secret;
+            return target.transaction(...args);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const report = await resealSecrets({ store, secrets: services.secrets }, { batch: 10 });
+    expect(report).toEqual({ newestKeyId: 'k2', resealed: 1, changedMeanwhile: 1, batches: 1, sealedBy: { k2: 2, [IMPLICIT_KEY_ID]: 0 } });
+    const after = await services.store.read((tx) => tx.tenants.getEnvironment(testEnv.id));
+    expect(rotated).not.toBeNull();
+    expect(services.secrets.open(after?.callbackSecretEnc ?? '')).toBe(rotated);
   });
 });
