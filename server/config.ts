@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { portalSettings, type PortalSettings } from './portal/settings.ts';
 import { retentionSettings, type RetentionSettings } from './retention/settings.ts';
+import { parseKeyRing } from './domain/secrets.ts';
 
 /** The folder `npm run docs` builds the HTML API reference into. */
 export const DEFAULT_DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'api');
@@ -20,7 +21,7 @@ export interface Config {
   allowInsecureUrls: boolean;
   /** Factor applied to the retry schedule (1 = the real schedule). */
   retryScale: number;
-  /** Base64url of 32 bytes that seal signing secrets; generated into DATA_DIR when unset (SQLite only). */
+  /** The key ring that seals signing secrets (domain/secrets.ts parseKeyRing: one base64url key of 32 bytes, or `id:key,...` newest first); generated into DATA_DIR when unset (SQLite only). */
   secretsKey: string | null;
   /** Validate every response against the spec (tests and development). */
   validateResponses: boolean;
@@ -110,8 +111,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
   const secretsKey = env.SECRETS_KEY || null;
-  if (secretsKey !== null && Buffer.from(secretsKey, 'base64url').length !== 32) {
-    throw new ConfigError('SECRETS_KEY must be the base64url of 32 bytes');
+  if (secretsKey !== null) {
+    try {
+      parseKeyRing(secretsKey);
+    } catch (err) {
+      throw new ConfigError((err as Error).message);
+    }
   }
   if (databaseUrl !== null && secretsKey === null) {
     throw new ConfigError('SECRETS_KEY is required with DATABASE_URL: every instance must seal secrets with the same key');

@@ -16,7 +16,6 @@ import pg from 'pg';
 import { retentionSettings } from '../../server/retention/settings.ts';
 import { migrate } from '../../server/store/postgres/migrate.ts';
 import { prune } from '../../server/store/postgres/prune.ts';
-import { LAP_START } from '../../server/store/retention.ts';
 import { createTestDatabase } from '../../server/store/postgres/testing.ts';
 import type { PruneRequest } from '../../server/domain/store.ts';
 import { machine } from './lib.ts';
@@ -226,10 +225,9 @@ async function pruneDay(pool: pg.Pool): Promise<Work> {
   let batches = 0;
   let deleted = 0;
   let busyMs = 0;
-  const cursor = { at: LAP_START };
   for (let more = true; more; batches++) {
     const t = performance.now();
-    const r = await prune(pool, req, cursor);
+    const r = await prune(pool, req);
     busyMs += performance.now() - t;
     deleted += r.deleted.events;
     more = r.more;

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createApiKey, createMember, createServiceAccount, createTenant, revokeApiKey, setMemberActive } from '../domain/admin.ts';
 import { isAppError } from '../domain/errors.ts';
 import { listMemberPasskeys, revokeMemberPasskeys } from '../domain/passkeys.ts';
+import { DEFAULT_RESEAL_BATCH, keyIdsOf, MAX_RESEAL_BATCH, resealSecrets, sealingCensus } from '../domain/secrets-rotation.ts';
 import { openServices } from '../services.ts';
 import { instancesCommand, migrateCommand } from './upgrade.ts';
 import { MEMBER_ROLES } from '../../generated/vocabulary.ts';
@@ -126,6 +127,25 @@ const commands: Record<string, Command> = {
       email: { type: 'string', description: 'the e-mail refunds are sent to', required: true },
     },
     run: (v) => withServices((s) => createServiceAccount(s, { tenantId: String(v.tenant), email: String(v.email) })),
+  },
+  'secrets status': {
+    usage: 'secrets status',
+    options: {},
+    // Key ids only, never a key: how many sealed values each key of SECRETS_KEY's ring seals.
+    run: () => withServices(async (s) => ({ newestKeyId: keyIdsOf(s.secrets)[0], sealedBy: (await sealingCensus(s.store, keyIdsOf(s.secrets))).sealedBy })),
+  },
+  'secrets reseal': {
+    usage: `secrets reseal [--batch N]`,
+    options: {
+      batch: { type: 'string', description: `values re-sealed per transaction, 1 to ${MAX_RESEAL_BATCH} (default ${DEFAULT_RESEAL_BATCH})` },
+    },
+    // Safe while the service runs, and to run again: each batch commits on its own, and a value
+    // a merchant rotated meanwhile is left as the rotation wrote it (changedMeanwhile).
+    run: (v) => {
+      const batch = v.batch === undefined ? DEFAULT_RESEAL_BATCH : Number(v.batch);
+      if (!Number.isInteger(batch) || batch < 1 || batch > MAX_RESEAL_BATCH) throw new UsageError(`--batch must be a whole number from 1 to ${MAX_RESEAL_BATCH}`);
+      return withServices((s) => resealSecrets(s, { batch }));
+    },
   },
 };
 

@@ -191,6 +191,40 @@ export interface DeliveryRepo {
   recoverable(environmentId: string, q: { endpointId: string; since: Millis; until: Millis; delivered: boolean; limit: number }): Promise<DeliveryRecord[]>;
 }
 
+// ---- Sealed secrets (key rotation, domain/secrets-rotation.ts) -------------------------
+
+/**
+ * Where the store keeps values sealed with the secrets key: each environment's callback secret,
+ * and each webhook endpoint's signing secret (every endpoint row, the disabled ones too: a
+ * delivery of theirs still pending signs with it).
+ */
+export type SealedColumn = 'callback-secret' | 'endpoint-secret';
+export const SEALED_COLUMNS: readonly SealedColumn[] = ['callback-secret', 'endpoint-secret'];
+
+/** One sealed value and the id of the row that holds it. */
+export interface SealedValue {
+  id: string;
+  sealed: string;
+}
+
+/** What a column's values start with: how many with each of the prefixes asked about, how many with none. */
+export interface SealedCensus {
+  /** counts[i]: values starting with prefixes[i]. */
+  counts: number[];
+  /** Values starting with none of the prefixes. */
+  other: number;
+  /** The first 40 characters of the smallest such value (enough to name its key), or null. */
+  otherSample: string | null;
+}
+
+export interface SealedSecretRepo {
+  census(column: SealedColumn, prefixes: readonly string[]): Promise<SealedCensus>;
+  /** Up to `limit` values of rows whose id is after `after`, in id order, leaving out those that start with `skipPrefix`. */
+  page(column: SealedColumn, after: string, skipPrefix: string, limit: number): Promise<SealedValue[]>;
+  /** Replaces the row's value with `next` when it still is `expected` (compare-and-set); false when it changed meanwhile. */
+  replace(column: SealedColumn, id: string, expected: string, next: string): Promise<boolean>;
+}
+
 export interface Tx {
   tenants: TenantRepo;
   transactions: TransactionRepo;
@@ -199,6 +233,7 @@ export interface Tx {
   endpoints: EndpointRepo;
   deliveries: DeliveryRepo;
   passkeys: PasskeyRepo;
+  sealed: SealedSecretRepo;
   /** Run after a successful commit (e.g. wake the delivery workers). */
   afterCommit(fn: () => void): void;
 }
@@ -215,6 +250,7 @@ export interface ReadTx {
   endpoints: Pick<EndpointRepo, 'get' | 'getActive' | 'list'>;
   deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts' | 'recoverable'>;
   passkeys: Pick<PasskeyRepo, 'getByCredentialId' | 'listByMember'>;
+  sealed: Pick<SealedSecretRepo, 'census' | 'page'>;
 }
 
 // ---- Delivery queue (outside domain transactions) --------------------------------------

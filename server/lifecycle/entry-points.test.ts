@@ -122,6 +122,22 @@ describe('npm start (server/main.ts)', () => {
     }
   });
 
+  it('a secret sealed by a key its ring lacks: exit 2 naming the key id, never a key', async () => {
+    const own = await createTestDatabase();
+    try {
+      const r0 = await run('server/admin/cli.ts', ['tenant', 'create', '--name', 'Z'], { DATABASE_URL: own.url, SECRETS_KEY: `k1:${KEY}` });
+      expect(r0.code).toBe(0);
+      const other = randomBytes(32).toString('base64url');
+      const r = await start({ DATABASE_URL: own.url, SECRETS_KEY: `k2:${other}` });
+      expect(r.code).toBe(2);
+      // The tenant's two callback secrets (test and live).
+      expect(r.stderr).toContain('configuration error: 2 sealed secret(s) in the database are sealed by key id k1, which SECRETS_KEY does not hold');
+      for (const k of [KEY, other]) expect(r.stderr + r.stdout).not.toContain(k);
+    } finally {
+      await own.drop();
+    }
+  });
+
   it('a schema newer than the code: exit 1 with the reason (the store closed, the port released)', async () => {
     const { Client } = (await import('pg')).default;
     const client = new Client({ connectionString: db.url });

@@ -1,6 +1,8 @@
 // Pruning expired rows (Store.prune), written once for both stores over the repositories' Sql.
 // A batch runs a fixed number of statements, whatever the number of environments: it takes the
-// next ENVIRONMENTS_PER_BATCH environments after a cursor kept across batches (round-robin), finds
+// next ENVIRONMENTS_PER_BATCH environments after a cursor kept in the database (the prune_cursor
+// row, migration 0011: read and moved in the batch's own transaction, so a lap survives a
+// restart and every instance of one database shares it: round-robin), finds
 // in one statement which of them have expired rows (one index probe per table each), and shares
 // its row budget (`limit` per table) among those: each reads a window of its first rows in seq
 // order (the index on (environment_id, seq)), all of them in one statement, and the expired rows
@@ -12,7 +14,9 @@
 //
 // Within an environment seq follows insertion, hence created_at, so the expired rows come first:
 // the window of an environment that has any starts with them. Rows of the other environment kind are untouched
-// (each environment has its own cutoff).
+// (each environment has its own cutoff). An event's window holds only events no delivery refers
+// to: one that a pending delivery still needs (a recovery re-queued it) is skipped, not a stop
+// that every lap looks at while the environment's other expired events wait behind it.
 import type { EnvironmentName, Millis } from '../domain/model.ts';
 import type { PruneRequest, PruneResult } from '../domain/store.ts';
 import type { Sql } from './sql.ts';
@@ -35,7 +39,7 @@ export interface PruneDialect {
   list(values: readonly (string | number)[]): unknown;
 }
 
-/** Where the round-robin over environments stands: kept by the store across batches. */
+/** Where the round-robin over environments stands: the prune_cursor row, read and moved by each batch. */
 export interface PruneCursor {
   /** The last environment id of the previous batch ('' at the start of a lap). */
   after: string;
@@ -77,12 +81,31 @@ const deleteDeliveries = (d: PruneDialect): string => `DELETE FROM deliveries WH
 const deleteEvents = (d: PruneDialect): string =>
   `DELETE FROM events WHERE ${d.inList('seq', 1)} AND (SELECT count(*) FROM deliveries x WHERE x.event_id = events.id) = 0`;
 
+// The events' window filter: events no delivery refers to (the condition of deleteEvents, the
+// same one probe of deliveries_event per event), older than the latest of the cutoffs, so that
+// skipping the kept ones reads at most the expired rows of the environment, never its recent ones.
+const EVENTS_NOBODY_NEEDS = ' AND created_at < $3 AND (SELECT count(*) FROM deliveries x WHERE x.event_id = events.id) = 0';
+
+const READ_CURSOR = 'SELECT after_id, dirty FROM prune_cursor WHERE id = 1';
+const MOVE_CURSOR = 'UPDATE prune_cursor SET after_id = $1, dirty = $2 WHERE id = 1';
+
 const OLDEST = `SELECT (SELECT created_at FROM events ORDER BY seq LIMIT 1) AS events,
   (SELECT created_at FROM deliveries ORDER BY seq LIMIT 1) AS deliveries`;
 
-/** One batch of Store.prune inside the caller's transaction; `next` is the cursor once it commits. */
-export async function pruneBatch<B, J>(sql: Sql<B, J>, dialect: PruneDialect, req: PruneRequest, cursor: PruneCursor): Promise<{ result: PruneResult; next: PruneCursor }> {
+/** The round-robin's place as the database holds it (LAP_START before the row exists: a store not migrated yet). */
+async function readCursor<B, J>(sql: Sql<B, J>): Promise<PruneCursor> {
+  const row = await sql.one<{ after_id: string; dirty: number | string }>(READ_CURSOR, []);
+  return row ? { after: row.after_id, dirty: Number(row.dirty) === 1 } : LAP_START;
+}
+
+/**
+ * One batch of Store.prune inside the caller's transaction (on PostgreSQL under the pruner's
+ * advisory lock): it reads the cursor, and moves it in the same transaction, so the round-robin
+ * moves only when the batch commits. `next` is where it now stands.
+ */
+export async function pruneBatch<B, J>(sql: Sql<B, J>, dialect: PruneDialect, req: PruneRequest): Promise<{ result: PruneResult; next: PruneCursor }> {
   if (!Number.isInteger(req.limit) || req.limit < 1) throw new RangeError(`prune limit must be a whole number >= 1, not ${req.limit}`);
+  const cursor = await readCursor(sql);
   const slice = await sql.rows<SliceRow>(SLICE, [cursor.after, ENVIRONMENTS_PER_BATCH]);
   const taken = takeSlice(slice, req);
   const cutoffs = new Map(taken.map((e) => [e.id, req.activityBefore[e.name]]));
@@ -94,6 +117,7 @@ export async function pruneBatch<B, J>(sql: Sql<B, J>, dialect: PruneDialect, re
   const dirty = cursor.dirty || deliveries.full || (events.full && events.deleted > 0);
   const lapEnds = taken.length === slice.length && slice.length < ENVIRONMENTS_PER_BATCH;
   const next: PruneCursor = lapEnds ? LAP_START : { after: taken.at(-1)?.id ?? cursor.after, dirty };
+  await sql.run(MOVE_CURSOR, [next.after, next.dirty ? 1 : 0]);
   const more = (lapEnds ? dirty : true) || idempotencyKeys >= req.limit;
   const oldest = await sql.one<{ events: number | string | null; deliveries: number | string | null }>(OLDEST, []);
   const millis = (v: number | string | null | undefined): Millis | null => (v === null || v === undefined ? null : Number(v));
@@ -144,8 +168,9 @@ async function pruneTable<B, J>(
 ): Promise<TableOutcome> {
   if (environments.length === 0) return { deleted: 0, attempts: 0, full: false };
   const share = Math.max(1, Math.floor(limit / environments.length));
-  const filter = table === 'deliveries' ? ` AND state <> 'pending'` : '';
-  const rows = await sql.rows<WindowRow>(dialect.windows(table, filter), [dialect.list(environments), share]);
+  const filter = table === 'deliveries' ? ` AND state <> 'pending'` : EVENTS_NOBODY_NEEDS;
+  // $3 (the events' filter): the latest of the environments' cutoffs.
+  const rows = await sql.rows<WindowRow>(dialect.windows(table, filter), [dialect.list(environments), share, ...(table === 'events' ? [Math.ceil(Math.max(...cutoffs.values()))] : [])]);
   const { seqs, full } = expiredRows(rows, cutoffs, share);
   if (seqs.length === 0) return { deleted: 0, attempts: 0, full };
   const list = [dialect.list(seqs)];

@@ -69,6 +69,7 @@ export function transactionView<B, J>(sql: Sql<B, J>, hooks: DialectHooks, scope
     endpoints: guard(repos.endpoints, scope),
     deliveries: guard(repos.deliveries, scope),
     passkeys: guard(repos.passkeys, scope),
+    sealed: guard(repos.sealed, scope),
     afterCommit(fn) {
       scope.check();
       scope.callbacks.push(fn);

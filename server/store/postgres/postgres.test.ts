@@ -12,12 +12,15 @@ import { HEARTBEAT_MS } from './versions.ts';
 import { FakeTimers } from '../../delivery/testing.ts';
 import { until } from '../../../testing/until.ts';
 
+const urls = new WeakMap<object, string>();
+
 /** A store over a fresh database that is dropped when the store closes. */
 async function freshStore(o: { onStatement?: (text: string) => void } = {}): Promise<Store> {
   const db = await createTestDatabase();
   // Without the staleness bound: the suite checks when one instance's own versions move, which
   // must not turn on how soon a heartbeat comes back on a loaded machine.
   const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity, ...o });
+  urls.set(store, db.url);
   const close = store.close.bind(store);
   store.close = async () => {
     try {
@@ -29,7 +32,9 @@ async function freshStore(o: { onStatement?: (text: string) => void } = {}): Pro
   return store;
 }
 
-describeStoreSuite('postgres', freshStore);
+describeStoreSuite('postgres', freshStore, (store) =>
+  openPostgresStore({ connectionString: urls.get(store) ?? '', poolSize: 4, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity }),
+);
 
 /** An environment with an endpoint, an event and one pending delivery of it. */
 async function oneDelivery(store: Store): Promise<{ d: DeliveryRecord }> {

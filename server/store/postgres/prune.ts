@@ -7,7 +7,7 @@
 // API's 2 s) and a client-side deadline the same QUERY_MARGIN_MS past it, so a slow batch on a
 // large table is neither cancelled by the API's bound nor has its socket destroyed first.
 import type pg from 'pg';
-import { pruneBatch, type PruneCursor, type PruneDialect } from '../retention.ts';
+import { pruneBatch, type PruneDialect } from '../retention.ts';
 import type { PruneRequest, PruneResult } from '../../domain/store.ts';
 import { Conn, mapError } from './db.ts';
 import { QUERY_MARGIN_MS, withDeadline } from './deadlines.ts';
@@ -29,12 +29,15 @@ const postgresPrune: PruneDialect = {
 
 const SKIPPED: PruneResult = { ran: false, deleted: { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0 }, more: false, oldest: { events: null, deliveries: null } };
 
-/** One batch from `cursor` (the round-robin's place, retention.ts); `cursor.at` moves only once it committed. */
-export async function prune(pool: pg.Pool, req: PruneRequest, cursor: { at: PruneCursor }): Promise<PruneResult> {
+/**
+ * One batch from where the round-robin stands: the prune_cursor row (retention.ts), read and
+ * moved under the lock in the batch's transaction, so every instance shares one lap.
+ */
+export async function prune(pool: pg.Pool, req: PruneRequest): Promise<PruneResult> {
   const client = await pool.connect();
   try {
     const ms = req.statementMs;
-    return await (ms === undefined ? batch(client, req, cursor) : withDeadline(client, ms + QUERY_MARGIN_MS, () => batch(client, req, cursor, ms)));
+    return await (ms === undefined ? batch(client, req) : withDeadline(client, ms + QUERY_MARGIN_MS, () => batch(client, req, ms)));
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw mapError(err);
@@ -44,7 +47,7 @@ export async function prune(pool: pg.Pool, req: PruneRequest, cursor: { at: Prun
 }
 
 /** The batch's transaction; statementMs: its statement_timeout, when not the session's. */
-async function batch(client: pg.PoolClient, req: PruneRequest, cursor: { at: PruneCursor }, statementMs?: number): Promise<PruneResult> {
+async function batch(client: pg.PoolClient, req: PruneRequest, statementMs?: number): Promise<PruneResult> {
   await client.query('BEGIN');
   if (statementMs !== undefined) await client.query("SELECT set_config('statement_timeout', $1, true)", [String(statementMs)]);
   const lock = await client.query<{ got: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS got', [PRUNE_LOCK]);
@@ -52,8 +55,7 @@ async function batch(client: pg.PoolClient, req: PruneRequest, cursor: { at: Pru
     await client.query('ROLLBACK');
     return SKIPPED;
   }
-  const { result, next } = await pruneBatch(postgresSql(new Conn(client)), postgresPrune, req, cursor.at);
+  const { result } = await pruneBatch(postgresSql(new Conn(client)), postgresPrune, req);
   await client.query('COMMIT');
-  cursor.at = next;
   return result;
 }

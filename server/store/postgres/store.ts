@@ -32,7 +32,6 @@ import { bulkOrders } from './bulk-orders.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 import { prune } from './prune.ts';
-import { LAP_START } from '../retention.ts';
 
 import { OrderNumbers } from './order-numbers.ts';
 import { postgresHooks, postgresSql } from './sql.ts';
@@ -135,8 +134,6 @@ export class PostgresStore implements Store {
   private readonly leaseEnds = new queue.LeaseEnds();
   private readonly deadlines: PgDeadlines;
   private readonly deadlineTimers: Timers;
-  /** Where pruning's round-robin over environments stands (retention.ts). */
-  private readonly pruneCursor = { at: LAP_START };
 
   constructor(
     private readonly pool: pg.Pool,
@@ -377,7 +374,7 @@ export class PostgresStore implements Store {
   }
 
   prune(req: PruneRequest): Promise<PruneResult> {
-    return this.track(() => prune(this.pool, req, this.pruneCursor));
+    return this.track(() => prune(this.pool, req));
   }
 
   /**

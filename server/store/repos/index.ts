@@ -7,6 +7,7 @@ import { endpointRepo } from './endpoints.ts';
 import { eventRepo } from './events.ts';
 import { orderRepo } from './orders.ts';
 import { passkeyRepo } from './passkeys.ts';
+import { sealedRepo } from './sealed.ts';
 import { tenantRepo } from './tenants.ts';
 import { transactionRepo } from './transactions.ts';
 
@@ -27,5 +28,6 @@ export function repositories<B, J>(sql: Sql<B, J>, hooks: DialectHooks, notes: W
     endpoints: endpointRepo(sql, hooks.insertionOrder),
     deliveries: deliveryRepo(sql, hooks, notes.deliveriesReady, notes.eventsRecorded),
     passkeys: passkeyRepo(sql),
+    sealed: sealedRepo(sql),
   };
 }

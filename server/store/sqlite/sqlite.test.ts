@@ -14,7 +14,17 @@ let files = 0;
 const freshFile = (): string => join(dir, `store-${++files}.sqlite`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describeStoreSuite('sqlite (file)', (o) => openSqliteStore({ file: freshFile(), ...o }));
+const suiteFiles = new WeakMap<object, string>();
+describeStoreSuite(
+  'sqlite (file)',
+  async (o) => {
+    const file = freshFile();
+    const store = await openSqliteStore({ file, ...o });
+    suiteFiles.set(store, file);
+    return store;
+  },
+  (store) => openSqliteStore({ file: suiteFiles.get(store) ?? '' }),
+);
 
 describe('SQLite store', () => {
   const opened: SqliteStore[] = [];

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
 import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
 import { CallCancelled } from '../../domain/store-errors.ts';
-import { LAP_START, pruneBatch } from '../retention.ts';
+import { pruneBatch } from '../retention.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
@@ -49,8 +49,6 @@ export class SqliteStore implements Store {
   private readonly wal: WalSync | null;
   private readonly versions: TransactionVersions;
   private readonly bulkOrders: Bulk<BulkOrder, OrderCreated>;
-  /** Where pruning's round-robin over environments stands (retention.ts). */
-  private pruneCursor = LAP_START;
 
   /**
    * `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch.
@@ -174,11 +172,8 @@ export class SqliteStore implements Store {
       return Promise.reject(err);
     }
     return this.committer
-      .submit(() => pruneBatch(sqliteSql(this.db), sqlitePrune, req, this.pruneCursor))
-      .then(({ result, next }) => {
-        this.pruneCursor = next; // committed: the round-robin moves on
-        return result;
-      });
+      .submit(() => pruneBatch(sqliteSql(this.db), sqlitePrune, req))
+      .then(({ result }) => result); // the round-robin's place is in the database (prune_cursor)
   }
 
   async close(): Promise<void> {

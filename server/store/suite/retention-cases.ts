@@ -16,7 +16,10 @@ export interface StatementCounter {
   n: number;
 }
 
-export function retentionCases(s: () => Store, statements: StatementCounter): void {
+/** Opens a second store over the same database as the one given (another instance), for the caller to close. */
+export type OpenBeside = (store: Store) => Promise<Store>;
+
+export function retentionCases(s: () => Store, statements: StatementCounter, openBeside: OpenBeside): void {
   const exists = async (environmentId: string, d: DeliveryRecord): Promise<boolean> => (await s().read((tx) => tx.deliveries.get(environmentId, d.id))) !== null;
   const eventExists = async (e: EventRecord): Promise<boolean> => (await s().read((tx) => tx.events.get(e.environmentId, e.id))) !== null;
 
@@ -198,4 +201,70 @@ export function retentionCases(s: () => Store, statements: StatementCounter): vo
     },
     180_000,
   );
+
+  /** `n` expired events of the environment that no delivery refers to. */
+  const insertEvents = async (env: EnvironmentRecord, n: number): Promise<EventRecord[]> => {
+    const events = Array.from({ length: n }, () => eventRecord(env, { createdAt: T0 }));
+    await s().transaction(async (tx) => {
+      for (const e of events) await tx.events.insert(e);
+    });
+    return events;
+  };
+  const remainingOf = async (events: readonly EventRecord[]): Promise<number> => {
+    let n = 0;
+    for (const e of events) if (await eventExists(e)) n += 1;
+    return n;
+  };
+
+  it('two pruning stores on one database share one lap, and a store opened after a restart goes on where the lap stood', async () => {
+    // limit 1: a batch takes one environment with expired rows, and one event of it.
+    const envs: EnvironmentRecord[] = [];
+    for (let i = 0; i < 4; i++) envs.push((await seedEnvironment(s(), { name: 'test' })).env);
+    envs.sort((a, b) => (a.id < b.id ? -1 : 1));
+    const events = new Map<string, EventRecord[]>();
+    for (const env of envs) events.set(env.id, await insertEvents(env, 2));
+    const opened: Store[] = [];
+    const beside = async (): Promise<Store> => {
+      const store = await openBeside(s());
+      opened.push(store);
+      await store.migrate();
+      return store;
+    };
+    try {
+      const other = await beside();
+      expect((await s().prune(policy(1))).deleted.events).toBe(1);
+      expect((await other.prune(policy(1))).deleted.events).toBe(1);
+      // The other instance restarts: its successor knows nothing of the lap in memory.
+      await opened.shift()?.close();
+      const restarted = await beside();
+      expect((await restarted.prune(policy(1))).deleted.events).toBe(1);
+      expect((await s().prune(policy(1))).deleted.events).toBe(1);
+      // Four batches, one lap: every environment reached once, none twice.
+      for (const env of envs) expect(await remainingOf(events.get(env.id) ?? [])).toBe(1);
+      // The next lap, from either store, removes the rest.
+      for (let batches = 0, more = true; more; batches++) {
+        expect(batches).toBeLessThan(8);
+        more = (await (batches % 2 === 0 ? restarted : s()).prune(policy(1))).more;
+      }
+      for (const env of envs) expect(await remainingOf(events.get(env.id) ?? [])).toBe(0);
+    } finally {
+      for (const store of opened) await store.close();
+    }
+  });
+
+  it("a pending delivery on an environment's oldest expired event does not stop its other expired events from going", async () => {
+    const { env } = await seedEnvironment(s(), { name: 'live' });
+    const [needed, ...rest] = await insertEvents(env, 4);
+    // Re-queued by a recovery: still being retried, so its event stays.
+    const pending = deliveryRecord(needed!, null, { createdAt: NOW - DAY, nextAttemptAt: NOW + 60_000, attemptCount: 1 });
+    await s().transaction((tx) => tx.deliveries.insert(pending));
+    // limit 1: each environment's window of events is one row, the one the old window stuck on.
+    for (let batches = 0, more = true; more; batches++) {
+      expect(batches).toBeLessThan(10);
+      more = (await s().prune(policy(1))).more;
+    }
+    expect(await remainingOf(rest)).toBe(0);
+    expect(await eventExists(needed!)).toBe(true);
+    expect(await exists(env.id, pending)).toBe(true);
+  });
 }

@@ -17,7 +17,8 @@ import { passkeyCases } from './passkey-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
 import { recoveryCases } from './recovery-cases.ts';
-import { retentionCases, type StatementCounter } from './retention-cases.ts';
+import { sealedCases } from './sealed-cases.ts';
+import { retentionCases, type OpenBeside, type StatementCounter } from './retention-cases.ts';
 import { streamCases } from './stream-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
 
@@ -26,7 +27,11 @@ export interface SuiteStoreOptions {
   onStatement: (text: string) => void;
 }
 
-export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions) => Promise<Store>): void {
+/**
+ * `openBeside(store)`: a second, unmigrated store over the same database as `store` (another
+ * instance of one deployment; the case that opens it closes it, before `store`).
+ */
+export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions) => Promise<Store>, openBeside: OpenBeside): void {
   describe(`Store suite: ${name}`, () => {
     let store: Store | undefined;
     const s = (): Store => {
@@ -49,9 +54,10 @@ export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions)
     describe('event stream', () => streamCases(s));
     describe('delivery queue', () => queueCases(s));
     describe('delivery queue depth', () => queueStatsCases(s));
-    describe('retention', () => retentionCases(s, statements));
+    describe('retention', () => retentionCases(s, statements, openBeside));
     describe('recovery by time range', () => recoveryCases(s));
     describe('portal passkeys', () => passkeyCases(s));
+    describe('sealed secrets', () => sealedCases(s));
     describe('tenant isolation', () => isolationCases(s));
     describe('misuse and closing', () => lifecycleCases(s));
   });
