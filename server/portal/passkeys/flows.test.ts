@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from '../../testing/harness.ts';
 import { CHALLENGE_TTL_MS } from './challenges.ts';
 import { FAILURE_LIMITS } from './failures.ts';
 import { PasskeyFlows, ProofRefused, type Attempt } from './flows.ts';
-import { SoftAuthenticator } from './soft-authenticator.ts';
+import { SoftAuthenticator } from './testing/soft-authenticator.ts';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 22, 9, 0, 0));
 const RP = { origin: 'https://portal.merchant.example', rpId: 'portal.merchant.example' };

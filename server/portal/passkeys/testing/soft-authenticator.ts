@@ -1,4 +1,4 @@
-// A software authenticator for tests: an ES256 key pair that answers registration and
+// Test support (a testing/ folder: production may not import it, .dependency-cruiser.cjs). A software authenticator for tests: an ES256 key pair that answers registration and
 // authentication options the way a platform authenticator does (attestation `none`, user
 // present and verified), so the library's own verification runs on real signatures. Options
 // (origin, RP ID, counter) can be bent to make the answers the ceremonies must refuse.
