@@ -220,6 +220,29 @@ describe('proof-gated routes (PROOF_GATED_ROUTES)', () => {
   }
 });
 
+describe('the proof page', () => {
+  it('takes an empty token field for no proof, never a failure; wrong tokens are limited per member', async () => {
+    const m = await member();
+    const c = await caseFor(PROOF_GATED_ROUTES.find((r) => r.path.endsWith('/rotate'))!, m);
+    stale();
+    for (let i = 0; i < FAILURE_LIMITS.member * 2; i++) {
+      const empty = await m.client.post(c.path, { ...c.fields, token: '  ' });
+      expect(empty.res.status).toBe(403);
+      expect(empty.html).toContain('Enter your member token');
+    }
+    for (let i = 0; i < FAILURE_LIMITS.member; i++) expect((await m.client.post(c.path, { ...c.fields, token: 'mt_wrong' })).res.status).toBe(403);
+    const limited = await m.client.post(c.path, { ...c.fields, token: m.token });
+    expect(limited.res.status).toBe(429);
+    expect(await c.done(limited.res, limited.html)).toBe(false);
+    // The limit is the member's: a colleague re-verifies with their own token and rotates.
+    const colleague = await member(m.tenantId);
+    stale();
+    const proven = await colleague.client.post(c.path, { ...c.fields, _csrf: await sessionCsrf(colleague.client), token: colleague.token });
+    expect(proven.res.status).toBe(200);
+    expect(await c.done(proven.res, proven.html)).toBe(true);
+  });
+});
+
 describe('what ends a session', () => {
   it('revoking a passkey ends the sessions it started; the token’s session stays', async () => {
     const m = await member();

@@ -63,7 +63,10 @@ export function proofGate(services: Services, path: string): MiddlewareHandler<P
     const fields = await formFields(c);
     let error: string | undefined;
     let retryAfter = 0;
-    if (fields.credential || fields.token !== undefined) {
+    if (!fields.credential && fields.token !== undefined && fields.token.trim() === '') {
+      // An empty token field is no proof (and no failure): the member pressed the button too soon.
+      error = 'Enter your member token, or confirm with your passkey. Nothing was changed.';
+    } else if (fields.credential || fields.token !== undefined) {
       try {
         if (fields.credential) await provenByPasskey(c, fields.credential);
         else await provenByToken(c, services, fields.token ?? '');

@@ -101,17 +101,19 @@ export class PasskeyFlows {
     const keys = purpose === 'reverify' && expectedMemberId !== undefined ? memberKeys(expectedMemberId) : addressKeys(a);
     this.refuseWhenLimited(keys);
     const challenge = this.challenge(purpose, a);
+    let ownerId: string | undefined;
     try {
       const response = parseCredentialJson<AuthenticationResponseJSON>(raw);
       const owner = await passkeyOwner(this.services, response.id);
       if (!owner) throw new CeremonyRefused('not-verified', 'no passkey of that credential id');
+      ownerId = owner.member.id;
       if (expectedMemberId !== undefined && owner.member.id !== expectedMemberId) throw new CeremonyRefused('not-verified', 'the passkey of another member');
       if (!owner.member.active) throw new CeremonyRefused('not-verified', 'the member is inactive');
       const use = await verifyAssertion(a.rp, response, challenge, owner.passkey, { id: owner.member.id, identifiedBefore: expectedMemberId !== undefined });
       if (!(await recordPasskeyUse(this.services, owner.passkey, use))) throw new CeremonyRefused('lost-race', 'another use of the passkey was recorded first');
       return owner;
     } catch (e) {
-      throw this.refused(e, keys, { purpose, memberId: expectedMemberId }, 'The passkey could not be verified. Nothing was changed; try again.');
+      throw this.refused(e, keys, { purpose, memberId: expectedMemberId ?? ownerId }, 'The passkey could not be verified. Nothing was changed; try again.');
     }
   }
 
