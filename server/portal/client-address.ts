@@ -2,23 +2,30 @@
 // TCP peer, because a forwarded address is whatever the client wrote. TRUST_PROXY says when to
 // believe one: a hop count (the nearest N proxies are ours) or the addresses/CIDR ranges of our
 // proxies. The chain is read right to left (proxy-addr, the library Express uses): the client is
-// the first address not trusted. RFC 7239 `Forwarded: for=` is read when present, else
-// `X-Forwarded-For`.
+// the first address not trusted. TRUST_PROXY_HEADER names the one header the proxies write,
+// `X-Forwarded-For` (default) or RFC 7239 `Forwarded` (its `for=` values): the other one is
+// whatever the client sent, so it is never read.
 import { isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
 
-export type TrustProxy = { kind: 'off' } | { kind: 'hops'; hops: number } | { kind: 'addresses'; list: string[] };
+export type ForwardedHeader = 'x-forwarded-for' | 'forwarded';
+export type TrustProxy = { kind: 'off' } | { kind: 'hops'; hops: number; header: ForwardedHeader } | { kind: 'addresses'; list: string[]; header: ForwardedHeader };
 
 export const TRUST_PROXY_OFF: TrustProxy = { kind: 'off' };
 
-/** Reads TRUST_PROXY: `off` (default), a hop count such as `1`, or addresses and CIDR ranges separated by commas. Throws naming the setting. */
-export function parseTrustProxy(raw: string | undefined): TrustProxy {
+/**
+ * Reads TRUST_PROXY: `off` (default), a hop count such as `1`, or addresses and CIDR ranges
+ * separated by commas; and TRUST_PROXY_HEADER. Throws naming the setting.
+ */
+export function parseTrustProxy(raw: string | undefined, headerRaw?: string): TrustProxy {
   const value = (raw ?? '').trim();
+  const header = (headerRaw ?? '').trim().toLowerCase() || 'x-forwarded-for';
+  if (header !== 'x-forwarded-for' && header !== 'forwarded') throw new Error(`TRUST_PROXY_HEADER must be x-forwarded-for or forwarded (the header your proxies write), not ${headerRaw}`);
   if (value === '' || value === 'off' || value === 'false') return TRUST_PROXY_OFF;
   if (/^\d+$/.test(value)) {
     const hops = Number(value);
     if (hops < 1 || hops > 10) throw new Error(`TRUST_PROXY as a hop count must be from 1 to 10 (the proxies in front of the server), not ${value}`);
-    return { kind: 'hops', hops };
+    return { kind: 'hops', hops, header };
   }
   const list = value.split(',').map((s) => s.trim()).filter(Boolean);
   for (const entry of list) {
@@ -32,7 +39,7 @@ export function parseTrustProxy(raw: string | undefined): TrustProxy {
   } catch (e) {
     throw new Error(`TRUST_PROXY: ${(e as Error).message}`);
   }
-  return { kind: 'addresses', list };
+  return { kind: 'addresses', list, header };
 }
 
 /** The `for=` addresses of a Forwarded header, nearest last, as X-Forwarded-For lists them. */
@@ -62,7 +69,7 @@ function compiled(list: string[]): (addr: string, i: number) => boolean {
 /** The client address of a request from `peer` with these headers, under `trust`. */
 export function clientAddressOf(peer: string, headers: { forwarded?: string | undefined; xForwardedFor?: string | undefined }, trust: TrustProxy): string {
   if (trust.kind === 'off') return peer;
-  const chain = headers.forwarded ? forwardedFor(headers.forwarded).join(', ') : (headers.xForwardedFor ?? '');
+  const chain = trust.header === 'forwarded' ? forwardedFor(headers.forwarded ?? '').join(', ') : (headers.xForwardedFor ?? '');
   const req = { socket: { remoteAddress: peer }, connection: { remoteAddress: peer }, headers: { 'x-forwarded-for': chain } };
   const trusted = trust.kind === 'hops' ? (_addr: string, i: number) => i < trust.hops : compiled(trust.list);
   return proxyaddr(req as unknown as Parameters<typeof proxyaddr>[0], trusted);

@@ -72,14 +72,16 @@ describe('TRUST_PROXY', () => {
   it('is off by default; takes a hop count or addresses and CIDR ranges', () => {
     expect(parseTrustProxy(undefined)).toEqual({ kind: 'off' });
     expect(parseTrustProxy('off')).toEqual({ kind: 'off' });
-    expect(parseTrustProxy('2')).toEqual({ kind: 'hops', hops: 2 });
-    expect(parseTrustProxy('10.0.0.0/8, 192.0.2.7,2001:db8::/32')).toEqual({ kind: 'addresses', list: ['10.0.0.0/8', '192.0.2.7', '2001:db8::/32'] });
-    expect(portalSettings({ TRUST_PROXY: '1' }).trustProxy).toEqual({ kind: 'hops', hops: 1 });
+    expect(parseTrustProxy('2')).toEqual({ kind: 'hops', hops: 2, header: 'x-forwarded-for' });
+    expect(parseTrustProxy('10.0.0.0/8, 192.0.2.7,2001:db8::/32')).toEqual({ kind: 'addresses', list: ['10.0.0.0/8', '192.0.2.7', '2001:db8::/32'], header: 'x-forwarded-for' });
+    expect(portalSettings({ TRUST_PROXY: '1' }).trustProxy).toEqual({ kind: 'hops', hops: 1, header: 'x-forwarded-for' });
+    expect(portalSettings({ TRUST_PROXY: '1', TRUST_PROXY_HEADER: 'Forwarded' }).trustProxy).toEqual({ kind: 'hops', hops: 1, header: 'forwarded' });
   });
 
   it('refuses anything else, naming the setting', () => {
     for (const raw of ['0', '11', 'yes', 'loadbalancer.internal', '10.0.0.0/99', '10.0.0.0/x']) expect(() => parseTrustProxy(raw), raw).toThrow(/^TRUST_PROXY/);
     expect(refusal({ TRUST_PROXY: 'on' })).toMatch(/^TRUST_PROXY/);
+    expect(refusal({ TRUST_PROXY: '1', TRUST_PROXY_HEADER: 'x-real-ip' })).toMatch(/^TRUST_PROXY_HEADER must be/);
   });
 
   it('off: the peer, whatever the headers say', () => {
@@ -87,10 +89,10 @@ describe('TRUST_PROXY', () => {
   });
 
   it('a hop count: the address the nearest proxies name, never one the client wrote before them', () => {
-    const one = { kind: 'hops', hops: 1 } as const;
+    const one = parseTrustProxy('1');
     expect(clientAddressOf('10.0.0.5', { xForwardedFor: '203.0.113.9' }, one)).toBe('203.0.113.9');
     expect(clientAddressOf('10.0.0.5', { xForwardedFor: '198.51.100.66, 203.0.113.9' }, one)).toBe('203.0.113.9');
-    expect(clientAddressOf('10.0.0.5', { xForwardedFor: '198.51.100.66, 203.0.113.9' }, { kind: 'hops', hops: 2 })).toBe('198.51.100.66');
+    expect(clientAddressOf('10.0.0.5', { xForwardedFor: '198.51.100.66, 203.0.113.9' }, parseTrustProxy('2'))).toBe('198.51.100.66');
     expect(clientAddressOf('10.0.0.5', {}, one)).toBe('10.0.0.5');
   });
 
@@ -101,9 +103,11 @@ describe('TRUST_PROXY', () => {
     expect(clientAddressOf('192.0.2.1', { xForwardedFor: '203.0.113.9' }, ours)).toBe('192.0.2.1');
   });
 
-  it('reads Forwarded for= (quoted, ports, IPv6) before X-Forwarded-For', () => {
+  it('reads only the header the proxies write: Forwarded for= (quoted, ports, IPv6) when TRUST_PROXY_HEADER=forwarded', () => {
     expect(forwardedFor('for=192.0.2.43, for="[2001:db8:cafe::17]:4711";proto=https, For="198.51.100.1:80";by=10.0.0.1')).toEqual(['192.0.2.43', '2001:db8:cafe::17', '198.51.100.1']);
-    const one = { kind: 'hops', hops: 1 } as const;
-    expect(clientAddressOf('10.0.0.5', { forwarded: 'for=198.51.100.66, for="[2001:db8::1]"', xForwardedFor: '203.0.113.9' }, one)).toBe('2001:db8::1');
+    const headers = { forwarded: 'for=198.51.100.66, for="[2001:db8::1]"', xForwardedFor: '203.0.113.9' };
+    expect(clientAddressOf('10.0.0.5', headers, parseTrustProxy('1', 'forwarded'))).toBe('2001:db8::1');
+    // A Forwarded header the client wrote itself is ignored when the proxy writes X-Forwarded-For.
+    expect(clientAddressOf('10.0.0.5', headers, parseTrustProxy('1'))).toBe('203.0.113.9');
   });
 });

@@ -18,7 +18,7 @@ export interface PortalSettings {
 
 export const DEFAULT_PORTAL_SETTINGS: PortalSettings = { origin: null, rpId: null, reverifyAfterMs: 5 * 60_000, trustProxy: TRUST_PROXY_OFF };
 
-/** Reads PORTAL_ORIGIN, PORTAL_RP_ID, PORTAL_REVERIFY_AFTER and TRUST_PROXY; throws an Error naming the setting. */
+/** Reads PORTAL_ORIGIN, PORTAL_RP_ID, PORTAL_REVERIFY_AFTER, TRUST_PROXY and TRUST_PROXY_HEADER; throws an Error naming the setting. */
 export function portalSettings(env: NodeJS.ProcessEnv): PortalSettings {
   const reverifyAfterMs = parseDuration('PORTAL_REVERIFY_AFTER', env.PORTAL_REVERIFY_AFTER || '5m');
   const origin = env.PORTAL_ORIGIN ? originOf(env.PORTAL_ORIGIN) : null;
@@ -31,7 +31,7 @@ export function portalSettings(env: NodeJS.ProcessEnv): PortalSettings {
   if (rpId !== null && isPublicSuffix(rpId)) {
     throw new Error(`PORTAL_RP_ID=${rpId} is a public suffix (Public Suffix List): every site under it could use the passkeys. Use your own domain, such as portal.example.com or example.com`);
   }
-  return { origin, rpId, reverifyAfterMs, trustProxy: parseTrustProxy(env.TRUST_PROXY) };
+  return { origin, rpId, reverifyAfterMs, trustProxy: parseTrustProxy(env.TRUST_PROXY, env.TRUST_PROXY_HEADER) };
 }
 
 function originOf(raw: string): string {
