@@ -11,6 +11,10 @@
 // server and import nothing from it.
 
 const TEST = '(^|/)(testing|suite)/|\\.test\\.tsx?$|\\.e2e\\.test\\.tsx?$';
+/** Test support: what only tests may import (testing/ and suite/ folders, testing.ts files), and the tests. */
+const TEST_SIDE = `${TEST}|(^|/)testing\\.tsx?$`;
+/** Where production starts: the server, the admin tool, and the scripts (none of them a test). */
+const PRODUCTION_ENTRIES = '^server/(main|admin/cli)\\.ts$|^scripts/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -131,6 +135,27 @@ module.exports = {
         'testing/ holds what tests of every layer share (until()); it imports no layer, and only tests and test helpers import it.',
       from: { path: '^testing/' },
       to: { path: '^(server|client|conformance|conformance-tests|contract|scripts|signing|generated)/' },
+    },
+    {
+      name: 'production-imports-no-test-support',
+      severity: 'error',
+      comment:
+        'Production code never imports test support (a testing/ or suite/ folder, a testing.ts, a test file): a ' +
+        'software authenticator\'s key pair or a fake belongs to the tests. Known exceptions: client/webhooks/testing.ts ' +
+        'is a shipped helper for merchants\' own tests; server/fuzz/ and server/faults/ are test tools in server/ ' +
+        '(issue 62 moves them).',
+      from: { path: '^(server|client|conformance|contract|signing|generated)/', pathNot: `${TEST_SIDE}|^server/(fuzz|faults)/` },
+      to: { path: TEST_SIDE, pathNot: '^client/webhooks/testing\\.ts$' },
+    },
+    {
+      name: 'test-support-not-in-production-folders',
+      severity: 'error',
+      comment:
+        'A TypeScript module of server/ that no production entry point (the server, the admin tool, the scripts) reaches ' +
+        'is used by tests only: test support in a production folder, whatever its name. Move it to a testing/ folder. ' +
+        'Known exceptions: server/faults/ and server/fuzz/ (above).',
+      from: { path: PRODUCTION_ENTRIES, pathNot: TEST_SIDE },
+      to: { path: '^server/.+\\.tsx?$', pathNot: `${TEST_SIDE}|^server/(fuzz|faults)/|${PRODUCTION_ENTRIES}`, reachable: false },
     },
     {
       name: 'client-not-from-server',

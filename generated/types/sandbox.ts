@@ -253,7 +253,11 @@ export interface paths {
          *     The fault is used by one write, then gone; arming again replaces an armed one, and
          *     `none` disarms it. It is
          *     kept in the serving process's memory (a restart clears it) and never touches another
-         *     environment. Any `test` key may arm it, whatever its permissions.
+         *     environment. Arming it decides what the next write answers, so it needs a `test` key
+         *     with at least one write permission (any but `transactions_read` and `orders_read`): a
+         *     read-only key is refused `403` `permission-denied`. Two writes that start together
+         *     never both take the fault: the first to start takes it (and gives it back if it is
+         *     refused before anything is stored).
          */
         post: operations["injectSandboxWriteFault"];
         delete?: never;
@@ -1416,7 +1420,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The key belongs to the `live` environment. */
+            /** @description The key belongs to the `live` environment, or holds only read permissions. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { createApiKey, createMember, createServiceAccount, createTenant, revokeApiKey, setMemberActive } from '../domain/admin.ts';
+import { createApiKey, createMember, createServiceAccount, createTenant, endMemberSessions, revokeApiKey, setMemberActive } from '../domain/admin.ts';
 import { isAppError } from '../domain/errors.ts';
 import { listMemberPasskeys, revokeMemberPasskeys } from '../domain/passkeys.ts';
 import { DEFAULT_RESEAL_BATCH, keyIdsOf, MAX_RESEAL_BATCH, resealSecrets, sealingCensus } from '../domain/secrets-rotation.ts';
@@ -84,6 +84,15 @@ const commands: Record<string, Command> = {
         await setMemberActive(s, { tenantId: String(v.tenant), memberId: String(v.member), active: false });
         return { memberId: v.member, active: false };
       }),
+  },
+  'member sessions end': {
+    usage: 'member sessions end --tenant ID --member ID',
+    options: {
+      tenant: { type: 'string', description: 'tenant id', required: true },
+      member: { type: 'string', description: 'member id', required: true },
+    },
+    // Takes effect at once on every instance: the session epoch is read on every portal request.
+    run: (v) => withServices((s) => endMemberSessions(s, { tenantId: String(v.tenant), memberId: String(v.member) })),
   },
   'member passkeys list': {
     usage: 'member passkeys list --tenant ID --member ID',

@@ -1,4 +1,4 @@
-// npm run admin -- member passkeys list|revoke, run as the operator runs it, on an embedded store.
+// npm run admin -- member passkeys list|revoke and member sessions end, run as the operator runs it, on an embedded store.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -73,5 +73,24 @@ describe('npm run admin -- member passkeys', () => {
     expect(wrongTenant.stderr).toContain(`No member ${memberId} in tenant ten_other`);
     expect(JSON.parse((await admin('member', 'passkeys', 'revoke', '--tenant', tenant.tenantId, '--member', memberId, '--all')).stdout)).toEqual({ memberId, revoked: 1 });
     expect(JSON.parse((await admin('member', 'passkeys', 'list', '--tenant', tenant.tenantId, '--member', memberId)).stdout).passkeys).toEqual([]);
+  });
+
+  it('member sessions end: bumps the member’s session epoch; another tenant’s id is refused', { timeout: 90_000 }, async () => {
+    const tenant = JSON.parse((await admin('tenant', 'create', '--name', 'Sessions')).stdout) as { tenantId: string; memberToken: string };
+    const epoch = async () => {
+      const { services } = await openServices(loadConfig({ DATA_DIR: dataDir }), pino({ level: 'silent' }));
+      const member = await services.store.read((tx) => tx.tenants.getMemberByTokenHash(hashToken(tenant.memberToken)));
+      await services.store.close();
+      return { memberId: member?.id ?? '', epoch: member?.sessionEpoch };
+    };
+    const before = await epoch();
+    expect(before.epoch).toBe(0);
+    const ended = await admin('member', 'sessions', 'end', '--tenant', tenant.tenantId, '--member', before.memberId);
+    expect(ended.code).toBe(0);
+    expect(JSON.parse(ended.stdout)).toEqual({ memberId: before.memberId, sessionsEnded: true });
+    expect((await epoch()).epoch).toBe(1);
+    const wrongTenant = await admin('member', 'sessions', 'end', '--tenant', 'ten_other', '--member', before.memberId);
+    expect(wrongTenant.code).toBe(1);
+    expect(wrongTenant.stderr).toContain(`No member ${before.memberId} in tenant ten_other`);
   });
 });

@@ -51,7 +51,10 @@ describe('POST /sandbox/faults/next-write', () => {
     const retry = await t.transactions.POST('/transactions/payout', { body });
     expect(retry.response.status).toBe(409);
     const existing = (retry.error as { existingTransactionId?: string }).existingTransactionId;
-    expect(existing).toMatch(/./);
+    const environmentId = await server.environmentId(t.tenantId);
+    const stored = await server.services.store.read((tx) => tx.transactions.findByThirdPartyId(environmentId, 'payout', 'fault-payout-1'));
+    expect(stored).not.toBeNull();
+    expect(existing).toBe(stored!.id);
   });
 
   it('store-unavailable: 503 with Retry-After, nothing written; the retry creates the order', async () => {
@@ -76,6 +79,27 @@ describe('POST /sandbox/faults/next-write', () => {
     const invalid = await t.orders.POST('/v2/orders', { body: { ...ORDER, amountMinor: -1 } });
     expect(invalid.response.status).toBe(400);
     expect((await createOrder(t, 'after-400')).response.status).toBe(504);
+  });
+
+  it('of two writes that start together, exactly one takes the fault', async () => {
+    const t = await server.newTenant();
+    await arm(t, 'outcome-unknown');
+    const statuses = (await Promise.all([createOrder(t, 'race-1'), createOrder(t, 'race-2')])).map((r) => r.response.status).sort();
+    expect(statuses).toEqual([201, 504]);
+    expect(await orderCount(t)).toBe(2);
+    expect((await createOrder(t, 'race-3')).response.status).toBe(201);
+  });
+
+  it('a key that may only read cannot arm a fault; one write permission is enough', async () => {
+    const t = await server.newTenant();
+    const reader = await server.keyWith(t, ['transactions_read', 'orders_read']);
+    const refused = await reader.sandbox.POST('/sandbox/faults/next-write', { body: { fault: 'store-unavailable' } });
+    expect(refused.response.status).toBe(403);
+    expect((refused.error as { type?: string }).type).toBe(`${PROBLEM}permission-denied`);
+    expect((await createOrder(t, 'not-armed')).response.status).toBe(201);
+    const writer = await server.keyWith(t, ['refunds']);
+    expect((await writer.sandbox.POST('/sandbox/faults/next-write', { body: { fault: 'store-unavailable' } })).response.status).toBe(200);
+    expect((await createOrder(t, 'armed-by-writer')).response.status).toBe(503);
   });
 
   it('none disarms an armed fault', async () => {

@@ -127,16 +127,27 @@ export async function createMember(
       active,
       tokenHash: hashToken(memberToken),
       createdAt: services.clock.now(),
+      sessionEpoch: 0,
     });
   });
   return { memberId, memberToken, role: input.role, active };
 }
 
 export async function setMemberActive(services: Services, input: { tenantId: string; memberId: string; active: boolean }): Promise<void> {
-  const ok = await services.store.transaction((tx) => tx.tenants.setMemberActive(input.memberId, input.tenantId, input.active));
+  // Deactivating ends the member's portal sessions for good: reactivation does not revive them.
+  const ok = await services.store.transaction(
+    async (tx) => (await tx.tenants.setMemberActive(input.memberId, input.tenantId, input.active)) && (input.active || (await tx.tenants.endMemberSessions(input.memberId, input.tenantId))),
+  );
   if (!ok) throw new AppError('not-found', `No member ${input.memberId} in tenant ${input.tenantId}.`);
   // Refused from the next request on in this process; other instances within AUTH_CACHE_TTL_MS.
   forgetCredential(services, input.memberId);
+}
+
+/** Ends every portal session of the member (a lost laptop, a shared screen): each gets the sign-in page next. */
+export async function endMemberSessions(services: Services, input: { tenantId: string; memberId: string }): Promise<{ memberId: string; sessionsEnded: true }> {
+  const ok = await services.store.transaction((tx) => tx.tenants.endMemberSessions(input.memberId, input.tenantId));
+  if (!ok) throw new AppError('not-found', `No member ${input.memberId} in tenant ${input.tenantId}.`);
+  return { memberId: input.memberId, sessionsEnded: true };
 }
 
 /** Revokes an API key for good; requests with it are refused within the auth cache's bound. */

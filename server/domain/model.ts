@@ -77,6 +77,8 @@ export interface MemberRecord {
   /** Lookup hash of the member token (the token is shown once). */
   tokenHash: string;
   createdAt: Millis;
+  /** The portal sessions of this epoch are valid; ending them all bumps it. */
+  sessionEpoch: number;
 }
 
 /**

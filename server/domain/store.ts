@@ -51,6 +51,8 @@ export interface TenantRepo {
   insertMember(m: MemberRecord): Promise<void>;
   getMemberByTokenHash(tokenHash: string): Promise<MemberRecord | null>;
   setMemberActive(memberId: string, tenantId: string, active: boolean): Promise<boolean>;
+  /** Bumps the member's session epoch, ending every portal session of theirs; false when no such member. */
+  endMemberSessions(memberId: string, tenantId: string): Promise<boolean>;
   insertServiceAccount(a: ServiceAccountRecord): Promise<void>;
   findServiceAccount(tenantId: string, email: string): Promise<ServiceAccountRecord | null>;
   getMember(memberId: string): Promise<MemberRecord | null>;

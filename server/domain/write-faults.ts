@@ -3,7 +3,9 @@
 // then answered 504 outcome-unknown) and an unavailable store (503, nothing written). Kept in
 // the serving process's memory, one per environment; the HTTP router applies it (router.ts).
 import type { components } from '../../generated/types/sandbox.ts';
+import { PERMISSIONS } from '../../generated/vocabulary.ts';
 import { AppError } from './errors.ts';
+import type { Permission, Principal } from './model.ts';
 
 /** What a test environment may arm; `none` disarms. */
 export type WriteFault = Exclude<components['schemas']['SandboxWriteFaultKind'], 'none'>;
@@ -15,6 +17,16 @@ export const FAULT_ANSWERS: Readonly<Record<WriteFault, () => AppError>> = {
   'store-unavailable': () => new AppError('store-unavailable', 'Sandbox fault: the data store is unavailable; nothing was written. Retry in a few seconds.', { retryAfter: 5 }),
 };
 
+/** The permissions that let a key write something (every one but the `_read` ones). */
+export const WRITE_PERMISSIONS: readonly Permission[] = PERMISSIONS.filter((p) => !p.endsWith('_read'));
+
+/** Arming a fault decides what the environment's next write answers: a read-only key may not. */
+export function refuseUnlessWriter(principal: Principal): void {
+  if (principal.kind === 'api_key' && !WRITE_PERMISSIONS.some((p) => principal.permissions.has(p))) {
+    throw new AppError('permission-denied', `Arming a write fault needs a key with a write permission (${WRITE_PERMISSIONS.join(', ')}); this key may only read.`);
+  }
+}
+
 export class WriteFaults {
   readonly #armed = new Map<string, WriteFault>();
 
@@ -24,12 +36,18 @@ export class WriteFaults {
     else this.#armed.set(environmentId, fault);
   }
 
-  armed(environmentId: string): WriteFault | undefined {
-    return this.#armed.get(environmentId);
+  /**
+   * Takes the environment's fault for the write that starts now: read and disarmed in one step,
+   * so of two writes that start together exactly one has it.
+   */
+  take(environmentId: string): WriteFault | undefined {
+    const fault = this.#armed.get(environmentId);
+    this.#armed.delete(environmentId);
+    return fault;
   }
 
-  /** Disarms the environment's fault: the write that used it is done. */
-  used(environmentId: string): void {
-    this.#armed.delete(environmentId);
+  /** Gives a taken fault back (its write was refused before anything was stored), unless another was armed meanwhile. */
+  giveBack(environmentId: string, fault: WriteFault): void {
+    if (!this.#armed.has(environmentId)) this.#armed.set(environmentId, fault);
   }
 }

@@ -91,15 +91,22 @@ const ARMS_FAULTS = 'injectSandboxWriteFault';
  * and answers 504 instead of its success (a refused write answers as usual and keeps the fault).
  */
 async function withWriteFault<R extends { status: number }>(services: Services, principal: Principal, run: () => Promise<R>): Promise<R> {
-  const fault = principal.environment === 'test' ? services.writeFaults?.armed(principal.environmentId) : undefined;
-  if (fault === undefined) return run();
-  if (fault === 'store-unavailable') {
-    services.writeFaults!.used(principal.environmentId);
-    throw FAULT_ANSWERS[fault]();
+  const faults = principal.environment === 'test' ? services.writeFaults : undefined;
+  // Taken as the write starts: a second write that starts meanwhile finds nothing armed.
+  const fault = faults?.take(principal.environmentId);
+  if (faults === undefined || fault === undefined) return run();
+  if (fault === 'store-unavailable') throw FAULT_ANSWERS[fault]();
+  let reply: R;
+  try {
+    reply = await run();
+  } catch (e) {
+    faults.giveBack(principal.environmentId, fault);
+    throw e;
   }
-  const reply = await run();
-  if (reply.status >= 300) return reply;
-  services.writeFaults!.used(principal.environmentId);
+  if (reply.status >= 300) {
+    faults.giveBack(principal.environmentId, fault);
+    return reply;
+  }
   throw FAULT_ANSWERS[fault]();
 }
 

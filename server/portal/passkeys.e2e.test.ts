@@ -39,7 +39,7 @@ afterAll(async () => {
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 
 describe('portal passkeys in a browser', () => {
-  it('adds a passkey, signs in with it alone, confirms a rotation with it after PORTAL_REVERIFY_AFTER, removes it', { timeout: 120_000 }, async () => {
+  it('adds a passkey, signs in with it alone, confirms a rotation with it after PORTAL_REVERIFY_AFTER, removes it (ending its session)', { timeout: 120_000 }, async () => {
     const t = await server.newTenant('Passkey Merchant');
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const page = await context.newPage();
@@ -86,11 +86,11 @@ describe('portal passkeys in a browser', () => {
     await Promise.all([page.waitForURL('**/portal/webhooks'), page.getByTestId('sign-in-passkey').click()]);
     expect(await page.getByTestId('environment').textContent()).toBe('test');
 
-    // ---- the sign-in ages past PORTAL_REVERIFY_AFTER: rotating asks for the passkey -----------
+    // ---- the sign-in ages past PORTAL_REVERIFY_AFTER: rotating asks for the passkey or the token --
     clock.skew += 6 * 60_000;
     await page.getByTestId('rotate-secret').click();
     expect(await page.getByTestId('reverify-passkey').isVisible()).toBe(true);
-    expect(await page.getByTestId('reverify').count()).toBe(0);
+    expect(await page.getByTestId('reverify').isVisible()).toBe(true);
     await shot(page, '05-rotate-confirm-passkey');
     await page.getByTestId('confirm-passkey').click();
     await page.getByTestId('signing-secret').waitFor();
@@ -99,12 +99,16 @@ describe('portal passkeys in a browser', () => {
     expect(rotated).not.toBe(secret);
     await shot(page, '06-secret-rotated');
 
-    // ---- remove the passkey (the passkey proof above is fresh) --------------------------------
+    // ---- remove the passkey (the passkey proof above is fresh): the session it started ends ----
     await page.goto(`${base}/portal/account/passkeys`);
     expect(await page.getByTestId('passkey-last-used').textContent()).not.toBe('Never');
-    await Promise.all([page.waitForURL('**/portal/account/passkeys?done=removed'), page.getByTestId('remove-passkey').click()]);
+    await Promise.all([page.waitForURL('**/portal/sign-in?passkey-removed=1'), page.getByTestId('remove-passkey').click()]);
+    await shot(page, '07-passkey-removed-signed-out');
+    expect(await page.getByTestId('sign-in-notice').textContent()).toContain('The passkey you signed in with was removed');
+    await page.fill('#token', t.memberToken);
+    await Promise.all([page.waitForURL('**/portal/webhooks'), page.getByTestId('sign-in-token').click()]);
+    await page.goto(`${base}/portal/account/passkeys`);
     expect(await page.getByTestId('no-passkeys').isVisible()).toBe(true);
-    await shot(page, '07-passkeys-removed');
     const member = await server.services.store.read((tx) => tx.tenants.getMemberByTokenHash(hashToken(t.memberToken)));
     expect(await memberPasskeys(server.services, member?.id ?? '')).toEqual([]);
     expect(cspErrors).toEqual([]);

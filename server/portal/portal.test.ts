@@ -10,7 +10,7 @@ import { listEndpoints } from '../domain/endpoints/endpoints.ts';
 import type { EnvironmentName } from '../domain/model.ts';
 import { answer, startReceiver, type Receiver } from '../delivery/testing.ts';
 import { CONTENT_SECURITY_POLICY } from './mount.ts';
-import { SESSION_COOKIE } from './session.ts';
+import { SESSION_COOKIE, SIGN_IN_COOKIE } from './session.ts';
 import { csrfOf, PortalClient, startPortalTestServer, type PortalTestServer } from './testing.ts';
 import { until } from '../../testing/until.ts';
 
@@ -78,27 +78,25 @@ describe('portal sign-in', () => {
     expect(client.cookie(SESSION_COOKIE)).toBeUndefined();
   });
 
-  it('keeps the session in a sealed HttpOnly SameSite=Strict cookie, Secure over https', async () => {
+  it('keeps the session in a sealed HttpOnly SameSite=Strict cookie, __Host- prefixed over https', async () => {
     const t = await server.newTenant();
-    const client = new PortalClient(server.portalUrl);
-    const form = await client.get('/portal/sign-in');
-    const res = await fetch(`${server.portalUrl}/portal/sign-in`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        cookie: `portal_sign_in=${client.cookie('portal_sign_in')}`,
-        'x-forwarded-proto': 'https',
-      },
-      body: new URLSearchParams({ _csrf: csrfOf(form.html), token: t.memberToken, environment: 'test' }).toString(),
-      redirect: 'manual',
-    });
+    const secure = new PortalClient(server.portalUrl, { headers: { 'x-forwarded-proto': 'https' } });
+    const form = await secure.get('/portal/sign-in');
+    expect(form.res.headers.getSetCookie().find((c) => c.startsWith(`__Host-${SIGN_IN_COOKIE}=`))).toMatch(/; Path=\/; .*Secure/);
+    // A sign-in cookie without the prefix (one a sibling host under a shared domain could set) is not the form's.
+    const tossed = new PortalClient(server.portalUrl, { headers: { 'x-forwarded-proto': 'https' } });
+    tossed.setCookie(SIGN_IN_COOKIE, 'chosen-by-a-sibling-host');
+    expect((await tossed.post('/portal/sign-in', { _csrf: 'chosen-by-a-sibling-host', token: t.memberToken })).res.status).toBe(403);
+    const { res } = await secure.post('/portal/sign-in', { _csrf: csrfOf(form.html), token: t.memberToken, environment: 'test' });
     expect(res.status).toBe(303);
-    const cookie = res.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`)) ?? '';
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith(`__Host-${SESSION_COOKIE}=`)) ?? '';
     expect(cookie).toMatch(/; HttpOnly/);
     expect(cookie).toMatch(/; SameSite=Strict/);
     expect(cookie).toMatch(/; Secure/);
-    expect(cookie).toMatch(/; Path=\/portal/);
+    expect(cookie).toMatch(/; Path=\/;/);
+    expect(cookie).not.toMatch(/; Domain=/i);
     expect(cookie).toMatch(/; Max-Age=28800/);
+    expect((await secure.get('/portal/webhooks')).res.status).toBe(200);
     // Sealed: neither the tenant nor the token can be read from it.
     expect(cookie).not.toContain(t.tenantId);
     expect(cookie).not.toContain(t.memberToken);

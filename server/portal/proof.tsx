@@ -1,33 +1,39 @@
-// Re-verification: a sensitive change (rotating a secret, disabling an endpoint, changing its
-// signature scheme, adding or removing a passkey) needs a proof of presence no older than
-// PORTAL_REVERIFY_AFTER. A member with a passkey gives a fresh assertion; one without types the
-// member token again. The asked change's fields ride along in the confirmation form, so it goes
-// through once the proof is accepted, without the member filling anything in again.
-import type { Context } from 'hono';
+// Re-verification, written once: every route of PROOF_GATED_ROUTES (proof-gated.ts) runs behind
+// proofGate, which lets the change through when the session's last proof of presence is no older
+// than PORTAL_REVERIFY_AFTER, or when the form carries a new proof (a passkey assertion or the
+// member token, which then refreshes the session). Otherwise it answers the "Confirm it is you"
+// page, offering the member token and, when the member has one and this origin can use it, the
+// passkey; the asked change's fields ride along, so it goes through once the proof is accepted.
+import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { authenticateMember } from '../domain/auth.ts';
 import { isAppError } from '../domain/errors.ts';
 import type { Services } from '../domain/context.ts';
 import { memberPasskeys } from '../domain/passkeys.ts';
+import { clientAddressOf } from './client-address.ts';
 import type { PortalEnv } from './env.ts';
-import { chromeFor } from './messages.tsx';
+import { chromeFor, messageResponse } from './messages.tsx';
 import { ProofRefused, type Attempt } from './passkeys/flows.ts';
 import { relyingPartyOf } from './passkeys/relying-party.ts';
-import { page } from './render.ts';
+import { gatedRoute } from './proof-gated.ts';
+import { formFields, page } from './render.ts';
 import { isFresh, writeSession } from './session.ts';
-import { ReverifyPage, type ProofMethod } from './views/proof.tsx';
+import { ReverifyPage } from './views/proof.tsx';
 
 type PortalContext = Context<PortalEnv>;
 
 /** Fields that are the proof itself, never carried into the confirmation form. */
 const PROOF_FIELDS = new Set(['_csrf', 'token', 'credential']);
 
-export const clientAddress = (c: Context): string => {
+/** The client's address: the TCP peer, or a forwarded address when TRUST_PROXY trusts the proxies in between. */
+export const clientAddress = (c: PortalContext): string => {
+  let peer = 'unknown';
   try {
-    return getConnInfo(c).remote.address ?? 'unknown';
+    peer = getConnInfo(c).remote.address ?? 'unknown';
   } catch {
-    return 'unknown';
+    // Not served by @hono/node-server (app.request in tests): no peer.
   }
+  return clientAddressOf(peer, { forwarded: c.req.header('forwarded'), xForwardedFor: c.req.header('x-forwarded-for') }, c.var.portal.settings.trustProxy);
 };
 
 /** The ceremony's relying party and binding for a signed-in member, or why passkeys cannot be used here. */
@@ -37,35 +43,70 @@ export function sessionAttempt(c: PortalContext): Attempt | { refused: string } 
   return { rp: rp.rp, binding: c.var.viewer.session.csrf, address: clientAddress(c) };
 }
 
-/** How this member proves presence: a passkey when they have one and this origin can use it. */
-export async function proofMethod(c: PortalContext, services: Services): Promise<ProofMethod> {
-  const usable = relyingPartyOf(c, c.var.portal.settings).ok;
-  return usable && (await memberPasskeys(services, c.var.viewer.memberId)).length > 0 ? 'passkey' : 'token';
+/** Whether the proof page offers the passkey too: the member has one and this origin can use it. */
+export async function passkeyOffered(c: PortalContext, services: Services): Promise<boolean> {
+  return relyingPartyOf(c, c.var.portal.settings).ok && (await memberPasskeys(services, c.var.viewer.memberId)).length > 0;
 }
 
-export type ProofCheck = { fresh: true } | { fresh: false; method: ProofMethod; error?: string };
+/** The session's last proof is recent enough for a sensitive change. */
+export const proofIsFresh = (c: PortalContext, services: Services): boolean => isFresh(services, c.var.viewer.session, c.var.portal.settings.reverifyAfterMs);
 
 /**
- * Whether the change may go ahead: the session's proof is fresh, or this form carries a new one
- * (which then refreshes the session). Otherwise the method to ask with, and why the proof given
- * (if any) was refused.
+ * The gate of a sensitive change (`path` as registered, listed in PROOF_GATED_ROUTES). Runs after
+ * requireViewer (and requireManage), so a viewer is refused before being asked for a proof.
  */
-export async function checkProof(c: PortalContext, services: Services, fields: Record<string, string>): Promise<ProofCheck> {
+export function proofGate(services: Services, path: string): MiddlewareHandler<PortalEnv> {
+  const route = gatedRoute(path);
+  return async (c, next) => {
+    if (proofIsFresh(c, services)) return next();
+    if (route.asks === 'refuse') return staleStep(c);
+    const fields = await formFields(c);
+    let error: string | undefined;
+    let retryAfter = 0;
+    if (!fields.credential && fields.token !== undefined && fields.token.trim() === '') {
+      // An empty token field is no proof (and no failure): the member pressed the button too soon.
+      error = 'Enter your member token, or confirm with your passkey. Nothing was changed.';
+    } else if (fields.credential || fields.token !== undefined) {
+      try {
+        if (fields.credential) await provenByPasskey(c, fields.credential);
+        else await provenByToken(c, services, fields.token ?? '');
+        refreshProof(c, services);
+        return next();
+      } catch (e) {
+        if (!(e instanceof ProofRefused)) throw e;
+        ({ message: error, retryAfter } = e);
+      }
+    }
+    const viewer = c.var.viewer;
+    if (retryAfter > 0) c.header('Retry-After', String(retryAfter));
+    return page(
+      c,
+      <ReverifyPage
+        chrome={chromeFor(viewer, 'Confirm it is you')}
+        csrf={viewer.session.csrf}
+        action={{ href: c.req.path, label: route.change }}
+        fields={Object.entries(fields).filter(([name]) => !PROOF_FIELDS.has(name))}
+        passkey={await passkeyOffered(c, services)}
+        reverifyAfterMs={c.var.portal.settings.reverifyAfterMs}
+        error={error}
+      />,
+      retryAfter > 0 ? 429 : 403,
+    );
+  };
+}
+
+/** A later step of a flow whose first step took the proof: stale now, it starts over. */
+function staleStep(c: PortalContext): Response | Promise<Response> {
+  const detail = 'Your last proof is too old: go back to Passkeys and add the passkey again (you will be asked to confirm it is you). Nothing was changed.';
+  if (c.req.path.startsWith('/portal/api/')) return c.json({ error: 'refused', detail }, 403);
+  return messageResponse(c, c.var.viewer, { tone: 'error', heading: 'Confirm it is you first', detail, back: { href: '/portal/account/passkeys', label: 'Passkeys' } }, 403);
+}
+
+function refreshProof(c: PortalContext, services: Services): void {
   const viewer = c.var.viewer;
-  if (isFresh(services, viewer.session, c.var.portal.settings.reverifyAfterMs)) return { fresh: true };
-  const method = await proofMethod(c, services);
-  if (fields.credential === undefined && fields.token === undefined) return { fresh: false, method };
-  try {
-    if (fields.credential !== undefined) await provenByPasskey(c, fields.credential);
-    else await provenByToken(c, services, fields.token ?? '');
-  } catch (e) {
-    if (e instanceof ProofRefused) return { fresh: false, method, error: e.message };
-    throw e;
-  }
   const session = { ...viewer.session, signedInAt: services.clock.now() };
   writeSession(c, services, session);
   c.set('viewer', { ...viewer, session });
-  return { fresh: true };
 }
 
 async function provenByPasskey(c: PortalContext, credential: string): Promise<void> {
@@ -74,12 +115,10 @@ async function provenByPasskey(c: PortalContext, credential: string): Promise<vo
   await c.var.portal.passkeys.assertionFinish(attempt, 'reverify', credential, c.var.viewer.memberId);
 }
 
+/** The member token typed again; failures count against the member only (a shared address locks nobody out). */
 async function provenByToken(c: PortalContext, services: Services, token: string): Promise<void> {
   const { viewer, portal } = c.var;
-  const keys = [
-    { kind: 'address' as const, id: clientAddress(c) },
-    { kind: 'member' as const, id: viewer.memberId },
-  ];
+  const keys = [{ kind: 'member' as const, id: viewer.memberId }];
   portal.passkeys.refuseWhenLimited(keys);
   try {
     const principal = await authenticateMember(services, token.trim() || undefined, viewer.scope.environment);
@@ -89,33 +128,4 @@ async function provenByToken(c: PortalContext, services: Services, token: string
   }
   portal.passkeys.failures.fail(keys);
   throw new ProofRefused('That is not your member token. Nothing was changed.');
-}
-
-/**
- * For routes without a confirmation page of their own: null when the change may go ahead, else
- * the "Confirm it is you" page, which posts the same fields back to `action` with the proof.
- */
-export async function requireProof(
-  c: PortalContext,
-  services: Services,
-  fields: Record<string, string>,
-  action: { href: string; label: string },
-): Promise<Response | null> {
-  const proof = await checkProof(c, services, fields);
-  if (proof.fresh) return null;
-  const viewer = c.var.viewer;
-  const carried = Object.entries(fields).filter(([name]) => !PROOF_FIELDS.has(name));
-  return page(
-    c,
-    <ReverifyPage
-      chrome={chromeFor(viewer, 'Confirm it is you')}
-      csrf={viewer.session.csrf}
-      action={action}
-      fields={carried}
-      method={proof.method}
-      reverifyAfterMs={c.var.portal.settings.reverifyAfterMs}
-      error={proof.error}
-    />,
-    proof.error ? 403 : 200,
-  );
 }

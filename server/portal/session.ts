@@ -1,8 +1,12 @@
 // The portal session: a cookie holding a payload sealed with the secrets box (AES-256-GCM), so
 // it can be neither read nor forged by the browser. It names the member (id and token hash),
-// the tenant, the environment the member is working in, a CSRF token, when the member last
-// proved they hold the token (signedInAt) and when the session ends. The member is looked up
-// again on every request, so deactivating a member ends their sessions at once.
+// the tenant, the environment the member is working in, a CSRF token, how the sign-in was proven
+// (the passkey's credential id, or null for the member token), the member's session epoch, when
+// the member last proved presence (signedInAt) and when the session ends. Every request re-reads
+// the member (and the passkey it was proven with): deactivating the member, bumping their epoch
+// (`admin member sessions end`) or removing that passkey ends the session at once.
+// Over HTTPS the cookies are `__Host-` prefixed (Secure, Path=/, no Domain), so no sibling host
+// under a shared parent domain can set one.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
@@ -10,18 +14,22 @@ import type { Scope, Services } from '../domain/context.ts';
 import type { EnvironmentName, MemberRecord, MemberRole } from '../domain/model.ts';
 
 export const SESSION_COOKIE = 'portal_session';
-/** Pre-session CSRF token of the sign-in form (login CSRF). */
+/** Pre-session CSRF token of the sign-in form (login CSRF), and the binding of a passkey sign-in's challenge. */
 export const SIGN_IN_COOKIE = 'portal_sign_in';
 export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 const COOKIE_PATH = '/portal';
 
 export interface PortalSession {
-  v: 1;
+  v: 2;
   memberId: string;
   tokenHash: string;
   tenantId: string;
   environment: EnvironmentName;
   csrf: string;
+  /** The credential id of the passkey the sign-in was proven with; null: the member token. */
+  passkey: string | null;
+  /** The member's session epoch at sign-in: a later one ends this session. */
+  epoch: number;
   signedInAt: number;
   expiresAt: number;
 }
@@ -48,27 +56,33 @@ export function csrfMatches(submitted: string | undefined, expected: string): bo
 }
 
 /** Secure when the request came over https (directly or through a proxy that says so). */
-function isHttps(c: Context): boolean {
+export function isHttps(c: Context): boolean {
   return new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
 }
 
-function cookieOptions(c: Context, maxAgeSeconds: number) {
-  return { path: COOKIE_PATH, httpOnly: true, sameSite: 'Strict' as const, secure: isHttps(c), maxAge: maxAgeSeconds };
+/** `__Host-name` on Path=/ over https; the bare name under /portal on plain http (loopback development). */
+function cookieOptions(c: Context, maxAgeSeconds?: number) {
+  const base = { httpOnly: true, sameSite: 'Strict' as const, ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds }) };
+  return isHttps(c) ? { ...base, path: '/', secure: true, prefix: 'host' as const } : { ...base, path: COOKIE_PATH, secure: false };
 }
+
+const readCookie = (c: Context, name: string): string | undefined => (isHttps(c) ? getCookie(c, name, 'host') : getCookie(c, name));
 
 export function startSession(
   c: Context,
   services: Services,
-  input: { member: Pick<MemberRecord, 'id' | 'tokenHash' | 'tenantId'>; environment: EnvironmentName },
+  input: { member: Pick<MemberRecord, 'id' | 'tokenHash' | 'tenantId' | 'sessionEpoch'>; environment: EnvironmentName; passkey: string | null },
 ): PortalSession {
   const now = services.clock.now();
   const session: PortalSession = {
-    v: 1,
+    v: 2,
     memberId: input.member.id,
     tokenHash: input.member.tokenHash,
     tenantId: input.member.tenantId,
     environment: input.environment,
     csrf: newCsrfToken(),
+    passkey: input.passkey,
+    epoch: input.member.sessionEpoch,
     signedInAt: now,
     expiresAt: now + SESSION_TTL_MS,
   };
@@ -83,19 +97,21 @@ export function writeSession(c: Context, services: Services, session: PortalSess
 }
 
 export function endSession(c: Context): void {
-  deleteCookie(c, SESSION_COOKIE, { path: COOKIE_PATH, secure: isHttps(c) });
+  deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
 }
 
 function isSession(x: unknown): x is PortalSession {
   if (typeof x !== 'object' || x === null) return false;
   const s = x as Record<string, unknown>;
   return (
-    s.v === 1 &&
+    s.v === 2 &&
     typeof s.memberId === 'string' &&
     typeof s.tokenHash === 'string' &&
     typeof s.tenantId === 'string' &&
     (s.environment === 'test' || s.environment === 'live') &&
     typeof s.csrf === 'string' &&
+    (s.passkey === null || typeof s.passkey === 'string') &&
+    typeof s.epoch === 'number' &&
     typeof s.signedInAt === 'number' &&
     typeof s.expiresAt === 'number'
   );
@@ -103,7 +119,7 @@ function isSession(x: unknown): x is PortalSession {
 
 /** The unexpired session of the cookie, or null (no cookie, tampered, another key, expired). */
 export function readSession(c: Context, services: Services): PortalSession | null {
-  const sealed = getCookie(c, SESSION_COOKIE);
+  const sealed = readCookie(c, SESSION_COOKIE);
   if (!sealed) return null;
   let parsed: unknown;
   try {
@@ -115,15 +131,21 @@ export function readSession(c: Context, services: Services): PortalSession | nul
   return parsed;
 }
 
-/** The session's member, still active and still in the session's tenant, with the scope to act in. */
+/**
+ * The session's member, still active, still in the session's tenant and epoch, and (for a
+ * passkey sign-in) still holding that passkey, with the scope to act in.
+ */
 export async function resolveViewer(services: Services, session: PortalSession): Promise<Viewer | null> {
   const found = await services.store.read(async (tx) => {
     const member = await tx.tenants.getMemberByTokenHash(session.tokenHash);
     const env = member ? await tx.tenants.findEnvironment(member.tenantId, session.environment) : null;
-    return { member, env };
+    const passkey = member && session.passkey !== null ? await tx.passkeys.getByCredentialId(session.passkey) : null;
+    return { member, env, passkey };
   });
-  const { member, env } = found;
+  const { member, env, passkey } = found;
   if (!member || !env || !member.active || member.id !== session.memberId || member.tenantId !== session.tenantId) return null;
+  if (member.sessionEpoch !== session.epoch) return null;
+  if (session.passkey !== null && passkey?.memberId !== member.id) return null;
   return {
     session,
     memberId: member.id,
@@ -147,7 +169,15 @@ export function issueSignInToken(c: Context): string {
   return token;
 }
 
+/** The sign-in form's pre-session token of this browser, if any. */
+export const signInToken = (c: Context): string | undefined => readCookie(c, SIGN_IN_COOKIE);
+
 export function signInTokenMatches(c: Context, submitted: string | undefined): boolean {
-  const expected = getCookie(c, SIGN_IN_COOKIE);
+  const expected = signInToken(c);
   return expected !== undefined && csrfMatches(submitted, expected);
+}
+
+/** Drops the sign-in form's token once a session exists. */
+export function clearSignInToken(c: Context): void {
+  deleteCookie(c, SIGN_IN_COOKIE, cookieOptions(c));
 }

@@ -1,7 +1,9 @@
 // The portal's settings (docs/operations.md, "Settings"): the WebAuthn relying party and how
 // old a proof of presence may be before a sensitive change asks for a new one. Checked at
 // start: an RP ID that cannot serve the origin is a configuration error, not a failed ceremony.
+import { getPublicSuffix } from 'tldts';
 import { parseDuration } from '../retention/settings.ts';
+import { parseTrustProxy, TRUST_PROXY_OFF, type TrustProxy } from './client-address.ts';
 
 export interface PortalSettings {
   /** PORTAL_ORIGIN: the one origin the portal is served on (null: loopback requests only). */
@@ -10,11 +12,13 @@ export interface PortalSettings {
   rpId: string | null;
   /** PORTAL_REVERIFY_AFTER: rotation, disabling, scheme changes and passkey changes need a proof this recent. */
   reverifyAfterMs: number;
+  /** TRUST_PROXY: when a forwarded client address is believed (client-address.ts). */
+  trustProxy: TrustProxy;
 }
 
-export const DEFAULT_PORTAL_SETTINGS: PortalSettings = { origin: null, rpId: null, reverifyAfterMs: 5 * 60_000 };
+export const DEFAULT_PORTAL_SETTINGS: PortalSettings = { origin: null, rpId: null, reverifyAfterMs: 5 * 60_000, trustProxy: TRUST_PROXY_OFF };
 
-/** Reads PORTAL_ORIGIN, PORTAL_RP_ID and PORTAL_REVERIFY_AFTER; throws an Error naming the setting. */
+/** Reads PORTAL_ORIGIN, PORTAL_RP_ID, PORTAL_REVERIFY_AFTER, TRUST_PROXY and TRUST_PROXY_HEADER; throws an Error naming the setting. */
 export function portalSettings(env: NodeJS.ProcessEnv): PortalSettings {
   const reverifyAfterMs = parseDuration('PORTAL_REVERIFY_AFTER', env.PORTAL_REVERIFY_AFTER || '5m');
   const origin = env.PORTAL_ORIGIN ? originOf(env.PORTAL_ORIGIN) : null;
@@ -24,7 +28,10 @@ export function portalSettings(env: NodeJS.ProcessEnv): PortalSettings {
   if (origin !== null && rpId !== null && !rpIdFits(rpId, new URL(origin).hostname)) {
     throw new Error(`PORTAL_RP_ID=${rpId} does not fit PORTAL_ORIGIN=${origin}: it must be the origin's host name or a domain it belongs to`);
   }
-  return { origin, rpId, reverifyAfterMs };
+  if (rpId !== null && isPublicSuffix(rpId)) {
+    throw new Error(`PORTAL_RP_ID=${rpId} is a public suffix (Public Suffix List): every site under it could use the passkeys. Use your own domain, such as portal.example.com or example.com`);
+  }
+  return { origin, rpId, reverifyAfterMs, trustProxy: parseTrustProxy(env.TRUST_PROXY, env.TRUST_PROXY_HEADER) };
 }
 
 function originOf(raw: string): string {
@@ -43,6 +50,12 @@ function originOf(raw: string): string {
 /** WebAuthn: the RP ID is the origin's host or a registrable suffix of it. */
 export function rpIdFits(rpId: string, host: string): boolean {
   return host === rpId || (host.endsWith(`.${rpId}`) && rpId.includes('.'));
+}
+
+/** A suffix under which anyone may register a name (co.uk, github.io), by the Public Suffix List of tldts, private section included. */
+export function isPublicSuffix(host: string): boolean {
+  if (isLoopbackHost(host)) return false;
+  return getPublicSuffix(host, { allowPrivateDomains: true }) === host;
 }
 
 export const isLoopbackHost = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost') || host === '127.0.0.1' || host === '[::1]';

@@ -32,11 +32,21 @@ export function csrfOf(html: string): string {
   return m[1];
 }
 
+/** How a PortalClient sends: real HTTP by default, or a Hono app's `request` (no socket). */
+export type Fetcher = (url: string, init: RequestInit) => Response | Promise<Response>;
+
 /** A browser-like client without a browser: keeps cookies, posts urlencoded forms, never follows redirects. */
 export class PortalClient {
   private cookies = new Map<string, string>();
 
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly opts: { fetch?: Fetcher; headers?: Record<string, string> } = {},
+  ) {}
+
+  private send(path: string, init: RequestInit): Promise<Response> {
+    return Promise.resolve((this.opts.fetch ?? fetch)(`${this.baseUrl}${path}`, init));
+  }
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
@@ -59,17 +69,17 @@ export class PortalClient {
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
     const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    return { ...(cookie ? { cookie } : {}), ...extra };
+    return { ...this.opts.headers, ...(cookie ? { cookie } : {}), ...extra };
   }
 
   async get(path: string): Promise<{ res: Response; html: string }> {
-    const res = await fetch(`${this.baseUrl}${path}`, { headers: this.headers(), redirect: 'manual' });
+    const res = await this.send(path, { headers: this.headers(), redirect: 'manual' });
     this.remember(res);
     return { res, html: await res.text() };
   }
 
   async post(path: string, form: Record<string, string>): Promise<{ res: Response; html: string }> {
-    const res = await fetch(`${this.baseUrl}${path}`, {
+    const res = await this.send(path, {
       method: 'POST',
       headers: this.headers({ 'content-type': 'application/x-www-form-urlencoded' }),
       body: new URLSearchParams(form).toString(),

@@ -83,6 +83,7 @@ export interface MemberRow<B> {
   active: B;
   token_hash: string;
   created_at: number;
+  session_epoch: number;
 }
 
 export interface ServiceAccountRow {
@@ -266,6 +267,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       active: d.fromBool(r.active),
       tokenHash: r.token_hash,
       createdAt: r.created_at,
+      sessionEpoch: Number(r.session_epoch),
     }),
     memberToRow: (m: MemberRecord): MemberRow<B> => ({
       id: m.id,
@@ -275,6 +277,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       active: d.toBool(m.active),
       token_hash: m.tokenHash,
       created_at: m.createdAt,
+      session_epoch: m.sessionEpoch,
     }),
     passkeyFromRow: (r: PasskeyRow<B, J>): PasskeyRecord => ({
       id: r.id,

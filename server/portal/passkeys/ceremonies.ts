@@ -1,6 +1,7 @@
 // The two WebAuthn ceremonies, by @simplewebauthn/server: discoverable credentials, user
-// verification required, attestation `none`; origin, RP ID, challenge, signature and counter
-// are all checked by the library. Nothing here parses CBOR or COSE by hand.
+// verification required, attestation `none`; origin, RP ID, challenge, user verification and
+// signature are checked by the library, then the counter and the userHandle on the verified
+// assertion. Nothing here parses CBOR or COSE by hand.
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
@@ -12,7 +13,7 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { isoBase64URL, parseAuthenticatorData } from '@simplewebauthn/server/helpers';
+import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { PasskeyRecord } from '../../domain/model.ts';
 import { CHALLENGE_TTL_MS } from './challenges.ts';
 import type { RelyingParty } from './relying-party.ts';
@@ -22,11 +23,15 @@ export const RP_NAME = 'Payments developer portal';
 /** The verified credential of a registration, ready to be stored. */
 export type NewCredential = Pick<PasskeyRecord, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'multiDevice' | 'backedUp'>;
 
-/** Why a ceremony's response was refused; `counter-regressed` may mean a cloned authenticator. */
+/**
+ * Why a ceremony's response was refused. `counter-regressed` (a verified assertion whose counter
+ * did not grow) may mean a cloned authenticator; `lost-race` is a verified assertion whose use
+ * another request recorded first (two sign-ins at once), which is nobody's failure.
+ */
 export class CeremonyRefused extends Error {
   override readonly name = 'CeremonyRefused';
   constructor(
-    readonly reason: 'malformed' | 'not-verified' | 'counter-regressed',
+    readonly reason: 'malformed' | 'not-verified' | 'counter-regressed' | 'lost-race',
     message: string,
   ) {
     super(message);
@@ -77,16 +82,20 @@ export function authenticationOptions(rp: RelyingParty, allowed: readonly Passke
   });
 }
 
-/** Verifies an assertion of `passkey`; answers the counter and backup state to record. */
+/**
+ * Verifies an assertion of `passkey`, owned by `ownerId`, in the library's order: origin, RP ID,
+ * challenge, user presence and verification, signature. Only then the counter, on the verified
+ * value (the library would compare it before the signature, so a forged assertion could pass for
+ * a cloned authenticator), and the userHandle, which must name the owner (WebAuthn §7.2 step 6).
+ * Answers the counter and backup state to record.
+ */
 export async function verifyAssertion(
   rp: RelyingParty,
   response: AuthenticationResponseJSON,
   expectedChallenge: string,
   passkey: PasskeyRecord,
+  owner: { id: string; identifiedBefore: boolean },
 ): Promise<{ counter: number; backedUp: boolean }> {
-  if (counterRegressed(response, passkey.counter)) {
-    throw new CeremonyRefused('counter-regressed', `signature counter ${assertedCounter(response)} is not above the stored ${passkey.counter}`);
-  }
   const result = await verifying(() =>
     verifyAuthenticationResponse({
       response,
@@ -94,29 +103,30 @@ export async function verifyAssertion(
       expectedOrigin: rp.origin,
       expectedRPID: rp.rpId,
       requireUserVerification: true,
-      credential: {
-        id: passkey.credentialId,
-        publicKey: isoBase64URL.toBuffer(passkey.publicKey),
-        counter: passkey.counter,
-        transports: passkey.transports as AuthenticatorTransport[],
-      },
+      // The stored counter is compared below, once the signature is known to be good.
+      credential: { id: passkey.credentialId, publicKey: isoBase64URL.toBuffer(passkey.publicKey), counter: 0, transports: passkey.transports as AuthenticatorTransport[] },
     }),
   );
   if (!result.verified) throw new CeremonyRefused('not-verified', 'the assertion did not verify');
-  return { counter: result.authenticationInfo.newCounter, backedUp: result.authenticationInfo.credentialBackedUp };
+  const { newCounter, credentialBackedUp } = result.authenticationInfo;
+  if ((newCounter > 0 || passkey.counter > 0) && newCounter <= passkey.counter) {
+    throw new CeremonyRefused('counter-regressed', `signature counter ${newCounter} is not above the stored ${passkey.counter}`);
+  }
+  if (!userHandleNames(response, owner)) throw new CeremonyRefused('not-verified', 'the userHandle names another user than the passkey’s owner');
+  return { counter: newCounter, backedUp: credentialBackedUp };
 }
 
-/** The library's own rule (a counter in use must grow), asked first so a regression is told apart. */
-function counterRegressed(response: AuthenticationResponseJSON, stored: number): boolean {
-  const counter = assertedCounter(response);
-  return counter !== null && (counter > 0 || stored > 0) && counter <= stored;
-}
-
-function assertedCounter(response: AuthenticationResponseJSON): number | null {
+/**
+ * The assertion's userHandle (the user.id given at registration: the member id's bytes) is the
+ * owner's; it must be there unless the member was identified before the ceremony (re-verification).
+ */
+function userHandleNames(response: AuthenticationResponseJSON, owner: { id: string; identifiedBefore: boolean }): boolean {
+  const handle = response.response.userHandle;
+  if (handle === undefined || handle === null || handle === '') return owner.identifiedBefore;
   try {
-    return parseAuthenticatorData(isoBase64URL.toBuffer(response.response.authenticatorData)).counter;
+    return new TextDecoder('utf-8', { fatal: true }).decode(isoBase64URL.toBuffer(handle)) === owner.id;
   } catch {
-    return null;
+    return false;
   }
 }
 

@@ -1,41 +1,84 @@
-// Failed proofs (a passkey that did not verify, a wrong token at re-verification) are counted
-// per member and per address over a sliding window; past the limit the portal refuses to try
-// again until the oldest failure leaves the window.
+// Sliding-window counters of the portal's proofs. Failed proofs are counted per key: anonymous
+// passkey sign-ins per client address (TRUST_PROXY says how that is read), the proofs of a
+// signed-in member (a passkey or the member token at re-verification, a new passkey) per member,
+// so no anonymous client can lock a member out. Past the limit the portal refuses to try again
+// until the oldest failure leaves the window. The same counter limits how many ceremony options
+// one address may ask for. Keys whose window has passed are forgotten, so the map holds only
+// the keys of the last window.
 import type { Clock } from '../../domain/clock.ts';
 
 export const FAILURE_WINDOW_MS = 15 * 60_000;
 export const FAILURE_LIMITS = { member: 5, address: 20 } as const;
+/** Ceremony options (a challenge each) one address may ask for per minute. */
+export const OPTIONS_LIMIT = { limit: 30, windowMs: 60_000 } as const;
 
-export type FailureKey = { kind: keyof typeof FAILURE_LIMITS; id: string };
+export type FailureKey = { kind: 'member' | 'address'; id: string };
+type Limits = Readonly<Record<string, { limit: number; windowMs: number }>>;
+
+const FAILURES: Limits = {
+  member: { limit: FAILURE_LIMITS.member, windowMs: FAILURE_WINDOW_MS },
+  address: { limit: FAILURE_LIMITS.address, windowMs: FAILURE_WINDOW_MS },
+};
 
 export class FailureLimiter {
-  private readonly failures = new Map<string, number[]>();
+  private readonly events = new Map<string, number[]>();
+  private readonly longestWindowMs: number;
+  private lastSweep: number;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly limits: Limits = FAILURES,
+  ) {
+    this.longestWindowMs = Math.max(...Object.values(limits).map((l) => l.windowMs));
+    this.lastSweep = clock.now();
+  }
 
   /** Seconds until another try is allowed for every key, or 0 when all may try now. */
-  retryAfter(keys: readonly FailureKey[]): number {
+  retryAfter(keys: readonly { kind: string; id: string }[]): number {
     const now = this.clock.now();
     let wait = 0;
     for (const key of keys) {
+      const { limit, windowMs } = this.limitOf(key.kind);
       const times = this.recent(key, now);
-      const limit = FAILURE_LIMITS[key.kind];
       const oldest = times[times.length - limit];
-      if (times.length >= limit && oldest !== undefined) wait = Math.max(wait, Math.ceil((oldest + FAILURE_WINDOW_MS - now) / 1000));
+      if (times.length >= limit && oldest !== undefined) wait = Math.max(wait, Math.ceil((oldest + windowMs - now) / 1000));
     }
     return wait;
   }
 
-  fail(keys: readonly FailureKey[]): void {
+  fail(keys: readonly { kind: string; id: string }[]): void {
     const now = this.clock.now();
-    for (const key of keys) this.failures.set(name(key), [...this.recent(key, now), now]);
+    this.sweep(now);
+    for (const key of keys) this.events.set(name(key), [...this.recent(key, now), now]);
   }
 
-  private recent(key: FailureKey, now: number): number[] {
-    const times = (this.failures.get(name(key)) ?? []).filter((t) => t > now - FAILURE_WINDOW_MS);
-    if (times.length === 0) this.failures.delete(name(key));
+  /** How many keys are remembered (the map never outgrows the keys of the last window). */
+  get size(): number {
+    return this.events.size;
+  }
+
+  private limitOf(kind: string): { limit: number; windowMs: number } {
+    const l = this.limits[kind];
+    if (!l) throw new Error(`no limit for ${kind}`);
+    return l;
+  }
+
+  private recent(key: { kind: string; id: string }, now: number): number[] {
+    const { windowMs } = this.limitOf(key.kind);
+    const times = (this.events.get(name(key)) ?? []).filter((t) => t > now - windowMs);
+    if (times.length === 0) this.events.delete(name(key));
     return times;
+  }
+
+  /** Forgets every key whose last event left its window; at most once per longest window, so it costs O(1) per event. */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < this.longestWindowMs) return;
+    this.lastSweep = now;
+    for (const [key, times] of this.events) {
+      const windowMs = this.limits[key.slice(0, key.indexOf(':'))]?.windowMs ?? this.longestWindowMs;
+      if ((times[times.length - 1] ?? 0) <= now - windowMs) this.events.delete(key);
+    }
   }
 }
 
-const name = (key: FailureKey): string => `${key.kind}:${key.id}`;
+const name = (key: { kind: string; id: string }): string => `${key.kind}:${key.id}`;

@@ -10,9 +10,10 @@ import type { Services } from '../../domain/context.ts';
 import { memberPasskeys } from '../../domain/passkeys.ts';
 import { startTestServer, type TestServer } from '../../testing/harness.ts';
 import { CHALLENGE_TTL_MS } from './challenges.ts';
-import { FAILURE_LIMITS } from './failures.ts';
+import { FAILURE_LIMITS, OPTIONS_LIMIT } from './failures.ts';
 import { PasskeyFlows, ProofRefused, type Attempt } from './flows.ts';
-import { SoftAuthenticator } from './soft-authenticator.ts';
+import { SoftAuthenticator } from './testing/soft-authenticator.ts';
+import { generateKeyPairSync } from 'node:crypto';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 22, 9, 0, 0));
 const RP = { origin: 'https://portal.merchant.example', rpId: 'portal.merchant.example' };
@@ -56,7 +57,8 @@ describe('passkey ceremonies', () => {
     const { member, auth, passkey } = await memberWithPasskey(flows);
     expect(passkey).toMatchObject({ memberId: member.memberId, credentialId: auth.id, counter: 0, transports: ['internal'], name: 'Laptop' });
     const signedIn = await signIn(flows, auth);
-    expect(signedIn.id).toBe(member.memberId);
+    expect(signedIn.member.id).toBe(member.memberId);
+    expect(signedIn.passkey.credentialId).toBe(auth.id);
     const [stored] = await memberPasskeys(services, member.memberId);
     expect(stored).toMatchObject({ counter: 1, lastUsedAt: clock.now() });
   });
@@ -120,17 +122,107 @@ describe('passkey ceremonies', () => {
     expect(error.message).toContain('registered already');
   });
 
-  it('limits failures per member and per address', async () => {
+  it('limits re-verification failures per member, and anonymous sign-in failures per address only', async () => {
+    const flows = new PasskeyFlows(services);
+    const { member, auth } = await memberWithPasskey(flows);
+    const reverify = async (bend: Parameters<SoftAuthenticator['assert']>[1] = {}) => {
+      const a = attempt();
+      return flows.assertionFinish(a, 'reverify', JSON.stringify(auth.assert(await flows.reverifyStart(a, member.memberId), bend)), member.memberId);
+    };
+    for (let i = 0; i < FAILURE_LIMITS.member; i++) await refusal(reverify({ origin: 'https://evil.example' }));
+    expect((await refusal(reverify())).retryAfter).toBeGreaterThan(0);
+
+    // Anonymous sign-ins that fail with a member's credential id count against their address, never the member.
+    const other = await memberWithPasskey(flows);
+    const address = '203.0.113.9';
+    for (let i = 0; i < FAILURE_LIMITS.address; i++) await refusal(signIn(flows, other.auth, attempt({ address }), { signer: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey }));
+    expect((await refusal(signIn(flows, other.auth, attempt({ address })))).retryAfter).toBeGreaterThan(0);
+    expect((await signIn(flows, other.auth)).member.id).toBe(other.member.memberId);
+  });
+
+  it('counts a missing or expired challenge against nobody', async () => {
     const flows = new PasskeyFlows(services);
     const { auth } = await memberWithPasskey(flows);
-    for (let i = 0; i < FAILURE_LIMITS.member; i++) await refusal(signIn(flows, auth, attempt(), { origin: 'https://evil.example' }));
-    const limited = await refusal(signIn(flows, auth));
-    expect(limited.retryAfter).toBeGreaterThan(0);
+    const address = '203.0.113.10';
+    for (let i = 0; i < FAILURE_LIMITS.address * 5; i++) {
+      expect((await refusal(flows.assertionFinish(attempt({ address }), 'sign-in', JSON.stringify({ id: auth.id, type: 'public-key', response: {} })))).message).toContain('expired');
+    }
+    expect(flows.failures.size).toBe(0);
+    expect((await signIn(flows, auth, attempt({ address }))).passkey.credentialId).toBe(auth.id);
+  });
 
-    const address = '203.0.113.9';
-    for (let i = 0; i < FAILURE_LIMITS.address; i++) await refusal(flows.assertionFinish(attempt({ address }), 'sign-in', '{"not":"a credential"}'));
-    const fresh = await memberWithPasskey(flows);
-    expect((await refusal(signIn(flows, fresh.auth, attempt({ address })))).retryAfter).toBeGreaterThan(0);
+  it('limits ceremony options per address, not across addresses', async () => {
+    const flows = new PasskeyFlows(services);
+    const address = '203.0.113.11';
+    for (let i = 0; i < OPTIONS_LIMIT.limit; i++) await flows.signInStart(attempt({ address }));
+    const limited = await refusal(flows.signInStart(attempt({ address })));
+    expect(limited.retryAfter).toBeGreaterThan(0);
+    expect(limited.retryAfter).toBeLessThanOrEqual(OPTIONS_LIMIT.windowMs / 1000);
+    await flows.signInStart(attempt({ address: '203.0.113.12' }));
+    clock.advance(OPTIONS_LIMIT.windowMs);
+    await flows.signInStart(attempt({ address }));
+  });
+
+  it('verifies the signature before the counter: a forged assertion with an old counter is not taken for a clone', async () => {
+    const flows = new PasskeyFlows(services);
+    const { auth } = await memberWithPasskey(flows);
+    await signIn(flows, auth, attempt(), { counter: 9 });
+    const before = logged.length;
+    const forger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    await refusal(signIn(flows, auth, attempt(), { counter: 2, signer: forger }));
+    const lines = logged.slice(before).join('');
+    expect(lines).toContain('"reason":"not-verified"');
+    expect(lines).not.toContain('counter regressed');
+  });
+
+  it('gives a lost compare-and-swap its own reason, logged and counted against nobody', async () => {
+    const { auth, passkey } = await memberWithPasskey(new PasskeyFlows(services));
+    // Another sign-in records a use of the passkey between this one's read and its write.
+    let raced = false;
+    const transaction: Services['store']['transaction'] = async (fn) => {
+      if (!raced) {
+        raced = true;
+        await services.store.transaction((tx) => tx.passkeys.recordUse(passkey.id, { seenCounter: 0, counter: 50, backedUp: false, at: clock.now() }));
+      }
+      return services.store.transaction(fn);
+    };
+    const store = new Proxy(services.store, { get: (target, prop) => (prop === 'transaction' ? transaction : Reflect.get(target, prop, target)) });
+    const flows = new PasskeyFlows({ ...services, store });
+    const before = logged.length;
+    await refusal(signIn(flows, auth));
+    const lines = logged.slice(before).join('');
+    expect(lines).toContain('"reason":"lost-race"');
+    expect(lines).not.toContain('counter regressed');
+    expect(flows.failures.size).toBe(0);
+  });
+
+  it('checks the userHandle against the passkey’s owner, and requires it when signing in', async () => {
+    const flows = new PasskeyFlows(services);
+    const { member, auth } = await memberWithPasskey(flows);
+    const another = Buffer.from('mem_another_member').toString('base64url');
+    await refusal(signIn(flows, auth, attempt(), { userHandle: another }));
+    await refusal(signIn(flows, auth, attempt(), { userHandle: null }));
+    // Re-verification identified the member before the ceremony: no userHandle is fine, a wrong one is not.
+    const a = attempt();
+    await flows.assertionFinish(a, 'reverify', JSON.stringify(auth.assert(await flows.reverifyStart(a, member.memberId), { userHandle: null })), member.memberId);
+    const b = attempt();
+    await refusal(flows.assertionFinish(b, 'reverify', JSON.stringify(auth.assert(await flows.reverifyStart(b, member.memberId), { userHandle: another })), member.memberId));
+    expect((await signIn(flows, auth)).member.id).toBe(member.memberId);
+  });
+
+  it('requires user verification when registering and when asserting', async () => {
+    const flows = new PasskeyFlows(services);
+    const { auth } = await memberWithPasskey(flows);
+    const before = logged.length;
+    await refusal(signIn(flows, auth, attempt(), { userVerified: false }));
+    expect(logged.slice(before).join('')).toContain('"reason":"not-verified"');
+    const t = await server.newTenant();
+    const member = await createMember(services, { tenantId: t.tenantId, email: 'uv@merchant.example', role: 'developer' });
+    const unverified = new SoftAuthenticator(RP.origin, RP.rpId);
+    const a = attempt();
+    const options = await flows.registrationStart(a, { id: member.memberId, email: 'uv@merchant.example' });
+    await refusal(flows.registrationFinish(a, { id: member.memberId, tenantId: t.tenantId }, 'No UV', JSON.stringify(unverified.register(options, { userVerified: false }))));
+    expect(await memberPasskeys(services, member.memberId)).toEqual([]);
   });
 
   it('logs no challenge, credential or key', async () => {

@@ -1,14 +1,15 @@
-// The portal's passkey flows over the ceremonies: issuing a challenge to a binding, and taking
-// it back with the browser's answer. Every refusal is counted (per member and per address) and
-// logged with the passkey and member ids only: never a challenge, a credential or a key.
+// The portal's passkey flows over the ceremonies: issuing a challenge to a binding (options are
+// limited per address), and taking it back with the browser's answer. Every refused answer is
+// counted (failures.ts says against whom) and logged with the member id only: never a challenge,
+// a credential or a key. A missing or expired challenge is counted against nobody.
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Services } from '../../domain/context.ts';
 import { newPasskeyId } from '../../domain/ids.ts';
 import type { MemberRecord, PasskeyRecord } from '../../domain/model.ts';
 import { memberPasskeys, passkeyOwner, recordPasskeyUse, savePasskey } from '../../domain/passkeys.ts';
 import { authenticationOptions, CeremonyRefused, parseCredentialJson, registrationOptions, verifyAssertion, verifyRegistration } from './ceremonies.ts';
-import { ChallengeBook, type ChallengePurpose } from './challenges.ts';
-import { FailureLimiter, type FailureKey } from './failures.ts';
+import { ChallengeBook, ChallengeBookFull, type ChallengePurpose } from './challenges.ts';
+import { FailureLimiter, OPTIONS_LIMIT, type FailureKey } from './failures.ts';
 import type { RelyingParty } from './relying-party.ts';
 
 export const PASSKEY_NAME_MAX = 60;
@@ -35,25 +36,29 @@ export interface Attempt {
 export class PasskeyFlows {
   readonly challenges: ChallengeBook;
   readonly failures: FailureLimiter;
+  /** Ceremony options asked per address (each issues a challenge). */
+  readonly options: FailureLimiter;
 
   constructor(private readonly services: Services) {
     this.challenges = new ChallengeBook(services.clock);
     this.failures = new FailureLimiter(services.clock);
+    this.options = new FailureLimiter(services.clock, { options: OPTIONS_LIMIT });
   }
 
   // ---- registration ------------------------------------------------------------------------
 
   async registrationStart(a: Attempt, member: Pick<MemberRecord, 'id' | 'email'>) {
+    this.countOptions(a);
     const options = await registrationOptions(a.rp, member, await memberPasskeys(this.services, member.id));
-    this.challenges.issue('register', a.binding, options.challenge);
+    this.issue('register', a, options.challenge);
     return options;
   }
 
   /** Verifies the browser's answer and stores the passkey under the member. */
   async registrationFinish(a: Attempt, member: Pick<MemberRecord, 'id' | 'tenantId'>, name: string, raw: string | undefined): Promise<PasskeyRecord> {
-    const keys = this.keys(a, member.id);
+    const keys = memberKeys(member.id);
     this.refuseWhenLimited(keys);
-    const challenge = this.challenge('register', a, keys);
+    const challenge = this.challenge('register', a);
     try {
       const credential = await verifyRegistration(a.rp, parseCredentialJson<RegistrationResponseJSON>(raw), challenge);
       const passkey: PasskeyRecord = { id: newPasskeyId(), tenantId: member.tenantId, memberId: member.id, name, ...credential, createdAt: this.services.clock.now(), lastUsedAt: null };
@@ -68,70 +73,96 @@ export class PasskeyFlows {
   // ---- assertions: sign-in (any discoverable credential) and re-verification (the member's) ---
 
   async signInStart(a: Attempt) {
+    this.countOptions(a);
     const options = await authenticationOptions(a.rp);
-    this.challenges.issue('sign-in', a.binding, options.challenge);
+    this.issue('sign-in', a, options.challenge);
     return options;
   }
 
   async reverifyStart(a: Attempt, memberId: string) {
+    this.countOptions(a);
     const options = await authenticationOptions(a.rp, await memberPasskeys(this.services, memberId));
-    this.challenges.issue('reverify', a.binding, options.challenge);
+    this.issue('reverify', a, options.challenge);
     return options;
   }
 
   /**
-   * The active member whose passkey made this assertion (and, when re-verifying, who must be
-   * `expectedMemberId`). A deactivated member's passkey, another member's, or an unknown one is
-   * refused like a bad signature.
+   * The active member whose passkey made this assertion, and the passkey (when re-verifying, the
+   * member must be `expectedMemberId`). A deactivated member's passkey, another member's, or an
+   * unknown one is refused like a bad signature. An anonymous sign-in's failures count against
+   * its address only; a re-verification's against the signed-in member only.
    */
-  async assertionFinish(a: Attempt, purpose: 'sign-in' | 'reverify', raw: string | undefined, expectedMemberId?: string): Promise<MemberRecord> {
-    const early = expectedMemberId ? this.keys(a, expectedMemberId) : this.keys(a);
-    this.refuseWhenLimited(early);
-    const challenge = this.challenge(purpose, a, early);
-    let keys = early;
+  async assertionFinish(
+    a: Attempt,
+    purpose: 'sign-in' | 'reverify',
+    raw: string | undefined,
+    expectedMemberId?: string,
+  ): Promise<{ member: MemberRecord; passkey: PasskeyRecord }> {
+    const keys = purpose === 'reverify' && expectedMemberId !== undefined ? memberKeys(expectedMemberId) : addressKeys(a);
+    this.refuseWhenLimited(keys);
+    const challenge = this.challenge(purpose, a);
+    let ownerId: string | undefined;
     try {
       const response = parseCredentialJson<AuthenticationResponseJSON>(raw);
       const owner = await passkeyOwner(this.services, response.id);
       if (!owner) throw new CeremonyRefused('not-verified', 'no passkey of that credential id');
-      keys = this.keys(a, owner.member.id);
-      this.refuseWhenLimited(keys);
+      ownerId = owner.member.id;
       if (expectedMemberId !== undefined && owner.member.id !== expectedMemberId) throw new CeremonyRefused('not-verified', 'the passkey of another member');
       if (!owner.member.active) throw new CeremonyRefused('not-verified', 'the member is inactive');
-      const use = await verifyAssertion(a.rp, response, challenge, owner.passkey);
-      if (!(await recordPasskeyUse(this.services, owner.passkey, use))) throw new CeremonyRefused('counter-regressed', 'another use of the passkey was recorded first');
-      return owner.member;
+      const use = await verifyAssertion(a.rp, response, challenge, owner.passkey, { id: owner.member.id, identifiedBefore: expectedMemberId !== undefined });
+      if (!(await recordPasskeyUse(this.services, owner.passkey, use))) throw new CeremonyRefused('lost-race', 'another use of the passkey was recorded first');
+      return owner;
     } catch (e) {
-      throw this.refused(e, keys, { purpose }, 'The passkey could not be verified. Nothing was changed; try again.');
+      throw this.refused(e, keys, { purpose, memberId: expectedMemberId ?? ownerId }, 'The passkey could not be verified. Nothing was changed; try again.');
     }
   }
 
   // ---- shared ----------------------------------------------------------------------------
-
-  private keys(a: Attempt, memberId?: string): FailureKey[] {
-    return memberId ? [{ kind: 'address', id: a.address }, { kind: 'member', id: memberId }] : [{ kind: 'address', id: a.address }];
-  }
 
   refuseWhenLimited(keys: readonly FailureKey[]): void {
     const wait = this.failures.retryAfter(keys);
     if (wait > 0) throw new ProofRefused(`Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, wait);
   }
 
-  private challenge(purpose: ChallengePurpose, a: Attempt, keys: readonly FailureKey[]): string {
+  /** Every options request counts against its address; past OPTIONS_LIMIT it is refused. */
+  private countOptions(a: Attempt): void {
+    const key = [{ kind: 'options', id: a.address }];
+    const wait = this.options.retryAfter(key);
+    if (wait > 0) throw new ProofRefused(`Too many passkey requests from this address. Try again in ${wait} second(s).`, wait);
+    this.options.fail(key);
+  }
+
+  private issue(purpose: ChallengePurpose, a: Attempt, challenge: string): void {
+    try {
+      this.challenges.issue(purpose, a.binding, challenge);
+    } catch (e) {
+      if (e instanceof ChallengeBookFull) throw new ProofRefused('Too many passkey ceremonies are under way. Try again in a minute.', 60);
+      throw e;
+    }
+  }
+
+  /** The binding's challenge. A missing or expired one counts against nobody: anyone can send one. */
+  private challenge(purpose: ChallengePurpose, a: Attempt): string {
     const challenge = this.challenges.take(purpose, a.binding);
     if (challenge !== null) return challenge;
-    this.failures.fail(keys);
     throw new ProofRefused('The passkey request expired or was already used. Nothing was changed; try again.');
   }
 
-  /** Counts and logs a refusal; answers what to throw. */
+  /** Counts and logs a refusal (a lost race is logged, not counted); answers what to throw. */
   private refused(e: unknown, keys: readonly FailureKey[], context: object, message: string): Error {
     if (e instanceof ProofRefused) return e;
     if (!(e instanceof CeremonyRefused)) return e as Error;
+    const fields = { ...context, reason: e.reason, detail: e.message };
+    if (e.reason === 'lost-race') {
+      this.services.log.info(fields, 'portal passkey refused: another use of the passkey was recorded first');
+      return new ProofRefused(message);
+    }
     this.failures.fail(keys);
-    const member = keys.find((k) => k.kind === 'member')?.id;
-    const fields = { ...context, memberId: member, reason: e.reason, detail: e.message };
     if (e.reason === 'counter-regressed') this.services.log.warn(fields, 'portal passkey refused: signature counter regressed (a cloned authenticator?)');
     else this.services.log.info(fields, 'portal passkey refused');
     return new ProofRefused(message);
   }
 }
+
+const memberKeys = (memberId: string): FailureKey[] => [{ kind: 'member', id: memberId }];
+const addressKeys = (a: Attempt): FailureKey[] => [{ kind: 'address', id: a.address }];

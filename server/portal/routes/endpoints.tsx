@@ -1,6 +1,7 @@
 // Managing the endpoint: add, edit URL, rotate secret, disable, send a test. Every action is a
 // POST behind the session, CSRF and role checks (guard.ts) and calls the same domain function as
-// the management API. Changes that disable pending deliveries go through a confirmation page
+// the management API; every change of where or how events are delivered runs behind proofGate
+// (proof.tsx, the routes of proof-gated.ts). Changes that disable pending deliveries go through a confirmation page
 // that carries the endpoint version it was shown for, so a stale or replayed form (a reload of
 // the reveal page, a second tab) changes nothing.
 import type { Context, Hono } from 'hono';
@@ -15,9 +16,7 @@ import type { PortalEnv } from '../env.ts';
 import { requireManage, requireViewer } from '../guard.ts';
 import { chromeFor, messageResponse } from '../messages.tsx';
 import { formFields, page } from '../render.ts';
-import { checkProof, proofMethod, requireProof } from '../proof.tsx';
-import { isFresh } from '../session.ts';
-import type { ProofMethod } from '../views/proof.tsx';
+import { passkeyOffered, proofGate, proofIsFresh } from '../proof.tsx';
 import type { Viewer } from '../session.ts';
 import { ConfirmPage, EditUrlPage, NewEndpointPage, type ConfirmKind, type UrlRefusal } from '../views/endpoint-forms.tsx';
 import { SecretPage } from '../views/secret.tsx';
@@ -47,6 +46,8 @@ function noStore(c: PortalContext): void {
 
 export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Services): void {
   const manage = [requireViewer(services), requireManage] as const;
+  /** The manage checks, then the proof of presence of a sensitive change (proof-gated.ts). */
+  const sensitive = (path: string) => [requireViewer(services), requireManage, proofGate(services, path)] as const;
 
   /** The endpoint of the session's environment, which must still be active (else a 409 page). */
   async function activeEndpoint(c: PortalContext): Promise<EndpointRecord | Response> {
@@ -82,7 +83,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     return page(c, <NewEndpointPage chrome={chromeFor(viewer, 'Add webhook')} csrf={viewer.session.csrf} environment={viewer.scope.environment} />);
   });
 
-  portal.post('/webhooks/endpoints', ...manage, async (c) => {
+  portal.post('/webhooks/endpoints', ...sensitive('/webhooks/endpoints'), async (c) => {
     const viewer = c.var.viewer;
     const fields = await formFields(c);
     const url = (fields.url ?? '').trim();
@@ -115,7 +116,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     return page(c, <EditUrlPage chrome={chromeFor(viewer, 'Edit URL')} csrf={viewer.session.csrf} endpoint={endpoint} />);
   });
 
-  portal.post('/webhooks/endpoints/:endpointId/edit', ...manage, async (c) => {
+  portal.post('/webhooks/endpoints/:endpointId/edit', ...sensitive('/webhooks/endpoints/:endpointId/edit'), async (c) => {
     const viewer = c.var.viewer;
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
@@ -147,7 +148,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
 
   // ---- signature scheme: no confirmation, nothing is disabled (the version stays) -----------
 
-  portal.post('/webhooks/endpoints/:endpointId/scheme', ...manage, async (c) => {
+  portal.post('/webhooks/endpoints/:endpointId/scheme', ...sensitive('/webhooks/endpoints/:endpointId/scheme'), async (c) => {
     const viewer = c.var.viewer;
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
@@ -158,18 +159,17 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     if (signatureScheme === undefined) {
       return messageResponse(c, viewer, { heading: 'Unknown signature scheme', detail: `Choose one of ${webhookSignatureSchemeValues.join(', ')}. Nothing was changed.` }, 400);
     }
-    const ask = await requireProof(c, services, fields, { href: `/portal/webhooks/endpoints/${endpoint.id}/scheme`, label: `change the signature scheme to ${signatureScheme}` });
-    if (ask) return ask;
     await updateEndpoint(services, viewer.scope, endpoint.id, { signatureScheme });
     return c.redirect('/portal/webhooks?done=scheme-changed', 303);
   });
 
   // ---- disable and rotate: confirmation with re-verification ---------------------------------
 
-  const confirmPage = async (c: PortalContext, kind: ConfirmKind, endpoint: EndpointRecord, asked?: { method: ProofMethod; error?: string | undefined }) => {
+  /** The confirmation page; when the last proof is stale it carries the proof fields, so one post does both. */
+  const confirmPage = async (c: PortalContext, kind: ConfirmKind, endpoint: EndpointRecord) => {
     const viewer = c.var.viewer;
     const { reverifyAfterMs } = c.var.portal.settings;
-    const method = asked?.method ?? (isFresh(services, viewer.session, reverifyAfterMs) ? null : await proofMethod(c, services));
+    const reverify = proofIsFresh(c, services) ? null : { passkey: await passkeyOffered(c, services) };
     const title = kind === 'disable' ? 'Disable endpoint' : 'Rotate secret';
     return page(
       c,
@@ -178,11 +178,9 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
         csrf={viewer.session.csrf}
         kind={kind}
         endpoint={endpoint}
-        reverify={method}
+        reverify={reverify}
         reverifyAfterMs={reverifyAfterMs}
-        error={asked?.error}
       />,
-      asked?.error ? 403 : 200,
     );
   };
 
@@ -194,20 +192,16 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     });
   }
 
-  /** Runs the checks every confirmed disable/rotate needs; answers a response when one fails. */
+  /** Runs the checks every confirmed disable/rotate needs (the proof was taken by the gate); answers a response when one fails. */
   async function confirmed(c: PortalContext, kind: ConfirmKind, endpoint: EndpointRecord): Promise<Response | null> {
     const fields = await formFields(c);
     const stale = staleForm(c, c.var.viewer, endpoint, fields.version);
     if (stale) return stale;
     if (fields.confirm !== 'yes') return confirmPage(c, kind, endpoint);
-    const proof = await checkProof(c, services, fields);
-    if (proof.fresh) return null;
-    // The confirmation page asked for the proof already: a post without one is refused.
-    const error = proof.error ?? 'Your last proof is too old: confirm it is you (member token or passkey). Nothing was changed.';
-    return confirmPage(c, kind, endpoint, { method: proof.method, error });
+    return null;
   }
 
-  portal.post('/webhooks/endpoints/:endpointId/disable', ...manage, async (c) => {
+  portal.post('/webhooks/endpoints/:endpointId/disable', ...sensitive('/webhooks/endpoints/:endpointId/disable'), async (c) => {
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
     const stop = await confirmed(c, 'disable', endpoint);
@@ -216,7 +210,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     return c.redirect('/portal/webhooks?done=disabled', 303);
   });
 
-  portal.post('/webhooks/endpoints/:endpointId/rotate', ...manage, async (c) => {
+  portal.post('/webhooks/endpoints/:endpointId/rotate', ...sensitive('/webhooks/endpoints/:endpointId/rotate'), async (c) => {
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
     const stop = await confirmed(c, 'rotate', endpoint);
@@ -238,7 +232,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
 
   // ---- recover ---------------------------------------------------------------------------
 
-  portal.post('/webhooks/endpoints/:endpointId/recover', ...manage, async (c) => {
+  portal.post('/webhooks/endpoints/:endpointId/recover', ...sensitive('/webhooks/endpoints/:endpointId/recover'), async (c) => {
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
     const hours = (await formFields(c)).hours ?? '';

@@ -1,8 +1,7 @@
-// Passkeys: the member's Passkeys page (add, remove; both need a fresh proof), the JSON options
-// the browser's ceremonies start from, and signing in with a passkey alone. The options answer
+// Passkeys: the member's Passkeys page (add, remove; both run behind proofGate), the JSON options
+// the browser's ceremonies start from (limited per address), and signing in with a passkey alone. The options answer
 // JSON to portal.js; the answers come back as ordinary form posts, so each ends in a page.
 import type { Context, Hono } from 'hono';
-import { deleteCookie, getCookie } from 'hono/cookie';
 import type { Services } from '../../domain/context.ts';
 import type { EnvironmentName } from '../../domain/model.ts';
 import { memberPasskeys, removePasskey } from '../../domain/passkeys.ts';
@@ -11,9 +10,9 @@ import { requireViewer } from '../guard.ts';
 import { chromeFor, messageResponse } from '../messages.tsx';
 import { PASSKEY_NAME_MAX, ProofRefused, type Attempt } from '../passkeys/flows.ts';
 import { relyingPartyOf } from '../passkeys/relying-party.ts';
-import { clientAddress, requireProof, sessionAttempt } from '../proof.tsx';
+import { clientAddress, proofGate, sessionAttempt } from '../proof.tsx';
 import { formFields, page } from '../render.ts';
-import { isFresh, issueSignInToken, SIGN_IN_COOKIE, signInTokenMatches, startSession } from '../session.ts';
+import { clearSignInToken, endSession, issueSignInToken, signInToken, signInTokenMatches, startSession } from '../session.ts';
 import { CreatePasskeyPage, PasskeysPage } from '../views/passkeys.tsx';
 import { SignInPage } from '../views/sign-in.tsx';
 
@@ -25,10 +24,21 @@ const refusedJson = (c: Context, status: 400 | 403 | 429, detail: string, retryA
   return c.json({ error: 'refused', detail }, status);
 };
 
+/** Ceremony options as JSON, or the refusal (too many from this address, too many ceremonies under way). */
+async function options(c: Context, start: () => Promise<object>): Promise<Response> {
+  try {
+    return c.json(await start());
+  } catch (e) {
+    if (e instanceof ProofRefused) return refusedJson(c, 429, e.message, e.retryAfter);
+    throw e;
+  }
+}
+
 const passkeyName = (raw: string | undefined): string => (raw ?? '').trim().slice(0, PASSKEY_NAME_MAX);
 
 export function registerPasskeyRoutes(portal: Hono<PortalEnv>, services: Services): void {
   const signedIn = requireViewer(services);
+  const sensitive = (path: string) => [signedIn, proofGate(services, path)] as const;
 
   async function passkeysPage(c: PortalContext, status: 200 | 400 = 200) {
     const viewer = c.var.viewer;
@@ -49,26 +59,20 @@ export function registerPasskeyRoutes(portal: Hono<PortalEnv>, services: Service
   portal.get('/account/passkeys', signedIn, (c) => passkeysPage(c));
 
   // Adding: the name first (with the proof), then the page that runs the ceremony.
-  portal.post('/account/passkeys/add', signedIn, async (c) => {
-    const fields = await formFields(c);
-    const name = passkeyName(fields.name);
+  portal.post('/account/passkeys/add', ...sensitive('/account/passkeys/add'), async (c) => {
+    const name = passkeyName((await formFields(c)).name);
     if (!name) return passkeysPage(c, 400);
-    const ask = await requireProof(c, services, { ...fields, name }, { href: '/portal/account/passkeys/add', label: 'add a passkey' });
-    if (ask) return ask;
     return page(c, <CreatePasskeyPage chrome={chromeFor(c.var.viewer, 'Add a passkey')} csrf={c.var.viewer.session.csrf} name={name} />);
   });
 
-  portal.post('/api/passkeys/registration-options', signedIn, async (c) => {
+  portal.post('/api/passkeys/registration-options', ...sensitive('/api/passkeys/registration-options'), async (c) => {
     const viewer = c.var.viewer;
     const attempt = sessionAttempt(c);
     if ('refused' in attempt) return refusedJson(c, 400, attempt.refused);
-    if (!isFresh(services, viewer.session, c.var.portal.settings.reverifyAfterMs)) {
-      return refusedJson(c, 403, 'Confirm it is you first: go back to Passkeys and add the passkey again.');
-    }
-    return c.json(await c.var.portal.passkeys.registrationStart(attempt, { id: viewer.memberId, email: viewer.email }));
+    return options(c, () => c.var.portal.passkeys.registrationStart(attempt, { id: viewer.memberId, email: viewer.email }));
   });
 
-  portal.post('/account/passkeys', signedIn, async (c) => {
+  portal.post('/account/passkeys', ...sensitive('/account/passkeys'), async (c) => {
     const viewer = c.var.viewer;
     const fields = await formFields(c);
     const name = passkeyName(fields.name);
@@ -86,23 +90,26 @@ export function registerPasskeyRoutes(portal: Hono<PortalEnv>, services: Service
     return c.redirect('/portal/account/passkeys?done=added', 303);
   });
 
-  portal.post('/account/passkeys/:passkeyId/remove', signedIn, async (c) => {
+  portal.post('/account/passkeys/:passkeyId/remove', ...sensitive('/account/passkeys/:passkeyId/remove'), async (c) => {
     const viewer = c.var.viewer;
     const passkeyId = c.req.param('passkeyId');
-    const fields = await formFields(c);
-    const ask = await requireProof(c, services, fields, { href: `/portal/account/passkeys/${passkeyId}/remove`, label: 'remove a passkey' });
-    if (ask) return ask;
-    if (!(await removePasskey(services, viewer.memberId, passkeyId))) {
+    const passkey = (await memberPasskeys(services, viewer.memberId)).find((p) => p.id === passkeyId);
+    if (!passkey || !(await removePasskey(services, viewer.memberId, passkeyId))) {
       return messageResponse(c, viewer, { heading: 'No such passkey', detail: 'This passkey is not one of yours, or it was removed already. Nothing was changed.' }, 404);
     }
     services.log.info({ memberId: viewer.memberId, passkeyId }, 'portal passkey removed');
+    // The sessions this passkey started end with it, this one included.
+    if (viewer.session.passkey === passkey.credentialId) {
+      endSession(c);
+      return c.redirect('/portal/sign-in?passkey-removed=1', 303);
+    }
     return c.redirect('/portal/account/passkeys?done=removed', 303);
   });
 
   portal.post('/api/passkeys/assertion-options', signedIn, async (c) => {
     const attempt = sessionAttempt(c);
     if ('refused' in attempt) return refusedJson(c, 400, attempt.refused);
-    return c.json(await c.var.portal.passkeys.reverifyStart(attempt, c.var.viewer.memberId));
+    return options(c, () => c.var.portal.passkeys.reverifyStart(attempt, c.var.viewer.memberId));
   });
 
   // ---- sign-in with a passkey: bound to the sign-in form's pre-session cookie ----------------
@@ -111,13 +118,13 @@ export function registerPasskeyRoutes(portal: Hono<PortalEnv>, services: Service
     if (!signInTokenMatches(c, submitted)) return { refused: 'The sign-in form expired or was not sent from this page. Reload it and try again.' };
     const rp = relyingPartyOf(c, c.var.portal.settings);
     if (!rp.ok) return { refused: rp.reason };
-    return { rp: rp.rp, binding: getCookie(c, SIGN_IN_COOKIE) ?? '', address: clientAddress(c) };
+    return { rp: rp.rp, binding: signInToken(c) ?? '', address: clientAddress(c) };
   }
 
   portal.post('/sign-in/passkey/options', async (c) => {
     const attempt = signInAttempt(c, (await formFields(c))._csrf);
     if ('refused' in attempt) return refusedJson(c, 403, attempt.refused);
-    return c.json(await c.var.portal.passkeys.signInStart(attempt));
+    return options(c, () => c.var.portal.passkeys.signInStart(attempt));
   });
 
   portal.post('/sign-in/passkey', async (c) => {
@@ -128,9 +135,9 @@ export function registerPasskeyRoutes(portal: Hono<PortalEnv>, services: Service
       page(c, <SignInPage csrf={issueSignInToken(c)} error={{ title: 'Passkey sign-in failed', detail }} />, status);
     if ('refused' in attempt) return failed(attempt.refused, 403);
     try {
-      const member = await c.var.portal.passkeys.assertionFinish(attempt, 'sign-in', fields.credential);
-      startSession(c, services, { member, environment });
-      deleteCookie(c, SIGN_IN_COOKIE, { path: '/portal' });
+      const { member, passkey } = await c.var.portal.passkeys.assertionFinish(attempt, 'sign-in', fields.credential);
+      startSession(c, services, { member, environment, passkey: passkey.credentialId });
+      clearSignInToken(c);
       return c.redirect('/portal/webhooks', 303);
     } catch (e) {
       if (e instanceof ProofRefused) return failed(e.message, e.retryAfter > 0 ? 429 : 401);

@@ -2,7 +2,6 @@
 // lives in the sealed session, never in a query parameter, so no link can point a member at
 // another tenant's data: the tenant always comes from the member record.
 import type { Hono } from 'hono';
-import { deleteCookie } from 'hono/cookie';
 import { authenticateMember } from '../../domain/auth.ts';
 import type { Services } from '../../domain/context.ts';
 import { isAppError } from '../../domain/errors.ts';
@@ -11,7 +10,7 @@ import type { EnvironmentName } from '../../domain/model.ts';
 import type { PortalEnv } from '../env.ts';
 import { requireViewer } from '../guard.ts';
 import { formFields, page } from '../render.ts';
-import { endSession, issueSignInToken, readSession, resolveViewer, SIGN_IN_COOKIE, signInTokenMatches, startSession, writeSession } from '../session.ts';
+import { clearSignInToken, endSession, issueSignInToken, readSession, resolveViewer, signInTokenMatches, startSession, writeSession } from '../session.ts';
 import { SignInPage } from '../views/sign-in.tsx';
 
 const environmentOf = (value: string | undefined): EnvironmentName | null => (value === 'test' || value === 'live' ? value : null);
@@ -26,7 +25,13 @@ export function registerSessionRoutes(portal: Hono<PortalEnv>, services: Service
   portal.get('/sign-in', async (c) => {
     const session = readSession(c, services);
     if (session && (await resolveViewer(services, session))) return c.redirect('/portal/webhooks', 303);
-    const notice = c.req.query('ended') ? 'Your session ended. Sign in again to continue.' : c.req.query('signed-out') ? 'You are signed out.' : undefined;
+    const notice = c.req.query('ended')
+      ? 'Your session ended. Sign in again to continue.'
+      : c.req.query('passkey-removed')
+        ? 'The passkey you signed in with was removed, so that session ended. Sign in again to continue.'
+        : c.req.query('signed-out')
+          ? 'You are signed out.'
+          : undefined;
     return page(c, <SignInPage csrf={issueSignInToken(c)} notice={notice} />);
   });
 
@@ -41,8 +46,10 @@ export function registerSessionRoutes(portal: Hono<PortalEnv>, services: Service
     try {
       const principal = await authenticateMember(services, token || undefined, environment);
       if (principal.kind !== 'member') throw new Error('authenticateMember answered a non-member principal');
-      startSession(c, services, { member: { id: principal.memberId, tokenHash: hashToken(token), tenantId: principal.tenantId }, environment });
-      deleteCookie(c, SIGN_IN_COOKIE, { path: '/portal' });
+      const member = await services.store.read((tx) => tx.tenants.getMemberByTokenHash(hashToken(token)));
+      if (!member || member.id !== principal.memberId) throw new Error('the authenticated member is not in the store');
+      startSession(c, services, { member, environment, passkey: null });
+      clearSignInToken(c);
       return c.redirect('/portal/webhooks', 303);
     } catch (e) {
       if (!isAppError(e)) throw e;

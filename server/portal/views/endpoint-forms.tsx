@@ -7,7 +7,7 @@ import type { EndpointRecord } from '../../domain/model.ts';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Breadcrumbs, Notice } from './parts.tsx';
-import { ProofField, type ProofMethod } from './proof.tsx';
+import { ProofField } from './proof.tsx';
 import { SchemeField } from './scheme.tsx';
 import { endpointHref } from './webhooks.tsx';
 
@@ -178,8 +178,8 @@ export function ConfirmPage(props: {
   kind: ConfirmKind;
   endpoint: EndpointRecord;
   newUrl?: string;
-  /** How to ask for a fresh proof (the last one is older than PORTAL_REVERIFY_AFTER), or null. */
-  reverify?: ProofMethod | null;
+  /** Asks for a fresh proof (the last one is older than PORTAL_REVERIFY_AFTER): with the passkey offered too, or not; null: fresh. */
+  reverify?: { passkey: boolean } | null;
   reverifyAfterMs?: number;
   error?: string | undefined;
 }) {
@@ -204,13 +204,11 @@ export function ConfirmPage(props: {
           <input type="hidden" name="version" value={String(e.version)} />
           <input type="hidden" name="confirm" value="yes" />
           {props.newUrl !== undefined ? <input type="hidden" name="url" value={props.newUrl} /> : null}
-          {props.reverify ? <ProofField method={props.reverify} action={c.button.toLowerCase()} reverifyAfterMs={props.reverifyAfterMs ?? 0} /> : null}
+          {props.reverify ? <ProofField passkey={props.reverify.passkey} action={c.button.toLowerCase()} reverifyAfterMs={props.reverifyAfterMs ?? 0} /> : null}
           <div class="form-actions">
-            {props.reverify === 'passkey' ? null : (
-              <button type="submit" class={`button ${c.danger ? 'button--danger' : 'button--primary'}`} data-testid="confirm">
-                {c.button}
-              </button>
-            )}
+            <button type="submit" class={`button ${c.danger ? 'button--danger' : 'button--primary'}`} data-testid="confirm">
+              {props.reverify ? `${c.button} (with token)` : c.button}
+            </button>
             <a class="button button--quiet" href="/portal/webhooks">
               Cancel
             </a>

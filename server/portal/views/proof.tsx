@@ -1,10 +1,9 @@
 // The proof of presence a sensitive change asks for: the member token typed again, or a fresh
-// passkey assertion (portal.js runs it and submits the form with the answer).
+// passkey assertion (portal.js runs it and submits the form with the answer); both are offered
+// when the member has a passkey.
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Breadcrumbs, Notice } from './parts.tsx';
-
-export type ProofMethod = 'token' | 'passkey';
 
 /** "5 minutes", "30 seconds": how PORTAL_REVERIFY_AFTER reads in a sentence. */
 export function durationText(ms: number): string {
@@ -12,33 +11,34 @@ export function durationText(ms: number): string {
   return `${Math.max(1, Math.round(ms / 1000))} seconds`;
 }
 
-/** The proof field inside a form: the token input, or the passkey button with its hidden answer. */
-export function ProofField(props: { method: ProofMethod; action: string; reverifyAfterMs: number }) {
+/**
+ * The proof fields inside a form: the member token (always: it is the way back when a passkey's
+ * device is lost) and, when the member has a passkey this origin can use, the passkey button
+ * with its hidden answer (portal.js fills it and submits the form).
+ */
+export function ProofField(props: { passkey: boolean; action: string; reverifyAfterMs: number }) {
   const age = durationText(props.reverifyAfterMs);
-  if (props.method === 'token') {
-    return (
-      <div class="field" data-testid="reverify">
-        <label for="token">Confirm it is you: member token</label>
-        <input id="token" name="token" type="password" required autocomplete="off" spellcheck={false} placeholder="mt_…" />
-        <p class="field__hint">
-          You last proved it was you more than {age} ago. Enter your member token again to {props.action}.
-        </p>
-      </div>
-    );
-  }
   return (
-    <div class="field" data-testid="reverify-passkey">
-      <input type="hidden" name="credential" value="" disabled />
+    <>
       <p class="field__hint">
-        You last proved it was you more than {age} ago. Confirm with your passkey to {props.action}.
+        You last proved it was you more than {age} ago. {props.passkey ? 'Confirm with your passkey, or enter your member token,' : 'Enter your member token again'} to {props.action}.
       </p>
-      <button type="button" class="button button--primary" hidden data-webauthn="reverify" data-options="/portal/api/passkeys/assertion-options" data-testid="confirm-passkey">
-        Confirm with passkey
-      </button>
-      <p class="field__hint" role="status" data-webauthn-status data-testid="passkey-status">
-        <noscript>Passkeys need JavaScript: sign out and sign in with your member token instead.</noscript>
-      </p>
-    </div>
+      {props.passkey ? (
+        <div class="field" data-testid="reverify-passkey">
+          <input type="hidden" name="credential" value="" disabled />
+          <button type="button" class="button button--primary" hidden data-webauthn="reverify" data-options="/portal/api/passkeys/assertion-options" data-testid="confirm-passkey">
+            Confirm with passkey
+          </button>
+          <p class="field__hint" role="status" data-webauthn-status data-testid="passkey-status">
+            <noscript>Passkeys need JavaScript: use your member token instead.</noscript>
+          </p>
+        </div>
+      ) : null}
+      <div class="field" data-testid="reverify">
+        <label for="token">{props.passkey ? 'Or your member token' : 'Confirm it is you: member token'}</label>
+        <input id="token" name="token" type="password" autocomplete="off" spellcheck={false} placeholder="mt_…" />
+      </div>
+    </>
   );
 }
 
@@ -48,7 +48,8 @@ export function ReverifyPage(props: {
   csrf: string;
   action: { href: string; label: string };
   fields: [string, string][];
-  method: ProofMethod;
+  /** The passkey is offered beside the member token. */
+  passkey: boolean;
   reverifyAfterMs: number;
   error?: string | undefined;
 }) {
@@ -68,13 +69,11 @@ export function ReverifyPage(props: {
           {props.fields.map(([name, value]) => (
             <input type="hidden" name={name} value={value} />
           ))}
-          <ProofField method={props.method} action={props.action.label} reverifyAfterMs={props.reverifyAfterMs} />
+          <ProofField passkey={props.passkey} action={props.action.label} reverifyAfterMs={props.reverifyAfterMs} />
           <div class="form-actions">
-            {props.method === 'token' ? (
-              <button type="submit" class="button button--primary" data-testid="confirm">
-                Confirm
-              </button>
-            ) : null}
+            <button type="submit" class={props.passkey ? 'button' : 'button button--primary'} data-testid="confirm">
+              Confirm with token
+            </button>
             <a class="button button--quiet" href="/portal/webhooks">
               Cancel
             </a>

@@ -35,6 +35,9 @@ export function tenantRepo<B, J>(sql: Sql<B, J>, adjustWallet: TenantRepo['adjus
     async setMemberActive(memberId, tenantId, active) {
       return (await sql.run('UPDATE members SET active = $3 WHERE id = $1 AND tenant_id = $2', [memberId, tenantId, m.bool(active)])) > 0;
     },
+    async endMemberSessions(memberId, tenantId) {
+      return (await sql.run('UPDATE members SET session_epoch = session_epoch + 1 WHERE id = $1 AND tenant_id = $2', [memberId, tenantId])) > 0;
+    },
     insertServiceAccount: inserter(sql, 'service_accounts', m.serviceAccountToRow),
     async getMember(memberId) {
       return first(sql, m.memberFromRow, 'SELECT * FROM members WHERE id = $1', [memberId]);

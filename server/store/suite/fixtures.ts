@@ -116,6 +116,7 @@ export function memberRecord(tenant: TenantRecord, o: Partial<MemberRecord> = {}
     active: true,
     tokenHash: unique('token-hash'),
     createdAt: T0,
+    sessionEpoch: 0,
     ...o,
   };
 }

@@ -48,6 +48,17 @@ export function passkeyCases(s: () => Store): void {
     expect(await s().read((tx) => tx.tenants.getMember('mem_unknown'))).toBeNull();
   });
 
+  it('ends a member’s sessions by bumping their epoch, in their tenant only', async () => {
+    const member = await seedMember(s());
+    const other = await seedMember(s());
+    expect(await s().transaction((tx) => tx.tenants.endMemberSessions(member.id, member.tenantId))).toBe(true);
+    expect(await s().transaction((tx) => tx.tenants.endMemberSessions(member.id, member.tenantId))).toBe(true);
+    expect(await s().transaction((tx) => tx.tenants.endMemberSessions(member.id, other.tenantId))).toBe(false);
+    expect((await s().read((tx) => tx.tenants.getMember(member.id)))?.sessionEpoch).toBe(2);
+    expect((await s().read((tx) => tx.tenants.getMemberByTokenHash(member.tokenHash)))?.sessionEpoch).toBe(2);
+    expect((await s().read((tx) => tx.tenants.getMember(other.id)))?.sessionEpoch).toBe(0);
+  });
+
   it('refuses a credential id already registered, to the same member or to another tenant’s', async () => {
     const [a, b] = [await seedMember(s()), await seedMember(s())];
     const taken = passkeyRecord(a);

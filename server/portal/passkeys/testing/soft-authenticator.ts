@@ -1,4 +1,4 @@
-// A software authenticator for tests: an ES256 key pair that answers registration and
+// Test support (a testing/ folder: production may not import it, .dependency-cruiser.cjs). A software authenticator for tests: an ES256 key pair that answers registration and
 // authentication options the way a platform authenticator does (attestation `none`, user
 // present and verified), so the library's own verification runs on real signatures. Options
 // (origin, RP ID, counter) can be bent to make the answers the ceremonies must refuse.
@@ -18,6 +18,8 @@ export class SoftAuthenticator {
   private readonly publicKey: KeyObject;
   readonly credentialId = randomBytes(16);
   counter = 0;
+  /** The user.id of the registration options (base64url), answered as the assertions' userHandle. */
+  userHandle: string | null = null;
 
   constructor(
     readonly origin: string,
@@ -30,7 +32,9 @@ export class SoftAuthenticator {
     return b64(this.credentialId);
   }
 
-  register(options: PublicKeyCredentialCreationOptionsJSON): RegistrationResponseJSON {
+  /** A registration; `bend.userVerified: false` answers with user presence only. */
+  register(options: PublicKeyCredentialCreationOptionsJSON, bend: { userVerified?: boolean } = {}): RegistrationResponseJSON {
+    this.userHandle = options.user.id;
     const jwk = this.publicKey.export({ format: 'jwk' });
     const cose = new Map<number, number | Uint8Array>([
       [1, 2],
@@ -42,7 +46,7 @@ export class SoftAuthenticator {
     const idLength = Buffer.alloc(2);
     idLength.writeUInt16BE(this.credentialId.length);
     const attested = Buffer.concat([Buffer.alloc(16), idLength, this.credentialId, Buffer.from(isoCBOR.encode(cose))]);
-    const authData = this.authData(this.rpId, UP | UV | AT, attested);
+    const authData = this.authData(this.rpId, (bend.userVerified === false ? UP : UP | UV) | AT, attested);
     const attestation: [string, string | Map<string, string> | Uint8Array][] = [
       ['fmt', 'none'],
       ['attStmt', new Map<string, string>()],
@@ -59,17 +63,24 @@ export class SoftAuthenticator {
     };
   }
 
-  /** An assertion; `bend` makes it wrong in one way (another origin, RP ID or counter). */
-  assert(options: PublicKeyCredentialRequestOptionsJSON, bend: { origin?: string; rpId?: string; counter?: number } = {}): AuthenticationResponseJSON {
+  /**
+   * An assertion; `bend` makes it wrong in one way (another origin, RP ID, counter, userHandle
+   * (null: none), user not verified, or a signature by another key).
+   */
+  assert(
+    options: PublicKeyCredentialRequestOptionsJSON,
+    bend: { origin?: string; rpId?: string; counter?: number; userHandle?: string | null; userVerified?: boolean; signer?: KeyObject } = {},
+  ): AuthenticationResponseJSON {
     this.counter = bend.counter ?? this.counter + 1;
-    const authData = this.authData(bend.rpId ?? this.rpId, UP | UV);
+    const authData = this.authData(bend.rpId ?? this.rpId, bend.userVerified === false ? UP : UP | UV);
     const clientData = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: options.challenge, origin: bend.origin ?? this.origin, crossOrigin: false }));
-    const signature = sign('sha256', Buffer.concat([authData, sha256(clientData)]), this.privateKey);
+    const signature = sign('sha256', Buffer.concat([authData, sha256(clientData)]), bend.signer ?? this.privateKey);
+    const userHandle = bend.userHandle === undefined ? this.userHandle : bend.userHandle;
     return {
       id: this.id,
       rawId: this.id,
       type: 'public-key',
-      response: { clientDataJSON: b64(clientData), authenticatorData: b64(authData), signature: b64(signature) },
+      response: { clientDataJSON: b64(clientData), authenticatorData: b64(authData), signature: b64(signature), ...(userHandle === null ? {} : { userHandle }) },
       clientExtensionResults: {},
     };
   }

@@ -1,0 +1,76 @@
+// Which client a request came from, for the portal's per-address limits. Off by default: the
+// TCP peer, because a forwarded address is whatever the client wrote. TRUST_PROXY says when to
+// believe one: a hop count (the nearest N proxies are ours) or the addresses/CIDR ranges of our
+// proxies. The chain is read right to left (proxy-addr, the library Express uses): the client is
+// the first address not trusted. TRUST_PROXY_HEADER names the one header the proxies write,
+// `X-Forwarded-For` (default) or RFC 7239 `Forwarded` (its `for=` values): the other one is
+// whatever the client sent, so it is never read.
+import { isIP } from 'node:net';
+import proxyaddr from 'proxy-addr';
+
+export type ForwardedHeader = 'x-forwarded-for' | 'forwarded';
+export type TrustProxy = { kind: 'off' } | { kind: 'hops'; hops: number; header: ForwardedHeader } | { kind: 'addresses'; list: string[]; header: ForwardedHeader };
+
+export const TRUST_PROXY_OFF: TrustProxy = { kind: 'off' };
+
+/**
+ * Reads TRUST_PROXY: `off` (default), a hop count such as `1`, or addresses and CIDR ranges
+ * separated by commas; and TRUST_PROXY_HEADER. Throws naming the setting.
+ */
+export function parseTrustProxy(raw: string | undefined, headerRaw?: string): TrustProxy {
+  const value = (raw ?? '').trim();
+  const header = (headerRaw ?? '').trim().toLowerCase() || 'x-forwarded-for';
+  if (header !== 'x-forwarded-for' && header !== 'forwarded') throw new Error(`TRUST_PROXY_HEADER must be x-forwarded-for or forwarded (the header your proxies write), not ${headerRaw}`);
+  if (value === '' || value === 'off' || value === 'false') return TRUST_PROXY_OFF;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1 || hops > 10) throw new Error(`TRUST_PROXY as a hop count must be from 1 to 10 (the proxies in front of the server), not ${value}`);
+    return { kind: 'hops', hops, header };
+  }
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const entry of list) {
+    const [address = '', bits] = entry.split('/');
+    if (isIP(address) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) {
+      throw new Error(`TRUST_PROXY must be off, a hop count, or proxy addresses and CIDR ranges separated by commas (10.0.0.0/8,192.0.2.7), not ${value}`);
+    }
+  }
+  try {
+    proxyaddr.compile(list);
+  } catch (e) {
+    throw new Error(`TRUST_PROXY: ${(e as Error).message}`);
+  }
+  return { kind: 'addresses', list, header };
+}
+
+/** The `for=` addresses of a Forwarded header, nearest last, as X-Forwarded-For lists them. */
+export function forwardedFor(header: string): string[] {
+  const out: string[] = [];
+  for (const element of header.split(',')) {
+    for (const pair of element.split(';')) {
+      const eq = pair.indexOf('=');
+      if (eq < 0 || pair.slice(0, eq).trim().toLowerCase() !== 'for') continue;
+      let value = pair.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+      const v6 = /^\[([^\]]+)\](?::\d+)?$/.exec(value);
+      if (v6?.[1]) value = v6[1];
+      else if (/^[\d.]+:\d+$/.test(value)) value = value.slice(0, value.lastIndexOf(':'));
+      out.push(value);
+    }
+  }
+  return out;
+}
+
+const compiledLists = new WeakMap<string[], (addr: string, i: number) => boolean>();
+function compiled(list: string[]): (addr: string, i: number) => boolean {
+  let fn = compiledLists.get(list);
+  if (!fn) compiledLists.set(list, (fn = proxyaddr.compile(list)));
+  return fn;
+}
+
+/** The client address of a request from `peer` with these headers, under `trust`. */
+export function clientAddressOf(peer: string, headers: { forwarded?: string | undefined; xForwardedFor?: string | undefined }, trust: TrustProxy): string {
+  if (trust.kind === 'off') return peer;
+  const chain = trust.header === 'forwarded' ? forwardedFor(headers.forwarded ?? '').join(', ') : (headers.xForwardedFor ?? '');
+  const req = { socket: { remoteAddress: peer }, connection: { remoteAddress: peer }, headers: { 'x-forwarded-for': chain } };
+  const trusted = trust.kind === 'hops' ? (_addr: string, i: number) => i < trust.hops : compiled(trust.list);
+  return proxyaddr(req as unknown as Parameters<typeof proxyaddr>[0], trusted);
+}
