@@ -1,7 +1,7 @@
 // Pruning expired rows (Store.prune), written once for both stores over the repositories' Sql.
 // A batch runs a fixed number of statements, whatever the number of environments: it takes the
 // next ENVIRONMENTS_PER_BATCH environments after a cursor kept in the database (the prune_cursor
-// row, migration 0011: read and moved in the batch's own transaction, so a lap survives a
+// row, migration 0012: read and moved in the batch's own transaction, so a lap survives a
 // restart and every instance of one database shares it: round-robin), finds
 // in one statement which of them have expired rows (one index probe per table each), and shares
 // its row budget (`limit` per table) among those: each reads a window of its first rows in seq
