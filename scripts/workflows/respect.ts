@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { bin, ROOT, TOOL_ENV } from '../lib/specs.ts';
-import { sourceDescriptionNames, workflowFiles } from '../lib/workflows.ts';
+import { loadArazzo, sourceDescriptionNames, workflowFiles } from '../lib/workflows.ts';
 
 export interface RespectOptions {
   baseUrl: string;
@@ -33,7 +33,7 @@ export const newRunId = (): string => `${Date.now().toString(36)}-${randomBytes(
 
 /** The respect command line for these options (the credentials are inputs, given as JSON). */
 export async function respectArgs(opts: RespectOptions, runId: string): Promise<string[]> {
-  const files = opts.files ?? workflowFiles();
+  const files = await selectFiles(opts.files ?? workflowFiles(), opts.workflows);
   if (files.length === 0) throw new Error('no workflow file to run (spec/workflows/*.arazzo.yaml)');
   const base = opts.baseUrl.replace(/\/+$/, '');
   const servers = (await sourceDescriptionNames(files)).flatMap((name) => ['--server', `${name}=${base}`]);
@@ -45,9 +45,20 @@ export async function respectArgs(opts: RespectOptions, runId: string): Promise<
     ...servers,
     '--input',
     inputs,
-    ...(opts.workflows ?? []).flatMap((w) => ['--workflow', w]),
+    // respect wants each --workflow in every file it runs: within one file only.
+    ...(files.length === 1 ? (opts.workflows ?? []).flatMap((w) => ['--workflow', w]) : []),
     ...(opts.jsonOutput === undefined ? [] : ['--json-output', opts.jsonOutput]),
   ];
+}
+
+/** The files that define the wanted workflowIds (all files when none is named). */
+async function selectFiles(files: readonly string[], wanted: readonly string[] | undefined): Promise<string[]> {
+  if (wanted === undefined || wanted.length === 0) return [...files];
+  const ids = new Map<string, string[]>();
+  for (const file of files) ids.set(file, (((await loadArazzo(file)).workflows as Array<{ workflowId?: unknown }> | undefined) ?? []).map((w) => String(w.workflowId)));
+  const unknown = wanted.filter((w) => ![...ids.values()].some((list) => list.includes(w)));
+  if (unknown.length > 0) throw new Error(`no workflow ${unknown.join(', ')} in spec/workflows/ (there are: ${[...ids.values()].flat().join(', ')})`);
+  return files.filter((f) => ids.get(f)?.some((id) => wanted.includes(id)));
 }
 
 /** Runs respect; resolves with its exit status and what it printed. */
