@@ -9,15 +9,7 @@
 //     input's type.
 // Not breaking: a workflow, an output or an optional input added, a success criterion removed
 // (the flow asks less), a required input made optional, and every summary, description and title.
-
-/** One change, as spec-diff.ts's Change (same fields; declared here so neither imports the other). */
-export interface Change {
-  api: string;
-  where: string;
-  pointer: string;
-  description: string;
-  breaking: boolean;
-}
+import type { Change } from './spec-change.ts';
 
 type Json = Record<string, unknown>;
 type Segment = string | number;

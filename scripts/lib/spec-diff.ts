@@ -18,21 +18,13 @@ import { parse as parseYaml } from 'yaml';
 import { loadAsyncApi } from './asyncapi.ts';
 import { bundleOpenApi } from './redocly.ts';
 import { ROOT } from './specs.ts';
+import type { Change } from './spec-change.ts';
 import { diffArazzo } from './spec-diff-arazzo.ts';
 import { loadArazzo, workflowDocName, workflowFiles } from './workflows.ts';
 
 const execFileAsync = promisify(execFile);
 
-export interface Change {
-  /** The document's name: `transactions`, `orders`, …, `webhooks`. */
-  api: string;
-  /** `POST /v2/orders`, `message orderPaid`, `operation sendOrderWebhook` or `document`. */
-  where: string;
-  /** JSON pointer of the change inside `where` (an operation, a message, or the document). */
-  pointer: string;
-  description: string;
-  breaking: boolean;
-}
+export type { Change } from './spec-change.ts';
 
 export interface Acknowledgement {
   api: string;
