@@ -4,7 +4,9 @@
 // the test that shows a broken server fails them.
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { bin, ROOT, TOOL_ENV } from '../lib/specs.ts';
+import os from 'node:os';
+import path from 'node:path';
+import { bin, TOOL_ENV } from '../lib/specs.ts';
 import { loadArazzo, sourceDescriptionNames, workflowFiles } from '../lib/workflows.ts';
 
 export interface RespectOptions {
@@ -47,7 +49,7 @@ export async function respectArgs(opts: RespectOptions, runId: string): Promise<
     inputs,
     // respect wants each --workflow in every file it runs: within one file only.
     ...(files.length === 1 ? (opts.workflows ?? []).flatMap((w) => ['--workflow', w]) : []),
-    ...(opts.jsonOutput === undefined ? [] : ['--json-output', opts.jsonOutput]),
+    ...(opts.jsonOutput === undefined ? [] : ['--json-output', path.resolve(opts.jsonOutput)]),
   ];
 }
 
@@ -69,7 +71,9 @@ export async function runWorkflows(opts: RespectOptions): Promise<RespectResult>
   return new Promise((resolve, reject) => {
     // Colours only on a terminal: CI logs and the tests read plain text.
     const env = process.stdout.isTTY ? TOOL_ENV : { ...TOOL_ENV, NO_COLOR: '1' };
-    const child = spawn(bin('redocly'), args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Run outside the repository: redocly.yaml configures the linting of the documents, and
+    // respect would only print its warnings about rules that do not apply to a workflow.
+    const child = spawn(bin('redocly'), args, { cwd: os.tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const take = (chunk: Buffer): void => {
       const text = chunk.toString();
