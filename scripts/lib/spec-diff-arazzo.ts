@@ -1,10 +1,11 @@
 // spec:diff of the Arazzo workflows (spec/workflows/): the flows are part of the published
 // contract, run by partners against their implementations and read as how to use the API. A
 // change is reported per workflow (`workflow <workflowId>`), with a pointer inside it whose steps
-// are named by stepId (`/steps/createPayout/successCriteria/1`), and is breaking when
+// are named by stepId and its success criteria by their condition
+// (`/steps/createPayout/successCriteria/$statusCode == 201`), and is breaking when
 //   - an implementation that passed the workflow may now fail it: a step or a success criterion
-//     added, a request (operation, parameters, body) or a control flow (actions) changed, a
-//     required input added;
+//     added, a request (operation, parameters, body), the steps' order or a control flow
+//     (actions) changed, a required input added;
 //   - something a user of the workflow refers to is gone: the workflow, a step, an output, an
 //     input's type.
 // Not breaking: a workflow, an output or an optional input added, a success criterion removed
@@ -114,6 +115,11 @@ export function diffArazzo(api: string, before: Json | undefined, after: Json | 
       continue;
     }
     const leaves: Leaf[] = [];
+    // Steps run in their order: the same steps in another order are another flow.
+    const order = (w: Json): string[] => ((w.steps as Json[] | undefined) ?? []).map((step) => String(step.stepId));
+    const [was, is] = [order(workflow), order(next)];
+    const kept = (list: string[], other: string[]): string[] => list.filter((id) => other.includes(id));
+    if (!same(kept(was, is), kept(is, was))) leaves.push({ path: ['steps'], action: 'Changed', before: kept(was, is).join(', '), after: kept(is, was).join(', ') });
     diffValues(workflow, next, [], leaves);
     for (const leaf of leaves) {
       const pointer = pointerOf(leaf.path);
