@@ -1,8 +1,11 @@
 // npm run lint:spec: redocly lint (recommended ruleset, redocly.yaml) on every OpenAPI document
-// and the AsyncAPI parser's validation of the webhooks document. Any error or warning fails.
+// and every Arazzo workflow of spec/workflows/ (whose steps must call operations, by
+// operationId, that the project's own documents define), and the AsyncAPI parser's validation
+// of the webhooks document. Any error or warning fails.
 import path from 'node:path';
 import { ASYNCAPI_DOC, OPENAPI_DOCS, ROOT } from './lib/specs.ts';
 import { formatProblem, lintAsyncApi, lintOpenApi, type LintProblem } from './lib/lint.ts';
+import { checkWorkflowOperations, lintArazzoFiles, workflowFiles } from './lib/workflows.ts';
 
 let failures = 0;
 
@@ -22,6 +25,18 @@ for (const doc of OPENAPI_DOCS) {
   }
 }
 report(ASYNCAPI_DOC, await lintAsyncApi(ASYNCAPI_DOC), ' (@asyncapi/parser)');
+
+const workflows = workflowFiles();
+try {
+  const redocly = await lintArazzoFiles(workflows);
+  for (const file of workflows) {
+    const own = redocly.filter((p) => p.where.startsWith(`${path.relative(ROOT, file)}:`) || p.where.startsWith(`${file}:`));
+    report(file, [...own, ...(await checkWorkflowOperations(file))], ' (Arazzo)');
+  }
+} catch (err) {
+  console.error(`✖ spec/workflows: ${(err as Error).message}`);
+  failures += 1;
+}
 
 if (failures > 0) {
   console.error(`\nlint:spec failed: ${failures} problem(s).`);

@@ -75,6 +75,33 @@ ThingCreatedEvent:
     thingName: { type: string }
 `;
 
+// A workflow of the contract (spec/workflows/), compared as operations are.
+const WORKFLOW = `arazzo: 1.0.1
+info: { title: Things, version: 1.0.0 }
+sourceDescriptions:
+  - { name: things, url: ../things.openapi.yaml, type: openapi }
+workflows:
+  - workflowId: createThingFlow
+    inputs:
+      type: object
+      required: [runId]
+      properties:
+        runId: { type: string }
+    steps:
+      - stepId: create
+        description: Create a thing.
+        operationId: createThing
+        requestBody:
+          contentType: application/json
+          payload:
+            name: thing-{$inputs.runId}
+        successCriteria:
+          - condition: $statusCode == 201
+          - condition: $response.body#/name == $request.body#/name
+        outputs:
+          id: $response.body#/id
+`;
+
 let repo: string;
 
 const git = (...args: string[]): string =>
@@ -101,6 +128,7 @@ beforeEach(() => {
   write('spec/things.openapi.yaml', OPENAPI);
   write('spec/events.asyncapi.yaml', ASYNCAPI);
   write('spec/common/schemas.yaml', SCHEMAS);
+  write('spec/workflows/things.arazzo.yaml', WORKFLOW);
   git('add', '.');
   git('commit', '-q', '-m', 'contract v1');
   git('checkout', '-q', '-b', 'feature');
@@ -162,5 +190,31 @@ describe('spec:diff', () => {
     const unknown = specDiff('--base', 'no-such-ref');
     expect(unknown.code).toBe(2);
     expect(unknown.out).toContain('unknown git ref "no-such-ref"');
+  }, 120_000);
+
+  it('reports a change to a workflow as it reports one to an operation: per workflow, breaking when it asks more, acceptable', () => {
+    edit('spec/workflows/things.arazzo.yaml', '          - condition: $statusCode == 201\n', "          - condition: $statusCode == 201\n          - condition: $response.body#/id != ''\n");
+    edit('spec/workflows/things.arazzo.yaml', '          - condition: $response.body#/name == $request.body#/name\n', '');
+    edit('spec/workflows/things.arazzo.yaml', 'description: Create a thing.', 'description: Create one thing.');
+    edit('spec/workflows/things.arazzo.yaml', '      required: [runId]\n', '      required: [runId, colour]\n');
+    const { code, out } = specDiff('--all');
+    expect(code, out).toBe(1);
+    expect(out).toMatch(/workflows\/things\n {2}workflow createThingFlow\n/);
+    expect(out).toContain("✖ [Added] a success criterion: {\"condition\":\"$response.body#/id != ''\"} (/steps/create/successCriteria/$response.body#~1id != '')");
+    expect(out).toContain('✖ [Added] a required input: colour (/inputs/required/colour)');
+    expect(out).toContain('· [Removed] a success criterion: {"condition":"$response.body#/name == $request.body#/name"} (/steps/create/successCriteria/$response.body#~1name == $request.body#~1name)');
+    expect(out).toContain('· [Changed] Create a thing. → Create one thing. (/steps/create/description)');
+    expect(out).toMatch(/accepted:\n {2}- api: workflows\/things\n {4}where: workflow createThingFlow\n/);
+
+    write('spec/breaking-changes.yaml', 'accepted:\n  - api: workflows/things\n    where: workflow createThingFlow\n    reason: A thing now has an id at once and a colour; announced to partners.\n');
+    const accepted = specDiff();
+    expect(accepted.code, accepted.out).toBe(0);
+    expect(accepted.out).toMatch(/2 breaking \(2 accepted, 0 not\)/);
+
+    rmSync(path.join(repo, 'spec/workflows/things.arazzo.yaml'));
+    rmSync(path.join(repo, 'spec/breaking-changes.yaml'));
+    const removed = specDiff();
+    expect(removed.code, removed.out).toBe(1);
+    expect(removed.out).toMatch(/workflow createThingFlow\n {4}✖ \[Removed\] the workflow/);
   }, 120_000);
 });

@@ -4,7 +4,9 @@
 // compared twice: its structure (servers, channels, operations, messages) with @asyncapi/diff
 // and its standard, and each message's payload and headers with api-smart-diff, presented as
 // the response of a synthetic operation: a receiver reads a webhook the way a client reads a
-// response (a removed field breaks it, an added optional one does not).
+// response (a removed field breaks it, an added optional one does not). The Arazzo workflows of
+// spec/workflows/ are part of the contract too: each is compared step by step (diffArazzo), a
+// change reported under `workflow <workflowId>` as an operation's is under `POST /path`.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -16,19 +18,13 @@ import { parse as parseYaml } from 'yaml';
 import { loadAsyncApi } from './asyncapi.ts';
 import { bundleOpenApi } from './redocly.ts';
 import { ROOT } from './specs.ts';
+import type { Change } from './spec-change.ts';
+import { diffArazzo } from './spec-diff-arazzo.ts';
+import { loadArazzo, workflowDocName, workflowFiles } from './workflows.ts';
 
 const execFileAsync = promisify(execFile);
 
-export interface Change {
-  /** The document's name: `transactions`, `orders`, …, `webhooks`. */
-  api: string;
-  /** `POST /v2/orders`, `message orderPaid`, `operation sendOrderWebhook` or `document`. */
-  where: string;
-  /** JSON pointer of the change inside `where` (an operation, a message, or the document). */
-  pointer: string;
-  description: string;
-  breaking: boolean;
-}
+export type { Change } from './spec-change.ts';
 
 export interface Acknowledgement {
   api: string;
@@ -101,6 +97,8 @@ export async function resolveBase(repo: string, given: string | undefined): Prom
 interface SpecDocs {
   openapi: Map<string, Json>;
   asyncapi: Map<string, Json>;
+  /** `workflows/<file name>` → the Arazzo document. */
+  arazzo: Map<string, Json>;
 }
 
 /**
@@ -110,13 +108,14 @@ interface SpecDocs {
 export async function loadSpecDocs(dir: string): Promise<SpecDocs> {
   const specDir = path.resolve(dir);
   const files = (await readdir(specDir)).sort();
-  const docs: SpecDocs = { openapi: new Map(), asyncapi: new Map() };
+  const docs: SpecDocs = { openapi: new Map(), asyncapi: new Map(), arazzo: new Map() };
   for (const file of files) {
     const openapi = /^(.+)\.openapi\.ya?ml$/.exec(file);
     const asyncapi = /^(.+)\.asyncapi\.ya?ml$/.exec(file);
     if (openapi?.[1]) docs.openapi.set(openapi[1], await bundleOpenApi(path.join(specDir, file), true, `${path.join(specDir, file)} (spec:diff)`));
     else if (asyncapi?.[1]) docs.asyncapi.set(asyncapi[1], (await loadAsyncApi(path.join(specDir, file))) as Json);
   }
+  for (const file of workflowFiles(path.join(specDir, 'workflows'))) docs.arazzo.set(workflowDocName(file), await loadArazzo(file));
   return docs;
 }
 
@@ -226,6 +225,10 @@ export function diffDocs(before: SpecDocs, after: SpecDocs): Change[] {
     for (const api of after[kind].keys()) {
       if (!before[kind].has(api)) changes.push({ api, where: 'document', pointer: '', description: `[Added] a new ${kind} document`, breaking: false });
     }
+  }
+  // A workflow file removed or added is its workflows removed or added.
+  for (const api of new Set([...before.arazzo.keys(), ...after.arazzo.keys()])) {
+    changes.push(...diffArazzo(api, before.arazzo.get(api), after.arazzo.get(api)));
   }
   return changes;
 }
