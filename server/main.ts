@@ -20,6 +20,7 @@ import { createStartingApp } from './lifecycle/starting-app.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { createReadiness } from './observability/readiness.ts';
 import { createOperatorApp } from './observability/routes.ts';
+import { startTracing } from './observability/tracing/index.ts';
 import { unsupportedNode } from './runtime.ts';
 
 /** In-flight requests get this long to finish at shutdown before their connections are closed (at most a third of the grace period). */
@@ -68,6 +69,9 @@ async function main(): Promise<void> {
   if (unsupported) throw new ConfigError(unsupported);
   const config = loadConfig();
   const log = createLogger(config.logLevel);
+  // Off unless the OTEL_* variables ask for it (docs/operations.md, Tracing): then null, and nothing is traced.
+  const tracing = startTracing(process.env);
+  if (tracing) log.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing on: spans go to the OTLP endpoint');
   const readiness = createReadiness({ clock: systemClock });
   const metrics = createMetrics({ clock: systemClock });
   const starting = new AbortController();
@@ -103,6 +107,8 @@ async function main(): Promise<void> {
       await Promise.all(servers.map((s) => closeServer(s, Math.min(REQUEST_DRAIN_MS, config.shutdownGraceMs / 3))));
       await built?.stop();
       await services?.store.close();
+      // What is still buffered goes out before the exit.
+      await tracing?.shutdown().catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'could not export the last spans'));
       clearTimeout(deadline);
       log.info('stopped');
     })());
@@ -125,7 +131,7 @@ async function main(): Promise<void> {
     services = opened.services;
     if (stopping) return;
     readiness.notReady('starting', 'the store is open; starting the API and the delivery engine');
-    built = buildApp(services, config, { readiness, metrics });
+    built = buildApp(services, config, { readiness, metrics, tracing });
     if (opened.fresh) {
       // First start on an empty data folder: a demo tenant, its credentials printed once.
       const demo = await createTenant(services, { name: 'Demo Merchant' });
@@ -147,6 +153,7 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((s) => closeServer(s, 0)));
     await built?.stop().catch(() => undefined);
     await services?.store.close().catch(() => undefined);
+    await tracing?.shutdown().catch(() => undefined);
     throw err;
   }
 }

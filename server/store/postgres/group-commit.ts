@@ -51,6 +51,7 @@ import { destroyConnection } from './pg-internals.ts';
 import { CallCancelled, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { OVERLOADED } from '../unavailable.ts';
 import { realTimers, type Timers } from '../../timers.ts';
+import type { ObservedUnit, UnitObserver } from '../unit-observer.ts';
 
 /** What a unit of work left for after the commit. */
 export interface Outcome<T> {
@@ -89,6 +90,8 @@ interface Job {
   answered: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
+  /** Followed by the observer (tracing on). */
+  observed: ObservedUnit<unknown> | undefined;
 }
 
 /** A batch's units in the order they run: alone, or together with the others of their bulk kind. */
@@ -179,6 +182,8 @@ export class PgGroupCommitter {
   readonly stats = { batches: 0, units: 0, bulkUnits: 0 };
   /** Units refused by admission control or expired in the queue. */
   refused = 0;
+  /** Hears each unit's wait and commit (tracing: observability/tracing/); null, nothing is called. */
+  observer: UnitObserver | null = null;
   private readonly maxBatch: number;
   private readonly maxCommitting: number;
   private readonly maxExecuting: number;
@@ -242,8 +247,10 @@ export class PgGroupCommitter {
         this.deadlineTimers.clearTimeout(deadline);
         signal?.removeEventListener('abort', onAbort);
       };
+      const observed = this.observer?.queued(attempt);
       const job: Job = {
-        attempt,
+        observed,
+        attempt: observed?.run ?? attempt,
         bulk,
         runs: 1,
         queuedAt: this.now(),
@@ -418,7 +425,10 @@ export class PgGroupCommitter {
    * alone (a transaction of its own) and its connection was lost before the answer.
    */
   private async bulkOutcomes(run: Run, kind: Bulk<unknown, unknown>, jobs: Job[]): Promise<Outcome<unknown>[] | OutcomeUnknown | null> {
-    for (const job of jobs) job.phase = 'sent';
+    for (const job of jobs) {
+      job.phase = 'sent';
+      job.observed?.started(performance.now());
+    }
     try {
       const outcomes = await kind.run(run.client, jobs.map((j) => j.bulk!.item));
       if (outcomes.length !== jobs.length) throw new Error(`a bulk run answered ${outcomes.length} outcomes for ${jobs.length} units`);
@@ -435,6 +445,7 @@ export class PgGroupCommitter {
     await this.openSavepoint(run);
     let outcome: Outcome<unknown>;
     job.phase = 'sent';
+    job.observed?.started(performance.now());
     try {
       outcome = await job.attempt(run.client);
     } catch (err) {
@@ -501,6 +512,10 @@ export class PgGroupCommitter {
 
   private async commit({ client, done, bulkUnits, committed, deadline }: Run, fatal: unknown): Promise<void> {
     let broken: Error | undefined;
+    if (this.observer) {
+      const at = performance.now();
+      for (const d of done) d.job.observed?.committing(at);
+    }
     if (fatal === null) {
       try {
         const result = committed ? null : await client.query('COMMIT');
@@ -558,6 +573,7 @@ export class PgGroupCommitter {
   private settle(d: Done, fatal: unknown): void {
     if (fatal === null && d.ok) {
       d.outcome.committed();
+      d.job.observed?.ended(performance.now(), true);
       d.job.resolve(d.outcome.value);
       return;
     }
@@ -575,6 +591,7 @@ export class PgGroupCommitter {
       }, 5 * job.runs + Math.random() * 20 * job.runs);
       return;
     }
+    d.job.observed?.ended(performance.now(), false);
     d.job.reject(mapError(err));
   }
 

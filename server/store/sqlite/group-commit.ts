@@ -23,6 +23,7 @@
 // started it runs to its end with its batch.
 import type Database from 'better-sqlite3';
 import { CallCancelled } from '../../domain/store-errors.ts';
+import type { ObservedUnit, UnitObserver } from '../unit-observer.ts';
 
 interface Job {
   /** Runs inside the open batch (transactional) or alone on the connection. */
@@ -32,6 +33,8 @@ interface Job {
   durable: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
+  /** Followed by the observer (tracing on). */
+  observed: ObservedUnit<unknown> | undefined;
 }
 
 interface Done {
@@ -47,6 +50,8 @@ export class GroupCommitter {
   private draining: Promise<void> | null = null;
   /** The sync of the last commit while it runs: what a reader saw may not be durable before it ends. */
   private syncing: Promise<void> | null = null;
+  /** Hears each unit's wait and commit (tracing: observability/tracing/); null, nothing is called. */
+  observer: UnitObserver | null = null;
 
   constructor(
     private readonly raw: Database.Database,
@@ -66,8 +71,11 @@ export class GroupCommitter {
         reject(new CallCancelled());
       };
       const done = (): void => signal?.removeEventListener('abort', onAbort);
+      const observed = this.observer?.queued(run);
+      const call = observed?.run ?? run;
       const job: Job = {
-        run: async () => run(),
+        observed,
+        run: async () => call(),
         transactional,
         durable,
         resolve: (v) => {
@@ -135,6 +143,7 @@ export class GroupCommitter {
       const job = this.queue.shift()!;
       n += 1;
       this.raw.exec('SAVEPOINT unit');
+      job.observed?.started(performance.now());
       try {
         const value = await job.run();
         this.raw.exec('RELEASE unit');
@@ -151,6 +160,7 @@ export class GroupCommitter {
         done.push({ job, ok: false, value: err });
       }
     }
+    if (this.observer) this.committing(done);
     if (fatal === null) {
       try {
         this.raw.exec('COMMIT');
@@ -175,10 +185,17 @@ export class GroupCommitter {
         this.syncing = null;
       }
     }
+    const end = this.observer ? performance.now() : 0;
     for (const d of done) {
+      d.job.observed?.ended(end, fatal === null && d.ok);
       if (fatal !== null && d.ok) d.job.reject(fatal);
       else if (d.ok) d.job.resolve(d.value);
       else d.job.reject(d.value);
     }
+  }
+
+  private committing(done: readonly Done[]): void {
+    const at = performance.now();
+    for (const d of done) d.job.observed?.committing(at);
   }
 }
