@@ -19,6 +19,7 @@ import { queueStatsCases } from './queue-stats-cases.ts';
 import { recoveryCases } from './recovery-cases.ts';
 import { retentionCases, type StatementCounter } from './retention-cases.ts';
 import { streamCases } from './stream-cases.ts';
+import { traceContextCases } from './trace-context-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
 
 /** What the suite asks of the store it opens. */
@@ -53,6 +54,7 @@ export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions)
     describe('recovery by time range', () => recoveryCases(s));
     describe('portal passkeys', () => passkeyCases(s));
     describe('tenant isolation', () => isolationCases(s));
+    describe('trace context of events', () => traceContextCases(s));
     describe('misuse and closing', () => lifecycleCases(s));
   });
 }
