@@ -31,7 +31,7 @@ beforeAll(() => {
 afterAll(() => tracing.shutdown());
 beforeEach(() => exporter.reset());
 
-const spanId = (s: ReadableSpan | Span): string => ('spanContext' in s ? s.spanContext() : (s as ReadableSpan).spanContext()).spanId;
+const spanId = (s: ReadableSpan | Span): string => s.spanContext().spanId;
 const parentOf = (s: ReadableSpan): string | undefined => s.parentSpanContext?.spanId;
 const nanos = (t: [number, number]): bigint => BigInt(t[0]) * 1_000_000_000n + BigInt(t[1]);
 

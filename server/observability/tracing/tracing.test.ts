@@ -5,10 +5,16 @@
 // the caller's traceparent, its store call with the group commit's wait and commit inside it,
 // and each webhook attempt as a client span of its own trace, linked to the request, the retry
 // counted, the traceparent it sent being its own.
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createManagementClient, createOrdersClient } from '../../../client/api.ts';
+import { loadConfig } from '../../config.ts';
+import { createTenant } from '../../domain/admin.ts';
+import { openServices } from '../../services.ts';
+import { createTestDatabase, type TestDatabase } from '../../store/postgres/testing.ts';
 import { startServer, type RunningServer } from '../../testing/child-server.ts';
 import { until } from '../../../testing/until.ts';
 import { STORE_SPANS } from './store.ts';
@@ -39,6 +45,25 @@ const spans: OtlpSpan[] = [];
 const serviceNames = new Set<string>();
 const servers: Server[] = [];
 let running: RunningServer | null = null;
+let database: TestDatabase | null = null;
+
+/** The server's store: SQLite (its demo tenant), or a fresh PostgreSQL database with a tenant made as the admin tool would. */
+async function serverOn(kind: 'sqlite' | 'postgres', env: NodeJS.ProcessEnv): Promise<{ server: RunningServer; tenant: { apiKey: string; apiHash: string; memberToken: string } }> {
+  if (kind === 'sqlite') {
+    const server = await startServer({ env });
+    if (!server.tenant) throw new Error('no demo tenant');
+    return { server, tenant: server.tenant };
+  }
+  database = await createTestDatabase();
+  const pgEnv = { ...env, DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64url') };
+  const { services } = await openServices(loadConfig(pgEnv), pino({ level: 'silent' }));
+  try {
+    const tenant = await createTenant(services, { name: 'Traced' });
+    return { server: await startServer({ env: pgEnv }), tenant };
+  } finally {
+    await services.store.close();
+  }
+}
 
 /** An attribute's value: string, bool, or an integer (OTLP/JSON sends int64 as a string). */
 function attr(span: OtlpSpan, key: string): unknown {
@@ -86,30 +111,36 @@ function webhookReceiver(seen: IncomingHttpHeaders[]): Server {
   });
 }
 
-afterAll(async () => {
+afterEach(async () => {
   await running?.stop();
+  running = null;
+  await database?.drop();
+  database = null;
+  spans.length = 0;
+  serviceNames.clear();
+});
+
+afterAll(async () => {
   await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
 });
 
-describe('OpenTelemetry traces', () => {
+describe.each(['sqlite', 'postgres'] as const)('OpenTelemetry traces (%s store)', (kind) => {
   it('exports one order from POST /v2/orders to its webhook 200: request, group commit, attempts linked to the request', async () => {
     const otlp = await listen(otlpReceiver());
     const hooks: IncomingHttpHeaders[] = [];
     const hookUrl = `${await listen(webhookReceiver(hooks))}/hooks`;
-    running = await startServer({
-      env: {
-        NODE_ENV: 'test',
-        WEBHOOK_ALLOW_INSECURE_URLS: 'true',
-        RATE_LIMIT_RPS: '0',
-        WEBHOOK_RETRY_SCALE: '0.01',
-        OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
-        OTEL_SERVICE_NAME: 'payments-trace-test',
-        OTEL_TRACES_SAMPLER: 'parentbased_always_on',
-        OTEL_BSP_SCHEDULE_DELAY: '20',
-      },
+    const started = await serverOn(kind, {
+      NODE_ENV: 'test',
+      WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+      RATE_LIMIT_RPS: '0',
+      WEBHOOK_RETRY_SCALE: '0.01',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
+      OTEL_SERVICE_NAME: 'payments-trace-test',
+      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
+      OTEL_BSP_SCHEDULE_DELAY: '20',
     });
-    const tenant = running.tenant;
-    if (!tenant) throw new Error('no demo tenant');
+    running = started.server;
+    const tenant = started.tenant;
     const management = createManagementClient({ baseUrl: running.url, memberToken: tenant.memberToken });
     expect((await management.POST('/v2/webhooks/endpoints', { body: { url: hookUrl } })).response.status).toBe(201);
 
