@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   // Off unless the OTEL_* variables ask for it (docs/operations.md, Tracing): then null, and nothing is traced.
-  const tracing = startTracing(process.env);
+  const tracing = startTracing(process.env, { log });
   if (tracing) log.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing on: spans go to the OTLP endpoint');
   const readiness = createReadiness({ clock: systemClock });
   const metrics = createMetrics({ clock: systemClock });

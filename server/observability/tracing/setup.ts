@@ -4,13 +4,14 @@
 // OTEL_EXPORTER_OTLP_* variables itself: endpoint, headers, timeout, compression). Chosen once:
 // with tracing off nothing is registered, and every caller holds null instead of a Tracing, so
 // the request path does no work and allocates nothing for it.
-import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { Logger } from 'pino';
 import { ConfigError } from '../../config.ts';
 import { samplerFromEnv } from './sampler.ts';
 
@@ -54,16 +55,32 @@ function batchOptions(env: Env): { scheduledDelayMillis?: number; exportTimeoutM
   return Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
 }
 
+export interface TracingOptions {
+  /** Where the SDK's own warnings and errors go (an export that failed: back end down); default nowhere. */
+  log?: Logger;
+  /** Replaces the OTLP exporter's batch processor (tests: spans kept in memory). */
+  processor?: SpanProcessor;
+}
+
+/** The SDK's diagnostics as log lines: its warnings and errors only (a failed export, a dropped span). */
+function diagnosticsTo(log: Logger): void {
+  const line = (level: 'warn' | 'error') => (message: string, ...args: unknown[]) => log[level]({ component: 'tracing', details: args.map(String) }, message);
+  const none = (): void => undefined;
+  diag.setLogger({ error: line('error'), warn: line('warn'), info: none, debug: none, verbose: none }, DiagLogLevel.WARN);
+}
+
 /**
  * Starts tracing when the variables ask for it (tracingEnabled), else returns null. Registers
  * the global context manager (AsyncLocalStorage), the W3C traceparent propagator and the
- * provider. `processor` replaces the OTLP exporter's batch processor (tests).
+ * provider.
  */
-export function startTracing(env: Env = process.env, version?: string, processor?: SpanProcessor): Tracing | null {
+export function startTracing(env: Env = process.env, opts: TracingOptions = {}): Tracing | null {
+  const { processor } = opts;
   if (!processor && !tracingEnabled(env)) return null;
   const sampler = samplerFromEnv(env);
+  if (opts.log) diagnosticsTo(opts.log);
   const resource = defaultResource()
-    .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME, ...(version ? { [ATTR_SERVICE_VERSION]: version } : {}) }))
+    .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME }))
     .merge(detectResources({ detectors: [envDetector] }));
   const provider = new TracerProvider({
     sampler,
@@ -74,12 +91,13 @@ export function startTracing(env: Env = process.env, version?: string, processor
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   return {
-    tracer: provider.getTracer(INSTRUMENTATION, version),
+    tracer: provider.getTracer(INSTRUMENTATION),
     async shutdown() {
       await provider.shutdown();
       trace.disable();
       propagation.disable();
       context.disable();
+      diag.disable();
     },
   };
 }

@@ -26,7 +26,7 @@ const exporter = new InMemorySpanExporter();
 let tracing: Tracing;
 
 beforeAll(() => {
-  tracing = startTracing({ OTEL_TRACES_SAMPLER: 'always_on' }, undefined, new SimpleSpanProcessor({ exporter }))!;
+  tracing = startTracing({ OTEL_TRACES_SAMPLER: 'always_on' }, { processor: new SimpleSpanProcessor({ exporter }) })!;
 });
 afterAll(() => tracing.shutdown());
 beforeEach(() => exporter.reset());
