@@ -103,14 +103,21 @@ describe.each(stores)('traced store: %s', (_, open) => {
     }
   });
 
-  it('records no trace context for a write outside any span', async () => {
+  it('traces nothing and records no trace context for store calls outside a live span (the queue, a stream after its request)', async () => {
     const { store: raw, close } = await open();
     try {
       await raw.migrate();
+      observeCommits(raw, commitObserver(tracing.tracer));
       const store = traceStore(raw, tracing.tracer);
       const { env } = await seedEnvironment(store);
       const event = eventRecord(env);
+      const ended = tracing.tracer.startSpan('a request already answered');
+      ended.end();
+      exporter.reset();
       await context.with(ROOT_CONTEXT, () => store.transaction((tx) => tx.events.insert(event)));
+      await context.with(trace.setSpan(ROOT_CONTEXT, ended), () => store.read((tx) => tx.events.get(env.id, event.id)));
+      await store.queue.claim({ owner: 'w', now: Date.now(), leaseMs: 30_000, limit: 10, perEndpointLimit: 10 });
+      expect(exporter.getFinishedSpans()).toEqual([]);
       expect(await raw.read((tx) => tx.events.get(env.id, event.id))).toEqual(event);
     } finally {
       await close();

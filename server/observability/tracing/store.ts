@@ -30,6 +30,22 @@ export function activeTraceparent(): string | undefined {
   return carrier.traceparent;
 }
 
+/** The active span, when it is a live, sampled one: what a store call's span would be a child of. */
+function recordingParent(): boolean {
+  return trace.getActiveSpan()?.isRecording() === true;
+}
+
+const ignore = (): void => undefined;
+
+/**
+ * `fn` in a store call's span, only inside a live span (a request's, a pruner batch's): a store
+ * call alone (the delivery queue's, an event stream's polls after its request span ended) is
+ * no trace worth exporting.
+ */
+function storeSpan<T>(tracer: Tracer, name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
+  return recordingParent() ? inSpan(tracer, name, attributes, fn) : fn();
+}
+
 /** Runs `fn` in a new active span named `name`; a throw marks it failed. */
 export async function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
   return tracer.startActiveSpan(name, { attributes, startTime: epochNow() }, async (span) => {
@@ -63,23 +79,23 @@ export function traceStore(store: Store, tracer: Tracer): Store {
       return store.kind;
     },
     migrate: () => store.migrate(),
-    read: (fn, opts) => inSpan(tracer, STORE_SPANS.read, attrs, () => store.read(fn, opts)),
+    read: (fn, opts) => storeSpan(tracer, STORE_SPANS.read, attrs, () => store.read(fn, opts)),
     transactionsVersion: (environmentId) => store.transactionsVersion(environmentId),
     transaction: (fn, opts) => {
       // The caller's (the request's) context, taken before the store span opens.
       const traceContext = activeTraceparent();
       const run = traceContext === undefined ? fn : (tx: Tx) => fn(stamped(tx, traceContext));
-      return inSpan(tracer, STORE_SPANS.transaction, attrs, () => store.transaction(run, opts));
+      return storeSpan(tracer, STORE_SPANS.transaction, attrs, () => store.transaction(run, opts));
     },
     createOrder: (c, opts) => {
       const traceContext = activeTraceparent();
       const traced = traceContext === undefined ? c : { ...c, event: { ...c.event, traceContext } };
-      return inSpan(tracer, STORE_SPANS.createOrder, attrs, () => store.createOrder(traced, opts));
+      return storeSpan(tracer, STORE_SPANS.createOrder, attrs, () => store.createOrder(traced, opts));
     },
     queue: store.queue,
     onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
     onEventsRecorded: (listener) => store.onEventsRecorded(listener),
-    prune: (req) => inSpan(tracer, STORE_SPANS.prune, attrs, () => store.prune(req)),
+    prune: (req) => storeSpan(tracer, STORE_SPANS.prune, attrs, () => store.prune(req)),
     close: () => store.close(),
   };
 }
@@ -93,6 +109,8 @@ export function traceStore(store: Store, tracer: Tracer): Store {
 export function commitObserver(tracer: Tracer): UnitObserver {
   return {
     queued(run) {
+      // Only under a live span (the store call's): the delivery queue's own units stay untraced.
+      if (!recordingParent()) return { run, started: ignore, committing: ignore, ended: ignore };
       const ctx = context.active();
       const queuedAt = performance.now();
       let startedAt = -1;
