@@ -24,6 +24,9 @@ import { epochNow } from './clock.ts';
 /** The methods the conventions name; any other is _OTHER. */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 
+/** Probes and scrapes, every few seconds from every monitor: not traced (they would bury the requests). */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
 const headerGetter: TextMapGetter<Headers> = {
   keys: (h) => [...h.keys()],
   get: (h, key) => h.get(key) ?? undefined,
@@ -40,6 +43,7 @@ function hostAttributes(host: string | undefined, scheme: string): Record<string
 /** `inner` (the request metrics) and everything after it, inside the request's server span. */
 export function traceRequests(tracer: Tracer, inner: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    if (UNTRACED_PATHS.has(c.req.path)) return inner(c, next);
     const url = new URL(c.req.url);
     const scheme = url.protocol.replace(/:$/, '');
     const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : '_OTHER';

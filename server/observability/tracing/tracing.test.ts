@@ -144,6 +144,9 @@ describe.each(['sqlite', 'postgres'] as const)('OpenTelemetry traces (%s store)'
     const management = createManagementClient({ baseUrl: running.url, memberToken: tenant.memberToken });
     expect((await management.POST('/v2/webhooks/endpoints', { body: { url: hookUrl } })).response.status).toBe(201);
 
+    // A probe: not traced (checked once the later spans have arrived).
+    expect((await fetch(`${running.url}/healthz`)).status).toBe(200);
+
     // The caller's own trace: the request span must continue it.
     const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
     const callerSpan = '00f067aa0ba902b7';
@@ -158,6 +161,9 @@ describe.each(['sqlite', 'postgres'] as const)('OpenTelemetry traces (%s store)'
     await until(() => attemptsOf().some((s) => attr(s, 'http.response.status_code') === 200), 'the delivered attempt exported', 30_000);
 
     expect(serviceNames).toContain('payments-trace-test');
+    expect(spans.filter((s) => attr(s, 'url.path') === '/healthz')).toEqual([]);
+    // The endpoint's registration was traced too, by its contract route.
+    expect(spans.some((s) => s.kind === SERVER && s.name === 'POST /v2/webhooks/endpoints')).toBe(true);
     const request = spans.find((s) => s.kind === SERVER && s.name === 'POST /v2/orders');
     if (!request) throw new Error(`no POST /v2/orders server span among ${spans.map((s) => s.name).join(', ')}`);
     expect(request.traceId).toBe(callerTrace);
