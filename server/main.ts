@@ -20,6 +20,7 @@ import { createStartingApp } from './lifecycle/starting-app.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { createReadiness } from './observability/readiness.ts';
 import { createOperatorApp } from './observability/routes.ts';
+import { startTracing } from './observability/tracing/index.ts';
 import { unsupportedNode } from './runtime.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -86,6 +87,9 @@ async function main(): Promise<void> {
   if (unsupported) throw new ConfigError(unsupported);
   const config = loadConfig();
   const log = createLogger(config.logLevel);
+  // Off unless the OTEL_* variables ask for it (docs/operations.md, Tracing): then null, and nothing is traced.
+  const tracing = startTracing(process.env, { log });
+  if (tracing) log.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing on: spans go to the OTLP endpoint');
   const readiness = createReadiness({ clock: systemClock });
   const metrics = createMetrics({ clock: systemClock });
   const starting = new AbortController();
@@ -124,6 +128,8 @@ async function main(): Promise<void> {
       // Deregistered once it serves no more (a contract migration may then go ahead), beside
       // the store's close: each is bounded on a silent database, and neither waits for the other.
       await Promise.all([heartbeat?.stop(), services?.store.close()]);
+      // What is still buffered goes out before the exit.
+      await tracing?.shutdown().catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'could not export the last spans'));
       clearTimeout(deadline);
       log.info('stopped');
     })());
@@ -148,7 +154,7 @@ async function main(): Promise<void> {
     readiness.notReady('starting', 'the store is open; starting the API and the delivery engine');
     const senderThread = senderThreadProgram();
     if (senderThread === null) log.warn('no program for the sending thread beside this one: webhooks are sent from the API thread');
-    built = buildApp(services, config, { readiness, metrics, ...(senderThread !== null ? { senderThread } : {}) });
+    built = buildApp(services, config, { readiness, metrics, tracing, ...(senderThread !== null ? { senderThread } : {}) });
     if (opened.fresh) {
       // First start on an empty data folder: a demo tenant, its credentials printed once.
       const demo = await createTenant(services, { name: 'Demo Merchant' });
@@ -173,6 +179,7 @@ async function main(): Promise<void> {
     await built?.stop().catch(() => undefined);
     await heartbeat?.stop().catch(() => undefined);
     await services?.store.close().catch(() => undefined);
+    await tracing?.shutdown().catch(() => undefined);
     throw err;
   }
 }

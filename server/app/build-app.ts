@@ -26,6 +26,7 @@ import { requestMetrics } from '../observability/http-metrics.ts';
 import { createMetrics, observeStore, type Metrics } from '../observability/metrics.ts';
 import { createReadiness, type Readiness } from '../observability/readiness.ts';
 import { mountOperatorRoutes } from '../observability/routes.ts';
+import { attemptTracer, commitObserver, observeCommits, pruneBatchTracer, traceRequests, traceStore, type Tracing } from '../observability/tracing/index.ts';
 import { createPruner, type Pruner } from '../retention/pruner.ts';
 import { realTimers } from '../timers.ts';
 
@@ -62,6 +63,8 @@ export interface BuildAppOptions {
   readiness?: Readiness;
   /** Event stream timing (defaults: poll every 100 ms, heartbeat after 15 s of silence, real timers). */
   streams?: Partial<Pick<EventStreamSettings, 'pollMs' | 'heartbeatMs' | 'timers'>>;
+  /** OpenTelemetry traces (main.ts: startTracing); absent, nothing is traced and nothing on any path pays for it. */
+  tracing?: Tracing | null;
 }
 
 /** How often an event stream looks at the store at most, for other instances' events. */
@@ -82,7 +85,9 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   const metrics = opts.metrics ?? createMetrics({ clock: services.clock });
   // Store commits are measured around the store, from outside it; recorded attempts come from the worker.
   const connections = connectionStatsOf(services.store);
-  services = { ...services, store: observeStore(services.store, metrics) };
+  const tracer = opts.tracing?.tracer;
+  if (tracer) observeCommits(services.store, commitObserver(tracer));
+  services = { ...services, store: observeStore(tracer ? traceStore(services.store, tracer) : services.store, metrics) };
   const readiness = opts.readiness ?? createReadiness({ clock: services.clock });
   const shutdown = new AbortController();
   const streams: EventStreamSettings = {
@@ -94,7 +99,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   const app = createApp(services, {
     streams,
     handlers,
-    observe: requestMetrics(metrics),
+    observe: tracer ? traceRequests(tracer, requestMetrics(metrics)) : requestMetrics(metrics),
     validateResponses: config.validateResponses,
     requestDeadlineMs: config.requestDeadlineMs,
     rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, clock: services.clock }),
@@ -108,6 +113,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   const engine = createDeliveryEngine(services, {
     retryScale: config.retryScale,
     onAttempt: (r) => metrics.attempt(r),
+    ...(tracer ? { tracer: attemptTracer(tracer) } : {}),
     ...(thread !== null ? { sender: (o: SenderOptions) => createThreadSender({ ...thread, allowInsecure: config.allowInsecureUrls, nodeEnv: config.nodeEnv, timeoutMs: o.timeoutMs ?? ATTEMPT_TIMEOUT_MS }) } : {}),
     ...opts.delivery,
   });
@@ -120,7 +126,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     ...(pages ? { pages: () => pages } : {}),
   });
   const r = config.retention;
-  const pruner = createPruner({ store, clock: services.clock, timers: realTimers, log: services.log, policy: r.policy, intervalMs: r.intervalMs, batch: r.batch, pauseMs: r.pauseMs, busyShare: r.busyShare, statementMs: r.statementMs, metrics: metrics.retention });
+  const pruner = createPruner({ store, clock: services.clock, timers: realTimers, log: services.log, policy: r.policy, intervalMs: r.intervalMs, batch: r.batch, pauseMs: r.pauseMs, busyShare: r.busyShare, statementMs: r.statementMs, metrics: metrics.retention, ...(tracer ? { traceBatch: pruneBatchTracer(tracer) } : {}) });
   return {
     app,
     engine,

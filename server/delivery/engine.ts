@@ -36,6 +36,8 @@ export interface DeliveryEngineOptions {
   schedule?: RetrySchedule;
   /** Told of every recorded attempt (the worker's event; the operator's metrics count them). */
   onAttempt?: DeliveryWorkerOptions['onAttempt'];
+  /** Traces each attempt (tracing on: observability/tracing/delivery.ts). */
+  tracer?: DeliveryWorkerOptions['tracer'];
   /** How often the watchdog looks (watchdog.ts; default WATCHDOG_MS, 0: no watchdog). */
   watchdogMs?: number;
   watchdogTimers?: Timers;
@@ -73,6 +75,7 @@ export function createDeliveryEngine(services: Services, opts: DeliveryEngineOpt
       ...(opts.slowAfterMs !== undefined ? { slowAfterMs: opts.slowAfterMs } : {}),
       ...(opts.perEndpointLimit !== undefined ? { perEndpointLimit: opts.perEndpointLimit } : {}),
       ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
+      ...(opts.tracer ? { tracer: opts.tracer } : {}),
       ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
       ...(opts.timers !== undefined ? { timers: opts.timers } : {}),
       ...(opts.schedule !== undefined ? { schedule: opts.schedule } : {}),

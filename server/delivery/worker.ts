@@ -57,7 +57,7 @@ import type { AttemptResult, Store } from '../domain/store.ts';
 import { boundedMemo } from './memo.ts';
 import { nextAttemptAt, type RetryPolicy } from './schedule.ts';
 import type { Sender } from './sender.ts';
-import { attemptFields, attempter, logOutcome, type Attempted, type RetrySchedule } from './worker/attempt.ts';
+import { attemptFields, attempter, logOutcome, type Attempted, type AttemptTracer, type RetrySchedule } from './worker/attempt.ts';
 import { createClaims } from './worker/claims.ts';
 import { createCompleter, type Completer } from './worker/completer.ts';
 import { createDispatcher, type Budget, type Dispatcher, type Slot } from './worker/dispatcher.ts';
@@ -74,7 +74,7 @@ export { COMPLETE_LINGER_MIN, COMPLETE_LINGER_MS } from './worker/completer.ts';
 export { BLOCKED_RECHECK_MS } from './worker/pump.ts';
 export { MAX_IDLE_MS } from './worker/timers.ts';
 export type { Timers } from '../timers.ts';
-export type { RetrySchedule } from './worker/attempt.ts';
+export type { AttemptTrace, AttemptTracer, RetrySchedule } from './worker/attempt.ts';
 
 /** Opened secrets kept (by sealed value); the cache is emptied when it would grow past this. */
 const SECRET_CACHE_SIZE = 1_024;
@@ -97,6 +97,8 @@ export interface DeliveryWorkerOptions extends LimitOptions {
   schedule?: RetrySchedule;
   /** Told of every attempt once it is recorded under its lease (the operator's metrics subscribe here). */
   onAttempt?: (result: AttemptResult) => void;
+  /** Traces each attempt (tracing on); absent, nothing is traced. */
+  tracer?: AttemptTracer;
 }
 
 export interface DeliveryWorker {
@@ -149,7 +151,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   const giveBack = giveBackTo(queue, owner, log);
   const health = destinationHealth();
   const openSecret = boundedMemo(SECRET_CACHE_SIZE, (sealed) => opts.secrets.open(sealed));
-  const attempt = attempter({ sender: opts.sender, clock, retry: opts.retry, schedule: opts.schedule ?? nextAttemptAt, log, openSecret });
+  const attempt = attempter({ sender: opts.sender, clock, retry: opts.retry, schedule: opts.schedule ?? nextAttemptAt, log, openSecret, ...(opts.tracer ? { tracer: opts.tracer } : {}) });
 
   /** Sends one attempt; once answered, frees its slot and hands it to the completer. */
   async function send(slot: Sending): Promise<void> {

@@ -173,6 +173,11 @@ export interface EventRecord {
   merchantReference: string | null;
   transactionId: string | null;
   createdAt: Millis;
+  /**
+   * The W3C traceparent of the request that recorded it, kept while tracing is on so that its
+   * delivery attempts, however much later, link back to that request (observability/tracing/).
+   */
+  traceContext?: string;
 }
 
 /** The headers an endpoint's deliveries carry. */

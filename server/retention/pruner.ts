@@ -41,6 +41,8 @@ export interface PrunerOptions {
   /** Each batch statement's bound (PruneRequest.statementMs); default the store's. */
   statementMs?: number;
   metrics?: RetentionMetrics;
+  /** Runs each batch inside a span (tracing on: observability/tracing/pruner.ts). */
+  traceBatch?: (run: () => Promise<PruneResult>) => Promise<PruneResult>;
 }
 
 /** What one pass removed, and how long its batches held the store in all. */
@@ -75,7 +77,9 @@ export function createPruner(o: PrunerOptions): Pruner {
       waits.add(end);
     });
 
-  async function batch(): Promise<PruneResult> {
+  const batch = (): Promise<PruneResult> => (o.traceBatch ? o.traceBatch(pruneBatch) : pruneBatch());
+
+  async function pruneBatch(): Promise<PruneResult> {
     const now = o.clock.now();
     const started = performance.now();
     try {

@@ -186,7 +186,7 @@ export const CLAIMED_COLUMNS = `CASE WHEN d.endpoint_id IS NOT NULL THEN w.secre
          CASE WHEN d.endpoint_id IS NOT NULL THEN w.signature_scheme ELSE 'service-signature' END AS signature_scheme,
          e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
          e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
-         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at`;
+         e.transaction_id AS e_transaction_id, e.created_at AS e_created_at, e.trace_context AS e_trace_context`;
 export const CLAIMED_JOINS = `JOIN events e ON e.id = d.event_id
     JOIN environments env ON env.id = d.environment_id
     LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id`;

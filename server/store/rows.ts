@@ -143,6 +143,8 @@ export interface EventRow {
   merchant_reference: string | null;
   transaction_id: string | null;
   created_at: number;
+  /** The W3C traceparent of the request that recorded it (tracing on), or null. */
+  trace_context: string | null;
 }
 
 export interface EndpointRow<B> {
@@ -214,6 +216,7 @@ export type ClaimedRow = DeliveryReadRow & {
   e_merchant_reference: string | null;
   e_transaction_id: string | null;
   e_created_at: number;
+  e_trace_context: string | null;
 };
 
 /** The row mappers of one dialect; build once per store module. */
@@ -406,6 +409,8 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       merchantReference: r.merchant_reference,
       transactionId: r.transaction_id,
       createdAt: r.created_at,
+      // Absent rather than null: only a traced write has one.
+      ...(r.trace_context ? { traceContext: r.trace_context } : {}),
     }),
     eventToRow: (e: EventRecord): EventRow => ({
       id: e.id,
@@ -416,6 +421,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       merchant_reference: e.merchantReference,
       transaction_id: e.transactionId,
       created_at: e.createdAt,
+      trace_context: e.traceContext ?? null,
     }),
     endpointFromRow: (r: EndpointRow<B>): EndpointRecord => ({
       id: r.id,
@@ -524,6 +530,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
         merchant_reference: r.e_merchant_reference,
         transaction_id: r.e_transaction_id,
         created_at: r.e_created_at,
+        trace_context: r.e_trace_context,
       }),
       secretEnc: r.secret_enc,
       signatureScheme: r.signature_scheme,

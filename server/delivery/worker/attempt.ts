@@ -32,6 +32,19 @@ export interface AttemptDeps {
   log: Logger;
   /** Opens a sealed secret (memoised by the caller). */
   openSecret(sealed: string): string;
+  /** Traces each attempt (tracing on: observability/tracing/delivery.ts); absent, nothing is traced. */
+  tracer?: AttemptTracer;
+}
+
+/** A span per attempt, told of it as it starts and ends. */
+export interface AttemptTracer {
+  start(lease: Lease): AttemptTrace;
+}
+
+export interface AttemptTrace {
+  /** The headers to send: the signed ones and the attempt's trace context (traceparent). */
+  headers(signed: Record<string, string>): Record<string, string>;
+  end(sent: SendOutcome): void;
 }
 
 /** Recorded, without sending, when nothing can be signed. */
@@ -58,7 +71,7 @@ export function classify(attempt: AttemptRecord, finishedAt: number, schedule: R
  * opened (wrong SECRETS_KEY, damaged value) sends nothing and is a failed attempt, so the
  * schedule moves on and ends instead of retrying forever on lease expiry.
  */
-async function signAndSend(deps: AttemptDeps, lease: Lease, fields: AttemptFields, signal: AbortSignal): Promise<{ sent: SendOutcome; startedAt: number; signatureTimestamp: number }> {
+async function signAndSend(deps: AttemptDeps, lease: Lease, fields: AttemptFields, signal: AbortSignal, trace: AttemptTrace | undefined): Promise<{ sent: SendOutcome; startedAt: number; signatureTimestamp: number }> {
   const startedAt = deps.clock.now();
   let req: DeliveryRequest;
   try {
@@ -69,7 +82,8 @@ async function signAndSend(deps: AttemptDeps, lease: Lease, fields: AttemptField
     deps.log.error({ ...fields, err: err instanceof Error ? err.message : String(err) }, 'cannot sign the delivery; attempt recorded as failed without sending');
     return { sent: UNSIGNABLE, startedAt, signatureTimestamp: Math.floor(startedAt / 1000) };
   }
-  const sent = await deps.sender.send({ url: lease.delivery.url, body: req.body, headers: req.headers, signal });
+  const headers = trace ? trace.headers(req.headers) : req.headers;
+  const sent = await deps.sender.send({ url: lease.delivery.url, body: req.body, headers, signal });
   return { sent, startedAt, signatureTimestamp: req.timestamp };
 }
 
@@ -78,7 +92,9 @@ export function attempter(deps: AttemptDeps): (lease: Lease, signal: AbortSignal
   return async (lease, signal) => {
     const { delivery } = lease;
     const fields = attemptFields(lease);
-    const { sent, startedAt, signatureTimestamp } = await signAndSend(deps, lease, fields, signal);
+    const trace = deps.tracer?.start(lease);
+    const { sent, startedAt, signatureTimestamp } = await signAndSend(deps, lease, fields, signal, trace);
+    trace?.end(sent);
     const attempt: AttemptRecord = {
       deliveryId: delivery.id,
       cycle: delivery.cycle,

@@ -50,6 +50,7 @@ import { DeadlineExceeded } from './deadlines.ts';
 import { destroyConnection } from './pg-internals.ts';
 import { CallCancelled, OVERLOADED, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { realTimers, type Timers } from '../../timers.ts';
+import type { ObservedUnit, UnitObserver } from '../unit-observer.ts';
 
 /** What a unit of work left for after the commit. */
 export interface Outcome<T> {
@@ -88,6 +89,8 @@ interface Job {
   answered: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
+  /** Followed by the observer (tracing on). */
+  observed: ObservedUnit<unknown> | undefined;
 }
 
 /** A batch's units in the order they run: alone, or together with the others of their bulk kind. */
@@ -178,6 +181,8 @@ export class PgGroupCommitter {
   readonly stats = { batches: 0, units: 0, bulkUnits: 0 };
   /** Units refused by admission control or expired in the queue. */
   refused = 0;
+  /** Hears each unit's wait and commit (tracing: observability/tracing/); null, nothing is called. */
+  observer: UnitObserver | null = null;
   private readonly maxBatch: number;
   private readonly maxCommitting: number;
   private readonly maxExecuting: number;
@@ -241,8 +246,10 @@ export class PgGroupCommitter {
         this.deadlineTimers.clearTimeout(deadline);
         signal?.removeEventListener('abort', onAbort);
       };
+      const observed = this.observer?.queued(attempt);
       const job: Job = {
-        attempt,
+        observed,
+        attempt: observed?.run ?? attempt,
         bulk,
         runs: 1,
         queuedAt: this.now(),
@@ -419,7 +426,10 @@ export class PgGroupCommitter {
    * alone (a transaction of its own) and its connection was lost before the answer.
    */
   private async bulkOutcomes(run: Run, kind: Bulk<unknown, unknown>, jobs: Job[]): Promise<Outcome<unknown>[] | OutcomeUnknown | null> {
-    for (const job of jobs) job.phase = 'sent';
+    for (const job of jobs) {
+      job.phase = 'sent';
+      job.observed?.started(performance.now());
+    }
     try {
       const outcomes = await kind.run(run.client, jobs.map((j) => j.bulk!.item));
       if (outcomes.length !== jobs.length) throw new Error(`a bulk run answered ${outcomes.length} outcomes for ${jobs.length} units`);
@@ -438,6 +448,7 @@ export class PgGroupCommitter {
     if (job.answered) return;
     let outcome: Outcome<unknown>;
     job.phase = 'sent';
+    job.observed?.started(performance.now());
     try {
       outcome = await job.attempt(run.client);
     } catch (err) {
@@ -504,6 +515,10 @@ export class PgGroupCommitter {
 
   private async commit({ client, done, bulkUnits, committed, deadline }: Run, fatal: unknown): Promise<void> {
     let broken: Error | undefined;
+    if (this.observer) {
+      const at = performance.now();
+      for (const d of done) d.job.observed?.committing(at);
+    }
     if (fatal === null) {
       try {
         const result = committed ? null : await client.query('COMMIT');
@@ -561,6 +576,7 @@ export class PgGroupCommitter {
   private settle(d: Done, fatal: unknown): void {
     if (fatal === null && d.ok) {
       d.outcome.committed();
+      d.job.observed?.ended(performance.now(), true);
       d.job.resolve(d.outcome.value);
       return;
     }
@@ -578,6 +594,7 @@ export class PgGroupCommitter {
       }, 5 * job.runs + Math.random() * 20 * job.runs);
       return;
     }
+    d.job.observed?.ended(performance.now(), false);
     d.job.reject(mapError(err));
   }
 

@@ -158,7 +158,11 @@ describe('PostgreSQL store', () => {
        VALUES ($1, $2, $3, $4, TRUE, $5, NULL, $6, $7, NULL)`,
       [ep.id, ep.environmentId, ep.url, ep.secretEnc, ep.version, ep.createdAt, ep.updatedAt],
     );
-    await store.transaction((tx) => tx.events.insert(event));
+    // And the event without 0011's trace_context.
+    await raw.query(
+      `INSERT INTO events (id, environment_id, type, payload, order_id, merchant_reference, transaction_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [event.id, event.environmentId, event.type, event.payload, event.orderId, event.merchantReference, event.transactionId, event.createdAt],
+    );
     const [leased, free] = [deliveryRecord(event, ep, { nextAttemptAt: T0 - 2000 }), deliveryRecord(event, ep, { nextAttemptAt: T0 - 1000 })] as const;
     await store.transaction(async (tx) => {
       for (const d of [leased, free]) await tx.deliveries.insert(d);

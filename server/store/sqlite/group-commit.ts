@@ -29,6 +29,7 @@
 // alone, as any unit does, so a bad one fails only its caller.
 import type Database from 'better-sqlite3';
 import { CallCancelled } from '../../domain/store-errors.ts';
+import type { ObservedUnit, UnitObserver } from '../unit-observer.ts';
 
 /** How a unit runs: in the batch's transaction (default) or alone; answered after the log sync (default) or at once. */
 export interface UnitOptions {
@@ -55,6 +56,8 @@ interface Job {
   transactional: boolean;
   /** Its caller is answered only after the log sync. */
   durable: boolean;
+  /** Followed by the observer (tracing on). */
+  observed: ObservedUnit<() => unknown> | undefined;
   /** Queued until the batch starts it; cancelled: its caller was answered, it never starts. */
   state: 'queued' | 'started' | 'cancelled';
   resolve(value: unknown): void;
@@ -74,6 +77,8 @@ export class GroupCommitter {
   private draining: Promise<void> | null = null;
   /** The sync of the last commit while it runs: what a reader saw may not be durable before it ends. */
   private syncing: Promise<void> | null = null;
+  /** Hears each unit's wait and commit (tracing: observability/tracing/); null, nothing is called. */
+  observer: UnitObserver | null = null;
 
   constructor(
     private readonly raw: Database.Database,
@@ -95,7 +100,8 @@ export class GroupCommitter {
   private queueJob<T>(run: () => Promise<T> | T, bulk: Job['bulk'], { transactional = true, durable = true, signal }: UnitOptions): Promise<T> {
     if (signal?.aborted) return Promise.reject(new CallCancelled());
     return new Promise<T>((resolve, reject) => {
-      const job: Job = { run, bulk, transactional, durable, state: 'queued', resolve: resolve as (v: unknown) => void, reject };
+      const observed = this.observer?.queued(run);
+      const job: Job = { run: observed?.run ?? run, bulk, transactional, durable, observed, state: 'queued', resolve: resolve as (v: unknown) => void, reject };
       if (signal !== undefined) watch(job, signal);
       this.queue.push(job);
       this.draining ??= this.drain();
@@ -199,6 +205,7 @@ export class GroupCommitter {
   /** A bulk kind's units as one call in one savepoint; false when it threw (rolled back: each then runs alone). */
   private runBulk(jobs: Job[], done: Done[]): boolean {
     const kind = jobs[0]!.bulk!.kind;
+    if (this.observer) for (const job of jobs) job.observed?.started(performance.now());
     this.raw.exec('SAVEPOINT unit');
     let values: unknown[];
     try {
@@ -216,6 +223,7 @@ export class GroupCommitter {
 
   /** One unit in its own savepoint; the error that ended the whole transaction, or null. */
   private async runUnit(job: Job, done: Done[]): Promise<unknown> {
+    job.observed?.started(performance.now());
     this.raw.exec('SAVEPOINT unit');
     try {
       const value = await job.run();
@@ -237,6 +245,7 @@ export class GroupCommitter {
   /** COMMIT, the log sync when a unit needs it, then every caller's answer. */
   private async finish(done: Done[], fatal: unknown): Promise<void> {
     if (fatal === null) {
+      if (this.observer) committing(done);
       try {
         this.raw.exec('COMMIT');
         this.stats.batches += 1;
@@ -260,12 +269,20 @@ export class GroupCommitter {
         this.syncing = null;
       }
     }
+    const end = this.observer ? performance.now() : 0;
     for (const d of done) {
+      d.job.observed?.ended(end, fatal === null && d.ok);
       if (fatal !== null && d.ok) d.job.reject(fatal);
       else if (d.ok) d.job.resolve(d.value);
       else d.job.reject(d.value);
     }
   }
+}
+
+/** Tells the observer that the batch's units reach their COMMIT. */
+function committing(done: readonly Done[]): void {
+  const at = performance.now();
+  for (const d of done) d.job.observed?.committing(at);
 }
 
 /** Runs a job alone and answers its caller. */

@@ -111,7 +111,9 @@ describe('SQLite store', () => {
     const [ep, event] = [endpointRecord(env), eventRecord(env)];
     raw.prepare(`INSERT INTO webhook_endpoints (id, environment_id, url, secret_enc, active, version, last_test_delivery_id, created_at, updated_at, disabled_at)
                  VALUES (?, ?, ?, ?, 1, ?, NULL, ?, ?, NULL)`).run(ep.id, ep.environmentId, ep.url, ep.secretEnc, ep.version, ep.createdAt, ep.updatedAt);
-    await store.transaction((tx) => tx.events.insert(event));
+    // And the event without 0011's trace_context.
+    raw.prepare(`INSERT INTO events (id, environment_id, type, payload, order_id, merchant_reference, transaction_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(event.id, event.environmentId, event.type, event.payload, event.orderId, event.merchantReference, event.transactionId, event.createdAt);
     const [leased, free, done] = [T0 - 2000, T0 - 1000, T0 - 3000].map((at) => deliveryRecord(event, ep, { nextAttemptAt: at }));
     await store.transaction(async (tx) => {
       for (const d of [leased!, free!, done!]) await tx.deliveries.insert(d);

@@ -20,6 +20,7 @@ import { recoveryCases } from './recovery-cases.ts';
 import { sealedCases } from './sealed-cases.ts';
 import { retentionCases, type OpenBeside, type StatementCounter } from './retention-cases.ts';
 import { streamCases } from './stream-cases.ts';
+import { traceContextCases } from './trace-context-cases.ts';
 import { webhookCases } from './webhook-cases.ts';
 
 /** What the suite asks of the store it opens. */
@@ -59,6 +60,7 @@ export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions)
     describe('portal passkeys', () => passkeyCases(s));
     describe('sealed secrets', () => sealedCases(s));
     describe('tenant isolation', () => isolationCases(s));
+    describe('trace context of events', () => traceContextCases(s));
     describe('misuse and closing', () => lifecycleCases(s));
   });
 }
