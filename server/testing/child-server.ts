@@ -83,6 +83,8 @@ export interface StartOptions {
   dataDir?: string;
   /** Extra node flags before the script (benchmarks pass --cpu-prof). */
   nodeArgs?: string[];
+  /** The node arguments that run the server (default childEntry('server/main.ts'): the run's bundle, else tsx). */
+  entry?: string[];
   /** Where the port comes from (default freePort); a test of the retry below gives a taken one first. */
   port?: () => Promise<number>;
   /** How long the child has to say it is ready (default 60 s); past it the child is killed. */
@@ -117,7 +119,7 @@ type StartFailure = Error & { stdout?: string; stderr?: string; pid?: number };
 async function startOnce(port: number, dataDir: string, opts: StartOptions, earlier: string): Promise<RunningServer> {
   // node itself on the run's bundle or with tsx's loader, never the tsx CLI: the CLI runs the
   // script in a grandchild, so a SIGKILL to the CLI would leave the real server running.
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...childEntry('server/main.ts')], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...(opts.entry ?? childEntry('server/main.ts'))], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...opts.env },
     // The IPC channel: the ready message, and a server that stops when this process dies
