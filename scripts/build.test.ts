@@ -2,28 +2,18 @@
 // build` writes, after bringing them up to date; `npm ci` builds them (prepare). The build
 // script's output starts, answers /readyz 200 and creates the demo tenant; `--if-stale` leaves
 // an up-to-date build alone and rebuilds a broken one, saying why.
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR, ROOT, SERVED_PROGRAMS, bundleFile } from '../server/build/bundle.ts';
 import { startServer, type RunningServer } from '../server/testing/child-server.ts';
+import { run, type RunResult } from './lib/run.ts';
 
 const scripts = (JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 const rel = (file: string): string => path.relative(ROOT, file);
 const commands = (script: string): string[] => (scripts[script] ?? '').split(' && ');
 
-function buildScript(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'build.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const buildScript = (args: string[]): Promise<RunResult> => run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'build.ts'), ...args]);
 
 describe('package.json', () => {
   it('npm start runs the server bundle npm run build writes, after bringing it up to date; npm ci builds it', () => {
