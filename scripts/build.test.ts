@@ -19,8 +19,9 @@ describe('package.json', () => {
   it('npm start runs the server bundle npm run build writes, after bringing it up to date; npm ci builds it', () => {
     expect(scripts.build).toBe('tsx scripts/build.ts');
     expect(commands('prepare').at(-1)).toBe('npm run build');
-    expect(commands('start')).toEqual(['tsx scripts/docs.ts --if-stale', 'tsx scripts/build.ts --if-stale', `node --enable-source-maps ${rel(bundleFile(DIST_DIR, 'server/main.ts'))}`]);
-    expect(commands('start:cluster').slice(0, 2)).toEqual(['tsx scripts/docs.ts --if-stale', 'tsx scripts/build.ts --if-stale']);
+    // exec: the shell gives way to the server, so a SIGTERM npm passes on reaches it.
+    expect(commands('start')).toEqual(['tsx scripts/docs.ts --if-stale', 'tsx scripts/build.ts --if-stale', `exec node --enable-source-maps ${rel(bundleFile(DIST_DIR, 'server/main.ts'))}`]);
+    expect(commands('start:cluster')).toEqual(['tsx scripts/docs.ts --if-stale', 'tsx scripts/build.ts --if-stale', 'exec tsx scripts/cluster.ts']);
     expect(commands('admin')).toEqual(['tsx scripts/build.ts --if-stale', `node --enable-source-maps ${rel(bundleFile(DIST_DIR, 'server/admin/cli.ts'))}`]);
     expect(SERVED_PROGRAMS).toEqual(['server/main.ts', 'server/admin/cli.ts']);
     expect(scripts.dev).toBe('tsx scripts/dev/main.ts');
