@@ -12,10 +12,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOrdersClient } from '../client/api.ts';
+import { DIST_DIR, bundleFile } from '../server/build/bundle.ts';
 import type { DemoTenant } from '../server/testing/child-server.ts';
+import { BUNDLE_DIR_VARIABLE } from '../server/testing/server-bundle.ts';
 import { until } from '../testing/until.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** What an instance runs: the server bundle, the run's own here (dist/ under npm run start:cluster). */
+const INSTANCE = bundleFile(process.env[BUNDLE_DIR_VARIABLE] ?? DIST_DIR, 'server/main.ts');
 
 let dataDir: string | null = null;
 let cluster: ChildProcess | null = null;
@@ -171,7 +175,7 @@ describe('npm run start:cluster', () => {
     expect(read.data?.orderId).toBe(firstOrder);
 
     // SIGKILL to the cluster process alone: no handler of its runs, its children are orphaned.
-    const instances = childrenOf(started.child.pid!, path.join(ROOT, 'server', 'main.ts'));
+    const instances = childrenOf(started.child.pid!, INSTANCE);
     expect(instances.length).toBe(2);
     process.kill(started.child.pid!, 'SIGKILL');
     await started.exit;
@@ -195,7 +199,7 @@ describe('npm run start:cluster', () => {
       expect(started.output()).toContain(`the instance on port ${port + 1} exited`);
       const pgDir = path.join(dataDir, 'cluster', 'postgres');
       await until(() => processesWith(pgDir).length === 0, () => `no process on ${pgDir}: ${processesWith(pgDir).join('; ')}`, 30_000);
-      await until(() => childrenOf(started.child.pid!, path.join(ROOT, 'server', 'main.ts')).length === 0, 'the other instance to exit', 30_000);
+      await until(() => childrenOf(started.child.pid!, INSTANCE).length === 0, 'the other instance to exit', 30_000);
     } finally {
       await new Promise((resolve) => stranger.close(resolve));
     }

@@ -24,7 +24,8 @@ import { startTracing } from './observability/tracing/index.ts';
 import { unsupportedNode } from './runtime.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { bundleName, SENDER_THREAD_PROGRAM } from './delivery/thread/program.ts';
+import { SENDER_THREAD_PROGRAM } from './delivery/thread/program.ts';
+import { bundleFile } from './build/bundle.ts';
 import type { InstanceHeartbeat } from './store/postgres/heartbeat.ts';
 
 /** In-flight requests get this long to finish at shutdown before their connections are closed (at most a third of the grace period). */
@@ -76,7 +77,7 @@ function closeServer(server: ServerType, graceMs: number): Promise<void> {
 function senderThreadProgram(): { entry: string | URL } | null {
   const self = process.argv[1] ?? '';
   if (self.endsWith('.mjs')) {
-    const bundle = path.join(path.dirname(self), `${bundleName(SENDER_THREAD_PROGRAM)}.mjs`);
+    const bundle = bundleFile(path.dirname(self), SENDER_THREAD_PROGRAM);
     return existsSync(bundle) ? { entry: bundle } : null;
   }
   return self.endsWith('.ts') ? { entry: new URL('./delivery/thread/sender-thread.ts', import.meta.url) } : null;

@@ -11,11 +11,11 @@
 //   npm run bench:mock [-- --starts 3 --rounds 3 --seconds 5 --connections 10] [--stateful [--tenants N]]
 // With --stateful the mock is `npm run mock -- --stateful` (no Prism beside it: start and memory only).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { ROOT, TOOL_ENV, bin } from '../lib/specs.ts';
-import { freePort, machine, summarise, type Summary } from './lib.ts';
+import { freePort, groupPids, groupRss, machine, summarise, type Summary } from './lib.ts';
 
 const ORDER = '/v2/orders/3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90';
 const HEADERS = { 'x-api-key': 'pk_test_bench', 'x-api-hash': 'sk_test_bench' };
@@ -25,35 +25,6 @@ interface Started {
   url: string;
   firstAnswerMs: number;
   stop(): Promise<void>;
-}
-
-/** Every process of the group led by `pid`, from /proc. */
-function groupPids(pgid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const fields = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      if (Number(fields[2]) === pgid) out.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-/** Resident memory of the process group, MiB, and how many processes it has. */
-export function groupRss(pgid: number): { mib: number; processes: number } {
-  const pids = groupPids(pgid);
-  let kib = 0;
-  for (const pid of pids) {
-    try {
-      kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      // gone
-    }
-  }
-  return { mib: Math.round(kib / 1024), processes: pids.length };
 }
 
 /** Spawns `command` in a group of its own; resolves at the first 200 of `probe` (with HEADERS). */

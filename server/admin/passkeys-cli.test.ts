@@ -11,6 +11,7 @@ import { loadConfig } from '../config.ts';
 import { newPasskeyId } from '../domain/ids.ts';
 import { hashToken } from '../domain/secrets.ts';
 import { openServices } from '../services.ts';
+import { childEntry } from '../testing/server-bundle.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 let dataDir: string;
@@ -18,7 +19,8 @@ let dataDir: string;
 const admin = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir };
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/admin/cli.ts'), ...args], { cwd: ROOT, env, timeout: 25_000 });
+    // The run's bundle of the admin tool: what `npm run admin` runs.
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...childEntry('server/admin/cli.ts'), ...args], { cwd: ROOT, env, timeout: 25_000 });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };

@@ -87,7 +87,7 @@ export interface StartOptions {
   port?: () => Promise<number>;
   /** How long the child has to say it is ready (default 60 s); past it the child is killed. */
   readyTimeoutMs?: number;
-  /** The node arguments of the program (default this tree's server/main.ts): another release's bundle. */
+  /** The node arguments that run the server (default childEntry('server/main.ts'): the run's bundle, else tsx): another build, another release's bundle. */
   program?: string[];
   /** Its working folder (default this repository's root). */
   cwd?: string;

@@ -1,10 +1,3 @@
-// Where the sending thread's program is, for whoever bundles the server and for main.ts, which
-// looks for it beside its own bundle: one name for both.
-
-/** The thread's source, relative to the repository root. */
+// The sending thread's program, relative to the repository root: bundled beside the server's
+// (build/bundle.ts), and looked for there by main.ts.
 export const SENDER_THREAD_PROGRAM = 'server/delivery/thread/sender-thread.ts';
-
-/** The file name (without extension) of a program's bundle: its path with / as __. */
-export function bundleName(program: string): string {
-  return program.replace(/\.tsx?$/, '').replaceAll('/', '__');
-}
