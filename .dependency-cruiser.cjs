@@ -14,7 +14,7 @@ const TEST = '(^|/)(testing|suite)/|\\.test\\.tsx?$|\\.e2e\\.test\\.tsx?$';
 /** Test support: what only tests may import (testing/ and suite/ folders, testing.ts files), and the tests. */
 const TEST_SIDE = `${TEST}|(^|/)testing\\.tsx?$`;
 /** Where production starts: the server, the admin tool, and the scripts (none of them a test). */
-const PRODUCTION_ENTRIES = '^server/(main|admin/cli)\\.ts$|^scripts/';
+const PRODUCTION_ENTRIES = '^server/(main|admin/cli|delivery/thread/sender-thread)\\.ts$|^scripts/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -86,18 +86,19 @@ module.exports = {
       name: 'store-below-the-domain',
       severity: 'error',
       comment:
-        'The store persists the domain\'s records: it implements the port (domain/store.ts, store-errors.ts, store-unavailable.ts) and imports the model ' +
+        'The store persists the domain\'s records: it implements the port (domain/store.ts, store-errors.ts, store-unavailable.ts, and unit-observer.ts: what the committers tell tracing) and imports the model ' +
         '(domain/model.ts), server/money/ and the timers (timers.ts), never domain logic, HTTP, the portal or the delivery engine.',
       from: { path: '^server/store/', pathNot: TEST },
-      to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/(store|money)/|^server/(domain/model|domain/store|domain/store-errors|domain/store-unavailable|timers)\\.ts$' },
+      to: { path: '^(server/|client/|conformance/|scripts/)', pathNot: '^server/(store|money)/|^server/(domain/model|domain/store|domain/store-errors|domain/store-unavailable|domain/unit-observer|timers)\\.ts$' },
     },
     {
       name: 'store-behind-its-port',
       severity: 'error',
       comment:
         'Above the store, code knows the Store port (domain/store.ts, store-errors.ts, store-unavailable.ts), not an ' +
-        'implementation: only the composition root (server/services.ts) and test support open a store of server/store/.',
-      from: { path: '^server/', pathNot: `^server/store/|^server/services\\.ts$|${TEST}` },
+        'implementation: only the composition roots (server/services.ts; server/main.ts, which registers a PostgreSQL ' +
+        "instance's heartbeat; the admin tool's migration and instance commands) and test support open server/store/.",
+      from: { path: '^server/', pathNot: `^server/store/|^server/(services|main)\\.ts$|^server/admin/|${TEST}` },
       to: { path: '^server/store/' },
     },
     {

@@ -32,7 +32,7 @@ try {
   process.stderr.write(`build failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}\n`);
   process.exit(1);
 }
-const done = `${SERVED_PROGRAMS.join(' and ')} bundled into ${where}/ in ${Date.now() - started} ms`;
+const done = `${new Intl.ListFormat('en', { type: 'conjunction' }).format(SERVED_PROGRAMS)} bundled into ${where}/ in ${Date.now() - started} ms`;
 // Before `npm run admin`, whose standard output is its JSON answer: the rebuild is said on stderr.
 if (values['if-stale']) process.stderr.write(`${done} (${reason})\n`);
 else console.log(done);

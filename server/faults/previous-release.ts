@@ -35,17 +35,33 @@ export function previousReleaseCommit(): string {
 
 const git = (args: string[]): Buffer => execFileSync('git', ['-C', ROOT, ...args], { maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
 
+interface Lock {
+  packages: Record<string, { version?: string; link?: boolean }>;
+}
+
+/**
+ * The packages of another release's lock that this tree's lock does not install at the same
+ * version. None: the release runs on this tree's node_modules (a release may add packages, as
+ * long as every one the older one uses stays where it was).
+ */
+function packagesNotInstalled(older: Lock): string[] {
+  const ours = (JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as Lock).packages;
+  return Object.entries(older.packages)
+    .filter(([name, p]) => name.startsWith('node_modules/') && !p.link && ours[name]?.version !== p.version)
+    .map(([name, p]) => `${name.slice('node_modules/'.length)}@${p.version}`);
+}
+
 export async function buildPreviousRelease(commit: string = previousReleaseCommit()): Promise<PreviousRelease> {
   try {
     git(['rev-parse', '--verify', '--quiet', `${commit}^{commit}`]);
   } catch {
     throw new Error(`the previous release ${commit} is not in this clone's history (a shallow clone?): git fetch --unshallow, or move previous-release.commit`);
   }
-  const lock = git(['show', `${commit}:package-lock.json`]).toString('utf8');
-  if (lock !== readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) {
+  const missing = packagesNotInstalled(JSON.parse(git(['show', `${commit}:package-lock.json`]).toString('utf8')) as Lock);
+  if (missing.length > 0) {
     throw new Error(
-      `the previous release ${commit.slice(0, 7)} has another package-lock.json than this tree: its node_modules cannot be this tree's. ` +
-        'Move previous-release.commit to a release with the same dependency set, or install its own (npm ci in its folder) before this test.',
+      `the previous release ${commit.slice(0, 7)} needs packages this tree's node_modules does not hold at its versions (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}): ` +
+        'move previous-release.commit to a release whose dependencies this tree still installs, or install its own (npm ci in its folder) before this test.',
     );
   }
   const cache = path.join(ROOT, 'node_modules', '.cache', 'previous-release');

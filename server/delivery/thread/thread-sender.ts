@@ -48,6 +48,8 @@ export function createThreadSender(opts: ThreadSenderOptions): Sender {
     };
     w.on('error', lost);
     w.on('exit', lost);
+    // Held only while attempts are in flight, as their sockets would hold an in-process sender:
+    // an idle thread never keeps the process from exiting, a busy one keeps it until they end.
     w.unref();
     return w;
   }
@@ -56,6 +58,7 @@ export function createThreadSender(opts: ThreadSenderOptions): Sender {
     const p = pending.get(id);
     if (p === undefined) return;
     pending.delete(id);
+    if (pending.size === 0) thread?.unref();
     if (p.onAbort) p.signal?.removeEventListener('abort', p.onAbort);
     p.resolve(outcome);
   }
@@ -65,6 +68,7 @@ export function createThreadSender(opts: ThreadSenderOptions): Sender {
     outgoing = [];
     if (items.length === 0) return;
     thread ??= start();
+    thread.ref();
     thread.postMessage({ type: 'send', items } satisfies ToThread);
   }
 

@@ -1,14 +1,14 @@
 // The store, traced from outside (as observability/metrics.ts measures it): a span for each
 // store call of a request (transaction, read, createOrder) and, inside it, the group commit's
 // own spans: how long the unit waited in the queue for a batch, and how long its batch's COMMIT
-// and sync took (the committers' UnitObserver, store/unit-observer.ts). The events a traced
+// and sync took (the committers' UnitObserver, domain/unit-observer.ts). The events a traced
 // call records keep the caller's trace context (EventRecord.traceContext): their delivery
 // attempts link back to it (delivery.ts).
 import { context, propagation, SpanStatusCode, trace, type Attributes, type Tracer } from '@opentelemetry/api';
 import { ATTR_DB_SYSTEM_NAME, ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import type { EventRecord } from '../../domain/model.ts';
 import type { Store, Tx } from '../../domain/store.ts';
-import type { UnitObserver } from '../../store/unit-observer.ts';
+import type { UnitObserver } from '../../domain/unit-observer.ts';
 import { epochAt, epochNow } from './clock.ts';
 
 /** Span names, for the operator's queries and the tests. */

@@ -50,7 +50,7 @@ import { DeadlineExceeded } from './deadlines.ts';
 import { destroyConnection } from './pg-internals.ts';
 import { CallCancelled, OVERLOADED, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { realTimers, type Timers } from '../../timers.ts';
-import type { ObservedUnit, UnitObserver } from '../unit-observer.ts';
+import type { ObservedUnit, UnitObserver } from '../../domain/unit-observer.ts';
 
 /** What a unit of work left for after the commit. */
 export interface Outcome<T> {

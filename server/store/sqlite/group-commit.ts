@@ -29,7 +29,7 @@
 // alone, as any unit does, so a bad one fails only its caller.
 import type Database from 'better-sqlite3';
 import { CallCancelled } from '../../domain/store-errors.ts';
-import type { ObservedUnit, UnitObserver } from '../unit-observer.ts';
+import type { ObservedUnit, UnitObserver } from '../../domain/unit-observer.ts';
 
 /** How a unit runs: in the batch's transaction (default) or alone; answered after the log sync (default) or at once. */
 export interface UnitOptions {
