@@ -1,17 +1,75 @@
-// The store as one request's handler sees it: every transaction, read and order creation takes
-// the request's signal (aborted at its deadline, or when its client went away), and the request
-// keeps count of its writes, so that its deadline answer can say whether anything may have been
-// written (504 outcome-unknown) or certainly nothing was (503 store-unavailable).
-import type { CallOptions, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../domain/store.ts';
+// One request's store calls: every transaction, read and order creation of its handler takes
+// the request's signal (aborted at its deadline, or when its client went away), and a write
+// request (not GET or HEAD) keeps count of its writes, so that its deadline answer can say
+// whether anything may have been written (504 outcome-unknown) or certainly nothing was (503
+// store-unavailable). A read's answer at its deadline is 503 whatever it did: it counts nothing.
+//
+// Made for every request under a deadline (middleware/deadline.ts), so it costs what it is
+// used for: the AbortController, and the listener on the client's own signal (which
+// @hono/node-server makes on first use), only once a store call wants the signal.
+import type { AppError } from '../domain/errors.ts';
+import type { CallOptions, OrderCreated, OrderCreation, ReadTx, Store, Tx } from '../domain/store.ts';
+import { StoreDecorator } from '../domain/store-decorator.ts';
 import { CallCancelled } from '../domain/store-errors.ts';
 import { isStoreUnavailable } from '../store/unavailable.ts';
 
-export class RequestStore {
-  /** Writes not settled yet, and whether a settled one may have written. */
+const ONCE = { once: true } as const;
+
+export class StoreCalls implements EventListenerObject {
+  #controller: AbortController | null = null;
+  /** Whether the listener on the client's signal is registered (and must be removed). */
+  #listening = false;
+  /** The options of a call that gave none: the request's signal. */
+  #options: CallOptions | null = null;
+  /** Writes not settled yet, and whether a settled one may have written (write requests only). */
   private pending = 0;
   private wrote = false;
+  /**
+   * Set by the deadline once it answers in the handler's stead, with that answer: the handler
+   * still running is abandoned, and its own end is nobody's answer (http/errors.ts).
+   */
+  abandoned = false;
+  answer: AppError | null = null;
 
-  constructor(readonly signal: AbortSignal) {}
+  /**
+   * @param client the request as it came: its signal is aborted when the client goes away.
+   * @param countsWrites whether the request's answer at its deadline depends on its writes (not GET, HEAD).
+   */
+  constructor(
+    private readonly client: Request,
+    readonly countsWrites: boolean,
+  ) {}
+
+  /** The request's signal: aborted at its deadline (abort) or when its client goes away. */
+  get signal(): AbortSignal {
+    if (this.#controller) return this.#controller.signal;
+    const controller = (this.#controller = new AbortController());
+    const gone = this.client.signal;
+    if (gone.aborted) controller.abort(gone.reason);
+    else {
+      gone.addEventListener('abort', this, ONCE);
+      this.#listening = true;
+    }
+    return controller.signal;
+  }
+
+  /** The client went away: its store calls not started never start. */
+  handleEvent(): void {
+    this.#listening = false;
+    this.#controller!.abort(this.client.signal.reason);
+  }
+
+  /** Aborts the request's signal (its deadline passed). */
+  abort(reason: Error): void {
+    (this.#controller ??= new AbortController()).abort(reason);
+  }
+
+  /** The request is over: stop listening to its client. */
+  end(): void {
+    if (!this.#listening) return;
+    this.#listening = false;
+    this.client.signal.removeEventListener('abort', this);
+  }
 
   /** Whether a write of this request may be stored: one still running, or one that did not fail unwritten. */
   mayHaveWritten(): boolean {
@@ -25,7 +83,8 @@ export class RequestStore {
 
   /** The call's options with this request's signal (and the caller's, when it gave one). */
   options(o?: CallOptions): CallOptions {
-    return { signal: o?.signal ? AbortSignal.any([o.signal, this.signal]) : this.signal };
+    if (o?.signal) return { signal: AbortSignal.any([o.signal, this.signal]) };
+    return (this.#options ??= { signal: this.signal });
   }
 
   /**
@@ -35,6 +94,7 @@ export class RequestStore {
    */
   write<T>(start: () => Promise<T>): Promise<T> {
     if (this.signal.aborted) return Promise.reject(new CallCancelled());
+    if (!this.countsWrites) return start();
     const call = start();
     this.pending += 1;
     // A 503-class failure (a cancelled or refused call among them) wrote nothing; anything else may have.
@@ -51,43 +111,21 @@ export class RequestStore {
   }
 }
 
-/** A store whose every call carries one request's signal and counts its writes (RequestStore). */
-class SignalledStore implements Store {
+/** A store whose every call carries one request's signal (and, on a write request, counts its writes: StoreCalls). */
+class SignalledStore extends StoreDecorator {
   constructor(
-    private readonly store: Store,
-    private readonly calls: RequestStore,
-  ) {}
-  get kind(): Store['kind'] {
-    return this.store.kind;
+    base: Store,
+    private readonly calls: StoreCalls,
+  ) {
+    super(base);
   }
-  get queue(): Store['queue'] {
-    return this.store.queue;
+  override transaction<T>(fn: (tx: Tx) => Promise<T>, o?: CallOptions): Promise<T> {
+    return this.calls.write(() => this.base.transaction(fn, this.calls.options(o)));
   }
-  migrate(): Promise<void> {
-    return this.store.migrate();
+  override read<T>(fn: (tx: ReadTx) => Promise<T>, o?: CallOptions): Promise<T> {
+    return this.base.read(fn, this.calls.options(o));
   }
-  transaction<T>(fn: (tx: Tx) => Promise<T>, o?: CallOptions): Promise<T> {
-    return this.calls.write(() => this.store.transaction(fn, this.calls.options(o)));
-  }
-  read<T>(fn: (tx: ReadTx) => Promise<T>, o?: CallOptions): Promise<T> {
-    return this.store.read(fn, this.calls.options(o));
-  }
-  createOrder(c: OrderCreation, o?: CallOptions): Promise<OrderCreated> {
-    return this.calls.write(() => this.store.createOrder(c, this.calls.options(o)));
-  }
-  transactionsVersion(environmentId: string): string | null {
-    return this.store.transactionsVersion(environmentId);
-  }
-  onDeliveriesReady(listener: () => void): () => void {
-    return this.store.onDeliveriesReady(listener);
-  }
-  onEventsRecorded(listener: (environmentId: string) => void): () => void {
-    return this.store.onEventsRecorded(listener);
-  }
-  prune(req: PruneRequest): Promise<PruneResult> {
-    return this.store.prune(req);
-  }
-  close(): Promise<void> {
-    return this.store.close();
+  override createOrder(c: OrderCreation, o?: CallOptions): Promise<OrderCreated> {
+    return this.calls.write(() => this.base.createOrder(c, this.calls.options(o)));
   }
 }
