@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Clock } from '../domain/clock.ts';
 import type { AttemptResult, CallOptions, OrderCreated, OrderCreation, Store, Tx } from '../domain/store.ts';
 import { StoreDecorator } from '../domain/store-decorator.ts';
+import { KeptHistogram } from './kept-histogram.ts';
 import { retentionMetrics, type RetentionMetrics } from './retention-metrics.ts';
 
 /** Seconds; requests, store commits and pruning batches are mostly fast, attempts may take up to the 10 s deadline. */
@@ -54,19 +55,23 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
   const registers = [registry];
   let sources: Sources = {};
 
-  const requests = new Counter({
+  // The request metrics: one kept child per label set (kept-histogram.ts); the counter is its count.
+  new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by contract operation, method and status code.',
     labelNames: ['operation', 'method', 'status'] as const,
     registers,
+    collect() {
+      this.reset();
+      for (const child of requestSeconds.children) this.inc(child.labels, child.count);
+    },
   });
-  const requestSeconds = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from receiving a request to its answer, by contract operation, method and status code.',
-    labelNames: ['operation', 'method', 'status'] as const,
-    buckets: FAST_BUCKETS,
-    registers,
-  });
+  const requestSeconds = new KeptHistogram(
+    'http_request_duration_seconds',
+    'Time from receiving a request to its answer, by contract operation, method and status code.',
+    FAST_BUCKETS,
+    registry,
+  );
   const deliveries = new Counter({
     name: 'webhook_delivery_attempts_total',
     help: 'Delivery attempts recorded, by outcome (delivered, retry: will be tried again, failed: cycle over, disabled) and error class (none on a response).',
@@ -197,11 +202,8 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
   void oldestDue;
   void queueUp;
 
-  // Each metric's children, looked up by their labels once and kept (nothing resets these metrics).
-  const requestChild = kept3((operation: string, method: string, status: number) => {
-    const labels = { operation, method, status: String(status) };
-    return { count: requests.labels(labels), seconds: requestSeconds.labels(labels) };
-  });
+  // Each metric's children, made once per label set and kept (nothing resets these metrics).
+  const requestChild = kept3((operation: string, method: string, status: number) => requestSeconds.child({ operation, method, status: String(status) }));
   const deliveryChild = kept2((outcome: string, errorClass: string) => deliveries.labels({ outcome, error_class: errorClass }));
   const attemptChild = kept2((outcome: string) => attemptSeconds.labels({ outcome }));
   const commitChild = kept2((outcome: string) => commitSeconds.labels({ outcome }));
@@ -211,9 +213,7 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
     contentType: registry.contentType,
     retention: retentionMetrics(registers, opts.clock, FAST_BUCKETS),
     request(operation, method, status, seconds) {
-      const child = requestChild(operation, method, status);
-      child.count.inc();
-      child.seconds.observe(seconds);
+      requestChild(operation, method, status).observe(seconds);
     },
     attempt(result) {
       const outcome = result.state === 'pending' ? 'retry' : result.state;
@@ -263,9 +263,8 @@ class ObservedStore extends StoreDecorator {
 }
 
 /**
- * `make`'s value for each key, made once and kept: prom-client's own labels() checks and hashes
- * its label object on every observation (2.3 % of a request's CPU under load, issue 58). The
- * keys are bounded sets (operations, methods, statuses, outcomes), so the maps stay small.
+ * `make`'s value for each key, made once and kept: no label object per observation. The keys
+ * are bounded sets (operations, methods, statuses, outcomes), so the maps stay small.
  */
 function kept2<A, B, V>(make: (a: A, b: B) => V): (a: A, b?: B) => V {
   const byA = new Map<A, Map<B | undefined, V>>();
