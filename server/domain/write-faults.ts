@@ -6,15 +6,15 @@ import type { components } from '../../generated/types/sandbox.ts';
 import { PERMISSIONS } from '../../generated/vocabulary.ts';
 import { AppError } from './errors.ts';
 import type { Permission, Principal } from './model.ts';
+import { outcomeUnknown, storeUnavailable } from './outcomes.ts';
 
 /** What a test environment may arm; `none` disarms. */
 export type WriteFault = Exclude<components['schemas']['SandboxWriteFaultKind'], 'none'>;
 
-/** What a faulted write answers, as the real outage's answers do (http/errors.ts). */
+/** What a faulted write answers, as the real outage's answers do (domain/outcomes.ts). */
 export const FAULT_ANSWERS: Readonly<Record<WriteFault, () => AppError>> = {
-  'outcome-unknown': () =>
-    new AppError('outcome-unknown', 'Sandbox fault: the write was stored, then the answer was lost as if the connection to the data store had dropped at COMMIT. Send the same request again (the same Idempotency-Key or thirdPartyId) to settle it.', { retryAfter: 2 }),
-  'store-unavailable': () => new AppError('store-unavailable', 'Sandbox fault: the data store is unavailable; nothing was written. Retry in a few seconds.', { retryAfter: 5 }),
+  'outcome-unknown': () => outcomeUnknown('Sandbox fault: the write was stored, then the answer was lost as if the connection to the data store had dropped at COMMIT'),
+  'store-unavailable': () => storeUnavailable('Sandbox fault: the data store is unavailable'),
 };
 
 /** The permissions that let a key write something (every one but the `_read` ones). */

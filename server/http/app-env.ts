@@ -3,7 +3,7 @@
 // `principal` by authenticate, `body` by jsonBody, `request` by validateRequest.
 import type { ValidatedRequest } from '../contract/operations.ts';
 import type { Principal } from '../domain/auth.ts';
-import type { RequestStore } from './request-store.ts';
+import type { StoreCalls } from './store-calls.ts';
 
 export interface AppEnv {
   Variables: {
@@ -14,6 +14,6 @@ export interface AppEnv {
     /** The contract operation being served (set by the router; request metrics label by it). */
     operationId?: string;
     /** The request's signal and its store writes (set by the deadline, middleware/deadline.ts). */
-    storeCalls?: RequestStore;
+    storeCalls?: StoreCalls;
   };
 }

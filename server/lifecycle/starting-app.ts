@@ -3,7 +3,7 @@
 // balancer that routes too early gets a retryable answer instead of a refused connection.
 import { Hono } from 'hono';
 import type { Config } from '../config.ts';
-import { AppError } from '../domain/errors.ts';
+import { storeUnavailable } from '../domain/outcomes.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import { requestId } from '../http/middleware/request-id.ts';
 import { problemResponse } from '../http/problem.ts';
@@ -19,7 +19,7 @@ export function createStartingApp(config: Config, readiness: Readiness, metrics:
   app.all('*', (c) => {
     const state = readiness.current();
     const why = state.ready ? 'starting' : state.detail;
-    return problemResponse(new AppError('store-unavailable', `The instance is not serving yet (${why}). Retry in a few seconds.`, { retryAfter: 5 }), c.req.path, c.get('requestId'));
+    return problemResponse(storeUnavailable(`The instance is not serving yet (${why})`), c.req.path, c.get('requestId'));
   });
   return app;
 }

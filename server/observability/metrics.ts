@@ -4,7 +4,9 @@
 // methods, status codes, outcomes and error classes (bounded sets).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Clock } from '../domain/clock.ts';
-import type { AttemptResult, Store } from '../domain/store.ts';
+import type { AttemptResult, CallOptions, OrderCreated, OrderCreation, Store, Tx } from '../domain/store.ts';
+import { StoreDecorator } from '../domain/store-decorator.ts';
+import { KeptHistogram } from './kept-histogram.ts';
 import { retentionMetrics, type RetentionMetrics } from './retention-metrics.ts';
 
 /** Seconds; requests, store commits and pruning batches are mostly fast, attempts may take up to the 10 s deadline. */
@@ -53,19 +55,23 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
   const registers = [registry];
   let sources: Sources = {};
 
-  const requests = new Counter({
+  // The request metrics: one kept child per label set (kept-histogram.ts); the counter is its count.
+  new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by contract operation, method and status code.',
     labelNames: ['operation', 'method', 'status'] as const,
     registers,
+    collect() {
+      this.reset();
+      for (const child of requestSeconds.children) this.inc(child.labels, child.count);
+    },
   });
-  const requestSeconds = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from receiving a request to its answer, by contract operation, method and status code.',
-    labelNames: ['operation', 'method', 'status'] as const,
-    buckets: FAST_BUCKETS,
-    registers,
-  });
+  const requestSeconds = new KeptHistogram(
+    'http_request_duration_seconds',
+    'Time from receiving a request to its answer, by contract operation, method and status code.',
+    FAST_BUCKETS,
+    registry,
+  );
   const deliveries = new Counter({
     name: 'webhook_delivery_attempts_total',
     help: 'Delivery attempts recorded, by outcome (delivered, retry: will be tried again, failed: cycle over, disabled) and error class (none on a response).',
@@ -196,22 +202,26 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
   void oldestDue;
   void queueUp;
 
+  // Each metric's children, made once per label set and kept (nothing resets these metrics).
+  const requestChild = kept3((operation: string, method: string, status: number) => requestSeconds.child({ operation, method, status: String(status) }));
+  const deliveryChild = kept2((outcome: string, errorClass: string) => deliveries.labels({ outcome, error_class: errorClass }));
+  const attemptChild = kept2((outcome: string) => attemptSeconds.labels({ outcome }));
+  const commitChild = kept2((outcome: string) => commitSeconds.labels({ outcome }));
+
   return {
     registry,
     contentType: registry.contentType,
     retention: retentionMetrics(registers, opts.clock, FAST_BUCKETS),
     request(operation, method, status, seconds) {
-      const labels = { operation, method, status: String(status) };
-      requests.inc(labels);
-      requestSeconds.observe(labels, seconds);
+      requestChild(operation, method, status).observe(seconds);
     },
     attempt(result) {
       const outcome = result.state === 'pending' ? 'retry' : result.state;
-      deliveries.inc({ outcome, error_class: result.attempt.errorClass ?? 'none' });
-      attemptSeconds.observe({ outcome }, result.attempt.durationMs / 1000);
+      deliveryChild(outcome, result.attempt.errorClass ?? 'none').inc();
+      attemptChild(outcome).observe(result.attempt.durationMs / 1000);
     },
     transaction(outcome, seconds) {
-      commitSeconds.observe({ outcome }, seconds);
+      commitChild(outcome).observe(seconds);
     },
     observe(s) {
       sources = { ...sources, ...s };
@@ -230,27 +240,49 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
 /**
  * The store, observed: every transaction's duration and outcome. A wrapper from outside, so the
  * stores themselves know nothing of metrics. Recorded attempts are the delivery worker's event
- * (its `onAttempt`), not the store's: the queue passes through untouched.
+ * (its `onAttempt`), not the store's: the queue passes through untouched, and so do reads (not
+ * commits) and the pruner's batches (it records its own figures: retention/pruner.ts).
  */
 export function observeStore(store: Store, metrics: Metrics): Store {
-  return {
-    get kind() {
-      return store.kind;
-    },
-    migrate: () => store.migrate(),
-    // Reads are not commits: they stay out of the commit-latency histogram.
-    // The call's options (the request's signal) pass through: without them a request answered
-    // at its deadline would go on writing.
-    read: (fn, opts) => store.read(fn, opts),
-    transactionsVersion: (environmentId) => store.transactionsVersion(environmentId),
-    transaction: (fn, opts) => timedCommit(metrics, () => store.transaction(fn, opts)),
-    createOrder: (c, opts) => timedCommit(metrics, () => store.createOrder(c, opts)),
-    queue: store.queue,
-    onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
-    onEventsRecorded: (listener) => store.onEventsRecorded(listener),
-    // The pruner records its own figures (retention/pruner.ts): not a commit of the API's.
-    prune: (req) => store.prune(req),
-    close: () => store.close(),
+  return new ObservedStore(store, metrics);
+}
+
+class ObservedStore extends StoreDecorator {
+  constructor(
+    base: Store,
+    private readonly metrics: Metrics,
+  ) {
+    super(base);
+  }
+  override transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T> {
+    return timedCommit(this.metrics, () => this.base.transaction(fn, opts));
+  }
+  override createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
+    return timedCommit(this.metrics, () => this.base.createOrder(c, opts));
+  }
+}
+
+/**
+ * `make`'s value for each key, made once and kept: no label object per observation. The keys
+ * are bounded sets (operations, methods, statuses, outcomes), so the maps stay small.
+ */
+function kept2<A, B, V>(make: (a: A, b: B) => V): (a: A, b?: B) => V {
+  const byA = new Map<A, Map<B | undefined, V>>();
+  return (a, b) => {
+    let byB = byA.get(a);
+    if (!byB) byA.set(a, (byB = new Map()));
+    let value = byB.get(b);
+    if (value === undefined) byB.set(b, (value = make(a, b as B)));
+    return value;
+  };
+}
+
+function kept3<A, B, C, V>(make: (a: A, b: B, c: C) => V): (a: A, b: B, c: C) => V {
+  const byA = new Map<A, (b: B, c: C) => V>();
+  return (a, b, c) => {
+    let rest = byA.get(a);
+    if (!rest) byA.set(a, (rest = kept2((b: B, c: C) => make(a, b, c))));
+    return rest(b, c);
   };
 }
 

@@ -3,65 +3,61 @@
 // the other, each bounded by the store's own deadlines; this bounds their sum. Past it, or
 // once the client went away, the request's signal is aborted: its store calls that have not
 // started never start (a queued group-commit unit is dropped), one already sent to the database
-// finishes or rolls back (RequestStore, the store's CallOptions). The handler's own answer is
+// finishes or rolls back (StoreCalls, the store's CallOptions). The handler's own answer is
 // dropped and the caller hears now:
 // - a read (GET, HEAD), or a write none of whose store writes may have gone in: 503
 //   store-unavailable, nothing to settle;
 // - a write that may be stored: 504 outcome-unknown; the same request again (same
 //   Idempotency-Key or thirdPartyId) settles it.
-// Not for the event stream, which never ends on its own.
+// The handler, abandoned, may still fail later: that is nobody's answer, and not logged again
+// (http/errors.ts). Not for the event stream, which never ends on its own.
 import type { MiddlewareHandler } from 'hono';
-import { AppError } from '../../domain/errors.ts';
+import type { AppError } from '../../domain/errors.ts';
+import { outcomeUnknown, storeUnavailable } from '../../domain/outcomes.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 import type { AppEnv } from '../app-env.ts';
-import { RequestStore } from '../request-store.ts';
+import { StoreCalls } from '../store-calls.ts';
 
 export function requestDeadline(ms: number, timers: Timers = realTimers): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const controller = new AbortController();
-    const gone = c.req.raw.signal;
-    const clientGone = new ClientGone(controller, gone);
-    gone.addEventListener('abort', clientGone, { once: true });
-    const calls = new RequestStore(controller.signal);
+    const method = c.req.method;
+    const calls = new StoreCalls(c.req.raw, method !== 'GET' && method !== 'HEAD');
     c.set('storeCalls', calls);
-    let timer: unknown = null;
     try {
-      const expired = new Promise<'expired'>((resolve) => {
-        timer = timers.setTimeout(() => resolve('expired'), ms);
-      });
-      const handled = next().then(() => 'handled' as const);
-      const first = await Promise.race([handled, expired]);
-      if (first === 'handled') return;
-      handled.catch(() => undefined); // its error, if any, is no longer anyone's answer
-      controller.abort(new Error(`request deadline (${ms} ms)`));
+      if (!(await expires(next(), ms, timers))) return;
+      calls.abandoned = true;
+      calls.abort(new Error(`request deadline (${ms} ms)`));
       // A call still queued is dropped at the abort: let its rejection reach the count first.
       await new Promise<void>((resolve) => timers.setImmediate(resolve));
-      throw answer(ms, c.req.method === 'GET' || c.req.method === 'HEAD' || !calls.mayHaveWritten());
+      throw (calls.answer = answer(ms, !calls.countsWrites || !calls.mayHaveWritten()));
     } finally {
-      timers.clearTimeout(timer);
-      gone.removeEventListener('abort', clientGone);
+      calls.end();
     }
   };
 }
 
 /**
- * Aborts the request's controller when its client goes away: a listener object, not a closure,
- * since tsx (esbuild's keepNames) names every closure made per request, at a cost per request.
+ * Whether `handled` is overtaken by the deadline: true once ms passed first, false when it
+ * settled in time (its rejection goes up). One promise and one timer a request, cleared in time.
  */
-class ClientGone implements EventListenerObject {
-  constructor(
-    private readonly controller: AbortController,
-    private readonly gone: AbortSignal,
-  ) {}
-  handleEvent(): void {
-    this.controller.abort(this.gone.reason);
-  }
+function expires(handled: Promise<void>, ms: number, timers: Timers): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const timer = timers.setTimeout(() => resolve(true), ms);
+    handled.then(
+      () => {
+        timers.clearTimeout(timer);
+        resolve(false);
+      },
+      (err: unknown) => {
+        timers.clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }
 
 function answer(ms: number, nothingWritten: boolean): AppError {
   return nothingWritten
-    ? new AppError('store-unavailable', `No answer within the request deadline (${ms} ms); nothing was written. Retry in a few seconds.`, { retryAfter: 5 })
-    : new AppError('outcome-unknown', `No answer within the request deadline (${ms} ms): the write may or may not be stored. Send the same request again (the same Idempotency-Key or thirdPartyId) to settle it.`, {
-        retryAfter: 2,
-      });
+    ? storeUnavailable(`No answer within the request deadline (${ms} ms)`)
+    : outcomeUnknown(`No answer within the request deadline (${ms} ms): the write may or may not be stored`);
 }

@@ -122,6 +122,8 @@ export class PostgresStore implements Store {
   private readonly orderNumbers: OrderNumbers;
   /** Repositories on the pool: each read is one statement, no BEGIN/COMMIT around it. */
   private readonly reads: ReadTx;
+  /** The same on one connection, for the reads a caller may give up (readWhileWanted). */
+  private readonly clientViews = new WeakMap<pg.PoolClient, ReadTx>();
   /** Runs the transactions of this instance in group-committed batches. */
   readonly committer: PgGroupCommitter;
   /** How a batch writes the new orders it holds (createOrder). */
@@ -302,10 +304,40 @@ export class PostgresStore implements Store {
    * statement), so the two extra round trips buy nothing.
    */
   read<T>(fn: (tx: ReadTx) => Promise<T>, opts?: CallOptions): Promise<T> {
-    if (opts?.signal?.aborted) return Promise.reject(new CallCancelled());
+    const signal = opts?.signal;
+    if (signal?.aborted) return Promise.reject(new CallCancelled());
     // Admission control: reads wait in the pool's queue, bounded like the group commit's.
     if (this.pool.waitingCount >= this.maxQueued) return Promise.reject(this.refuse(`${this.pool.waitingCount} reads already wait for a connection`));
-    return this.track(() => fn(this.reads));
+    return this.track(() => (signal ? this.readWhileWanted(fn, signal) : fn(this.reads)));
+  }
+
+  /**
+   * A read whose caller may give up (its request's signal) runs on one connection, and starts
+   * only if the caller still waits once the pool gave it one: a read that waited in the pool's
+   * queue past its request's answer never starts (http/middleware/deadline.ts).
+   */
+  private async readWhileWanted<T>(fn: (tx: ReadTx) => Promise<T>, signal: AbortSignal): Promise<T> {
+    const client = await this.pool.connect();
+    if (signal.aborted) {
+      client.release();
+      throw new CallCancelled();
+    }
+    try {
+      return await fn(this.readViewOn(client));
+    } finally {
+      // A connection destroyed meanwhile (a missed query deadline) is dropped by the pool.
+      client.release();
+    }
+  }
+
+  /** The repositories on one pooled connection, made once per connection. */
+  private readViewOn(client: pg.PoolClient): ReadTx {
+    let view = this.clientViews.get(client);
+    if (!view) {
+      const conn = new Conn(client);
+      this.clientViews.set(client, (view = readView(postgresSql(conn), postgresHooks(conn, this.orderNumbers))));
+    }
+    return view;
   }
 
   /** What the operator's metrics show of the connections. */
