@@ -42,7 +42,7 @@ import { freePort, machine, startServer, summarise, type DemoTenant, type Runnin
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 import { BATCHED_ORDERS, driverLoop, findPgbench, pgbench, pgbenchScripts, type Ceiling } from './pg-ceilings.ts';
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
-import { floorTable, ordersAgainstFloor, type FloorRow } from './orders-floor.ts';
+import { connectionsTable, floorTable, ordersAgainstFloor, ordersUnderConnections, type ConnectionsRow, type FloorRow } from './orders-floor.ts';
 import { BUNDLE_DIR_VARIABLE, buildChildBundles } from '../../server/testing/server-bundle.ts';
 import { ROOT } from '../lib/specs.ts';
 
@@ -52,7 +52,8 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
     // Which blocks: reads (payout and list, with their servers), floor (orders against the
-    // floor) and/or orders (orders against the echo, and PostgreSQL's ceilings).
+    // floor), connections (orders under 16 and 512 connections: goodput, timeouts, memory)
+    // and/or orders (orders against the echo, and PostgreSQL's ceilings).
     only: { type: 'string', default: 'reads,floor' },
     rounds: { type: 'string', default: '3' },
     // A folder for V8 CPU profiles of the server processes (node --cpu-prof), written at exit.
@@ -67,8 +68,8 @@ if (values.store !== 'both' && values.store !== 'sqlite' && values.store !== 'po
   process.exit(2);
 }
 const ONLY = new Set(values.only.split(','));
-if ([...ONLY].some((b) => b !== 'reads' && b !== 'orders' && b !== 'floor')) {
-  process.stderr.write(`bench:api: --only takes reads, floor and/or orders, not ${values.only}\n`);
+if ([...ONLY].some((b) => b !== 'reads' && b !== 'orders' && b !== 'floor' && b !== 'connections')) {
+  process.stderr.write(`bench:api: --only takes reads, floor, connections and/or orders, not ${values.only}\n`);
   process.exit(2);
 }
 const stores = values.store === 'both' ? (['sqlite', 'postgres'] as const) : ([values.store] as const);
@@ -396,9 +397,12 @@ process.env[BUNDLE_DIR_VARIABLE] = bundles;
 
 const results: Array<[string, Row[]]> = [];
 const floorRows: FloorRow[] = [];
+const connectionRows: ConnectionsRow[] = [];
 for (const store of stores) {
   if (ONLY.has('reads') || ONLY.has('orders')) results.push([store, await benchStore(store)]);
-  if (ONLY.has('floor')) floorRows.push(...(await ordersAgainstFloor({ store, rounds, seconds: duration, connections, env: baseEnv(store), nodeArgs: nodeArgs.nodeArgs ?? [] })));
+  const floorSettings = { store, rounds, seconds: duration, connections, env: baseEnv(store), nodeArgs: nodeArgs.nodeArgs ?? [] };
+  if (ONLY.has('floor')) floorRows.push(...(await ordersAgainstFloor(floorSettings)));
+  if (ONLY.has('connections')) connectionRows.push(await ordersUnderConnections(floorSettings));
 }
 
 console.log(`\nbench:api on ${machine()}; autocannon, ${connections} connections, ${duration} s per run after a warm-up\n`);
@@ -422,4 +426,8 @@ if (batched !== null) console.log(`\n${batched}`);
 if (floorRows.length > 0) {
   console.log(`\n### POST /v2/orders against the floor (${rounds} rounds of ${duration} s, ${connections} connections, alternated; medians)\n`);
   console.log(floorTable(floorRows));
+}
+if (connectionRows.length > 0) {
+  console.log(`\n### POST /v2/orders under 16 and 512 connections (${rounds} rounds of ${duration} s, alternated; medians)\n`);
+  console.log(connectionsTable(connectionRows));
 }

@@ -6,6 +6,7 @@
 // reported beside the orders. Between rounds the server drains what it still owes, so a round
 // never inherits the previous one's backlog.
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cp, mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,6 +43,11 @@ export interface Run {
   pgUs: number | null;
   /** Webhooks the receiver got per second during the window (the floor sends none). */
   webhooks: number;
+  /** 2xx answers per second, and requests that got no answer in time (autocannon's timeouts). */
+  goodput: number;
+  timeouts: number;
+  /** The measured process's peak resident memory during the window, above its resident memory before it (MB); null off Linux. */
+  rssGrowthMb: number | null;
 }
 
 export interface FloorRow {
@@ -69,11 +75,36 @@ const headersOf = (t: DemoTenant): Record<string, string> => ({ 'content-type': 
 let seq = 0;
 const orderBody = (): string => JSON.stringify({ merchantReference: `floor-${process.pid}-${seq++}`, amountMinor: 1999 });
 
+/** VmRSS and VmHWM (peak) of a process in MB, from /proc; null off Linux or once it is gone. */
+function memory(pid: number | undefined): { rss: number; peak: number } | null {
+  if (pid === undefined) return null;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  } catch {
+    return null;
+  }
+}
+
+/** Resets the peak of `pid` to its current resident memory (Linux: writing 5 to clear_refs). */
+function resetPeak(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not Linux, or not allowed: the peak is the process's lifetime peak
+  }
+}
+
 async function load(url: string, headers: Record<string, string>, seconds: number, connections: number, pid: number | undefined, webhooks: () => number): Promise<Run> {
+  resetPeak(pid);
+  const memBefore = memory(pid);
   const before = cpuSnapshot(pid === undefined ? [] : [pid]);
   const sent = webhooks();
   const result = await autocannon({ url, connections, duration: seconds, requests: [{ method: 'POST', path: '/v2/orders', headers, setupRequest: (req) => ({ ...req, body: orderBody() }) }] });
   const share = cpuShare(before, cpuSnapshot(pid === undefined ? [] : [pid]));
+  const memAfter = memory(pid);
   const orders = result.requests.total;
   const rps = Math.round(result.requests.average);
   return {
@@ -84,6 +115,9 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
     cpuUs: share && orders > 0 ? Math.round((share.servers * seconds * 1e6) / orders) : null,
     pgUs: share && orders > 0 ? Math.round((share.postgres * seconds * 1e6) / orders) : null,
     webhooks: Math.round((webhooks() - sent) / seconds),
+    goodput: Math.round(result['2xx'] / seconds),
+    timeouts: result.timeouts,
+    rssGrowthMb: memBefore && memAfter ? Math.round(memAfter.peak - memBefore.rss) : null,
   };
 }
 
@@ -143,13 +177,13 @@ function serverEnv(settings: FloorSettings, databaseUrl: string | undefined): No
   return { ...settings.env, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
 }
 
-async function measureServer(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number): Promise<Run> {
+async function measureServer(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number, connections = settings.connections): Promise<Run> {
   const postgres = settings.store === 'postgres';
   const server: RunningServer = await startServer({ env: serverEnv(settings, postgres ? data : undefined), ...(postgres ? {} : { dataDir: data }), nodeArgs: settings.nodeArgs });
   try {
     await load(server.url, headersOf(tenant), 2, settings.connections, undefined, received);
     await settled(received);
-    const run = await load(server.url, headersOf(tenant), settings.seconds, settings.connections, server.child.pid, received);
+    const run = await load(server.url, headersOf(tenant), settings.seconds, connections, server.child.pid, received);
     await settled(received);
     return run;
   } finally {
@@ -192,6 +226,56 @@ export async function ordersAgainstFloor(settings: FloorSettings): Promise<Floor
   }
   return rows;
 }
+
+/** The server's orders (no endpoint) under few and many connections: goodput, timeouts, memory. */
+export interface ConnectionsRow {
+  store: 'sqlite' | 'postgres';
+  few: Run[];
+  many: Run[];
+  connections: readonly [number, number];
+}
+
+/** Rounds of `few` then `many` connections, on one server's data, alternated. */
+export async function ordersUnderConnections(settings: FloorSettings, few = 16, many = 512): Promise<ConnectionsRow> {
+  const receiver = await counter();
+  const data = await prepare(settings, null);
+  const row: ConnectionsRow = { store: settings.store, few: [], many: [], connections: [few, many] };
+  try {
+    for (let i = 0; i < settings.rounds; i++) {
+      row.few.push(await measureServer(settings, data.server, data.tenant, receiver.count, few));
+      row.many.push(await measureServer(settings, data.server, data.tenant, receiver.count, many));
+      const [a, b] = [row.few.at(-1)!, row.many.at(-1)!];
+      console.error(`${settings.store} orders, round ${i + 1}: ${few} connections ${a.goodput}/s (p99 ${a.p99} ms, ${a.timeouts} timeouts, +${a.rssGrowthMb} MB), ${many} connections ${b.goodput}/s (p99 ${b.p99} ms, ${b.timeouts} timeouts, +${b.rssGrowthMb} MB)`);
+    }
+  } finally {
+    for (const db of data.dbs) await db.drop();
+    receiver.server.close();
+  }
+  return row;
+}
+
+export function connectionsTable(rows: readonly ConnectionsRow[]): string {
+  const lines = [
+    '| store | connections | goodput (2xx/s) | p99 ms | timeouts | errors/non-2xx | memory high-water mark, above idle |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of rows) {
+    for (const [n, runs] of [[r.connections[0], r.few], [r.connections[1], r.many]] as const) {
+      const med = (f: (x: Run) => number | null): number | null => {
+        const xs = runs.map(f).filter((x): x is number => x !== null);
+        return xs.length === 0 ? null : Math.round(median(xs));
+      };
+      const errors = runs.reduce((a, x) => a + x.errors - x.timeouts, 0);
+      const non2xx = runs.reduce((a, x) => a + x.non2xx, 0);
+      lines.push(`| ${r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${n} | ${med((x) => x.goodput)} | ${med((x) => x.p99)} | ${runs.reduce((a, x) => a + x.timeouts, 0)} | ${errors}/${non2xx} | +${med((x) => x.rssGrowthMb)} MB |`);
+    }
+    const ratio = median(r.many.map((x) => x.goodput)) / median(r.few.map((x) => x.goodput));
+    lines.push(`| | ${r.connections[1]} ÷ ${r.connections[0]} | **${ratio.toFixed(2)}** (goal ≥ ${CONNECTION_GOALS.goodputRatio} ${ratio >= CONNECTION_GOALS.goodputRatio ? 'met' : 'not met'}) | | | | goal ≤ +${CONNECTION_GOALS.rssGrowthMb} MB |`);
+  }
+  return lines.join('\n');
+}
+
+export const CONNECTION_GOALS = { goodputRatio: 1.5, rssGrowthMb: 200 } as const;
 
 /** Goals of issue 58: server ÷ floor, and webhooks ÷ orders with an endpoint. */
 export const FLOOR_GOALS = { noEndpoint: 0.75, endpoint: 0.5, webhooksOfOrders: 0.8 } as const;
