@@ -29,7 +29,7 @@
 // The orders row needs a webhook endpoint on loopback, which NODE_ENV=production refuses; that
 // server runs with NODE_ENV=test and WEBHOOK_ALLOW_INSECURE_URLS=true (the only difference:
 // the destination policy), and its delivery engine delivers to a loopback receiver meanwhile.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
@@ -42,7 +42,7 @@ import { freePort, machine, startServer, summarise, type DemoTenant, type Runnin
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 import { BATCHED_ORDERS, driverLoop, findPgbench, pgbench, pgbenchScripts, type Ceiling } from './pg-ceilings.ts';
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
-import { connectionsTable, floorTable, ordersAgainstFloor, ordersUnderConnections, type ConnectionsRow, type FloorRow } from './orders-floor.ts';
+import { connectionsTable, floorTable, ordersAgainstFloor, ordersUnderConnections, type Baseline, type ConnectionsRow, type FloorRow } from './orders-floor.ts';
 import { BUNDLE_DIR_VARIABLE, buildChildBundles } from '../../server/testing/server-bundle.ts';
 import { ROOT } from '../lib/specs.ts';
 
@@ -56,6 +56,9 @@ const { values } = parseArgs({
     // and/or orders (orders against the echo, and PostgreSQL's ceilings).
     only: { type: 'string', default: 'reads,floor' },
     rounds: { type: 'string', default: '3' },
+    // An earlier commit's server measured in the same floor rounds (its bundle built from git,
+    // on this tree's node_modules): the before/after of a change in one run.
+    baseline: { type: 'string' },
     // A folder for V8 CPU profiles of the server processes (node --cpu-prof), written at exit.
     profile: { type: 'string' },
   },
@@ -395,12 +398,26 @@ process.on('exit', () => rmSync(bundles, { recursive: true, force: true }));
 await buildChildBundles(bundles);
 process.env[BUNDLE_DIR_VARIABLE] = bundles;
 
+let baseline: Baseline | undefined;
+if (values.baseline !== undefined) {
+  const { buildPreviousRelease } = await import('../../server/faults/previous-release.ts');
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${values.baseline}^{commit}`], { encoding: 'utf8' }).trim();
+  const release = await buildPreviousRelease(commit);
+  process.on('exit', () => release.remove());
+  baseline = {
+    label: `baseline ${commit.slice(0, 7)}`,
+    program: release.server,
+    cwd: release.dir,
+    createTenant: async (env) => (await release.runAdmin(['tenant', 'create', '--name', 'Bench'], env)) as DemoTenant,
+  };
+}
+
 const results: Array<[string, Row[]]> = [];
 const floorRows: FloorRow[] = [];
 const connectionRows: ConnectionsRow[] = [];
 for (const store of stores) {
   if (ONLY.has('reads') || ONLY.has('orders')) results.push([store, await benchStore(store)]);
-  const floorSettings = { store, rounds, seconds: duration, connections, env: baseEnv(store), nodeArgs: nodeArgs.nodeArgs ?? [] };
+  const floorSettings = { store, rounds, seconds: duration, connections, env: baseEnv(store), nodeArgs: nodeArgs.nodeArgs ?? [], ...(baseline ? { baseline } : {}) };
   if (ONLY.has('floor')) floorRows.push(...(await ordersAgainstFloor(floorSettings)));
   if (ONLY.has('connections')) connectionRows.push(await ordersUnderConnections(floorSettings));
 }
@@ -425,7 +442,7 @@ for (const [store, rows] of results) {
 if (batched !== null) console.log(`\n${batched}`);
 if (floorRows.length > 0) {
   console.log(`\n### POST /v2/orders against the floor (${rounds} rounds of ${duration} s, ${connections} connections, alternated; medians)\n`);
-  console.log(floorTable(floorRows));
+  console.log(floorTable(floorRows, baseline?.label));
 }
 if (connectionRows.length > 0) {
   console.log(`\n### POST /v2/orders under 16 and 512 connections (${rounds} rounds of ${duration} s, alternated; medians)\n`);

@@ -30,6 +30,17 @@ export interface FloorSettings {
   env: NodeJS.ProcessEnv;
   /** node arguments of the server (a CPU profile), never of the floor. */
   nodeArgs: string[];
+  /** Another build of the server measured in the same rounds (--baseline: an earlier commit), on data of its own. */
+  baseline?: Baseline;
+}
+
+export interface Baseline {
+  label: string;
+  /** The node arguments that run its server, and its working folder. */
+  program: string[];
+  cwd: string;
+  /** Its admin tool's `tenant create` (this tree's would migrate its database past what it knows). */
+  createTenant(env: NodeJS.ProcessEnv): Promise<DemoTenant>;
 }
 
 /** One measured run. */
@@ -55,6 +66,8 @@ export interface FloorRow {
   endpoint: boolean;
   server: Run[];
   floor: Run[];
+  /** The baseline server's runs, when there is one. */
+  baseline: Run[];
 }
 
 export const median = (xs: readonly number[]): number => {
@@ -146,13 +159,14 @@ async function startFloor(settings: FloorSettings, data: string, tenant: DemoTen
 }
 
 /** The server's data and the floor's copy of it, with a tenant and, when asked, its endpoint. */
-async function prepare(settings: FloorSettings, endpointUrl: string | null): Promise<{ server: string; floor: string; tenant: DemoTenant; dbs: TestDatabase[] }> {
+async function prepare(settings: FloorSettings, endpointUrl: string | null, baseline?: Baseline): Promise<{ server: string; floor: string; tenant: DemoTenant; dbs: TestDatabase[] }> {
   const db = settings.store === 'postgres' ? await createTestDatabase() : null;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-floor-server-'));
   const env = serverEnv(settings, db?.url);
-  const server = await startServer({ env, dataDir });
+  const server = await startServer({ env, dataDir, ...(baseline ? { program: baseline.program, cwd: baseline.cwd } : {}) });
   try {
-    const tenant = server.tenant ?? (await (await import('./admin.ts')).createTenantViaAdmin({ ...process.env, ...env, DATA_DIR: dataDir }));
+    const adminEnv = { ...process.env, ...env, DATA_DIR: dataDir };
+    const tenant = server.tenant ?? (baseline ? await baseline.createTenant(adminEnv) : await (await import('./admin.ts')).createTenantViaAdmin(adminEnv));
     if (endpointUrl !== null) {
       const management = createManagementClient({ baseUrl: server.url, memberToken: tenant.memberToken });
       const created = await management.POST('/v2/webhooks/endpoints', { body: { url: endpointUrl } });
@@ -177,9 +191,14 @@ function serverEnv(settings: FloorSettings, databaseUrl: string | undefined): No
   return { ...settings.env, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
 }
 
-async function measureServer(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number, connections = settings.connections): Promise<Run> {
+async function measureServer(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number, connections = settings.connections, baseline?: Baseline): Promise<Run> {
   const postgres = settings.store === 'postgres';
-  const server: RunningServer = await startServer({ env: serverEnv(settings, postgres ? data : undefined), ...(postgres ? {} : { dataDir: data }), nodeArgs: settings.nodeArgs });
+  const server: RunningServer = await startServer({
+    env: serverEnv(settings, postgres ? data : undefined),
+    ...(postgres ? {} : { dataDir: data }),
+    nodeArgs: settings.nodeArgs,
+    ...(baseline ? { program: baseline.program, cwd: baseline.cwd } : {}),
+  });
   try {
     await load(server.url, headersOf(tenant), 2, settings.connections, undefined, received);
     await settled(received);
@@ -195,7 +214,10 @@ async function measureFloor(settings: FloorSettings, data: string, tenant: DemoT
   const floor = await startFloor(settings, data, tenant);
   try {
     await load(floor.url, headersOf(tenant), 2, settings.connections, undefined, received);
-    return await load(floor.url, headersOf(tenant), settings.seconds, settings.connections, floor.pid, received);
+    const run = await load(floor.url, headersOf(tenant), settings.seconds, settings.connections, floor.pid, received);
+    // A floor that fails its writes measures nothing.
+    if (run.non2xx > 0 || run.errors > 0) throw new Error(`the floor answered ${run.non2xx} non-2xx and ${run.errors} errors: fix floor/server.ts`);
+    return run;
   } finally {
     await floor.stop();
   }
@@ -208,16 +230,19 @@ export async function ordersAgainstFloor(settings: FloorSettings): Promise<Floor
   try {
     for (const endpoint of [false, true]) {
       const data = await prepare(settings, endpoint ? receiver.url : null);
-      const row: FloorRow = { store: settings.store, endpoint, server: [], floor: [] };
+      const old = settings.baseline ? await prepare(settings, endpoint ? receiver.url : null, settings.baseline) : null;
+      const row: FloorRow = { store: settings.store, endpoint, server: [], floor: [], baseline: [] };
       try {
         for (let i = 0; i < settings.rounds; i++) {
           row.server.push(await measureServer(settings, data.server, data.tenant, receiver.count));
           row.floor.push(await measureFloor(settings, data.floor, data.tenant, receiver.count));
-          const [s, f] = [row.server.at(-1)!, row.floor.at(-1)!];
-          console.error(`${settings.store} orders${endpoint ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx), floor ${f.rps}/s (${f.cpuUs} µs)`);
+          if (old) row.baseline.push(await measureServer(settings, old.server, old.tenant, receiver.count, settings.connections, settings.baseline));
+          const [s, f, b] = [row.server.at(-1)!, row.floor.at(-1)!, row.baseline.at(-1)];
+          const was = b ? `, ${settings.baseline!.label} ${b.rps}/s (${b.cpuUs} µs, webhooks ${b.webhooks}/s)` : '';
+          console.error(`${settings.store} orders${endpoint ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx), floor ${f.rps}/s (${f.cpuUs} µs)${was}`);
         }
       } finally {
-        for (const db of data.dbs) await db.drop();
+        for (const db of [...data.dbs, ...(old?.dbs ?? [])]) await db.drop();
       }
       rows.push(row);
     }
@@ -281,10 +306,11 @@ export const CONNECTION_GOALS = { goodputRatio: 1.5, rssGrowthMb: 200 } as const
 export const FLOOR_GOALS = { noEndpoint: 0.75, endpoint: 0.5, webhooksOfOrders: 0.8 } as const;
 
 /** The floor table in markdown, medians of the rounds. */
-export function floorTable(rows: readonly FloorRow[]): string {
+export function floorTable(rows: readonly FloorRow[], baseline?: string): string {
+  const old = baseline === undefined ? '' : ` ${baseline}: orders/s, ÷ floor, webhooks/s, Node CPU µs |`;
   const lines = [
-    '| store | case | floor orders/s | server orders/s | server ÷ floor | goal | webhooks/s during the load (÷ orders) | Node CPU µs per order, floor → server | PostgreSQL CPU µs per order, floor → server | server errors/non-2xx |',
-    '|---|---|---:|---:|---:|---|---:|---|---|---:|',
+    `| store | case | floor orders/s | server orders/s | server ÷ floor | goal | webhooks/s during the load (÷ orders) | Node CPU µs per order, floor → server | PostgreSQL CPU µs per order, floor → server | server errors/non-2xx |${old}`,
+    `|---|---|---:|---:|---:|---|---:|---|---|---:|${baseline === undefined ? '' : '---|'}`,
   ];
   for (const r of rows) {
     const m = (runs: Run[], f: (x: Run) => number | null): number | null => {
@@ -300,8 +326,9 @@ export function floorTable(rows: readonly FloorRow[]): string {
     const pg = r.store === 'postgres' ? `${m(r.floor, (x) => x.pgUs)} → ${m(r.server, (x) => x.pgUs)}` : '–';
     const errors = r.server.reduce((a, x) => a + x.errors, 0);
     const non2xx = r.server.reduce((a, x) => a + x.non2xx, 0);
+    const was = r.baseline.length === 0 ? '' : ` ${m(r.baseline, (x) => x.rps)}, ${(m(r.baseline, (x) => x.rps)! / floor).toFixed(2)}, ${r.endpoint ? m(r.baseline, (x) => x.webhooks) : '–'}, ${m(r.baseline, (x) => x.cpuUs)} |`;
     lines.push(
-      `| ${r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${r.endpoint ? 'one endpoint' : 'no endpoint'} | ${floor} | ${server} | **${ratio.toFixed(2)}** | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${hookCell} | ${m(r.floor, (x) => x.cpuUs)} → ${m(r.server, (x) => x.cpuUs)} | ${pg} | ${errors}/${non2xx} |`,
+      `| ${r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${r.endpoint ? 'one endpoint' : 'no endpoint'} | ${floor} | ${server} | **${ratio.toFixed(2)}** | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${hookCell} | ${m(r.floor, (x) => x.cpuUs)} → ${m(r.server, (x) => x.cpuUs)} | ${pg} | ${errors}/${non2xx} |${was}`,
     );
   }
   return lines.join('\n');

@@ -102,7 +102,7 @@ async function postgresWriter(): Promise<Writer> {
     ev AS (INSERT INTO events (${EVENT_COLS})
       SELECT eid, $1, 'order.created', payload, id, ref, at FROM unnest($7::text[], $8::text[], $2::text[], $4::text[], $6::bigint[]) WITH ORDINALITY AS r(eid, payload, id, ref, at, n) ORDER BY n)
     INSERT INTO deliveries (${DELIVERY_COLS})
-      SELECT did, $1, eid, 'order_event', ep.id, ep.version, ep.url, 'pending', 0, 1, at, id, ref, at, at
+      SELECT r.did, $1, r.eid, 'order_event', ep.id, ep.version, ep.url, 'pending', 0, 1, r.at, r.id, r.ref, r.at, r.at
         FROM unnest($9::text[], $7::text[], $2::text[], $4::text[], $6::bigint[]) AS r(did, eid, id, ref, at)
         JOIN webhook_endpoints ep ON ep.environment_id = $1 AND ep.active`;
   return async (batch) => {

@@ -200,7 +200,7 @@ export class PgGroupCommitter {
   ) {
     this.maxBatch = opts.maxBatch ?? 32;
     this.maxCommitting = opts.maxCommitting ?? 4;
-    this.maxExecuting = opts.maxExecuting ?? 2;
+    this.maxExecuting = opts.maxExecuting ?? 3;
     this.maxRuns = opts.maxRuns ?? 4;
     this.timers = opts.timers ?? realTimers;
     this.deadlineTimers = opts.deadlineTimers ?? realTimers;
