@@ -9,13 +9,8 @@ export const HEARTBEAT_MS = 10_000;
 /** A heartbeat older than this is a dead instance's: three missed beats. */
 export const INSTANCE_TTL_MS = 30_000;
 
-export interface InstanceRow {
-  id: string;
-  codeVersion: number;
-  release: string;
-  host: string;
-  pid: number;
-  startedAt: number;
+/** An instance's row: who it is, and when it last said it was alive. */
+export interface InstanceRow extends InstanceIdentity {
   heartbeatAt: number;
 }
 
