@@ -20,6 +20,12 @@ interface Command {
 
 const ROLES: readonly MemberRole[] = MEMBER_ROLES;
 
+/** The options that name one member: every `member …` command but `create` takes them. */
+const MEMBER = {
+  tenant: { type: 'string', description: 'tenant id', required: true },
+  member: { type: 'string', description: 'member id', required: true },
+} as const;
+
 const commands: Record<string, Command> = {
   'tenant create': {
     usage: 'tenant create --name NAME [--admin-email EMAIL]',
@@ -76,8 +82,7 @@ const commands: Record<string, Command> = {
   'member deactivate': {
     usage: 'member deactivate --tenant ID --member ID',
     options: {
-      tenant: { type: 'string', description: 'tenant id', required: true },
-      member: { type: 'string', description: 'member id', required: true },
+      ...MEMBER,
     },
     run: (v) =>
       withServices(async (s) => {
@@ -88,8 +93,7 @@ const commands: Record<string, Command> = {
   'member sessions end': {
     usage: 'member sessions end --tenant ID --member ID',
     options: {
-      tenant: { type: 'string', description: 'tenant id', required: true },
-      member: { type: 'string', description: 'member id', required: true },
+      ...MEMBER,
     },
     // Takes effect at once on every instance: the session epoch is read on every portal request.
     run: (v) => withServices((s) => endMemberSessions(s, { tenantId: String(v.tenant), memberId: String(v.member) })),
@@ -97,16 +101,14 @@ const commands: Record<string, Command> = {
   'member passkeys list': {
     usage: 'member passkeys list --tenant ID --member ID',
     options: {
-      tenant: { type: 'string', description: 'tenant id', required: true },
-      member: { type: 'string', description: 'member id', required: true },
+      ...MEMBER,
     },
     run: (v) => withServices((s) => listMemberPasskeys(s, { tenantId: String(v.tenant), memberId: String(v.member) })),
   },
   'member passkeys revoke': {
     usage: 'member passkeys revoke --tenant ID --member ID (--passkey ID | --all)',
     options: {
-      tenant: { type: 'string', description: 'tenant id', required: true },
-      member: { type: 'string', description: 'member id', required: true },
+      ...MEMBER,
       passkey: { type: 'string', description: 'the passkey id (pky_…) to revoke, from `member passkeys list`' },
       all: { type: 'boolean', description: "revoke every passkey of the member (a lost device, or a member's access reset)" },
     },
