@@ -360,16 +360,17 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
   return rows;
 }
 
+/** Goals against the echo: issue 58's for SQLite's payout and list, earlier issues' for the rest. */
 const GOALS: Record<string, Record<'sqlite' | 'postgres', number>> = {
-  [PAYOUT]: { sqlite: 0.35, postgres: 0.2 },
-  [LIST_ROW]: { sqlite: 0.5, postgres: 0.35 },
+  [PAYOUT]: { sqlite: 0.55, postgres: 0.2 },
+  [LIST_ROW]: { sqlite: 0.8, postgres: 0.35 },
   [ORDERS]: { sqlite: 0.3, postgres: 0.15 },
 };
 
-/** Issue 29's goals for the PostgreSQL rows against PostgreSQL's own ceilings (pg-ceilings.ts). */
+/** Goals for the PostgreSQL rows against PostgreSQL's own ceilings (pg-ceilings.ts): issue 29's, the list's raised by issue 58. */
 const CEILING_GOALS: Record<string, { of: 'pgbench' | 'driver'; goal: number }> = {
   [PAYOUT]: { of: 'pgbench', goal: 2 },
-  [LIST_ROW]: { of: 'driver', goal: 0.5 },
+  [LIST_ROW]: { of: 'driver', goal: 1.1 },
   [UNCACHED]: { of: 'driver', goal: 0.5 },
   [ORDERS]: { of: 'pgbench', goal: 1 },
   [ORDERS_API_ONLY]: { of: 'pgbench', goal: 1 },
