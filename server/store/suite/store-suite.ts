@@ -13,6 +13,7 @@ import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
 import { lifecycleCases } from './lifecycle-cases.ts';
 import { orderCreationCases } from './order-creation-cases.ts';
+import { payoutCreationCases } from './payout-creation-cases.ts';
 import { passkeyCases } from './passkey-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
@@ -52,6 +53,7 @@ export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions)
     describe('tenants, wallets, transactions and orders', () => coreCases(s));
     describe('events, endpoints and deliveries', () => webhookCases(s));
     describe('order creation', () => orderCreationCases(s));
+    describe('payout creation', () => payoutCreationCases(s));
     describe('event stream', () => streamCases(s));
     describe('delivery queue', () => queueCases(s));
     describe('delivery queue depth', () => queueStatsCases(s));
