@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describePostgresSuite, suiteFilesGaps } from './suite-files.ts';
+import { describePostgresSuite, suiteFilesGaps } from './testing/suite-files.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep } from '../suite/fixtures.ts';
 import type { DeliveryRecord } from '../../domain/model.ts';
 import { UniqueViolation, type Store } from '../../domain/store.ts';

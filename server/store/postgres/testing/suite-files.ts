@@ -3,10 +3,10 @@
 // server, so one file of a hundred cases was the longest of `npm test`. Each database is a copy
 // of one migrated in the file's beforeAll (the suite's own migrate() then finds nothing to do).
 import { afterAll, beforeAll } from 'vitest';
-import type { Store } from '../../domain/store.ts';
-import { describeStoreSuite, SUITE_GROUPS, type SuiteGroup } from '../suite/store-suite.ts';
-import { openPostgresStore } from './store.ts';
-import { createTestDatabase, type TestDatabase } from './testing.ts';
+import type { Store } from '../../../domain/store.ts';
+import { describeStoreSuite, SUITE_GROUPS, type SuiteGroup } from '../../suite/store-suite.ts';
+import { openPostgresStore } from '../store.ts';
+import { createTestDatabase, type TestDatabase } from '../testing.ts';
 
 /** Which of the suite's groups each file runs: together, every group once. */
 export const SUITE_FILES = {
