@@ -7,8 +7,8 @@
 // - A destination that is not suspect sends from the shared budget (`concurrency`), at most
 //   its adaptive limit at once (endpoint-limit.ts: it starts at `perEndpointLimit`, grows with
 //   healthy answers up to `maxPerEndpointLimit` and halves on overload; freeSlot tells it each
-//   answer before the freed slot is reused). A suspect one (health.ts) sends one attempt at a time from the
-//   slow budget (`slowConcurrency`). Destinations that answered here last go first.
+//   answer before the freed slot is reused). A suspect one (health.ts) sends one attempt at a
+//   time from the slow budget (`slowConcurrency`). Destinations that answered here last go first.
 // - An attempt still open after `slowAfterMs` moves to the slow budget (moveToSlow, armed
 //   through the `sharedFull` hook), so hanging destinations do not starve healthy ones.
 //   Neither the slow budget nor the suspect deliveries waiting for it count against claims.

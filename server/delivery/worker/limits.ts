@@ -65,8 +65,9 @@ export interface LimitOptions {
    * to be recorded); default 64 × perEndpointLimit and at least 8 × maxPerEndpointLimit (256
    * either way at the defaults: following the max alone, 64 × 32, would not be held anyway, as
    * maxHeld is 264, and would raise refillBelow so that every recorded batch claimed again);
-   * at least maxPerEndpointLimit. Only this worker sends to a destination while it holds leases on it. By Little's law a destination drains at most this many leases
-   * per claim-to-record cycle: a lease is held from the claim until its attempt is recorded
+   * at least maxPerEndpointLimit. Only this worker sends to a destination while it holds
+   * leases on it. By Little's law a destination drains at most this many leases per
+   * claim-to-record cycle: a lease is held from the claim until its attempt is recorded
    * (a commit with its log flush), so a small prefetch, not the sends, bounded one busy
    * destination (16 × 4: about 1 700 deliveries/s on PostgreSQL here; 64 × 4: about 2 500).
    * Prefetched deliveries that wait longer than PREFETCH_MAX_WAIT_MS are given back.
