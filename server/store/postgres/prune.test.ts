@@ -75,13 +75,16 @@ describe('PostgreSQL pruned tables under vacuum', () => {
   // each backend while the table grows back).
   it('keeps the pages of events and deliveries once the pruner has emptied them and VACUUM ran', async () => {
     const { env } = await seedEnvironment(store, { name: 'test' });
-    await store.transaction(async (tx) => {
-      for (let i = 0; i < 300; i++) {
-        const event = eventRecord(env, { createdAt: T0 + i });
-        await tx.events.insert(event);
-        await tx.deliveries.insert(deliveryRecord(event, null, { state: 'delivered', nextAttemptAt: null, deliveredAt: T0 + i, createdAt: T0 + i }));
-      }
-    });
+    // 50 a transaction: 600 round trips in one would outlast a store transaction's deadline on a loaded machine.
+    for (let from = 0; from < 300; from += 50) {
+      await store.transaction(async (tx) => {
+        for (let i = from; i < from + 50; i++) {
+          const event = eventRecord(env, { createdAt: T0 + i });
+          await tx.events.insert(event);
+          await tx.deliveries.insert(deliveryRecord(event, null, { state: 'delivered', nextAttemptAt: null, deliveredAt: T0 + i, createdAt: T0 + i }));
+        }
+      });
+    }
     const req = { activityBefore: { live: T0 + 1000, test: T0 + 1000 }, keysBefore: T0, limit: 10_000 };
     expect(await store.prune(req)).toMatchObject({ ran: true, deleted: { events: 300, deliveries: 300 } });
     const raw = new pg.Client({ connectionString: db.url });

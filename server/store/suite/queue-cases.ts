@@ -17,10 +17,13 @@ async function world(store: Store): Promise<World> {
   return { env, ep, event };
 }
 
+/** Inserts the deliveries in order, 50 a transaction: a long backlog in one would outlast a store transaction's deadline on a loaded PostgreSQL (a round trip each). */
 async function insert(store: Store, ...deliveries: DeliveryRecord[]): Promise<void> {
-  await store.transaction(async (tx) => {
-    for (const d of deliveries) await tx.deliveries.insert(d);
-  });
+  for (let i = 0; i < deliveries.length; i += 50) {
+    await store.transaction(async (tx) => {
+      for (const d of deliveries.slice(i, i + 50)) await tx.deliveries.insert(d);
+    });
+  }
 }
 
 const opts = (owner: string, now: number, o: { leaseMs?: number; limit?: number; perEndpointLimit?: number; exclusive?: boolean } = {}) => ({
