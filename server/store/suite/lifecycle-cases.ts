@@ -22,6 +22,9 @@ export function lifecycleCases(s: () => Store): void {
       await expect(leaked!.transactions.insert(payoutRecord(env))).rejects.toThrow(/already finished/);
       expect(() => leaked!.afterCommit(() => undefined)).toThrow(/already finished/);
       expect(await tx.tenants.getEnvironment(env.id)).toEqual(env);
+      // A method taken off its repository has no transaction to check against: it says so.
+      const { getEnvironment } = tx.tenants;
+      await expect(getEnvironment(env.id)).rejects.toThrow(/apart from its repository/);
     });
     // After all that the store still works.
     expect(await store.transaction((tx) => tx.tenants.getEnvironment(env.id))).toEqual(env);
