@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { portalSettings, type PortalSettings } from './portal/settings.ts';
 import { retentionSettings, type RetentionSettings } from './retention/settings.ts';
 import { parseKeyRing } from './domain/secrets.ts';
+import { ATTEMPT_TIMEOUT_MS } from './delivery/schedule.ts';
+import { DEFAULT_HEALTHY_LATENCY_MS, DEFAULT_MAX_PER_ENDPOINT_LIMIT, DEFAULT_PER_ENDPOINT_LIMIT } from './delivery/worker/limits.ts';
 
 /** The folder `npm run docs` builds the HTML API reference into. */
 export const DEFAULT_DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'api');
@@ -51,10 +53,21 @@ export interface Config {
   /** DELIVERY_THREAD=off: the webhooks' HTTP requests run on the API's own thread instead of a
    * sending thread of their own (delivery/thread/). */
   deliveryThread: boolean;
+  /** Each destination's adaptive limit of webhook attempts in flight (delivery/worker/endpoint-limit.ts). */
+  endpointConcurrency: EndpointConcurrency;
   /** What expires and how the pruner removes it (retention/settings.ts). */
   retention: RetentionSettings;
   /** The portal's relying party (passkeys) and re-verification window (portal/settings.ts). */
   portal: PortalSettings;
+}
+
+export interface EndpointConcurrency {
+  /** WEBHOOK_ENDPOINT_CONCURRENCY: where the limit starts. */
+  initial: number;
+  /** WEBHOOK_ENDPOINT_MAX_CONCURRENCY: the most it grows to. */
+  max: number;
+  /** WEBHOOK_ENDPOINT_HEALTHY_MS: a 2xx within this grows it; a slower answer halves it. */
+  healthyMs: number;
 }
 
 export interface MetricsConfig {
@@ -65,6 +78,9 @@ export interface MetricsConfig {
   /** METRICS_HOST: the address of that listener (default 127.0.0.1). */
   host: string;
 }
+
+/** A limit above the worker's shared budget of sends (64) could never be used; 1 024 only refuses nonsense. */
+const MAX_ENDPOINT_CONCURRENCY = 1_024;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const MIN_METRICS_TOKEN_LENGTH = 16;
@@ -136,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (worker === 'off' && databaseUrl === null) throw new ConfigError('DELIVERY_WORKER=off needs DATABASE_URL: another instance of that database must deliver the webhooks');
   const thread = env.DELIVERY_THREAD ?? 'on';
   if (thread !== 'on' && thread !== 'off') throw new ConfigError(`DELIVERY_THREAD must be on or off, not ${thread}`);
+  const endpointConcurrency = endpointConcurrencySettings(env);
   let retention: RetentionSettings;
   try {
     retention = retentionSettings(env);
@@ -153,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retention,
     deliveryWorker: worker === 'on',
     deliveryThread: thread === 'on',
+    endpointConcurrency,
     checkNestedTransactions: nested === undefined ? nodeEnv !== 'production' : nested === 'true',
     rateLimitPerSecond,
     metrics: { token: metricsToken, port: metricsPort, host: env.METRICS_HOST ?? '127.0.0.1' },
@@ -175,6 +193,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey,
     validateResponses: env.VALIDATE_RESPONSES === 'true' || (env.VALIDATE_RESPONSES === undefined && nodeEnv === 'development'),
   };
+}
+
+/** The adaptive per-destination limit: its start, its max (unset: 32, or the start if larger), its healthy latency. */
+function endpointConcurrencySettings(env: NodeJS.ProcessEnv): EndpointConcurrency {
+  const initial = millisSetting(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', DEFAULT_PER_ENDPOINT_LIMIT, 1, MAX_ENDPOINT_CONCURRENCY);
+  const max = millisSetting(env, 'WEBHOOK_ENDPOINT_MAX_CONCURRENCY', Math.max(DEFAULT_MAX_PER_ENDPOINT_LIMIT, initial), 1, MAX_ENDPOINT_CONCURRENCY);
+  if (max < initial) throw new ConfigError(`WEBHOOK_ENDPOINT_MAX_CONCURRENCY (${max}) must be at least WEBHOOK_ENDPOINT_CONCURRENCY (${initial})`);
+  // A healthy latency beyond the attempt deadline could never be exceeded by an answer.
+  const healthyMs = millisSetting(env, 'WEBHOOK_ENDPOINT_HEALTHY_MS', DEFAULT_HEALTHY_LATENCY_MS, 1, ATTEMPT_TIMEOUT_MS);
+  return { initial, max, healthyMs };
 }
 
 function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

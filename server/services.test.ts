@@ -64,3 +64,19 @@ describe('DELIVERY_WORKER', () => {
     expect(() => loadConfig({ ...pg, DELIVERY_WORKER: 'no' })).toThrow(/DELIVERY_WORKER must be on or off, not no/);
   });
 });
+
+describe('WEBHOOK_ENDPOINT_CONCURRENCY, WEBHOOK_ENDPOINT_MAX_CONCURRENCY, WEBHOOK_ENDPOINT_HEALTHY_MS', () => {
+  it('start at 4, grow up to 32 (or the start, if larger), healthy within 500 ms; the max below the start and nonsense are refused', () => {
+    expect(loadConfig({}).endpointConcurrency).toEqual({ initial: 4, max: 32, healthyMs: 500 });
+    expect(loadConfig({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_ENDPOINT_MAX_CONCURRENCY: '1', WEBHOOK_ENDPOINT_HEALTHY_MS: '10000' }).endpointConcurrency).toEqual({ initial: 1, max: 1, healthyMs: 10_000 });
+    expect(loadConfig({ WEBHOOK_ENDPOINT_CONCURRENCY: '48' }).endpointConcurrency).toEqual({ initial: 48, max: 48, healthyMs: 500 });
+    expect(() => loadConfig({ WEBHOOK_ENDPOINT_CONCURRENCY: '8', WEBHOOK_ENDPOINT_MAX_CONCURRENCY: '4' })).toThrow(/WEBHOOK_ENDPOINT_MAX_CONCURRENCY \(4\) must be at least WEBHOOK_ENDPOINT_CONCURRENCY \(8\)/);
+    for (const bad of ['0', '-1', '1.5', '1025', 'many']) {
+      expect(() => loadConfig({ WEBHOOK_ENDPOINT_CONCURRENCY: bad })).toThrow(new RegExp(`WEBHOOK_ENDPOINT_CONCURRENCY must be a whole number from 1 to 1024, not ${bad}`));
+      expect(() => loadConfig({ WEBHOOK_ENDPOINT_MAX_CONCURRENCY: bad })).toThrow(new RegExp(`WEBHOOK_ENDPOINT_MAX_CONCURRENCY must be a whole number from 1 to 1024, not ${bad}`));
+    }
+    for (const bad of ['0', '10001', '0.5', 'fast']) {
+      expect(() => loadConfig({ WEBHOOK_ENDPOINT_HEALTHY_MS: bad })).toThrow(new RegExp(`WEBHOOK_ENDPOINT_HEALTHY_MS must be a whole number from 1 to 10000, not ${bad}`));
+    }
+  });
+});

@@ -56,8 +56,9 @@ const { values } = parseArgs({
     // and/or orders (orders against the echo, and PostgreSQL's ceilings).
     only: { type: 'string', default: 'reads,floor' },
     rounds: { type: 'string', default: '3' },
-    // An earlier commit's server measured in the same floor rounds (its bundle built from git,
-    // on this tree's node_modules): the before/after of a change in one run.
+    // An earlier commit's server measured in the same floor rounds and, in the reads block,
+    // on the payout and list rows (its bundle built from git, on this tree's node_modules): the
+    // before/after of a change in one run.
     baseline: { type: 'string' },
     // A folder for V8 CPU profiles of the server processes (node --cpu-prof), written at exit.
     profile: { type: 'string' },
@@ -174,6 +175,8 @@ interface Row {
   what: string;
   server: Measured;
   floor: Measured;
+  /** The --baseline commit's server on the same row, measured in the same run on data of its own. */
+  baseline?: Measured;
   /** PostgreSQL rows: pgbench running the row's statements, and for the list the raw driver loop. */
   pgbench?: Ceiling;
   driver?: Ceiling;
@@ -233,10 +236,7 @@ async function uncachedList(store: string, env: NodeJS.ProcessEnv, floorBytes: n
   const server = await startServer({ env: { ...env, LIST_CACHE_MB: '0' }, ...nodeArgs });
   try {
     const headers = headersOf(await tenantOf(server, env));
-    for (let i = 0; i < 25; i++) {
-      const r = await capture(`${server.url}/transactions/payout`, { method: 'POST', headers, body: JSON.stringify({ thirdPartyId: `list-${i}`, userId: 'user-listed', amount: 0.01 }) });
-      if (r.status !== 201) throw new Error(`payout: ${r.status} ${r.body}`);
-    }
+    await seedListedUser(server.url, headers);
     const reply = await capture(`${server.url}${LIST}`, { headers });
     // The same bytes as the floor's, up to the ids: the same length.
     if (Math.abs(reply.body.length - floorBytes) > 64) throw new Error(`the uncached list answered ${reply.body.length} bytes, the floor ${floorBytes}`);
@@ -270,6 +270,39 @@ function baseEnv(store: 'sqlite' | 'postgres'): NodeJS.ProcessEnv {
   };
 }
 
+/** The listed user: 25 payouts, so that a page of 20 is full. */
+async function seedListedUser(url: string, headers: Record<string, string>): Promise<void> {
+  for (let i = 0; i < 25; i++) {
+    const r = await capture(`${url}/transactions/payout`, { method: 'POST', headers, body: JSON.stringify({ thirdPartyId: `list-${i}`, userId: 'user-listed', amount: 0.01 }) });
+    if (r.status !== 201) throw new Error(`payout: ${r.status} ${r.body}`);
+  }
+}
+
+/**
+ * The payout and list rows on the --baseline commit's server, on a data folder (SQLite) or
+ * database (PostgreSQL) of its own, with the same load: the before of the reads in this run.
+ */
+async function baselineReads(store: 'sqlite' | 'postgres', env: NodeJS.ProcessEnv, rows: Row[]): Promise<void> {
+  if (baseline === undefined) return;
+  const db = store === 'postgres' ? await (await import('../../server/store/postgres/testing.ts')).createTestDatabase() : null;
+  const dataDir = await mkdtemp(path.join(ROOT, 'node_modules', '.cache', 'bench-baseline-'));
+  const own = { ...env, ...(db ? { DATABASE_URL: db.url } : {}) };
+  const server = await startServer({ env: own, dataDir, program: baseline.program, cwd: baseline.cwd, ...nodeArgs });
+  try {
+    const headers = headersOf(server.tenant ?? (await baseline.createTenant(own)));
+    await seedListedUser(server.url, headers);
+    await run('warmup', post(server.url, '/transactions/payout', headers, payoutBody), 3);
+    const payout = await run(`${baseline.label} ${store} POST /transactions/payout`, post(server.url, '/transactions/payout', headers, payoutBody), duration, server.child.pid);
+    await run('warmup', { url: `${server.url}${LIST}`, headers }, 2);
+    const list = await run(`${baseline.label} ${store} GET /transactions/users (20)`, { url: `${server.url}${LIST}`, headers }, duration, server.child.pid);
+    for (const r of rows) r.baseline = r.what === PAYOUT ? payout : r.what === LIST_ROW ? list : r.baseline;
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    await db?.drop();
+  }
+}
+
 async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
   const db = store === 'postgres' ? await (await import('../../server/store/postgres/testing.ts')).createTestDatabase() : null;
   const base = { ...baseEnv(store), ...(db ? { DATABASE_URL: db.url } : {}) };
@@ -294,11 +327,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
         const replies: Replies = {
           'POST /transactions/payout': await capture(`${server.url}/transactions/payout`, { method: 'POST', headers, body: payoutBody() }),
         };
-        // The listed user: 25 payouts, so that a page of 20 is full.
-        for (let i = 0; i < 25; i++) {
-          const r = await capture(`${server.url}/transactions/payout`, { method: 'POST', headers, body: JSON.stringify({ thirdPartyId: `list-${i}`, userId: 'user-listed', amount: 0.01 }) });
-          if (r.status !== 201) throw new Error(`payout: ${r.status} ${r.body}`);
-        }
+        await seedListedUser(server.url, headers);
         await run('warmup', post(server.url, '/transactions/payout', headers, payoutBody), 3);
         replies['GET /transactions/users'] = await capture(`${server.url}${LIST}`, { headers });
         const items = (JSON.parse(replies['GET /transactions/users'].body) as unknown[]).length;
@@ -321,6 +350,7 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
       } finally {
         await server.stop();
       }
+      await baselineReads(store, env, rows);
     }
     // --- orders: a loopback webhook endpoint, so NODE_ENV=test with insecure URLs allowed
     if (ONLY.has('orders')) {
@@ -376,6 +406,8 @@ const CEILING_GOALS: Record<string, { of: 'pgbench' | 'driver'; goal: number }> 
   [ORDERS_API_ONLY]: { of: 'pgbench', goal: 1 },
 };
 
+/** The baseline's figures of a row beside the echo the row is held to: req/s, ÷ echo, CPU µs. */
+const baselineCells = (r: Row): string => (r.baseline ? `${r.baseline.rps}, ${(r.baseline.rps / r.floor.rps).toFixed(3)}, ${r.baseline.cpuUs ?? '?'}` : '–');
 const cpuRatio = (r: Row): string => (r.server.cpuUs && r.floor.cpuUs ? (r.floor.cpuUs / r.server.cpuUs).toFixed(3) : '?');
 const verdict = (ratio: number, goal: number | undefined): string => (goal === undefined ? '–' : `≥ ${goal} ${ratio >= goal ? 'met' : 'not met'}`);
 
@@ -426,17 +458,18 @@ for (const store of stores) {
 console.log(`\nbench:api on ${machine()}; autocannon, ${connections} connections, ${duration} s per run after a warm-up\n`);
 for (const [store, rows] of results) {
   const pgRows = store === 'postgres';
+  const old = baseline === undefined ? '' : ` ${baseline.label}: req/s, ratio, CPU µs/req |`;
   console.log(`\n### ${store}\n`);
   console.log(
-    `| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |${pgRows ? ' pgbench /s | pg driver /s | ÷ ceiling | goal | PostgreSQL CPU µs/req |' : ''}`,
+    `| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |${pgRows ? ' pgbench /s | pg driver /s | ÷ ceiling | goal | PostgreSQL CPU µs/req |' : ''}${old}`,
   );
-  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${pgRows ? '---:|---:|---:|---|---:|' : ''}`);
+  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${pgRows ? '---:|---:|---:|---|---:|' : ''}${old ? '---|' : ''}`);
   const listRow = rows.find((r) => r.what === LIST_ROW);
   for (const r of rows) {
     const ratio = r.server.rps / r.floor.rps;
     const goal = GOALS[r.what]?.[store as 'sqlite' | 'postgres'];
     console.log(
-      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ${verdict(ratio, goal)} | ${r.server.cpuUs ?? '?'} / ${r.floor.cpuUs ?? '?'} | ${cpuRatio(r)} |${pgRows ? ` ${ceilingCells(r, listRow)} |` : ''}`,
+      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ${verdict(ratio, goal)} | ${r.server.cpuUs ?? '?'} / ${r.floor.cpuUs ?? '?'} | ${cpuRatio(r)} |${pgRows ? ` ${ceilingCells(r, listRow)} |` : ''}${old ? ` ${baselineCells(r)} |` : ''}`,
     );
   }
 }

@@ -11,6 +11,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export const LONGEST_FIRST = [
   'server/faults/postgres-faults.test.ts',
   'server/store/postgres/postgres.test.ts',
+  'server/store/postgres/postgres-queue.test.ts',
   'server/delivery/multi-instance.test.ts',
   'conformance-tests/sender.test.ts',
   'conformance-tests/mutants/mutants-sender-1.test.ts',

@@ -112,6 +112,9 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   const thread = opts.senderThread !== undefined && config.deliveryThread ? opts.senderThread : null;
   const engine = createDeliveryEngine(services, {
     retryScale: config.retryScale,
+    perEndpointLimit: config.endpointConcurrency.initial,
+    maxPerEndpointLimit: config.endpointConcurrency.max,
+    healthyLatencyMs: config.endpointConcurrency.healthyMs,
     onAttempt: (r) => metrics.attempt(r),
     ...(tracer ? { tracer: attemptTracer(tracer) } : {}),
     ...(thread !== null ? { sender: (o: SenderOptions) => createThreadSender({ ...thread, allowInsecure: config.allowInsecureUrls, nodeEnv: config.nodeEnv, timeoutMs: o.timeoutMs ?? ATTEMPT_TIMEOUT_MS }) } : {}),

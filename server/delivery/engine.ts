@@ -20,7 +20,12 @@ export interface DeliveryEngineOptions {
   concurrency?: number;
   slowConcurrency?: number;
   slowAfterMs?: number;
+  /** Where each destination's adaptive limit of attempts in flight starts (WEBHOOK_ENDPOINT_CONCURRENCY). */
   perEndpointLimit?: number;
+  /** The most it grows to (WEBHOOK_ENDPOINT_MAX_CONCURRENCY). */
+  maxPerEndpointLimit?: number;
+  /** A 2xx within this grows it, a slower answer halves it (WEBHOOK_ENDPOINT_HEALTHY_MS). */
+  healthyLatencyMs?: number;
   batchSize?: number;
   owner?: string;
   /** Test CA for https receivers in tests. */
@@ -74,6 +79,8 @@ export function createDeliveryEngine(services: Services, opts: DeliveryEngineOpt
       ...(opts.slowConcurrency !== undefined ? { slowConcurrency: opts.slowConcurrency } : {}),
       ...(opts.slowAfterMs !== undefined ? { slowAfterMs: opts.slowAfterMs } : {}),
       ...(opts.perEndpointLimit !== undefined ? { perEndpointLimit: opts.perEndpointLimit } : {}),
+      ...(opts.maxPerEndpointLimit !== undefined ? { maxPerEndpointLimit: opts.maxPerEndpointLimit } : {}),
+      ...(opts.healthyLatencyMs !== undefined ? { healthyLatencyMs: opts.healthyLatencyMs } : {}),
       ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
       ...(opts.tracer ? { tracer: opts.tracer } : {}),
       ...(opts.owner !== undefined ? { owner: opts.owner } : {}),

@@ -132,6 +132,10 @@ beforeAll(async () => {
     WEBHOOK_ALLOW_INSECURE_URLS: 'true',
     RATE_LIMIT_RPS: '0',
     VALIDATE_RESPONSES: 'false',
+    // The kill test needs deliveries in flight (a backlog behind a 50 ms receiver): with the
+    // limit free to grow to 32 per destination they keep pace with the orders, and the instance
+    // found holding a lease may hold none a moment later. A fixed 4 keeps the backlog.
+    WEBHOOK_ENDPOINT_MAX_CONCURRENCY: '4',
   };
   // Provision the tenant in-process, as the admin tool would.
   const { services } = await openServices(loadConfig(env), pino({ level: 'silent' }));

@@ -420,6 +420,35 @@ describe('delivery worker', () => {
     for (const id of slowDeliveries) expect((await delivery(slowTenant.scope.environmentId, id)).d.attemptCount).toBe(0);
   });
 
+  it("grows a fast endpoint's limit past its start with healthy answers, and never past its max", async () => {
+    // Each answer a few milliseconds late, so attempts overlap and the endpoint uses its limit.
+    const rx = await receiver({ handler: (req, res) => void setTimeout(() => answer(200, 'ok')(req, res, Buffer.alloc(0), 0), 5) });
+    const { scope } = await seedEndpoint(services, rx.url);
+    let open = 0;
+    let most = 0;
+    const inner = createSender({ policy: services.destinations, timeoutMs: 10_000 });
+    const sender: Sender = {
+      timeoutMs: inner.timeoutMs,
+      close: () => inner.close(),
+      async send(req) {
+        most = Math.max(most, ++open);
+        try {
+          return await inner.send(req);
+        } finally {
+          open -= 1;
+        }
+      },
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 150; i++) ids.push((await recordEvent(services, scope)).deliveryId);
+    // Healthy up to the attempt deadline: a loaded machine's slow answers do not halve it here.
+    const w = worker({ sender, perEndpointLimit: 2, maxPerEndpointLimit: 6, healthyLatencyMs: 10_000 });
+    w.start();
+    await eventually(async () => (await Promise.all(ids.map((id) => delivery(scope.environmentId, id)))).every((x) => x.d.state === 'delivered'), 20_000);
+    expect(most).toBeGreaterThan(2);
+    expect(most).toBeLessThanOrEqual(6);
+  });
+
   it('an attempt left open gives its shared slot up: one slot, a hanging destination, a healthy one still delivered', async () => {
     const hang = await receiver({ handler: neverAnswer });
     const fast = await receiver();
@@ -499,10 +528,12 @@ describe('delivery worker', () => {
       const inner = createSender({ policy: services.destinations, timeoutMs: 300 });
       return { timeoutMs: inner.timeoutMs, close: () => inner.close(), send: (req) => (sentTo[name].add(req.url), inner.send(req)) };
     };
-    // Two shared slots, one send at a time a destination: each worker wants two destinations.
-    // Without the spread bound the first claim took all eight and the other worker idled.
-    const a = worker({ owner: 'worker-a', sender: counted('a'), concurrency: 2, perEndpointLimit: 1 });
-    const b = worker({ owner: 'worker-b', sender: counted('b'), concurrency: 2, perEndpointLimit: 1 });
+    // Two shared slots, one send at a time a destination (a fixed limit: it does not grow with
+    // the answers): each worker wants two destinations. Without the spread bound the first claim
+    // took all eight and the other worker idled.
+    const fixed = { concurrency: 2, perEndpointLimit: 1, maxPerEndpointLimit: 1 };
+    const a = worker({ owner: 'worker-a', sender: counted('a'), ...fixed });
+    const b = worker({ owner: 'worker-b', sender: counted('b'), ...fixed });
     a.start();
     b.start();
     await eventually(async () => {

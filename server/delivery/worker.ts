@@ -3,7 +3,8 @@
 //
 // The pipeline (the store is never on the path of a send):
 //   claim (a batch, one store transaction) → per-destination ready queues → send (at most
-//   `concurrency` in flight, `perEndpointLimit` per destination) → the batch completer, which
+//   `concurrency` in flight, and per destination its adaptive limit: `perEndpointLimit` to
+//   start with, up to `maxPerEndpointLimit`) → the batch completer, which
 //   records every attempt finished meanwhile in one store call (`completeAndClaim`; one
 //   commit, one fsync or WAL flush for all) and claims into the leases it freed in the same call.
 //
@@ -16,7 +17,7 @@
 //   endpoint edit is not sent from a stale prefetch.
 // - Per-destination limit across workers: claims are exclusive per destination (a destination
 //   on which another owner holds a live lease is skipped), so one worker serves a destination
-//   at a time and sends at most `perEndpointLimit` to it at once; it may hold up to
+//   at a time and sends at most its limit to it at once; it may hold up to
 //   `prefetchPerEndpoint` leases on it so that the next send starts as soon as one ends.
 //   A claim takes on new destinations only for the send slots the held ones cannot fill
 //   (`spread`), so that several workers split a backlog spread over many destinations.
@@ -35,6 +36,9 @@
 //   of them), so healthy deliveries keep being claimed behind a mass of hanging ones, and
 //   destinations known to answer are dispatched first. Per-destination limits are unchanged:
 //   a moved attempt still counts at its destination.
+// - A fast destination is not capped at a handful of POSTs at a time: its limit grows by one
+//   per window of healthy answers (a 2xx within `healthyLatencyMs`) up to `maxPerEndpointLimit`
+//   and halves on overload (no answer, 5xx, 429, a slow answer): worker/endpoint-limit.ts.
 // - Every attempt is recorded guarded by its lease (owner and lease end); a lost lease is
 //   logged and nothing is written. Shutdown drains: no new claims, prefetched deliveries are
 //   released, in-flight attempts get a grace period, what is still in flight after it is
@@ -43,7 +47,8 @@
 //   neither they nor signatures are logged.
 //
 // The parts (server/delivery/worker/): limits.ts (options resolved and checked), attempt.ts
-// (sign, send, classify), health.ts (last outcome per destination), dispatcher.ts (ready
+// (sign, send, classify), health.ts (last outcome per destination), endpoint-limit.ts (the
+// adaptive limit per destination), dispatcher.ts (ready
 // queues, send slots, held leases, claim room and spread: synchronous), sweep.ts (open attempts
 // to the slow budget), claims.ts (the pump's claims and those riding with a recorded batch),
 // completer.ts (linger, batch, write, retry), pump.ts (the loop), timers.ts (every wait), and
@@ -163,7 +168,8 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       return;
     }
     health.remember(slot.lease.dest, done.completion.result.attempt.success);
-    dispatcher.freeSlot(slot); // the slot is free now; the completer records the attempt with others
+    // The slot is free now (its answer adapts the destination's limit); the completer records the attempt with others.
+    dispatcher.freeSlot(slot, done.completion.result.attempt);
     completer.record(done);
   }
 
@@ -214,8 +220,8 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       if (started) return;
       started = true;
       unsubscribe = store.onDeliveriesReady(() => pump.request());
-      const { concurrency, slowConcurrency, slowAfterMs, perEndpointLimit, prefetchPerEndpoint, batchSize, leaseMs, timeoutMs } = limits;
-      log.info({ concurrency, slowConcurrency, slowAfterMs, perEndpointLimit, prefetchPerEndpoint, batchSize, leaseMs, timeoutMs }, 'delivery worker started');
+      const { concurrency, slowConcurrency, slowAfterMs, perEndpointLimit, maxPerEndpointLimit, healthyLatencyMs, prefetchPerEndpoint, batchSize, leaseMs, timeoutMs } = limits;
+      log.info({ concurrency, slowConcurrency, slowAfterMs, perEndpointLimit, maxPerEndpointLimit, healthyLatencyMs, prefetchPerEndpoint, batchSize, leaseMs, timeoutMs }, 'delivery worker started');
       pump.start();
     },
     stop(stopOpts = {}) {

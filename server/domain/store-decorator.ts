@@ -6,7 +6,7 @@
 // to the port a compile error here until it is forwarded; store-decorator.test.ts runs the
 // same contract over every decorator. A class, not an object of closures: the request's
 // decorator is made per request (http/store-calls.ts), and a class costs one object.
-import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from './store.ts';
+import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PayoutCreated, PayoutCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from './store.ts';
 
 export class StoreDecorator implements Store {
   constructor(protected readonly base: Store) {}
@@ -33,6 +33,10 @@ export class StoreDecorator implements Store {
 
   createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
     return this.base.createOrder(c, opts);
+  }
+
+  createPayout(c: PayoutCreation, opts?: CallOptions): Promise<PayoutCreated> {
+    return this.base.createPayout(c, opts);
   }
 
   transactionsVersion(environmentId: string): string | null {

@@ -381,6 +381,16 @@ export interface OrderCreation {
 /** What createOrder did: the order went in with its number, or its key was already taken (nothing written). */
 export type OrderCreated = { created: true; order: OrderRecord; delivery: boolean } | { created: false };
 
+/** A new payout and the debit of its environment's wallet, for Store.createPayout. */
+export interface PayoutCreation {
+  transaction: TransactionRecord;
+  /** The wallet's change: the payout's amount, negated (an exact decimal string). */
+  walletDelta: string;
+}
+
+/** What createPayout did: the payout went in and the wallet paid it, or the wallet holds too little (`balance`; nothing written). */
+export type PayoutCreated = { created: true } | { created: false; balance: string };
+
 /** What Store.prune removes: rows created before the cutoffs (epoch milliseconds). */
 export interface PruneRequest {
   /** Events, deliveries and their attempts created before this, per environment name. */
@@ -437,6 +447,15 @@ export interface Store {
    * alone.
    */
   createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated>;
+  /**
+   * Inserts a payout and debits its environment's wallet, in a transaction of its own: both,
+   * or nothing when the wallet cannot cover it (`created: false` with the wallet's balance). A
+   * thirdPartyId already used for a payout of the environment throws UniqueViolation
+   * ('third_party_id'), whatever the wallet holds. Concurrent creations share statements where
+   * the store can (SQLite's group commit: one insert and one debit per environment for a
+   * batch), each still deciding as if it ran alone, in the order they were queued.
+   */
+  createPayout(c: PayoutCreation, opts?: CallOptions): Promise<PayoutCreated>;
   /**
    * A token that moves whenever a commit may have changed the environment's transactions as
    * `read` sees them: equal tokens, equal reads, so a caller may keep what it built from one.

@@ -8,7 +8,7 @@
 // used for: the AbortController, and the listener on the client's own signal (which
 // @hono/node-server makes on first use), only once a store call wants the signal.
 import type { AppError } from '../domain/errors.ts';
-import type { CallOptions, OrderCreated, OrderCreation, ReadTx, Store, Tx } from '../domain/store.ts';
+import type { CallOptions, OrderCreated, OrderCreation, PayoutCreated, PayoutCreation, ReadTx, Store, Tx } from '../domain/store.ts';
 import { StoreDecorator } from '../domain/store-decorator.ts';
 import { CallCancelled } from '../domain/store-errors.ts';
 import { isStoreUnavailable } from '../domain/store-unavailable.ts';
@@ -127,5 +127,8 @@ class SignalledStore extends StoreDecorator {
   }
   override createOrder(c: OrderCreation, o?: CallOptions): Promise<OrderCreated> {
     return this.calls.write(() => this.base.createOrder(c, this.calls.options(o)));
+  }
+  override createPayout(c: PayoutCreation, o?: CallOptions): Promise<PayoutCreated> {
+    return this.calls.write(() => this.base.createPayout(c, this.calls.options(o)));
   }
 }

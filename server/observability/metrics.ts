@@ -4,7 +4,7 @@
 // methods, status codes, outcomes and error classes (bounded sets).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Clock } from '../domain/clock.ts';
-import type { AttemptResult, CallOptions, OrderCreated, OrderCreation, Store, Tx } from '../domain/store.ts';
+import type { AttemptResult, CallOptions, OrderCreated, OrderCreation, PayoutCreated, PayoutCreation, Store, Tx } from '../domain/store.ts';
 import { StoreDecorator } from '../domain/store-decorator.ts';
 import { KeptHistogram } from './kept-histogram.ts';
 import { retentionMetrics, type RetentionMetrics } from './retention-metrics.ts';
@@ -259,6 +259,9 @@ class ObservedStore extends StoreDecorator {
   }
   override createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
     return timedCommit(this.metrics, () => this.base.createOrder(c, opts));
+  }
+  override createPayout(c: PayoutCreation, opts?: CallOptions): Promise<PayoutCreated> {
+    return timedCommit(this.metrics, () => this.base.createPayout(c, opts));
   }
 }
 

@@ -66,6 +66,45 @@ describe('dispatcher', () => {
     expect(d.sending().size).toBe(3);
   });
 
+  it("adapts a destination's limit to its answers: a window of healthy ones adds a send, an overload halves it", () => {
+    dispatcher({ concurrency: 16, perEndpointLimit: 2, maxPerEndpointLimit: 3, healthyLatencyMs: 500 });
+    const ok = { success: true, statusCode: 200, durationMs: 5 };
+    d.take(batch('a', 20));
+    expect(dests(started)).toEqual(['e:a', 'e:a']);
+    // Two healthy answers while both slots were busy: a window of 2, the limit is 3 before the freed slot is reused.
+    d.freeSlot(started[0]!, ok);
+    expect(d.limitOf('e:a')).toBe(2);
+    expect(d.sending().size).toBe(2);
+    d.freeSlot(started[1]!, ok);
+    expect(d.limitOf('e:a')).toBe(3);
+    expect(d.sending().size).toBe(3);
+    // At the max: no further.
+    for (let i = 2; i < 8; i++) d.freeSlot(started[i]!, ok);
+    expect([d.limitOf('e:a'), d.sending().size]).toEqual([3, 3]);
+    // A 503 halves it: the two others in flight answer, the freed slots are not reused until below 1.
+    d.freeSlot(started[8]!, { success: false, statusCode: 503, durationMs: 5 });
+    expect(d.limitOf('e:a')).toBe(1);
+    expect(d.sending().size).toBe(2);
+    // Those two were in flight when it halved: a slow answer among them does not halve it again.
+    d.freeSlot(started[9]!, { success: true, statusCode: 200, durationMs: 501 });
+    expect([d.limitOf('e:a'), d.sending().size]).toEqual([1, 1]);
+    // An attempt freed without an answer (abandoned, broken) teaches nothing.
+    d.freeSlot(started[10]!);
+    expect([d.limitOf('e:a'), d.sending().size]).toEqual([1, 1]);
+    expect(d.limitOf('e:b')).toBe(2); // each destination its own
+  });
+
+  it('spreads by the adapted limit of the destinations it holds, and by the start for new ones', () => {
+    dispatcher({ concurrency: 8, perEndpointLimit: 2, maxPerEndpointLimit: 8 });
+    d.take(batch('a', 10));
+    expect(d.spread()).toEqual({ slots: 6, perDestination: 2 });
+    const ok = { success: true, statusCode: 200, durationMs: 5 };
+    d.freeSlot(started[0]!, ok);
+    d.freeSlot(started[1]!, ok); // a's limit is 3, and 3 are sending
+    expect(d.limitOf('e:a')).toBe(3);
+    expect(d.spread()).toEqual({ slots: 5, perDestination: 2 });
+  });
+
   it('sends to a suspect destination one attempt at a time from the slow budget', () => {
     dispatcher({ concurrency: 2, perEndpointLimit: 4, slowConcurrency: 8 });
     health.remember('e:down', false);

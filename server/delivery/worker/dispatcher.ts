@@ -5,8 +5,10 @@
 // calls out through its hooks; it never waits, so every rule here is tested without I/O.
 //
 // - A destination that is not suspect sends from the shared budget (`concurrency`), at most
-//   `perEndpointLimit` at once. A suspect one (health.ts) sends one attempt at a time from the
-//   slow budget (`slowConcurrency`). Destinations that answered here last go first.
+//   its adaptive limit at once (endpoint-limit.ts: it starts at `perEndpointLimit`, grows with
+//   healthy answers up to `maxPerEndpointLimit` and halves on overload; freeSlot tells it each
+//   answer before the freed slot is reused). A suspect one (health.ts) sends one attempt at a
+//   time from the slow budget (`slowConcurrency`). Destinations that answered here last go first.
 // - An attempt still open after `slowAfterMs` moves to the slow budget (moveToSlow, armed
 //   through the `sharedFull` hook), so hanging destinations do not starve healthy ones.
 //   Neither the slow budget nor the suspect deliveries waiting for it count against claims.
@@ -14,6 +16,7 @@
 //   to spare and it waited at most PREFETCH_MAX_WAIT_MS; otherwise it is given back (`expired`).
 import type { Clock } from '../../domain/clock.ts';
 import type { ClaimedDelivery } from '../../domain/store.ts';
+import { endpointLimits, type Answer, type EndpointLimits } from './endpoint-limit.ts';
 import type { DestinationHealth } from './health.ts';
 import { toLease, type Lease } from './lease.ts';
 import { PREFETCH_MAX_WAIT_MS, SEND_MARGIN_MS, type Limits } from './limits.ts';
@@ -43,8 +46,11 @@ export interface Dispatcher<S extends Slot> {
   take(batch: readonly ClaimedDelivery[]): void;
   /** Starts every ready delivery that has a free slot. */
   dispatch(): void;
-  /** Frees the send slot of a finished attempt and starts what waits for it; false if it was free already. */
-  freeSlot(slot: S): boolean;
+  /**
+   * Frees the send slot of a finished attempt and starts what waits for it; false if it was
+   * free already. `answer` (absent: the attempt was abandoned or broke) adapts its destination's limit first.
+   */
+  freeSlot(slot: S, answer?: Answer): boolean;
   /** The lease is no longer held here (recorded, lost, or given back). */
   letGo(lease: Lease): void;
   /** Moves the shared-budget attempts launched up to `seq` to the slow budget, as far as it has room; then dispatches. */
@@ -58,6 +64,8 @@ export interface Dispatcher<S extends Slot> {
   /** ClaimOptions.spread: the shared slots what is held cannot fill. */
   spread(): { slots: number; perDestination: number };
   readyAt(dest: string): number;
+  /** The destination's adaptive limit of attempts in flight now. */
+  limitOf(dest: string): number;
   held(): number;
   sending(): ReadonlySet<S>;
   sharedInFlight(): number;
@@ -76,6 +84,7 @@ interface DispatcherDeps<S extends Slot> {
 interface State<S extends Slot> {
   readonly limits: Limits;
   readonly health: DestinationHealth;
+  readonly perDest: EndpointLimits;
   /** Claimed deliveries waiting for a slot, per destination. */
   readonly ready: Map<string, Lease[]>;
   /** Sends in flight per destination. */
@@ -98,8 +107,8 @@ function sendable({ timeoutMs, leaseMs }: Limits, lease: Lease, now: number): bo
 
 /** Whether the next delivery of `dest` (suspect or not) has a slot now. */
 function hasRoom(st: State<Slot>, dest: string, isSuspect: boolean): boolean {
-  const { slowConcurrency, concurrency, perEndpointLimit } = st.limits;
-  return isSuspect ? st.slow < slowConcurrency && !st.sendingTo.has(dest) : st.shared < concurrency && (st.sendingTo.get(dest) ?? 0) < perEndpointLimit;
+  const { slowConcurrency, concurrency } = st.limits;
+  return isSuspect ? st.slow < slowConcurrency && !st.sendingTo.has(dest) : st.shared < concurrency && (st.sendingTo.get(dest) ?? 0) < st.perDest.limit(dest);
 }
 
 /** Leases counted against claims: all held, less the slow budget's (up to slowConcurrency). */
@@ -111,17 +120,18 @@ function countedHeld(st: State<Slot>): number {
 
 /**
  * The shared slots what is held cannot fill. A destination that is not suspect fills up to
- * perEndpointLimit less what it sends already from its ready queue; a suspect one sends from
+ * its limit less what it sends already from its ready queue; a suspect one sends from
  * the slow budget only, so it neither counts nor holds a spread back. Destinations beyond those
  * stay free for other instances: claims are exclusive, and a worker that took every destination
- * of a backlog left a second instance nothing to send.
+ * of a backlog left a second instance nothing to send. A new destination counts as its limit's
+ * start (perDestination): that is what it may send at first.
  */
 function spreadOf(st: State<Slot>): { slots: number; perDestination: number } {
   const { concurrency, perEndpointLimit } = st.limits;
   let covered = st.shared;
   for (const [dest, queue] of st.ready) {
     if (queue.length === 0 || st.health.suspect(queue[0]!)) continue;
-    covered += Math.min(queue.length, Math.max(0, perEndpointLimit - (st.sendingTo.get(dest) ?? 0)));
+    covered += Math.min(queue.length, Math.max(0, st.perDest.limit(dest) - (st.sendingTo.get(dest) ?? 0)));
   }
   return { slots: Math.max(0, concurrency - covered), perDestination: perEndpointLimit };
 }
@@ -149,7 +159,8 @@ function vacate(st: State<Slot>, slot: Slot): boolean {
 }
 
 export function createDispatcher<S extends Slot>({ limits, health, clock, hooks }: DispatcherDeps<S>): Dispatcher<S> {
-  const st: State<S> = { limits, health, ready: new Map(), sendingTo: new Map(), inFlight: new Set(), held: new Set(), shared: 0, slow: 0, seq: 0, stopped: false };
+  const perDest = endpointLimits({ initial: limits.perEndpointLimit, max: limits.maxPerEndpointLimit, healthyMs: limits.healthyLatencyMs });
+  const st: State<S> = { limits, health, perDest, ready: new Map(), sendingTo: new Map(), inFlight: new Set(), held: new Set(), shared: 0, slow: 0, seq: 0, stopped: false };
   /** Leases too old to send, collected during one dispatch. */
   let expiring: Lease[] = [];
 
@@ -212,8 +223,10 @@ export function createDispatcher<S extends Slot>({ limits, health, clock, hooks 
       dispatch();
     },
     dispatch,
-    freeSlot(slot) {
-      if (!vacate(st, slot)) return false;
+    freeSlot(slot, answer) {
+      if (!st.inFlight.has(slot)) return false;
+      if (answer !== undefined) perDest.record(slot.lease.dest, answer, { seq: slot.seq, lastSeq: st.seq, inFlight: st.sendingTo.get(slot.lease.dest) ?? 1 });
+      vacate(st, slot);
       dispatch();
       return true;
     },
@@ -233,6 +246,7 @@ export function createDispatcher<S extends Slot>({ limits, health, clock, hooks 
     claimRoom: (recording = 0) => Math.max(0, Math.min(limits.batchSize, limits.maxHeld - (countedHeld(st) - recording))),
     spread: () => spreadOf(st),
     readyAt: (dest) => st.ready.get(dest)?.length ?? 0,
+    limitOf: (dest) => perDest.limit(dest),
     held: () => st.held.size,
     sending: () => st.inFlight,
     sharedInFlight: () => st.shared,

@@ -19,9 +19,16 @@ export const SLOW_AFTER_MS = 100;
 export const SLOW_CONCURRENCY = 1_024;
 export const DEFAULT_BATCH_SIZE = 100;
 export const DEFAULT_CONCURRENCY = 64;
+/** Where a destination's limit of attempts in flight starts (endpoint-limit.ts). */
 export const DEFAULT_PER_ENDPOINT_LIMIT = 4;
-/** Default prefetch per destination, as a multiple of perEndpointLimit. */
+/** The most a destination's limit grows to (default of `maxPerEndpointLimit`, raised to perEndpointLimit). */
+export const DEFAULT_MAX_PER_ENDPOINT_LIMIT = 32;
+/** A 2xx answered within this is healthy and grows the limit; a slower answer halves it. */
+export const DEFAULT_HEALTHY_LATENCY_MS = 500;
+/** Default prefetch per destination, as a multiple of perEndpointLimit... */
 const PREFETCH_PER_SEND = 64;
+/** ...and at least this multiple of maxPerEndpointLimit, so the grown limit has leases to send. */
+const PREFETCH_PER_MAX_SEND = 8;
 /**
  * The completer claims with a batch only when one of the batch's destinations has fewer than
  * this share of prefetchPerEndpoint left ready (see claims.ts).
@@ -40,13 +47,27 @@ export interface LimitOptions {
   slowConcurrency?: number;
   /** When an open attempt moves from the shared budget to the second one; default 100 ms. */
   slowAfterMs?: number;
-  /** Most attempts in flight per destination, across all workers; default 4. */
+  /**
+   * Attempts in flight per destination, across all workers, to start with; default 4. The limit
+   * then adapts (endpoint-limit.ts): one more per window of healthy answers, up to
+   * `maxPerEndpointLimit`, halved (not below 1) on overload.
+   */
   perEndpointLimit?: number;
   /**
+   * The most a destination's limit grows to; default 32 (or perEndpointLimit, if larger).
+   * Equal to perEndpointLimit, the limit never grows past its start (it still halves on overload).
+   */
+  maxPerEndpointLimit?: number;
+  /** A 2xx answered within this grows the limit, any slower answer halves it; default 500 ms. */
+  healthyLatencyMs?: number;
+  /**
    * Most leases this worker holds per destination (in flight, waiting to be sent, or waiting
-   * to be recorded); default 64 × perEndpointLimit. Only this worker sends to a destination
-   * while it holds leases on it. By Little's law a destination drains at most this many leases
-   * per claim-to-record cycle: a lease is held from the claim until its attempt is recorded
+   * to be recorded); default 64 × perEndpointLimit and at least 8 × maxPerEndpointLimit (256
+   * either way at the defaults: following the max alone, 64 × 32, would not be held anyway, as
+   * maxHeld is 264, and would raise refillBelow so that every recorded batch claimed again);
+   * at least maxPerEndpointLimit. Only this worker sends to a destination while it holds
+   * leases on it. By Little's law a destination drains at most this many leases per
+   * claim-to-record cycle: a lease is held from the claim until its attempt is recorded
    * (a commit with its log flush), so a small prefetch, not the sends, bounded one busy
    * destination (16 × 4: about 1 700 deliveries/s on PostgreSQL here; 64 × 4: about 2 500).
    * Prefetched deliveries that wait longer than PREFETCH_MAX_WAIT_MS are given back.
@@ -63,7 +84,10 @@ export interface Limits {
   readonly concurrency: number;
   readonly slowConcurrency: number;
   readonly slowAfterMs: number;
+  /** Where a destination's adaptive limit starts. */
   readonly perEndpointLimit: number;
+  readonly maxPerEndpointLimit: number;
+  readonly healthyLatencyMs: number;
   readonly prefetchPerEndpoint: number;
   readonly timeoutMs: number;
   readonly leaseMs: number;
@@ -100,17 +124,23 @@ export function resolveLimits(opts: LimitOptions, senderTimeoutMs: number): Limi
   const perEndpointLimit = positiveInt('perEndpointLimit', opts.perEndpointLimit ?? DEFAULT_PER_ENDPOINT_LIMIT);
   const slowConcurrency = positiveInt('slowConcurrency', opts.slowConcurrency ?? SLOW_CONCURRENCY);
   const slowAfterMs = positiveInt('slowAfterMs', opts.slowAfterMs ?? SLOW_AFTER_MS);
-  const prefetchPerEndpoint = positiveInt('prefetchPerEndpoint', opts.prefetchPerEndpoint ?? perEndpointLimit * PREFETCH_PER_SEND);
-  if (prefetchPerEndpoint < perEndpointLimit) throw new RangeError(`prefetchPerEndpoint (${prefetchPerEndpoint}) must be at least perEndpointLimit (${perEndpointLimit})`);
+  const maxPerEndpointLimit = positiveInt('maxPerEndpointLimit', opts.maxPerEndpointLimit ?? Math.max(DEFAULT_MAX_PER_ENDPOINT_LIMIT, perEndpointLimit));
+  if (maxPerEndpointLimit < perEndpointLimit) throw new RangeError(`maxPerEndpointLimit (${maxPerEndpointLimit}) must be at least perEndpointLimit (${perEndpointLimit})`);
+  const healthyLatencyMs = positiveInt('healthyLatencyMs', opts.healthyLatencyMs ?? DEFAULT_HEALTHY_LATENCY_MS);
+  const prefetchPerEndpoint = positiveInt('prefetchPerEndpoint', opts.prefetchPerEndpoint ?? Math.max(perEndpointLimit * PREFETCH_PER_SEND, maxPerEndpointLimit * PREFETCH_PER_MAX_SEND));
+  // Fewer leases than the max would cap the adaptive limit below it.
+  if (prefetchPerEndpoint < maxPerEndpointLimit) throw new RangeError(`prefetchPerEndpoint (${prefetchPerEndpoint}) must be at least maxPerEndpointLimit (${maxPerEndpointLimit})`);
   return {
     batchSize,
     concurrency,
     slowConcurrency,
     slowAfterMs,
     perEndpointLimit,
+    maxPerEndpointLimit,
+    healthyLatencyMs,
     prefetchPerEndpoint,
     ...deadlines(opts, senderTimeoutMs),
     maxHeld: concurrency + Math.max(batchSize, concurrency) * 2,
-    refillBelow: Math.max(perEndpointLimit, Math.floor(prefetchPerEndpoint * REFILL_BELOW_SHARE)),
+    refillBelow: Math.max(maxPerEndpointLimit, Math.floor(prefetchPerEndpoint * REFILL_BELOW_SHARE)),
   };
 }

@@ -15,6 +15,8 @@ describe('limits', () => {
       slowConcurrency: 1_024,
       slowAfterMs: 100,
       perEndpointLimit: 4,
+      maxPerEndpointLimit: 32,
+      healthyLatencyMs: 500,
       prefetchPerEndpoint: 256,
       timeoutMs: 10_000,
       leaseMs: 30_000,
@@ -24,11 +26,20 @@ describe('limits', () => {
     expect(DEFAULT_BATCH_SIZE).toBe(100);
   });
 
+  it('the adaptive limit: its max is at least its start, and the prefetch at least 8 × the max', () => {
+    expect(resolveLimits({ perEndpointLimit: 40 }, 1_000)).toMatchObject({ perEndpointLimit: 40, maxPerEndpointLimit: 40, prefetchPerEndpoint: 64 * 40, refillBelow: 32 * 40 });
+    expect(resolveLimits({ perEndpointLimit: 1 }, 1_000)).toMatchObject({ perEndpointLimit: 1, maxPerEndpointLimit: 32, prefetchPerEndpoint: 256, refillBelow: 128 });
+    expect(resolveLimits({ perEndpointLimit: 2, maxPerEndpointLimit: 2 }, 1_000)).toMatchObject({ maxPerEndpointLimit: 2, prefetchPerEndpoint: 128, refillBelow: 64 });
+  });
+
   it('refuses what would let a lease end during an attempt, and nonsense', () => {
     expect(() => resolveLimits({ timeoutMs: 10_000, leaseMs: 15_000 }, 10_000)).toThrow(/leaseMs/);
     expect(() => resolveLimits({ timeoutMs: 10_000, leaseMs: 15_001 }, 10_000)).not.toThrow();
     expect(() => resolveLimits({ timeoutMs: 1_000 }, 10_000)).toThrow(/timeoutMs/);
     expect(() => resolveLimits({ perEndpointLimit: 8, prefetchPerEndpoint: 4 }, 1_000)).toThrow(/prefetchPerEndpoint/);
+    expect(() => resolveLimits({ maxPerEndpointLimit: 16, prefetchPerEndpoint: 8 }, 1_000)).toThrow(/prefetchPerEndpoint \(8\) must be at least maxPerEndpointLimit \(16\)/);
+    expect(() => resolveLimits({ perEndpointLimit: 8, maxPerEndpointLimit: 4 }, 1_000)).toThrow(/maxPerEndpointLimit \(4\) must be at least perEndpointLimit \(8\)/);
+    expect(() => resolveLimits({ healthyLatencyMs: 0 }, 1_000)).toThrow(/healthyLatencyMs/);
     expect(() => resolveLimits({ batchSize: 0 }, 1_000)).toThrow(/batchSize/);
     expect(() => resolveLimits({ concurrency: 1.5 }, 1_000)).toThrow(/concurrency/);
   });

@@ -16,6 +16,7 @@ export const STORE_SPANS = {
   transaction: 'store.transaction',
   read: 'store.read',
   createOrder: 'store.createOrder',
+  createPayout: 'store.createPayout',
   prune: 'store.prune',
   wait: 'group_commit.wait',
   commit: 'group_commit.commit',
@@ -92,6 +93,7 @@ export function traceStore(store: Store, tracer: Tracer): Store {
       const traced = traceContext === undefined ? c : { ...c, event: { ...c.event, traceContext } };
       return storeSpan(tracer, STORE_SPANS.createOrder, attrs, () => store.createOrder(traced, opts));
     },
+    createPayout: (c, opts) => storeSpan(tracer, STORE_SPANS.createPayout, attrs, () => store.createPayout(c, opts)),
     queue: store.queue,
     onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
     onEventsRecorded: (listener) => store.onEventsRecorded(listener),

@@ -7,7 +7,8 @@ import { eventRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts
 import { orderCreation } from '../suite/order-creation-cases.ts';
 import { createOrderIn } from '../create-order.ts';
 import { UniqueViolation } from '../../domain/store.ts';
-import { PgGroupCommitter } from './group-commit.ts';
+import { PgGroupCommitter, type Bulk } from './group-commit.ts';
+import { CallCancelled } from '../../domain/store-errors.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 import { until } from '../../../testing/until.ts';
@@ -235,6 +236,74 @@ describe('PostgreSQL group commit', () => {
     release();
     await Promise.all([...together, late]);
     expect(committer.stats).toEqual({ batches: 2, units: 3, bulkUnits: 0 });
+  });
+
+  it('lone bulk statements take turns: at most two in flight, the second once as many units are queued as the first holds, a third once one ends, taking every unit queued then', async () => {
+    db = await createTestDatabase();
+    raw = new pg.Pool({ connectionString: db.url, max: 6 });
+    raw.on('error', () => undefined);
+    await raw.query('CREATE TABLE t (id text PRIMARY KEY)');
+    const committer = new PgGroupCommitter(raw, { log: pino({ level: 'silent' }), notify: async () => undefined });
+    // Each statement waits at its gate, which the test opens, before it writes its units.
+    const statements: { ids: string[]; open: () => void }[] = [];
+    let gated = false;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const kind: Bulk<string, string> = {
+      async run(client, ids) {
+        inFlight += 1;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        try {
+          if (gated) await new Promise<void>((open) => statements.push({ ids: [...ids], open }));
+          await client.query('INSERT INTO t SELECT unnest($1::text[])', [ids]);
+          return ids.map((id) => ({ value: id, notify: false, touched: null, committed: () => undefined }));
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    };
+    const alone = (id: string) => async (client: pg.PoolClient) => {
+      await client.query('INSERT INTO t VALUES ($1)', [id]);
+      return { value: id, notify: false, touched: null, committed: () => undefined };
+    };
+    const order = (id: string, signal?: AbortSignal) => committer.submitBulk(kind, id, alone(id), signal);
+    // Batches run side by side only after a run of quiet ones (QUIET_BATCHES).
+    for (let i = 0; i < 8; i++) await order(`warm-${i}`);
+    gated = true;
+    try {
+      const first = [order('a1'), order('a2')];
+      await until(() => statements.length === 1, 'the first statement in flight');
+      // One unit queued while the first holds two: a second loop waits for its turn.
+      const second = [order('b1')];
+      await until(() => committer.awaitingTurn === 1, 'a loop waiting for its turn');
+      expect(committer.queued).toBe(1);
+      second.push(order('b2'));
+      await until(() => statements.length === 2, 'the second statement in flight');
+      // Two in flight: the next waits for one of them to end, however many units queue.
+      const request = new AbortController();
+      const cancelled = order('cancelled', request.signal);
+      const third = ['c1', 'c2', 'c3'].map((id) => order(id));
+      await until(() => committer.awaitingTurn === 1, 'a loop waiting for its turn');
+      expect(committer.queued).toBe(4);
+      // Answered while it waits: dropped from the queue, never written.
+      request.abort();
+      await expect(cancelled).rejects.toBeInstanceOf(CallCancelled);
+      third.push(order('c4'));
+      expect(statements.length).toBe(2);
+      statements[0]!.open();
+      await until(() => statements.length === 3, 'the third statement in flight');
+      statements[1]!.open();
+      statements[2]!.open();
+      expect(await Promise.all([...first, ...second, ...third])).toEqual(['a1', 'a2', 'b1', 'b2', 'c1', 'c2', 'c3', 'c4']);
+      expect(statements.map((x) => x.ids)).toEqual([['a1', 'a2'], ['b1', 'b2'], ['c1', 'c2', 'c3', 'c4']]);
+      expect(mostInFlight).toBe(2);
+      expect(committer.stats).toEqual({ batches: 11, units: 16, bulkUnits: 16 });
+      expect((await raw.query<{ n: number }>("SELECT count(*)::int AS n FROM t WHERE id = 'cancelled'")).rows[0]!.n).toBe(0);
+    } finally {
+      // A failed expectation leaves no statement held (the pool could not end).
+      gated = false;
+      for (const x of statements) x.open();
+    }
   });
 
   it('writes the new orders a batch holds with one statement, beside its other units; when that statement fails, each order runs alone and only the culprit fails', async () => {

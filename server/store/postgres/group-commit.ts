@@ -24,6 +24,11 @@
 // writes them all in one savepoint, and a batch holding nothing else sends that statement
 // alone, a transaction of its own (no BEGIN, savepoint or COMMIT round trip). Should the
 // statement fail, nothing of it stands and each of its units runs alone, as any unit does.
+// Lone statements take turns (LONE_IN_FLIGHT): each pays a WAL flush, and three at once held
+// about 8 orders each where one group commit of the same load holds 16 (issue 58). At most two
+// are in flight; with one in flight the next begins once as many units are queued as that one
+// holds, or once a lone statement ends, and takes every unit queued then. Its units wait in the
+// queue meanwhile, so their deadlines and signals answer them as any queued unit's do.
 //
 // At most 32 units a batch: each unit that writes gets a subtransaction id, and past 64 of
 // them in one transaction PostgreSQL's snapshots slow down for every session (subxid overflow).
@@ -110,9 +115,16 @@ interface Run {
   committed: boolean;
   /** Destroys the connection when the batch outlives transactionMs; cleared once it is over. */
   deadline: unknown;
+  /** Its place among the lone statements in flight, while it may send one (see the file's comment). */
+  turn: Turn | null;
 }
 
 type Done = { job: Job; ok: true; outcome: Outcome<unknown> } | { job: Job; ok: false; err: unknown };
+
+/** A lone bulk statement's place in flight, taken before its batch takes its units: how many it holds. */
+interface Turn {
+  units: number;
+}
 
 export interface GroupCommitOptions {
   /** Units a batch takes at most (see above why not more). */
@@ -155,6 +167,9 @@ export interface GroupCommitOptions {
  * workload of payouts never gets there, one of orders at once (the first few batches). */
 const QUIET_BATCHES = 8;
 
+/** Lone bulk statements in flight at most (see the file's comment). */
+const LONE_IN_FLIGHT = 2;
+
 /** SQLSTATE of a statement sent after an earlier one aborted the (sub)transaction. */
 const IN_FAILED_TRANSACTION = '25P02';
 
@@ -177,6 +192,9 @@ export class PgGroupCommitter {
   /** Batches in a row, up to QUIET_BATCHES, that committed without changing transactions. */
   private quiet = 0;
   private readonly committing = new Set<Promise<void>>();
+  /** Lone bulk statements in flight, oldest first, and the loops waiting for their turn to send one. */
+  private readonly lone: Turn[] = [];
+  private readonly turnWaiters: ((ended: boolean) => void)[] = [];
   /** Batches committed, the units of work they held, and how many of those a bulk statement wrote: for diagnostics and benchmarks. */
   readonly stats = { batches: 0, units: 0, bulkUnits: 0 };
   /** Units refused by admission control or expired in the queue. */
@@ -218,6 +236,11 @@ export class PgGroupCommitter {
   /** Loops taking batches off the queue (each executes one batch at a time). */
   get loops(): number {
     return this.drains;
+  }
+
+  /** Loops waiting for their turn to send a lone bulk statement. */
+  get awaitingTurn(): number {
+    return this.turnWaiters.length;
   }
 
   /** Queues a unit of work; resolves with its value once the batch that ran it is committed. */
@@ -294,6 +317,55 @@ export class PgGroupCommitter {
     else this.queue.push(job);
     // A loop about to take a batch takes this job too; otherwise another loop, if allowed.
     if (this.waiting === 0 && this.drains < this.executingAllowed()) void this.drain();
+    else if (this.turnWaiters.length > 0 && this.turnOpen(false)) this.wakeTurns(false);
+  }
+
+  /**
+   * Whether the batch that would begin now may: any batch but a lone bulk statement at once; that
+   * one beside at most one other, once as many units are queued as the other holds or (`ended`)
+   * once a lone statement ended since it began to wait.
+   */
+  private turnOpen(ended: boolean): boolean {
+    if (!this.loneNext() || this.lone.length === 0) return true;
+    if (this.lone.length >= LONE_IN_FLIGHT) return false;
+    return ended || this.queue.length >= this.lone[0]!.units;
+  }
+
+  /** The units a batch would take now are all of one bulk kind: it would send their statement alone. */
+  private loneNext(): boolean {
+    const kind = this.queue[0]?.bulk?.kind;
+    if (kind === undefined) return false;
+    const n = Math.min(this.maxBatch, this.queue.length);
+    for (let i = 1; i < n; i++) if (this.queue[i]!.bulk?.kind !== kind) return false;
+    return true;
+  }
+
+  /** Waits until the next batch may begin; its turn when it would send a lone statement, else null. */
+  private async turn(): Promise<Turn | null> {
+    let ended = false;
+    for (;;) {
+      while (this.committing.size >= this.maxCommitting) await Promise.race(this.committing);
+      if (this.turnOpen(ended)) return this.loneNext() ? this.takeTurn(Math.min(this.maxBatch, this.queue.length)) : null;
+      ended = await new Promise<boolean>((resolve) => this.turnWaiters.push(resolve));
+    }
+  }
+
+  private takeTurn(units: number): Turn {
+    const turn = { units };
+    this.lone.push(turn);
+    return turn;
+  }
+
+  /** The batch sends no lone statement (any more): the next may begin. `ended`: it sent one. */
+  private endTurn(run: Pick<Run, 'turn'>, ended: boolean): void {
+    if (run.turn === null) return;
+    this.lone.splice(this.lone.indexOf(run.turn), 1);
+    run.turn = null;
+    if (this.turnWaiters.length > 0) this.wakeTurns(ended);
+  }
+
+  private wakeTurns(ended: boolean): void {
+    for (const wake of this.turnWaiters.splice(0)) wake(ended);
   }
 
   /** More than one batch at once only after a run of batches that took no hot row. */
@@ -306,17 +378,20 @@ export class PgGroupCommitter {
     this.drains += 1;
     try {
       for (;;) {
+        let turn: Turn | null = null;
         this.waiting += 1;
         try {
           // One turn of the event loop, so that requests that arrived meanwhile join this batch.
           await new Promise<void>((resolve) => this.timers.setImmediate(resolve));
           // Checked in the same tick as enqueue() looks at `waiting`: no job is left behind.
           if (this.queue.length === 0) return;
-          while (this.committing.size >= this.maxCommitting) await Promise.race(this.committing);
+          turn = await this.turn();
+          // Its units may have been answered meanwhile (a lone statement's turn has units).
+          if (turn === null && this.queue.length === 0) return;
         } finally {
           this.waiting -= 1;
         }
-        await this.runBatch();
+        await this.runBatch(turn);
         // A further loop retires once hot rows are in play; at least one loop goes on.
         if (this.drains > this.executingAllowed()) return;
       }
@@ -326,13 +401,14 @@ export class PgGroupCommitter {
   }
 
   /** Executes one batch, then lets it commit in the background. */
-  private async runBatch(): Promise<void> {
+  private async runBatch(turn: Turn | null): Promise<void> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (err) {
       // No connection within the deadline (database down or pool starved): every queued unit
       // would wait for the same host; they fail now, unwritten.
+      this.endTurn({ turn }, false);
       for (const job of this.queue.splice(0)) job.reject(err);
       return;
     }
@@ -340,8 +416,13 @@ export class PgGroupCommitter {
       this.opts.onDestroyed?.();
       destroyConnection(client, new DeadlineExceeded('a store transaction', this.transactionMs));
     }, this.transactionMs);
-    const run: Run = { client, savepoint: false, done: [], holds: false, bulkUnits: 0, committed: false, deadline };
-    const fatal = await this.execute(run);
+    const run: Run = { client, savepoint: false, done: [], holds: false, bulkUnits: 0, committed: false, deadline, turn };
+    let fatal: unknown;
+    try {
+      fatal = await this.execute(run);
+    } finally {
+      this.endTurn(run, true);
+    }
     const commit = this.commit(run, fatal);
     this.committing.add(commit);
     void commit.finally(() => {
@@ -365,8 +446,10 @@ export class PgGroupCommitter {
       run.committed = true; // every unit it took had waited too long: nothing to commit
       return null;
     }
-    if (groups.length === 1 && groups[0]!.kind !== null) {
-      if (await this.runWhole(run, groups[0]!.kind, groups[0]!.jobs)) return null;
+    if (this.loneTurn(run, groups)) {
+      const ran = await this.runWhole(run, groups[0]!.kind!, groups[0]!.jobs);
+      this.endTurn(run, true);
+      if (ran) return null;
       groups[0]!.kind = null;
     }
     try {
@@ -399,6 +482,20 @@ export class PgGroupCommitter {
       this.queue.unshift(...untouched);
       return err;
     }
+  }
+
+  /**
+   * Whether the batch sends its units as one lone statement: it holds one bulk kind's only and
+   * has a turn. Should the queue have changed since its turn was decided, it gives back a turn it
+   * no longer needs; a batch without one runs its bulk statement inside BEGIN and COMMIT instead
+   * (never a third lone statement in flight).
+   */
+  private loneTurn(run: Run, groups: Group[]): boolean {
+    const units = groups.length === 1 && groups[0]!.kind !== null ? groups[0]!.jobs.length : 0;
+    if (units === 0) this.endTurn(run, false);
+    else if (run.turn !== null) run.turn.units = units;
+    else if (this.lone.length < LONE_IN_FLIGHT) run.turn = this.takeTurn(units);
+    return run.turn !== null;
   }
 
   /**

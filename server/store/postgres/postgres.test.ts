@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeStoreSuite } from '../suite/store-suite.ts';
+import { describePostgresSuite, suiteFilesGaps } from './testing/suite-files.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEndpointAndEvent, seedEnvironment, sleep } from '../suite/fixtures.ts';
 import type { DeliveryRecord } from '../../domain/model.ts';
 import { UniqueViolation, type Store } from '../../domain/store.ts';
@@ -12,29 +12,12 @@ import { HEARTBEAT_MS } from './versions.ts';
 import { FakeTimers } from '../../delivery/testing.ts';
 import { until } from '../../../testing/until.ts';
 
-const urls = new WeakMap<object, string>();
+// The store suite's groups of records (the rest: postgres-queue.test.ts), then this store's own cases.
+describePostgresSuite('records');
 
-/** A store over a fresh database that is dropped when the store closes. */
-async function freshStore(o: { onStatement?: (text: string) => void } = {}): Promise<Store> {
-  const db = await createTestDatabase();
-  // Without the staleness bound: the suite checks when one instance's own versions move, which
-  // must not turn on how soon a heartbeat comes back on a loaded machine.
-  const store = await openPostgresStore({ connectionString: db.url, poolSize: 12, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity, ...o });
-  urls.set(store, db.url);
-  const close = store.close.bind(store);
-  store.close = async () => {
-    try {
-      await close();
-    } finally {
-      await db.drop();
-    }
-  };
-  return store;
-}
-
-describeStoreSuite('postgres', freshStore, (store) =>
-  openPostgresStore({ connectionString: urls.get(store) ?? '', poolSize: 4, transactionsStalenessMs: Infinity, transactionsMaxAgeMs: Infinity }),
-);
+it('the PostgreSQL suite files run every group of the store suite once', () => {
+  expect(suiteFilesGaps()).toEqual([]);
+});
 
 /** An environment with an endpoint, an event and one pending delivery of it. */
 async function oneDelivery(store: Store): Promise<{ d: DeliveryRecord }> {

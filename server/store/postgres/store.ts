@@ -20,9 +20,10 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
-import type { CallOptions, ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import type { CallOptions, ClaimOptions, DeliveryQueue, OrderCreated, OrderCreation, PayoutCreated, PayoutCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
 import { CallCancelled, OVERLOADED } from '../../domain/store-errors.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
+import { createPayoutIn, walletShortAnswer } from '../create-payout.ts';
 import { Conn, mapError, typeParsers } from './db.ts';
 import { DEFAULT_DEADLINES, deadlineClient, queryDeadlineMs, sessionSettings, type OnClientError, type PgDeadlines } from './deadlines.ts';
 import { allClients, assertPgInternals, destroyConnection, idleClients } from './pg-internals.ts';
@@ -265,6 +266,11 @@ export class PostgresStore implements Store {
   createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
     const unit = this.unitOf((tx) => createOrderIn(tx, c));
     return this.track(() => this.committer.submitBulk(this.orders, c, unit.attempt, opts?.signal).catch(unit.failed)).catch(keyTakenMeanwhile);
+  }
+
+  /** A unit of the next batch: the insert and the debit are one statement already (sql.ts). */
+  createPayout(c: PayoutCreation, opts?: CallOptions): Promise<PayoutCreated> {
+    return this.transaction((tx) => createPayoutIn(tx, c), opts).catch(walletShortAnswer);
   }
 
   /** fn as the group commit runs it (each run on the batch's connection), and what a failure of it still moves. */

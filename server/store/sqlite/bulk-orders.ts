@@ -12,6 +12,7 @@ import { formatOrderNumber, idempotencyKeyRow } from '../repos/orders.ts';
 import type { Bulk } from './group-commit.ts';
 import type { Db } from './db.ts';
 import { mapping as m } from './rows.ts';
+import { MultiInsert, columnsOf } from './multi-insert.ts';
 
 /** One order of the batch, and the scope its caller settles at commit (wake-ups, event listeners). */
 export interface BulkOrder {
@@ -24,31 +25,6 @@ interface Endpoint {
   version: number;
   url: string;
 }
-
-/** Rows of one table, many at once: `INSERT … VALUES (…), (…)` prepared once per count. */
-class MultiInsert {
-  private readonly byCount = new Map<number, string>();
-
-  constructor(
-    private readonly table: string,
-    private readonly columns: readonly string[],
-  ) {}
-
-  run(db: Db, rows: readonly object[]): void {
-    if (rows.length === 0) return;
-    let text = this.byCount.get(rows.length);
-    if (text === undefined) {
-      const one = `(${this.columns.map(() => '?').join(', ')})`;
-      text = `INSERT INTO ${this.table} (${this.columns.join(', ')}) VALUES ${Array(rows.length).fill(one).join(', ')}`;
-      this.byCount.set(rows.length, text);
-    }
-    const values: unknown[] = [];
-    for (const row of rows) for (const c of this.columns) values.push((row as Record<string, unknown>)[c]);
-    db.run(text, ...values);
-  }
-}
-
-const columnsOf = (row: object): string[] => Object.keys(row);
 
 /** The bulk kind of new orders on one SQLite connection. */
 export function sqliteBulkOrders(db: Db): Bulk<BulkOrder, OrderCreated> {

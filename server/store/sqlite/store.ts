@@ -9,14 +9,16 @@ import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from '
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DeliveryListeners, readView, SerialTxViews, TxScope } from '../tx.ts';
-import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PayoutCreated, PayoutCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
 import { CallCancelled } from '../../domain/store-errors.ts';
 import { pruneBatch } from '../retention.ts';
 import { createOrderIn, keyTakenMeanwhile } from '../create-order.ts';
+import { createPayoutIn, walletShortAnswer } from '../create-payout.ts';
 import { nestingGuard, type NestingGuard } from '../nesting-guard.ts';
 import { Db } from './db.ts';
 import { GroupCommitter, type Bulk, type UnitOptions } from './group-commit.ts';
 import { sqliteBulkOrders, type BulkOrder } from './bulk-orders.ts';
+import { sqliteBulkPayouts, type BulkPayout } from './bulk-payouts.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
 
@@ -50,6 +52,7 @@ export class SqliteStore implements Store {
   private readonly wal: WalSync | null;
   private readonly versions: TransactionVersions;
   private readonly bulkOrders: Bulk<BulkOrder, OrderCreated>;
+  private readonly bulkPayouts: Bulk<BulkPayout, PayoutCreated>;
   /** Each transaction's Tx on the writing connection, whose transactions run one at a time. */
   private readonly txViews: SerialTxViews<Bit, string>;
   /** In memory: the repositories reads use between batches on the one connection. */
@@ -70,6 +73,7 @@ export class SqliteStore implements Store {
     this.committer = new GroupCommitter(raw, 128, sync ? () => sync.sync() : undefined);
     this.versions = new TransactionVersions(raw);
     this.bulkOrders = sqliteBulkOrders(this.db);
+    this.bulkPayouts = sqliteBulkPayouts(this.db);
     this.queue = {
       // A claim needs no log sync of its own (group-commit.ts): a lost lease means a resend.
       claim: (o) => this.exclusive(() => queue.claim(this.db, o), { durable: false }),
@@ -116,6 +120,18 @@ export class SqliteStore implements Store {
     const scope = new TxScope();
     const alone = (): Promise<OrderCreated> => this.unit(scope, (tx) => createOrderIn(tx, c));
     return this.settled(scope, this.committer.submitBulk(this.bulkOrders, { creation: c, scope }, alone, opts?.signal)).catch(keyTakenMeanwhile);
+  }
+
+  /** The batch's new payouts go together (bulk-payouts.ts); alone, as an ordinary transaction's unit. */
+  createPayout(c: PayoutCreation, opts?: CallOptions): Promise<PayoutCreated> {
+    try {
+      this.assertUsable();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const scope = new TxScope();
+    const alone = (): Promise<PayoutCreated> => this.unit(scope, (tx) => createPayoutIn(tx, c));
+    return this.settled(scope, this.committer.submitBulk(this.bulkPayouts, { creation: c, scope }, alone, opts?.signal)).catch(walletShortAnswer);
   }
 
   /** A transaction's body on the writing connection, its Tx closed once it returns. */

@@ -13,6 +13,7 @@ import { coreCases } from './core-cases.ts';
 import { isolationCases } from './isolation-cases.ts';
 import { lifecycleCases } from './lifecycle-cases.ts';
 import { orderCreationCases } from './order-creation-cases.ts';
+import { payoutCreationCases } from './payout-creation-cases.ts';
 import { passkeyCases } from './passkey-cases.ts';
 import { queueCases } from './queue-cases.ts';
 import { queueStatsCases } from './queue-stats-cases.ts';
@@ -28,11 +29,32 @@ export interface SuiteStoreOptions {
   onStatement: (text: string) => void;
 }
 
+/** The suite's groups of cases, in the order they run. */
+export const SUITE_GROUPS = [
+  'tenants, wallets, transactions and orders',
+  'events, endpoints and deliveries',
+  'order creation',
+  'payout creation',
+  'event stream',
+  'delivery queue',
+  'delivery queue depth',
+  'retention',
+  'recovery by time range',
+  'portal passkeys',
+  'sealed secrets',
+  'tenant isolation',
+  'trace context of events',
+  'misuse and closing',
+] as const;
+export type SuiteGroup = (typeof SUITE_GROUPS)[number];
+
 /**
  * `openBeside(store)`: a second, unmigrated store over the same database as `store` (another
- * instance of one deployment; the case that opens it closes it, before `store`).
+ * instance of one deployment; the case that opens it closes it, before `store`). `only`: the
+ * groups this file runs (default all), so that a slow store's suite can be spread over files
+ * that run side by side.
  */
-export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions) => Promise<Store>, openBeside: OpenBeside): void {
+export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions) => Promise<Store>, openBeside: OpenBeside, only: readonly SuiteGroup[] = SUITE_GROUPS): void {
   describe(`Store suite: ${name}`, () => {
     let store: Store | undefined;
     const s = (): Store => {
@@ -49,18 +71,22 @@ export function describeStoreSuite(name: string, open: (opts: SuiteStoreOptions)
       store = undefined;
     });
 
-    describe('tenants, wallets, transactions and orders', () => coreCases(s));
-    describe('events, endpoints and deliveries', () => webhookCases(s));
-    describe('order creation', () => orderCreationCases(s));
-    describe('event stream', () => streamCases(s));
-    describe('delivery queue', () => queueCases(s));
-    describe('delivery queue depth', () => queueStatsCases(s));
-    describe('retention', () => retentionCases(s, statements, openBeside));
-    describe('recovery by time range', () => recoveryCases(s));
-    describe('portal passkeys', () => passkeyCases(s));
-    describe('sealed secrets', () => sealedCases(s));
-    describe('tenant isolation', () => isolationCases(s));
-    describe('trace context of events', () => traceContextCases(s));
-    describe('misuse and closing', () => lifecycleCases(s));
+    const groups: Record<SuiteGroup, () => void> = {
+      'tenants, wallets, transactions and orders': () => coreCases(s),
+      'events, endpoints and deliveries': () => webhookCases(s),
+      'order creation': () => orderCreationCases(s),
+      'payout creation': () => payoutCreationCases(s),
+      'event stream': () => streamCases(s),
+      'delivery queue': () => queueCases(s),
+      'delivery queue depth': () => queueStatsCases(s),
+      retention: () => retentionCases(s, statements, openBeside),
+      'recovery by time range': () => recoveryCases(s),
+      'portal passkeys': () => passkeyCases(s),
+      'sealed secrets': () => sealedCases(s),
+      'tenant isolation': () => isolationCases(s),
+      'trace context of events': () => traceContextCases(s),
+      'misuse and closing': () => lifecycleCases(s),
+    };
+    for (const group of only) describe(group, groups[group]);
   });
 }

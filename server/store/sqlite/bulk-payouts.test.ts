@@ -1,0 +1,46 @@
+// The batched payout writes of the SQLite store (bulk-payouts.ts): a batch's payouts take one
+// insert and one wallet read and update for all of them; the store suite's payout cases check
+// the fallback (a duplicate, a wallet short of the batch's sum) on every store.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { seedEnvironment } from '../suite/fixtures.ts';
+import { payoutCreation } from '../suite/payout-creation-cases.ts';
+import { openSqliteStore, type SqliteStore } from './store.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'store-bulk-payouts-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+
+describe('SQLite bulk payouts', () => {
+  const opened: SqliteStore[] = [];
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close();
+  });
+
+  it('writes a batch of 20 payouts in five statements: BEGIN, one insert, the wallet read and update, COMMIT', async () => {
+    const statements: string[] = [];
+    const store = await openSqliteStore({ file: join(dir, `bulk-${++files}.sqlite`), onStatement: (t) => statements.push(t) });
+    opened.push(store);
+    await store.migrate();
+    const { env } = await seedEnvironment(store, { walletBalance: '1000' });
+    const creations = Array.from({ length: 20 }, (_, i) => payoutCreation(env, `${i + 1}.25`));
+    statements.length = 0;
+    const results = await Promise.all(creations.map((c) => store.createPayout(c)));
+    expect(results).toEqual(creations.map(() => ({ created: true })));
+    const writes = statements.filter((t) => !/^(SAVEPOINT|RELEASE)/.test(t));
+    expect(writes.map((t) => t.split(/\s+/).slice(0, 3).join(' '))).toEqual([
+      'BEGIN IMMEDIATE',
+      'INSERT INTO transactions',
+      'SELECT wallet_balance FROM',
+      'UPDATE environments SET',
+      'COMMIT',
+    ]);
+    expect(store.committer.stats.bulkUnits).toBe(20);
+    // 1000 - (1.25 + 2.25 + … + 20.25) = 1000 - 215
+    expect((await store.read((tx) => tx.tenants.getEnvironment(env.id)))?.walletBalance).toBe('785');
+    const listed = await store.read((tx) => tx.transactions.listByUser(env.id, 'user-4821', { limit: 20, cursor: null }));
+    expect(listed.items.map((t) => t.id)).toEqual(creations.map((c) => c.transaction.id).reverse());
+  });
+});
