@@ -3,7 +3,7 @@
 // and what runs after a commit (its callbacks, and the wake-up of the delivery listeners).
 // Both run after the data is committed: a failing one is reported, never turned into an
 // error for the caller.
-import { repositories, type DialectHooks } from './repos/index.ts';
+import { repositories, type DialectHooks, type Repositories, type WriteNotes } from './repos/index.ts';
 import type { Sql } from './sql.ts';
 import type { ReadTx, Tx } from '../domain/store.ts';
 
@@ -48,33 +48,51 @@ export class TxScope {
   }
 }
 
-/** The Tx of one transaction: each repository call goes through scope.exec, and a Tx used after its transaction ended fails loudly. */
-export function transactionView<B, J>(sql: Sql<B, J>, hooks: DialectHooks, scope: TxScope): Tx {
-  const repos = repositories(sql, hooks, {
+/** What a transaction's writes report, kept on the scope that `current` names when they do. */
+function notesTo(current: () => TxScope | null): WriteNotes {
+  return {
     deliveriesReady() {
-      scope.deliveriesReady = true;
+      const scope = current();
+      if (scope) scope.deliveriesReady = true;
     },
     transactionsChanged(environmentId) {
-      (scope.touched ??= new Set()).add(environmentId);
+      const scope = current();
+      if (scope) (scope.touched ??= new Set()).add(environmentId);
     },
     eventsRecorded(environmentId) {
-      (scope.eventEnvironments ??= new Set()).add(environmentId);
-    },
-  });
-  return {
-    tenants: guard(repos.tenants, scope),
-    transactions: guard(repos.transactions, scope),
-    orders: guard(repos.orders, scope),
-    events: guard(repos.events, scope),
-    endpoints: guard(repos.endpoints, scope),
-    deliveries: guard(repos.deliveries, scope),
-    passkeys: guard(repos.passkeys, scope),
-    sealed: guard(repos.sealed, scope),
-    afterCommit(fn) {
-      scope.check();
-      scope.callbacks.push(fn);
+      const scope = current();
+      if (scope) (scope.eventEnvironments ??= new Set()).add(environmentId);
     },
   };
+}
+
+/** The Tx of one transaction: each repository call goes through scope.exec, and a Tx used after its transaction ended fails loudly. */
+export function transactionView<B, J>(sql: Sql<B, J>, hooks: DialectHooks, scope: TxScope): Tx {
+  const checked = checkedRepositories(repositories(sql, hooks, notesTo(() => scope)));
+  return bindView(checked, scope);
+}
+
+/**
+ * The Tx of each transaction on a connection whose transactions run one at a time (SQLite's
+ * writer: the group commit runs one unit after another). Building the repositories and their
+ * checked methods costs more than many a transaction's statements, so it is done once per
+ * connection; a transaction's Tx only binds them to its scope (one small object a repository).
+ * A Tx kept beyond its transaction therefore still fails loudly, as transactionView's does.
+ * The writes' notes go to the transaction that runs: the one whose Tx was made last.
+ */
+export class SerialTxViews<B, J> {
+  private current: TxScope | null = null;
+  private readonly checked: Repositories;
+
+  constructor(sql: Sql<B, J>, hooks: DialectHooks) {
+    this.checked = checkedRepositories(repositories(sql, hooks, notesTo(() => this.current)));
+  }
+
+  /** The Tx of the transaction about to run on the connection; its writes are noted on `scope` from now on. */
+  view(scope: TxScope): Tx {
+    this.current = scope;
+    return bindView(this.checked, scope);
+  }
 }
 
 /** The read view: the same repositories, no transaction around them. */
@@ -82,12 +100,67 @@ export function readView<B, J>(sql: Sql<B, J>, hooks: DialectHooks): ReadTx {
   return repositories(sql, hooks);
 }
 
-function guard<T extends object>(repo: T, scope: TxScope): T {
-  const wrapped: Record<string, unknown> = {};
+/** The scope a bound repository's calls go through (an own property of each transaction's repository object). */
+const SCOPE = Symbol('tx scope');
+type Bound = { readonly [SCOPE]?: TxScope };
+
+/** Every repository with its methods checked against the scope of the object they are called on. */
+function checkedRepositories(repos: Repositories): Repositories {
+  return {
+    tenants: checked(repos.tenants),
+    transactions: checked(repos.transactions),
+    orders: checked(repos.orders),
+    events: checked(repos.events),
+    endpoints: checked(repos.endpoints),
+    deliveries: checked(repos.deliveries),
+    passkeys: checked(repos.passkeys),
+    sealed: checked(repos.sealed),
+  };
+}
+
+/**
+ * A prototype of `repo`'s methods, each going through the scope of the object it is called on
+ * (`this`): one per connection, and each transaction's repositories inherit from it.
+ */
+function checked<T extends object>(repo: T): T {
+  const proto: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(repo)) {
-    wrapped[name] = typeof value === 'function' ? (...args: unknown[]) => scope.exec(() => (value as (...a: unknown[]) => Promise<unknown>)(...args)) : value;
+    if (typeof value !== 'function') {
+      proto[name] = value;
+      continue;
+    }
+    const method = value as (...a: unknown[]) => Promise<unknown>;
+    proto[name] = function (this: Bound | undefined, ...args: unknown[]): Promise<unknown> {
+      const scope = this?.[SCOPE];
+      if (scope === undefined) return Promise.reject(new Error(`${name} called apart from its repository: call it as tx.<repository>.${name}(…)`));
+      return scope.exec(() => method(...args));
+    };
   }
-  return wrapped as T;
+  return proto as T;
+}
+
+/** One transaction's Tx: each repository an object of its own, bound to `scope`, inheriting the checked methods. */
+function bindView(repos: Repositories, scope: TxScope): Tx {
+  return {
+    tenants: bind(repos.tenants, scope),
+    transactions: bind(repos.transactions, scope),
+    orders: bind(repos.orders, scope),
+    events: bind(repos.events, scope),
+    endpoints: bind(repos.endpoints, scope),
+    deliveries: bind(repos.deliveries, scope),
+    passkeys: bind(repos.passkeys, scope),
+    sealed: bind(repos.sealed, scope),
+    afterCommit(fn) {
+      scope.check();
+      scope.callbacks.push(fn);
+    },
+  };
+}
+
+function bind<T extends object>(proto: T, scope: TxScope): T {
+  const own = Object.create(proto) as { [SCOPE]: TxScope };
+  own[SCOPE] = scope;
+  return own as unknown as T;
 }
 
 /** The onDeliveriesReady and onEventsRecorded listeners of one store. */

@@ -6,11 +6,15 @@ import { AppError } from '../../domain/errors.ts';
 import { nulIssues } from '../control-characters.ts';
 import { asMiddleware, type Step } from './step.ts';
 
+/** What an operation that declares no header validates: nothing (the validator only reads it). */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** Only the headers the operation declares are validated: reading them all costs on every request. */
-function declaredHeaders(header: (name: string) => string | undefined, names: readonly string[]): Record<string, string> {
+function declaredHeaders(req: { header(name: string): string | undefined }, names: readonly string[]): Record<string, string> {
+  if (names.length === 0) return NO_HEADERS;
   const out: Record<string, string> = {};
   for (const name of names) {
-    const v = header(name);
+    const v = req.header(name);
     if (v !== undefined) out[name] = v;
   }
   return out;
@@ -24,11 +28,13 @@ export function validateRequestStep(op: CompiledOperation): Step {
     const input = {
       path: c.req.param() as Record<string, string>,
       query: c.req.query(),
-      headers: declaredHeaders(c.req.header.bind(c.req), op.headerNames),
+      headers: declaredHeaders(c.req, op.headerNames),
       body,
     };
     const { value, issues: schemaIssues } = op.validateRequest(input);
-    const issues = [...nulIssues(input.path, '/path'), ...nulIssues(input.query, '/query'), ...nulIssues(body, '/body'), ...schemaIssues];
+    // In the order the caller reads them: NULs by location, then the schemas' issues.
+    const issues = nulIssues(body, '/body', nulIssues(input.query, '/query', nulIssues(input.path, '/path')));
+    for (const issue of schemaIssues) issues.push(issue);
     if (issues.length > 0) {
       const summary = issues
         .slice(0, 3)

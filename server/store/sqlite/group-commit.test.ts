@@ -4,16 +4,12 @@ import { CallCancelled } from '../../domain/store-errors.ts';
 import { until } from '../../../testing/until.ts';
 import { GroupCommitter } from './group-commit.ts';
 
-function setup(): { raw: Database.Database; gc: GroupCommitter; commits: () => number } {
-  const raw = new Database(':memory:');
+/** A committer on a fresh database; `statements` is every statement the connection ran, in order (better-sqlite3's verbose). */
+function setup(): { raw: Database.Database; gc: GroupCommitter; commits: () => number; statements: string[] } {
+  const statements: string[] = [];
+  const raw = new Database(':memory:', { verbose: (text) => statements.push(String(text)) });
   raw.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
-  let commits = 0;
-  const exec = raw.exec.bind(raw);
-  raw.exec = ((sql: string) => {
-    if (sql === 'COMMIT') commits += 1;
-    return exec(sql);
-  }) as typeof raw.exec;
-  return { raw, gc: new GroupCommitter(raw), commits: () => commits };
+  return { raw, gc: new GroupCommitter(raw), commits: () => statements.filter((t) => t === 'COMMIT').length, statements };
 }
 
 describe('GroupCommitter', () => {
@@ -32,6 +28,34 @@ describe('GroupCommitter', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
     expect(raw.prepare('SELECT k FROM t ORDER BY k').all()).toEqual([{ k: 'a' }, { k: 'c' }]);
     expect(commits()).toBe(1);
+  });
+
+  it('runs its own statements prepared: BEGIN, a SAVEPOINT and RELEASE per unit (ROLLBACK TO before it for a failing one), COMMIT; nothing parsed per batch', async () => {
+    const { raw, gc, statements } = setup();
+    const insert = raw.prepare('INSERT INTO t (k) VALUES (?)');
+    let parsed = 0;
+    for (const method of ['exec', 'prepare'] as const) {
+      const original = raw[method].bind(raw) as (text: string) => unknown;
+      (raw as unknown as Record<string, unknown>)[method] = (text: string) => ((parsed += 1), original(text));
+    }
+    statements.length = 0;
+    const results = await Promise.allSettled([gc.submit(() => insert.run('a')), gc.submit(() => insert.run('a')), gc.submit(() => insert.run('b'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(statements).toEqual([
+      'BEGIN IMMEDIATE',
+      'SAVEPOINT unit',
+      "INSERT INTO t (k) VALUES ('a')",
+      'RELEASE unit',
+      'SAVEPOINT unit',
+      "INSERT INTO t (k) VALUES ('a')",
+      'ROLLBACK TO unit',
+      'RELEASE unit',
+      'SAVEPOINT unit',
+      "INSERT INTO t (k) VALUES ('b')",
+      'RELEASE unit',
+      'COMMIT',
+    ]);
+    expect(parsed).toBe(0);
   });
 
   it('answers nobody before the commit', async () => {

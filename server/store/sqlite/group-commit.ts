@@ -64,6 +64,34 @@ interface Job {
   reject(err: unknown): void;
 }
 
+/**
+ * The transaction's own statements, prepared once: exec would parse the text again on every
+ * batch and every unit (a SAVEPOINT and a RELEASE each), and a prepared one only runs.
+ */
+class Control {
+  readonly begin: Database.Statement;
+  readonly savepoint: Database.Statement;
+  readonly release: Database.Statement;
+  private readonly rollbackToUnit: Database.Statement;
+  readonly commit: Database.Statement;
+  readonly rollback: Database.Statement;
+
+  constructor(raw: Database.Database) {
+    this.begin = raw.prepare('BEGIN IMMEDIATE');
+    this.savepoint = raw.prepare('SAVEPOINT unit');
+    this.release = raw.prepare('RELEASE unit');
+    this.rollbackToUnit = raw.prepare('ROLLBACK TO unit');
+    this.commit = raw.prepare('COMMIT');
+    this.rollback = raw.prepare('ROLLBACK');
+  }
+
+  /** Undoes the unit's writes and ends its savepoint (ROLLBACK TO keeps it open). */
+  undoUnit(): void {
+    this.rollbackToUnit.run();
+    this.release.run();
+  }
+}
+
 interface Done {
   job: Job;
   ok: boolean;
@@ -79,13 +107,16 @@ export class GroupCommitter {
   private syncing: Promise<void> | null = null;
   /** Hears each unit's wait and commit (tracing: observability/tracing/); null, nothing is called. */
   observer: UnitObserver | null = null;
+  private readonly control: Control;
 
   constructor(
     private readonly raw: Database.Database,
     private readonly maxBatch = 128,
     /** Makes the last commit durable; default nothing (the connection syncs in COMMIT). */
     private readonly sync: () => Promise<void> = async () => undefined,
-  ) {}
+  ) {
+    this.control = new Control(raw);
+  }
 
   /** Queues work; resolves with its value after the batch that ran it has committed. */
   submit<T>(run: () => Promise<T> | T, opts: UnitOptions = {}): Promise<T> {
@@ -146,7 +177,7 @@ export class GroupCommitter {
         continue;
       }
       try {
-        this.raw.exec('BEGIN IMMEDIATE');
+        this.control.begin.run();
       } catch (err) {
         // Could not start a transaction (e.g. another process held the lock past busy_timeout).
         this.queue.shift();
@@ -206,16 +237,16 @@ export class GroupCommitter {
   private runBulk(jobs: Job[], done: Done[]): boolean {
     const kind = jobs[0]!.bulk!.kind;
     if (this.observer) for (const job of jobs) job.observed?.started(performance.now());
-    this.raw.exec('SAVEPOINT unit');
+    this.control.savepoint.run();
     let values: unknown[];
     try {
       values = kind.run(jobs.map((j) => j.bulk!.item));
       if (values.length !== jobs.length) throw new Error(`a bulk run answered ${values.length} values for ${jobs.length} units`);
     } catch {
-      if (this.raw.inTransaction) this.raw.exec('ROLLBACK TO unit; RELEASE unit');
+      if (this.raw.inTransaction) this.control.undoUnit();
       return false;
     }
-    this.raw.exec('RELEASE unit');
+    this.control.release.run();
     jobs.forEach((job, i) => done.push({ job, ok: true, value: values[i] }));
     this.stats.bulkUnits += jobs.length;
     return true;
@@ -224,10 +255,10 @@ export class GroupCommitter {
   /** One unit in its own savepoint; the error that ended the whole transaction, or null. */
   private async runUnit(job: Job, done: Done[]): Promise<unknown> {
     job.observed?.started(performance.now());
-    this.raw.exec('SAVEPOINT unit');
+    this.control.savepoint.run();
     try {
       const value = await job.run();
-      this.raw.exec('RELEASE unit');
+      this.control.release.run();
       done.push({ job, ok: true, value });
       return null;
     } catch (err) {
@@ -236,7 +267,7 @@ export class GroupCommitter {
         done.push({ job, ok: false, value: err });
         return err;
       }
-      this.raw.exec('ROLLBACK TO unit; RELEASE unit');
+      this.control.undoUnit();
       done.push({ job, ok: false, value: err });
       return null;
     }
@@ -247,14 +278,14 @@ export class GroupCommitter {
     if (fatal === null) {
       if (this.observer) committing(done);
       try {
-        this.raw.exec('COMMIT');
+        this.control.commit.run();
         this.stats.batches += 1;
         this.stats.units += done.length;
       } catch (err) {
         fatal = err;
       }
     }
-    if (fatal !== null && this.raw.inTransaction) this.raw.exec('ROLLBACK');
+    if (fatal !== null && this.raw.inTransaction) this.control.rollback.run();
     if (fatal === null && done.some((d) => d.ok && d.job.durable)) {
       try {
         // Set in the same tick as COMMIT: no reader can run in between.

@@ -8,7 +8,7 @@
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { DeliveryListeners, readView, transactionView, TxScope } from '../tx.ts';
+import { DeliveryListeners, readView, SerialTxViews, TxScope } from '../tx.ts';
 import type { CallOptions, DeliveryQueue, OrderCreated, OrderCreation, PayoutCreated, PayoutCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
 import { CallCancelled } from '../../domain/store-errors.ts';
 import { pruneBatch } from '../retention.ts';
@@ -24,6 +24,7 @@ import * as queue from './queue.ts';
 
 import { sqlitePrune } from './prune.ts';
 import { sqliteHooks, sqliteSql } from './sql.ts';
+import type { Bit } from './rows.ts';
 import { TransactionVersions } from './versions.ts';
 
 export interface SqliteStoreOptions {
@@ -52,6 +53,10 @@ export class SqliteStore implements Store {
   private readonly versions: TransactionVersions;
   private readonly bulkOrders: Bulk<BulkOrder, OrderCreated>;
   private readonly bulkPayouts: Bulk<BulkPayout, PayoutCreated>;
+  /** Each transaction's Tx on the writing connection, whose transactions run one at a time. */
+  private readonly txViews: SerialTxViews<Bit, string>;
+  /** In memory: the repositories reads use between batches on the one connection. */
+  private readonly between: ReadTx;
 
   /**
    * `reader`: a read-only connection to the same file (WAL), so reads never queue behind a batch.
@@ -62,6 +67,8 @@ export class SqliteStore implements Store {
     this.nesting = nestingGuard(guardNesting);
     this.reader = reader;
     this.reads = reader ? view(new Db(reader)) : null;
+    this.txViews = new SerialTxViews(sqliteSql(this.db), sqliteHooks(this.db));
+    this.between = view(this.db);
     this.wal = sync ?? null;
     this.committer = new GroupCommitter(raw, 128, sync ? () => sync.sync() : undefined);
     this.versions = new TransactionVersions(raw);
@@ -169,7 +176,7 @@ export class SqliteStore implements Store {
       return value;
     }
     // In memory there is one connection: read between batches, never inside one.
-    return this.committer.submit(() => fn(view(this.db)), { transactional: false, signal: opts?.signal });
+    return this.committer.submit(() => fn(this.between), { transactional: false, signal: opts?.signal });
   }
 
   onDeliveriesReady(listener: () => void): () => void {
@@ -203,7 +210,7 @@ export class SqliteStore implements Store {
   }
 
   private createTx(scope: TxScope): Tx {
-    return transactionView(sqliteSql(this.db), sqliteHooks(this.db), scope);
+    return this.txViews.view(scope);
   }
 
   /** Runs a synchronous operation alone on the connection, in one IMMEDIATE transaction by default. */

@@ -16,6 +16,16 @@ export function lifecycleCases(s: () => Store): void {
     });
     await expect(leaked!.transactions.insert(payoutRecord(env))).rejects.toThrow(/already finished/);
     expect(() => leaked!.afterCommit(() => undefined)).toThrow(/already finished/);
+    // Also while a later transaction runs on what the store built for the earlier one (SQLite's
+    // writer makes its repositories once): the leaked Tx still fails, the open one works.
+    await store.transaction(async (tx) => {
+      await expect(leaked!.transactions.insert(payoutRecord(env))).rejects.toThrow(/already finished/);
+      expect(() => leaked!.afterCommit(() => undefined)).toThrow(/already finished/);
+      expect(await tx.tenants.getEnvironment(env.id)).toEqual(env);
+      // A method taken off its repository has no transaction to check against: it says so.
+      const { getEnvironment } = tx.tenants;
+      await expect(getEnvironment(env.id)).rejects.toThrow(/apart from its repository/);
+    });
     // After all that the store still works.
     expect(await store.transaction((tx) => tx.tenants.getEnvironment(env.id))).toEqual(env);
     await store.close();
