@@ -34,7 +34,7 @@ const ORDERS_PER_SECOND = 100;
 const ORDERS_PER_PAYOUT = 10;
 /** Orders acknowledged in each phase: before the roll, after each instance's. */
 const PER_PHASE = 200;
-/** The open loop looks this often and sends what fell due since (one timer, not one per order). */
+/** The sender looks this often and sends what fell due since (one timer, not one per order). */
 const SEND_EVERY_MS = 50;
 /** Requests sent and not answered yet, at most (a refusal's wait for Retry-After is not one). */
 const MAX_ANSWERS_AWAITED = 100;
@@ -123,7 +123,7 @@ class Traffic {
   private readonly prefix = randomBytes(3).toString('hex');
   /** Requests on their way to each instance (url → count). */
   private readonly pending = new Map<string, number>();
-  private awaited = 0;
+  private unanswered = 0;
   /** How many times the sender found MAX_ANSWERS_AWAITED unanswered and held what fell due. */
   held = 0;
 
@@ -145,7 +145,7 @@ class Traffic {
       const target = this.pick();
       let r: Response;
       this.pending.set(target.url, (this.pending.get(target.url) ?? 0) + 1);
-      this.awaited++;
+      this.unanswered++;
       try {
         r = await fetch(`${target.url}${pathName}`, {
           method,
@@ -155,13 +155,13 @@ class Traffic {
         });
       } catch (err) {
         this.pending.set(target.url, (this.pending.get(target.url) ?? 1) - 1);
-        this.awaited--;
+        this.unanswered--;
         this.failures.push(`${method} ${pathName} to ${target.label}: no answer (${String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message)})`);
         return null;
       }
       const answer: Answer = { status: r.status, body: (await r.json().catch(() => ({}))) as Record<string, unknown>, retryAfter: r.headers.get('retry-after'), by: target.label, afterUnknown };
       this.pending.set(target.url, (this.pending.get(target.url) ?? 1) - 1);
-      this.awaited--;
+      this.unanswered--;
       if (answer.retryAfter === null || answer.status < 400) return answer;
       const problem = String(answer.body.type ?? '').split('/').pop();
       if (problem === 'outcome-unknown') afterUnknown = true;
@@ -212,7 +212,7 @@ class Traffic {
       owed += (now - last) / interval;
       last = now;
       for (; owed >= 1; owed--) {
-        if (this.awaited >= MAX_ANSWERS_AWAITED) {
+        if (this.unanswered >= MAX_ANSWERS_AWAITED) {
           this.held++;
           owed = 0;
           break;
