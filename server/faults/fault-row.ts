@@ -7,7 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import { until } from '../../testing/until.ts';
 import { freePort } from '../testing/child-server.ts';
-import { startInstances, watchInstances, type ReadySample } from './instances.ts';
+import { READYZ_WAIT_MS, startInstances, watchInstances, type ReadySample } from './instances.ts';
 import { sendOrder, startOrderLoad, type Sent } from './order-load.ts';
 import type { OwnPostgres } from './own-postgres.ts';
 import { startReceiver } from './receiver.ts';
@@ -88,10 +88,12 @@ export interface RowResult {
   untrue503: number;
   /**
    * Requests answered after the deadline, or not at all before the caller gave up. The bound is
-   * the deadline plus the longest this process's event loop was held up during the row, plus
-   * the longest any server's was (its /metrics): on a machine with more work than cores, timers
-   * fire late in every process, the server's deadline and this caller's reading of its answer
-   * alike (tens of ms on a quiet machine).
+   * the deadline plus twice the longest this process's event loop was held up during the row,
+   * plus twice the longest any server's was (its /metrics): on a machine with more work than
+   * cores, timers fire late and I/O waits its turn in every process (tens of ms on a quiet
+   * machine), and a request crosses each event loop twice: this caller sends it and reads the
+   * answer, the server takes it in (before its deadline starts) and answers at the deadline's
+   * end. Once each was not enough: 7.9 s against 7 s + 313 ms + 581 ms, on two loaded cores.
    */
   pastDeadline: number;
   /** The longest delay of this process's event loop during the row (ms). */
@@ -104,6 +106,8 @@ export interface RowResult {
   readyAfterHealMs: Array<number | null>;
   /** Per instance: a 503 /readyz from notReadyWithinMs into the fault until its heal. */
   notReadyAtFaultEnd: boolean[];
+  /** Per instance: the statuses /readyz answered in that stretch, counted (0: no answer). */
+  readyzAtFaultEnd: string[];
   /** ms from the heal to the first delivery, and to the last pending one. */
   firstDeliveryAfterHealMs: number | null;
   allDeliveredAfterHealMs: number | null;
@@ -138,9 +142,22 @@ function tallyOf(sent: readonly Sent[]): Record<string, number> {
   return out;
 }
 
+/** The longest an answer may take, seen from this process: the deadline, and each process's stalls twice (RowResult.pastDeadline). */
+export function deadlineBound(f: Pick<Figures, 'requestDeadlineMs'>, loopLagMs: number, serverLagMs: number): number {
+  return f.requestDeadlineMs + 2 * (loopLagMs + serverLagMs);
+}
+
+/** "503×9, 0×1": how many samples answered each status. */
+function statusCounts(samples: readonly ReadySample[]): string {
+  const n = new Map<number, number>();
+  for (const r of samples) n.set(r.status, (n.get(r.status) ?? 0) + 1);
+  return [...n].map(([status, count]) => `${status}×${count}`).join(', ') || 'no sample';
+}
+
+/** The first sample sent from `from` on that the instance answered 200 (samples may answer out of order). */
 function readyAfter(samples: readonly ReadySample[], instance: number, from: number): number | null {
-  const ok = samples.find((r) => r.instance === instance && r.at >= from && r.status === 200);
-  return ok ? ok.at - from : null;
+  const ok = samples.filter((r) => r.instance === instance && r.at >= from && r.status === 200).map((r) => r.at);
+  return ok.length > 0 ? Math.min(...ok) - from : null;
 }
 
 /** Retries each request with its key, a few at a time; none once one goes unanswered. */
@@ -326,6 +343,7 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
     const failures = sent.filter((s) => s.status >= 500 && (s.answeredAt ?? 0) >= faultAt).map((s) => (s.answeredAt as number) - faultAt);
     const acksAfterHeal = acked.filter((s) => s.sentAt >= healAt).map((s) => (s.answeredAt as number) - healAt);
     const faultEndWindow = faultAt + Math.min(f.notReadyWithinMs, spec.faultMs);
+    const atFaultEnd = (i: number): ReadySample[] => watcher.ready.filter((r) => r.instance === i && r.at >= faultEndWindow && r.at <= healAt);
     const rss = watcher.rss();
     const exitMs = await inst.stop(f.graceMs + 1_000);
     return {
@@ -335,15 +353,16 @@ export async function runRow(own: OwnPostgres, spec: RowSpec, f: Figures): Promi
       lostEvents,
       duplicatedEvents: events.filter((id) => (receiver.receipts.get(id) ?? 0) > 1).length,
       untrue503,
-      pastDeadline: sent.filter((s) => latency(s) > f.requestDeadlineMs + loopLagMs + serverLagMs).length,
+      pastDeadline: sent.filter((s) => latency(s) > deadlineBound(f, loopLagMs, serverLagMs)).length,
       loopLagMs,
       serverLagMs,
       maxLatencyMs: Math.max(0, ...answered.map(latency)),
       firstFailureMs: failures.length ? Math.min(...failures) : null,
       firstAckAfterHealMs: acksAfterHeal.length ? Math.min(...acksAfterHeal) : null,
       readyAfterHealMs: inst.servers.map((_, i) => readyAfter(watcher.ready, i, healAt)),
-      lastReadyz: lastSample.map((r) => (r === undefined ? 'no sample' : `${r.status === 0 ? 'no answer within 1 s' : r.status}${r.detail ? ` (${r.detail})` : ''}`)),
-      notReadyAtFaultEnd: inst.servers.map((_, i) => watcher.ready.some((r) => r.instance === i && r.at >= faultEndWindow && r.at <= healAt && r.status === 503)),
+      lastReadyz: lastSample.map((r) => (r === undefined ? 'no sample' : `${r.status === 0 ? `no answer within ${READYZ_WAIT_MS / 1000} s` : r.status}${r.detail ? ` (${r.detail})` : ''}`)),
+      notReadyAtFaultEnd: inst.servers.map((_, i) => atFaultEnd(i).some((r) => r.status === 503)),
+      readyzAtFaultEnd: inst.servers.map((_, i) => statusCounts(atFaultEnd(i))),
       firstDeliveryAfterHealMs: firstDelivery === undefined ? null : firstDelivery - healAt,
       allDeliveredAfterHealMs: lostEvents === 0 ? Math.max(0, ...events.map((id) => (receiver.firstAt.get(id) ?? healAt) - healAt)) : null,
       stuck,

@@ -86,6 +86,7 @@ async function stopBounded(s: RunningServer, graceMs: number, timers: Timers = r
 }
 
 export interface ReadySample {
+  /** When the sample was sent (its answer is pushed when it comes: samples overlap). */
   at: number;
   instance: number;
   status: number;
@@ -108,26 +109,38 @@ function rssMb(pid: number | undefined): number {
   }
 }
 
-/** Samples /readyz and the memory of every instance each everyMs. */
+/**
+ * How long a /readyz sample waits for its answer: past the server's store probe (2 s,
+ * observability/readiness.ts), which a /readyz that comes while the database is silent waits
+ * out before it answers 503. A sample cut off sooner reads "not ready" as no answer.
+ */
+export const READYZ_WAIT_MS = 5_000;
+
+/**
+ * Samples /readyz and the memory of every instance each everyMs. An open loop: each sample goes
+ * on its own, so a slow answer delays neither the next sample nor another instance's, and a
+ * short stretch of an outage holds several samples even when the machine is loaded.
+ */
 export function watchInstances(inst: Instances, everyMs: number, timers: Timers = realTimers): Watcher {
   const ready: ReadySample[] = [];
   const mem = inst.servers.map((s) => ({ first: rssMb(s.child.pid), max: rssMb(s.child.pid) }));
   let timer: unknown = null;
   let running = true;
-  const sample = async (): Promise<void> => {
-    await Promise.all(
-      inst.servers.map(async (s, i) => {
-        const at = Date.now();
-        const r = await fetch(`${s.url}/readyz`, { signal: AbortSignal.timeout(everyMs * 4) }).catch(() => null);
-        const body = r ? ((await r.json().catch(() => ({}))) as { detail?: string }) : {};
-        ready.push({ at, instance: i, status: r?.status ?? 0, ...(body.detail ? { detail: body.detail } : {}) });
-        const m = mem[i] as { first: number; max: number };
-        m.max = Math.max(m.max, rssMb(s.child.pid));
-      }),
-    );
-    if (running) timer = timers.setTimeout(() => void sample(), everyMs);
+  const sample = async (s: RunningServer, i: number): Promise<void> => {
+    const at = Date.now();
+    const r = await fetch(`${s.url}/readyz`, { signal: AbortSignal.timeout(READYZ_WAIT_MS) }).catch(() => null);
+    const body = r ? ((await r.json().catch(() => ({}))) as { detail?: string }) : {};
+    ready.push({ at, instance: i, status: r?.status ?? 0, ...(body.detail ? { detail: body.detail } : {}) });
   };
-  void sample();
+  const tick = (): void => {
+    inst.servers.forEach((s, i) => {
+      void sample(s, i);
+      const m = mem[i] as { first: number; max: number };
+      m.max = Math.max(m.max, rssMb(s.child.pid));
+    });
+    if (running) timer = timers.setTimeout(tick, everyMs);
+  };
+  tick();
   return {
     ready,
     rss: () => mem,

@@ -13,7 +13,7 @@
 // outage rows) and 200 again after. Times are reported, not asserted, beyond those bounds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../testing/child-server.ts';
-import { figures, runRow, runShutdownRow, type Rig, type RowResult, type RowSpec } from './fault-row.ts';
+import { deadlineBound, figures, runRow, runShutdownRow, type Rig, type RowResult, type RowSpec } from './fault-row.ts';
 import { startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
 import { LONG_FAULTS, report } from './report.ts';
 
@@ -89,14 +89,14 @@ function reportRow(fault: string, instances: number, r: RowResult): void {
     fault: `PostgreSQL: ${fault}, ${instances} instance${instances > 1 ? 's' : ''}, ${f.ratePerSecond} orders/s`,
     measured:
       `${r.sent.length} orders sent, ${r.acked} acknowledged; first 5xx ${secs(r.firstFailureMs)} after the fault; ` +
-      `slowest answer ${secs(r.maxLatencyMs)}, ${r.pastDeadline} past the ${f.requestDeadlineMs / 1000} s deadline (+ ${r.loopLagMs} ms of this process's event-loop lag, + ${r.serverLagMs} ms of the servers'); ` +
+      `slowest answer ${secs(r.maxLatencyMs)}, ${r.pastDeadline} past ${secs(deadlineBound(f, r.loopLagMs, r.serverLagMs))} (the ${f.requestDeadlineMs / 1000} s deadline + twice ${r.loopLagMs} ms of this process's event-loop lag and ${r.serverLagMs} ms of the servers'); ` +
       `after the heal: first 201 ${secs(r.firstAckAfterHealMs)}, /readyz 200 ${r.readyAfterHealMs.map(secs).join(' / ')}, ` +
       `first webhook ${secs(r.firstDeliveryAfterHealMs)}, all delivered ${secs(r.allDeliveredAfterHealMs)}; ` +
       `RSS growth ${r.rssGrowthMb.join(' / ')} MB; SIGTERM exit ${r.exitMs.map(secs).join(' / ')}`,
     lost: r.lostOrders + r.lostEvents,
     duplicated: r.duplicatedEvents,
     callerSaw: { ...r.callerSaw, untrue503: r.untrue503, readyz503InOutage: r.notReadyAtFaultEnd.join('/'), readyWhileStuck: String(r.readyWhileStuck) },
-    notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents}${r.stuck ? ` (${r.stuck})` : ''}; retried with the same key: ${JSON.stringify(r.settled)}; proxy ${JSON.stringify(r.proxy)}`,
+    notes: `lost orders ${r.lostOrders}, undelivered events ${r.lostEvents}${r.stuck ? ` (${r.stuck})` : ''}; retried with the same key: ${JSON.stringify(r.settled)}; /readyz from ${f.notReadyWithinMs / 1000} s into the fault to the heal: ${r.readyzAtFaultEnd.join(' / ')}; proxy ${JSON.stringify(r.proxy)}`,
   });
 }
 
@@ -112,7 +112,7 @@ function assertRow(fault: Fault, r: RowResult): void {
   const stalls = r.loopLagMs + r.serverLagMs;
   expect.soft(r.readyAfterHealMs.every((ms) => ms !== null && ms <= f.readyBoundMs + stalls), `/readyz 200 again after the heal (last seen: ${r.lastReadyz.join(' / ')})`).toBe(true);
   expect.soft(r.readyWhileStuck, '/readyz 200 while deliveries were stuck').toBe(false);
-  if (fault.outage) expect.soft(r.notReadyAtFaultEnd.every(Boolean), `/readyz 503 from ${f.notReadyWithinMs / 1000} s into the outage`).toBe(true);
+  if (fault.outage) expect.soft(r.notReadyAtFaultEnd.every(Boolean), `/readyz 503 from ${f.notReadyWithinMs / 1000} s into the outage (answered then: ${r.readyzAtFaultEnd.join(' / ')})`).toBe(true);
 }
 
 for (const instances of [1, 2]) {
