@@ -112,26 +112,23 @@ export class SqliteStore implements Store {
 
   /** The batch's new orders go together (bulk-orders.ts); alone, as an ordinary transaction's unit. */
   createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
-    try {
-      this.assertUsable();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const scope = new TxScope();
-    const alone = (): Promise<OrderCreated> => this.unit(scope, (tx) => createOrderIn(tx, c));
-    return this.settled(scope, this.committer.submitBulk(this.bulkOrders, { creation: c, scope }, alone, opts?.signal)).catch(keyTakenMeanwhile);
+    return this.bulkUnit(this.bulkOrders, c, (tx) => createOrderIn(tx, c), opts).catch(keyTakenMeanwhile);
   }
 
   /** The batch's new payouts go together (bulk-payouts.ts); alone, as an ordinary transaction's unit. */
   createPayout(c: PayoutCreation, opts?: CallOptions): Promise<PayoutCreated> {
+    return this.bulkUnit(this.bulkPayouts, c, (tx) => createPayoutIn(tx, c), opts).catch(walletShortAnswer);
+  }
+
+  /** A unit of `kind`'s bulk write for the batch, or `alone` in a transaction's unit should that fail; settled after the commit. */
+  private bulkUnit<C, T>(kind: Bulk<{ creation: C; scope: TxScope }, T>, creation: C, alone: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T> {
     try {
       this.assertUsable();
     } catch (err) {
       return Promise.reject(err);
     }
     const scope = new TxScope();
-    const alone = (): Promise<PayoutCreated> => this.unit(scope, (tx) => createPayoutIn(tx, c));
-    return this.settled(scope, this.committer.submitBulk(this.bulkPayouts, { creation: c, scope }, alone, opts?.signal)).catch(walletShortAnswer);
+    return this.settled(scope, this.committer.submitBulk(kind, { creation, scope }, () => this.unit(scope, alone), opts?.signal));
   }
 
   /** A transaction's body on the writing connection, its Tx closed once it returns. */
