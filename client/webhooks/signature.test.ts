@@ -1,5 +1,6 @@
 // The signing primitives the receiver helpers export: constants, computeSignature,
 // signatureHeader, generateSecret and parseSignatureHeader.
+import { createHmac } from 'node:crypto';
 import { describe, it, expect } from 'vitest';
 import { SECRET, T, EVENT_ID, BODY, headersFor, verify, caught, independentHmac } from './fixtures.ts';
 import {
@@ -12,6 +13,8 @@ import {
   parseSignatureHeader,
   signatureHeader,
 } from './index.ts';
+import { KEYS_KEPT, hmacKey, secretKeyBytes, standardSignature } from '../../signing/signature.ts';
+import { standardKeyBytes } from '../../signing/standard.ts';
 
 // ---- signing -----------------------------------------------------------------------------
 
@@ -69,6 +72,37 @@ describe('computeSignature', () => {
     expect(() => computeSignature(SECRET, 1_000_000_000_000, BODY)).toThrow(RangeError);
     expect(() => computeSignature(SECRET, Number.NaN, BODY)).toThrow(RangeError);
     expect(() => computeSignature(SECRET, T, { id: 'x' } as unknown as string)).toThrow(TypeError);
+  });
+});
+
+describe('hmacKey', () => {
+  const secret = (i: number): string => `whsec_${String(i).padStart(40, '0')}`;
+
+  it('imports each secret once per derivation, and signs as its raw bytes do', () => {
+    const key = hmacKey(SECRET, secretKeyBytes);
+    expect(hmacKey(SECRET, secretKeyBytes)).toBe(key);
+    expect(key.export()).toEqual(Buffer.from(secretKeyBytes(SECRET)));
+    const standard = hmacKey(SECRET, standardKeyBytes);
+    expect(standard).not.toBe(key);
+    expect(standard.export()).toEqual(Buffer.from(standardKeyBytes(SECRET)));
+    // The signatures made with the kept keys are those of the raw bytes.
+    expect(computeSignature(SECRET, T, BODY)).toBe(independentHmac(SECRET, T, BODY));
+    expect(standardSignature(SECRET, EVENT_ID, T, BODY)).toBe(`v1,${createHmac('sha256', standardKeyBytes(SECRET)).update(`${EVENT_ID}.${T}.${BODY}`).digest('base64')}`);
+  });
+
+  it(`keeps at most ${KEYS_KEPT} secrets a derivation, dropping the oldest first`, () => {
+    const first = hmacKey(secret(0), secretKeyBytes);
+    for (let i = 1; i < KEYS_KEPT; i++) hmacKey(secret(i), secretKeyBytes);
+    expect(hmacKey(secret(0), secretKeyBytes)).toBe(first);
+    hmacKey(secret(KEYS_KEPT), secretKeyBytes); // one more: the oldest goes
+    const again = hmacKey(secret(0), secretKeyBytes);
+    expect(again).not.toBe(first);
+    expect(again.equals(first)).toBe(true);
+  });
+
+  it('keeps nothing of a secret whose key bytes cannot be derived', () => {
+    expect(() => hmacKey('whsec_not base64!', standardKeyBytes)).toThrow(RangeError);
+    expect(() => hmacKey('whsec_not base64!', standardKeyBytes)).toThrow(RangeError);
   });
 });
 
