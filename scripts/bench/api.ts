@@ -18,7 +18,8 @@
 //
 // The server runs from the same esbuild bundle the tests run (server-bundle.ts), built at the
 // start of the bench. --profile DIR writes a V8 CPU profile of every server process there
-// (summarise one with scripts/bench/profile-summary.ts).
+// (summarise one with scripts/bench/profile-summary.ts). The payout and list rows also stand beside
+// the framework's floor: the same replies from bare Hono on @hono/node-server (HONO_ECHO).
 //
 // The PostgreSQL rows also stand beside PostgreSQL's own ceilings, measured in the same run on
 // the same database (pg-ceilings.ts): pgbench running each row's statements, and for the list
@@ -94,11 +95,32 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\\n'));
 `;
 
+// The framework's floor: the same replies from Hono on @hono/node-server, as the server is
+// served, each route registered as the contract's are and the body read and parsed as the
+// server reads it: what the framework alone costs, between the echo and the server.
+const HONO_ECHO = `
+import { Hono } from 'hono';
+import { serve } from '@hono/node-server';
+const replies = JSON.parse(process.env.REPLIES);
+const app = new Hono();
+for (const [route, r] of Object.entries(replies)) {
+  const [method, path] = route.split(' ');
+  app.on(method, [path], async (c) => {
+    if (c.req.header('content-length')) JSON.parse(await c.req.raw.text());
+    return new Response(r.body, { status: r.status, headers: { 'content-type': 'application/json', 'x-request-id': 'req_01M96PCP1EFPG104ZHFK0M2DMW' } });
+  });
+}
+serve({ fetch: app.fetch, port: Number(process.env.PORT), hostname: '127.0.0.1' }, () => process.stdout.write('ready\\n'));
+`;
+
 type Replies = Record<string, { status: number; body: string }>;
 
-async function startEcho(replies: Replies): Promise<{ url: string; pid: number | undefined; stop(): void }> {
+/** The echo (node:http), or with `hono` the framework's floor, answering `replies`. */
+async function startEcho(replies: Replies, hono = false): Promise<{ url: string; pid: number | undefined; stop(): void }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', ECHO], { env: { ...process.env, PORT: String(port), REPLIES: JSON.stringify(replies) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const args = hono ? ['--input-type=module', '-e', HONO_ECHO] : ['-e', ECHO];
+  // cwd: the repository, whose node_modules the framework floor's imports resolve from.
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, PORT: String(port), REPLIES: JSON.stringify(replies) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => child.kill('SIGTERM') };
 }
@@ -177,6 +199,8 @@ interface Row {
   floor: Measured;
   /** The --baseline commit's server on the same row, measured in the same run on data of its own. */
   baseline?: Measured;
+  /** The framework's floor (HONO_ECHO): the same replies from bare Hono on @hono/node-server. */
+  framework?: Measured;
   /** PostgreSQL rows: pgbench running the row's statements, and for the list the raw driver loop. */
   pgbench?: Ceiling;
   driver?: Ceiling;
@@ -333,19 +357,24 @@ async function benchStore(store: 'sqlite' | 'postgres'): Promise<Row[]> {
         const items = (JSON.parse(replies['GET /transactions/users'].body) as unknown[]).length;
         if (items !== 20) throw new Error(`the list answered ${items} items, not 20`);
         const echo = await startEcho(replies);
+        const hono = await startEcho(replies, true);
         try {
           const payout = await run(`${store} POST /transactions/payout`, post(server.url, '/transactions/payout', headers, payoutBody), duration, server.child.pid);
           const payoutFloor = await run('echo POST (same reply)', post(echo.url, '/transactions/payout', headers, payoutBody), duration, echo.pid);
-          rows.push({ what: PAYOUT, server: payout, floor: payoutFloor });
+          await run('warmup', post(hono.url, '/transactions/payout', headers, payoutBody), 2);
+          const payoutHono = await run('bare Hono POST (same reply)', post(hono.url, '/transactions/payout', headers, payoutBody), duration, hono.pid);
+          rows.push({ what: PAYOUT, server: payout, floor: payoutFloor, framework: payoutHono });
           await run('warmup', { url: `${server.url}${LIST}`, headers }, 2);
           const list = await run(`${store} GET /transactions/users (20)`, { url: `${server.url}${LIST}`, headers }, duration, server.child.pid);
           const listFloor = await run('echo GET (same bytes)', { url: `${echo.url}${LIST}`, headers }, duration, echo.pid);
-          rows.push({ what: LIST_ROW, server: list, floor: listFloor });
+          const listHono = await run('bare Hono GET (same bytes)', { url: `${hono.url}${LIST}`, headers }, duration, hono.pid);
+          rows.push({ what: LIST_ROW, server: list, floor: listFloor, framework: listHono });
           // The row above reads one unchanged page again and again, which the store answers
           // from its cache of rendered pages: the same read with the cache off is what a miss costs.
           rows.push({ what: UNCACHED, server: await uncachedList(store, env, replies['GET /transactions/users'].body.length), floor: listFloor });
         } finally {
           echo.stop();
+          hono.stop();
         }
       } finally {
         await server.stop();
@@ -408,6 +437,9 @@ const CEILING_GOALS: Record<string, { of: 'pgbench' | 'driver'; goal: number }> 
 
 /** The baseline's figures of a row beside the echo the row is held to: req/s, ÷ echo, CPU µs. */
 const baselineCells = (r: Row): string => (r.baseline ? `${r.baseline.rps}, ${(r.baseline.rps / r.floor.rps).toFixed(3)}, ${r.baseline.cpuUs ?? '?'}` : '–');
+/** The framework's floor beside the echo, and the server ÷ it: what the framework costs, and what the server's own steps do. */
+const frameworkCells = (r: Row): string =>
+  r.framework ? `${r.framework.rps}, ${(r.framework.rps / r.floor.rps).toFixed(3)}, ${r.framework.cpuUs ?? '?'} | ${(r.server.rps / r.framework.rps).toFixed(3)}` : '– | –';
 const cpuRatio = (r: Row): string => (r.server.cpuUs && r.floor.cpuUs ? (r.floor.cpuUs / r.server.cpuUs).toFixed(3) : '?');
 const verdict = (ratio: number, goal: number | undefined): string => (goal === undefined ? '–' : `≥ ${goal} ${ratio >= goal ? 'met' : 'not met'}`);
 
@@ -461,15 +493,15 @@ for (const [store, rows] of results) {
   const old = baseline === undefined ? '' : ` ${baseline.label}: req/s, ratio, CPU µs/req |`;
   console.log(`\n### ${store}\n`);
   console.log(
-    `| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio |${pgRows ? ' pgbench /s | pg driver /s | ÷ ceiling | goal | PostgreSQL CPU µs/req |' : ''}${old}`,
+    `| row | server req/s | p50 ms | p99 ms | errors/non-2xx | floor req/s | floor p99 ms | ratio | goal | CPU µs/req server / floor | CPU ratio | bare Hono req/s, ÷ floor, CPU µs/req | server ÷ Hono |${pgRows ? ' pgbench /s | pg driver /s | ÷ ceiling | goal | PostgreSQL CPU µs/req |' : ''}${old}`,
   );
-  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${pgRows ? '---:|---:|---:|---|---:|' : ''}${old ? '---|' : ''}`);
+  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${pgRows ? '---:|---:|---:|---|---:|' : ''}${old ? '---|' : ''}`);
   const listRow = rows.find((r) => r.what === LIST_ROW);
   for (const r of rows) {
     const ratio = r.server.rps / r.floor.rps;
     const goal = GOALS[r.what]?.[store as 'sqlite' | 'postgres'];
     console.log(
-      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ${verdict(ratio, goal)} | ${r.server.cpuUs ?? '?'} / ${r.floor.cpuUs ?? '?'} | ${cpuRatio(r)} |${pgRows ? ` ${ceilingCells(r, listRow)} |` : ''}${old ? ` ${baselineCells(r)} |` : ''}`,
+      `| ${r.what} | ${r.server.rps} | ${r.server.p50} | ${r.server.p99} | ${r.server.errors}/${r.server.non2xx} | ${r.floor.rps} | ${r.floor.p99} | ${ratio.toFixed(3)} | ${verdict(ratio, goal)} | ${r.server.cpuUs ?? '?'} / ${r.floor.cpuUs ?? '?'} | ${cpuRatio(r)} | ${frameworkCells(r)} |${pgRows ? ` ${ceilingCells(r, listRow)} |` : ''}${old ? ` ${baselineCells(r)} |` : ''}`,
     );
   }
 }
