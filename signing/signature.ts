@@ -80,8 +80,11 @@ export function hmacSha256(key: Uint8Array | KeyObject, message: Uint8Array): Ui
   return createHmac('sha256', key).update(message).digest();
 }
 
-/** Secrets whose key objects are kept, per way of deriving the key bytes (the oldest goes first). */
-export const KEYS_KEPT = 256;
+/**
+ * Secrets whose key objects are kept, per way of deriving the key bytes (the oldest goes first):
+ * enough for the endpoints one instance signs for in turn, at a few hundred bytes a key.
+ */
+export const KEYS_KEPT = 1024;
 const keyObjects = new WeakMap<(secret: string) => Uint8Array, Map<string, KeyObject>>();
 
 /**
