@@ -1,30 +1,13 @@
 // The batched order writes of the SQLite store (bulk-orders.ts): a batch's orders take a few
 // statements for all of them, numbered in submission order, and a batch that fails falls back
 // to one savepoint per order, so only the bad order's caller fails.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endpointRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
-import { openSqliteStore, type SqliteStore } from './store.ts';
-
-const dir = mkdtempSync(join(tmpdir(), 'store-bulk-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
+import { statementRecordingStores } from './testing.ts';
 
 describe('SQLite bulk orders', () => {
-  const opened: SqliteStore[] = [];
-  afterEach(async () => {
-    for (const s of opened.splice(0)) await s.close();
-  });
-  const open = async (): Promise<{ store: SqliteStore; statements: string[] }> => {
-    const statements: string[] = [];
-    const store = await openSqliteStore({ file: join(dir, `bulk-${++files}.sqlite`), onStatement: (t) => statements.push(t) });
-    opened.push(store);
-    await store.migrate();
-    return { store, statements };
-  };
+  const open = statementRecordingStores('store-bulk-orders');
 
   it('writes a batch of 20 orders with an endpoint in seven statements: BEGIN, the number, the endpoint, three inserts, COMMIT', async () => {
     const { store, statements } = await open();

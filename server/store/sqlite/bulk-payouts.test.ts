@@ -1,29 +1,16 @@
 // The batched payout writes of the SQLite store (bulk-payouts.ts): a batch's payouts take one
 // insert and one wallet read and update for all of them; the store suite's payout cases check
 // the fallback (a duplicate, a wallet short of the batch's sum) on every store.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seedEnvironment } from '../suite/fixtures.ts';
 import { payoutCreation } from '../suite/payout-creation-cases.ts';
-import { openSqliteStore, type SqliteStore } from './store.ts';
-
-const dir = mkdtempSync(join(tmpdir(), 'store-bulk-payouts-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
+import { statementRecordingStores } from './testing.ts';
 
 describe('SQLite bulk payouts', () => {
-  const opened: SqliteStore[] = [];
-  afterEach(async () => {
-    for (const s of opened.splice(0)) await s.close();
-  });
+  const open = statementRecordingStores('store-bulk-payouts');
 
   it('writes a batch of 20 payouts in five statements: BEGIN, one insert, the wallet read and update, COMMIT', async () => {
-    const statements: string[] = [];
-    const store = await openSqliteStore({ file: join(dir, `bulk-${++files}.sqlite`), onStatement: (t) => statements.push(t) });
-    opened.push(store);
-    await store.migrate();
+    const { store, statements } = await open();
     const { env } = await seedEnvironment(store, { walletBalance: '1000' });
     const creations = Array.from({ length: 20 }, (_, i) => payoutCreation(env, `${i + 1}.25`));
     statements.length = 0;
