@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { endpointRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
-import { statementRecordingStores } from './testing.ts';
+import { statementRecordingStores, writeHeads } from './testing.ts';
 
 describe('SQLite bulk orders', () => {
   const open = statementRecordingStores('store-bulk-orders');
@@ -16,8 +16,7 @@ describe('SQLite bulk orders', () => {
     const creations = Array.from({ length: 20 }, () => orderCreation(env));
     statements.length = 0;
     const results = await Promise.all(creations.map((c) => store.createOrder(c)));
-    const writes = statements.filter((t) => !/^(SAVEPOINT|RELEASE)/.test(t));
-    expect(writes.map((t) => t.split(/\s+/).slice(0, 3).join(' '))).toEqual([
+    expect(writeHeads(statements)).toEqual([
       'BEGIN IMMEDIATE',
       'INSERT INTO order_number_sequences',
       'SELECT id, version,',

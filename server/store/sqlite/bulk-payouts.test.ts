@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { seedEnvironment } from '../suite/fixtures.ts';
 import { payoutCreation } from '../suite/payout-creation-cases.ts';
-import { statementRecordingStores } from './testing.ts';
+import { statementRecordingStores, writeHeads } from './testing.ts';
 
 describe('SQLite bulk payouts', () => {
   const open = statementRecordingStores('store-bulk-payouts');
@@ -16,8 +16,7 @@ describe('SQLite bulk payouts', () => {
     statements.length = 0;
     const results = await Promise.all(creations.map((c) => store.createPayout(c)));
     expect(results).toEqual(creations.map(() => ({ created: true })));
-    const writes = statements.filter((t) => !/^(SAVEPOINT|RELEASE)/.test(t));
-    expect(writes.map((t) => t.split(/\s+/).slice(0, 3).join(' '))).toEqual([
+    expect(writeHeads(statements)).toEqual([
       'BEGIN IMMEDIATE',
       'INSERT INTO transactions',
       'SELECT wallet_balance FROM',

@@ -23,3 +23,7 @@ export function statementRecordingStores(prefix: string): () => Promise<{ store:
     return { store, statements };
   };
 }
+
+/** The first three words of each recorded statement, savepoints and releases left out: what a batch wrote. */
+export const writeHeads = (statements: readonly string[]): string[] =>
+  statements.filter((t) => !/^(SAVEPOINT|RELEASE)/.test(t)).map((t) => t.split(/\s+/).slice(0, 3).join(' '));
