@@ -159,6 +159,15 @@ module.exports = {
       to: { path: '^server/.+\\.tsx?$', pathNot: `${TEST_SIDE}|^server/(fuzz|faults)/|${PRODUCTION_ENTRIES}`, reachable: false },
     },
     {
+      name: 'server-loads-no-build-tooling',
+      severity: 'error',
+      comment:
+        'The server, its sending thread and the admin tool never load the bundler (server/build/bundle.ts) or esbuild: ' +
+        '`npm start` rebuilds before it starts node, and the programs find their bundles through server/build/layout.ts.',
+      from: { path: '^server/(main|admin/cli|delivery/thread/sender-thread)\\.ts$' },
+      to: { path: '^server/build/bundle\\.ts$|(^|/)node_modules/esbuild/', reachable: true },
+    },
+    {
       name: 'client-not-from-server',
       severity: 'error',
       comment: 'The client and the receiver helpers are what merchants run: nothing from the server.',

@@ -25,7 +25,7 @@ import { unsupportedNode } from './runtime.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { SENDER_THREAD_PROGRAM } from './delivery/thread/program.ts';
-import { bundleFile } from './build/bundle.ts';
+import { bundleFile } from './build/layout.ts';
 import type { InstanceHeartbeat } from './store/postgres/heartbeat.ts';
 
 /** In-flight requests get this long to finish at shutdown before their connections are closed (at most a third of the grace period). */

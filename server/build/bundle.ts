@@ -12,6 +12,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BuildOptions, Plugin } from 'esbuild';
 import { SENDER_THREAD_PROGRAM } from '../delivery/thread/program.ts';
+import { bundleFile, bundleName } from './layout.ts';
+
+export { bundleFile, bundleName };
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -75,16 +78,6 @@ function settings(programs: readonly string[], outDir: string, root: string) {
     metafile: true as const,
     write: false as const,
   } satisfies BuildOptions;
-}
-
-/** `server/main.ts` → `server__main`: a bundle's name, flat in its folder. */
-export function bundleName(program: string): string {
-  return program.replace(/\.tsx?$/, '').replaceAll('/', '__');
-}
-
-/** The file that runs `program` in a folder of bundles. */
-export function bundleFile(dir: string, program: string): string {
-  return path.join(dir, `${bundleName(program)}.mjs`);
 }
 
 /**
