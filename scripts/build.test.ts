@@ -29,16 +29,18 @@ describe('package.json', () => {
 });
 
 describe('scripts/build.ts', () => {
+  let scratch: string;
   let out: string;
   let server: RunningServer | null = null;
   beforeAll(async () => {
     // Inside the repository, as dist/ is: the bundles' packages resolve from its node_modules.
     await mkdir(path.join(ROOT, 'node_modules', '.cache'), { recursive: true });
-    out = await mkdtemp(path.join(ROOT, 'node_modules', '.cache', 'build-test-'));
+    scratch = await mkdtemp(path.join(ROOT, 'node_modules', '.cache', 'build-test-'));
+    out = path.join(scratch, 'dist');
   });
   afterAll(async () => {
     await server?.stop();
-    await rm(out, { recursive: true, force: true });
+    await rm(scratch, { recursive: true, force: true });
   });
 
   it('writes a server that starts from it, answers /readyz 200 and prints the demo tenant', async () => {

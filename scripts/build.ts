@@ -1,7 +1,7 @@
 // npm run build: the server and the admin tool bundled into dist/ (server/build/bundle.ts), as
 // the tests bundle them. `npm ci` runs it (prepare); `npm start` and `npm run admin` run it with
 // --if-stale, so a checkout pulled without `npm ci` never runs code older than its sources.
-//   --if-stale        build only when dist/ is missing or older than a source (says why)
+//   --if-stale        build only when dist/ is missing or a source's content changed (says why)
 //   --out-dir DIR     another folder than dist/ (inside the repository: packages resolve from
 //                     its node_modules); for tests
 import path from 'node:path';

@@ -1,7 +1,7 @@
 // The bundled server (the file `npm start` runs) loads no build tooling: neither its entry nor
 // any chunk it imports, at start or lazily, holds a line of the bundler (server/build/bundle.ts)
 // or of esbuild. Read from the run's bundles, built as `npm run build` builds dist/.
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
@@ -12,7 +12,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The files of a folder of bundles that `entry` loads, itself included: its static and dynamic imports, followed. */
 async function loadedFiles(entry: string): Promise<string[]> {
   const seen = new Set<string>();
-  const queue = [entry];
+  // From its real folder, as node runs it: the folder of bundles is a link to it (build/swap.ts).
+  const queue = [await realpath(entry)];
   for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
     if (seen.has(file)) continue;
     seen.add(file);

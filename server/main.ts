@@ -22,7 +22,7 @@ import { createReadiness } from './observability/readiness.ts';
 import { createOperatorApp } from './observability/routes.ts';
 import { startTracing } from './observability/tracing/index.ts';
 import { unsupportedNode } from './runtime.ts';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { SENDER_THREAD_PROGRAM } from './delivery/thread/program.ts';
 import { bundleFile } from './build/layout.ts';
@@ -73,11 +73,13 @@ function closeServer(server: ServerType, graceMs: number): Promise<void> {
  * The delivery engine's sending thread (delivery/thread/): its bundle beside this one when the
  * server runs from a bundle (npm start, the tests), its source when it runs from source (npm
  * run dev: the thread inherits tsx's loader from this process's arguments); null otherwise.
+ * Beside this one in the build's own folder, not through dist/'s link: a rebuild swaps dist/
+ * to another build while this one runs (build/swap.ts).
  */
 function senderThreadProgram(): { entry: string | URL } | null {
   const self = process.argv[1] ?? '';
   if (self.endsWith('.mjs')) {
-    const bundle = bundleFile(path.dirname(self), SENDER_THREAD_PROGRAM);
+    const bundle = bundleFile(path.dirname(realpathSync(self)), SENDER_THREAD_PROGRAM);
     return existsSync(bundle) ? { entry: bundle } : null;
   }
   return self.endsWith('.ts') ? { entry: new URL('./delivery/thread/sender-thread.ts', import.meta.url) } : null;

@@ -458,8 +458,10 @@ function ceilingCells(r: Row, listRow: Row | undefined): string {
 
 // The server as the tests and `npm start` run it: the esbuild bundle, built now from the tree.
 await mkdir(path.join(ROOT, 'node_modules', '.cache'), { recursive: true });
-const bundles = await mkdtemp(path.join(ROOT, 'node_modules', '.cache', 'bench-bundles-'));
-process.on('exit', () => rmSync(bundles, { recursive: true, force: true }));
+const bundlesRun = await mkdtemp(path.join(ROOT, 'node_modules', '.cache', 'bench-bundles-'));
+process.on('exit', () => rmSync(bundlesRun, { recursive: true, force: true }));
+// A folder inside the run's: the build's own folders are written beside it (server/build/swap.ts).
+const bundles = path.join(bundlesRun, 'bundles');
 await buildChildBundles(bundles);
 process.env[BUNDLE_DIR_VARIABLE] = bundles;
 

@@ -1,15 +1,30 @@
 // The build's record of itself, on a scratch program of three files: up to date right after a
-// build, stale for each reason `npm start` must rebuild on, whole after a rebuild (an older
-// build's chunks gone), and the bundle runs with its modules' own import.meta.url.
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, unlink, utimes, writeFile } from 'node:fs/promises';
+// build and after a source is saved unchanged, stale for each reason `npm start` must rebuild
+// on, swapped in whole by a rebuild (a program started from the old build keeps its lazily
+// loaded chunk, a failed rebuild leaves the old build), and the bundle runs with its modules'
+// own import.meta.url.
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, unlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildBundles, bundleFile, bundleName, staleReason } from './bundle.ts';
+import { buildsFolder } from './swap.ts';
 
 const PROGRAMS = ['main.ts'];
+/** Says it started, then loads its lazy chunk when a line comes in on stdin, and prints what it found. */
+const MAIN = [
+  "import { where } from './lib.ts';",
+  "console.error('started');",
+  "process.stdin.once('data', async () => {",
+  "  const { lazy } = await import('./lazy.ts');",
+  '  console.log(JSON.stringify({ where, lazy: lazy() }));',
+  '  process.exit(0);',
+  '});',
+  '',
+].join('\n');
 let root: string;
 let out: string;
 
@@ -26,12 +41,17 @@ beforeEach(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'bundle-'));
   out = path.join(root, 'dist');
   await writeSources({
-    'main.ts': "import { where } from './lib.ts';\nconst { lazy } = await import('./lazy.ts');\nconsole.log(JSON.stringify({ where, lazy: lazy() }));\n",
+    'main.ts': MAIN,
     'lib.ts': 'export const where: string = import.meta.url;\n',
     'lazy.ts': "export const lazy = (): string => 'one';\n",
   });
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
+
+/** Runs the program from out, has it load its lazy chunk, and returns what it printed. */
+function runMain(): unknown {
+  return JSON.parse(execFileSync(process.execPath, [bundleFile(out, 'main.ts')], { encoding: 'utf8', input: 'go\n', stdio: ['pipe', 'pipe', 'ignore'] }));
+}
 
 describe('buildBundles and staleReason', () => {
   it('built: up to date, and the bundle runs with each module’s own import.meta.url', async () => {
@@ -40,14 +60,16 @@ describe('buildBundles and staleReason', () => {
     expect(await staleReason(out, PROGRAMS, root)).toBeNull();
     expect(bundleFile(out, 'server/main.ts')).toBe(path.join(out, 'server__main.mjs'));
     expect(bundleName('client/cli/bin.ts')).toBe('client__cli__bin');
-    const printed = JSON.parse(execFileSync(process.execPath, [bundleFile(out, 'main.ts')], { encoding: 'utf8' })) as unknown;
+    const printed = runMain();
     expect(printed).toEqual({ where: pathToFileURL(path.join(root, 'lib.ts')).href, lazy: 'one' });
   });
 
-  it('a source saved after the build: stale, naming it', async () => {
+  it('a source saved again unchanged: still up to date; its content changed: stale, naming it', async () => {
     await buildBundles(PROGRAMS, out, root);
     const now = new Date();
     await utimes(path.join(root, 'lazy.ts'), now, now);
+    expect(await staleReason(out, PROGRAMS, root)).toBeNull();
+    await writeSources({ 'lazy.ts': "export const lazy = (): string => 'two';\n" });
     expect(await staleReason(out, PROGRAMS, root)).toBe('lazy.ts changed since the build');
   });
 
@@ -61,18 +83,58 @@ describe('buildBundles and staleReason', () => {
     expect(await staleReason(out, PROGRAMS, root)).toBe(`${path.join('dist', 'main.mjs')} is missing`);
   });
 
-  it('a rebuild leaves only its own files: the older build’s chunk is gone, the new one runs', async () => {
+  it('a rebuild is swapped in whole: a program started from the old build still loads its own lazy chunk', async () => {
     await buildBundles(PROGRAMS, out, root);
-    const before = await readdir(out);
+    const old = await realpath(out);
+    const oldFiles = await readdir(old);
+    const running = spawn(process.execPath, [bundleFile(out, 'main.ts')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    await once(running.stderr, 'data'); // 'started': its entry is loaded, its lazy chunk not yet
     await writeSources({ 'lazy.ts': "export const lazy = (): string => 'two';\n" });
     await buildBundles(PROGRAMS, out, root);
-    const after = await readdir(out);
+    let printed = '';
+    running.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    running.stdin.end('go\n');
+    const [code] = (await once(running, 'close')) as [number | null];
+    expect({ code, printed: printed ? (JSON.parse(printed) as unknown) : null }).toMatchObject({ code: 0, printed: { lazy: 'one' } });
+    // The old folder is as it was; out is another, holding only its own build, which runs.
+    expect(await readdir(old)).toEqual(oldFiles);
+    expect(await realpath(out)).not.toBe(old);
+    expect((await lstat(out)).isSymbolicLink()).toBe(true);
     const chunks = (names: string[]) => names.filter((n) => n.startsWith('lazy-') && n.endsWith('.mjs'));
-    expect(chunks(before)).toHaveLength(1);
+    const after = await readdir(out);
     expect(chunks(after)).toHaveLength(1);
-    expect(chunks(after)).not.toEqual(chunks(before));
-    expect(after.filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    expect(chunks(after)).not.toEqual(chunks(oldFiles));
     expect(after.sort()).toEqual(['build.json', ...chunks(after), ...chunks(after).map((c) => `${c}.map`), 'main.mjs', 'main.mjs.map'].sort());
-    expect(JSON.parse(execFileSync(process.execPath, [bundleFile(out, 'main.ts')], { encoding: 'utf8' }))).toMatchObject({ lazy: 'two' });
+    expect(runMain()).toMatchObject({ lazy: 'two' });
+  });
+
+  it('a rebuild that fails leaves the old build in place, whole, and no folder of its own', async () => {
+    await buildBundles(PROGRAMS, out, root);
+    const old = await realpath(out);
+    const record = await readFile(path.join(out, 'build.json'), 'utf8');
+    await writeSources({ 'lazy.ts': 'export const lazy = (: string => ;\n' });
+    await expect(buildBundles(PROGRAMS, out, root)).rejects.toThrow(/Build failed/);
+    expect(await realpath(out)).toBe(old);
+    expect(await readdir(buildsFolder(out))).toEqual([path.basename(old)]);
+    expect(await readFile(path.join(out, 'build.json'), 'utf8')).toBe(record);
+    expect(runMain()).toMatchObject({ lazy: 'one' });
+  });
+
+  it('keeps the two builds before the current one, for programs still running from them; removes older ones', async () => {
+    const folders: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      await buildBundles(PROGRAMS, out, root);
+      folders.push(path.basename(await realpath(out)));
+    }
+    expect((await readdir(buildsFolder(out))).sort()).toEqual(folders.slice(1).sort());
+  });
+
+  it('a folder at out from before builds were swapped in is replaced the same way', async () => {
+    await mkdir(out);
+    await writeFile(path.join(out, 'main.mjs'), 'console.log("old");\n');
+    await buildBundles(PROGRAMS, out, root);
+    expect((await lstat(out)).isSymbolicLink()).toBe(true);
+    expect(runMain()).toMatchObject({ lazy: 'one' });
+    expect(await readdir(buildsFolder(out))).toHaveLength(2);
   });
 });

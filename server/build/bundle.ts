@@ -3,16 +3,18 @@
 // per run (server/testing/server-bundle.ts), so the program deployed is the program tested and
 // neither pays a transpiler at start-up.
 //
-// Each build records what it read (build.json): `--if-stale` (npm start) rebuilds only when a
-// source is newer than the build, the bundle is missing, or the checkout moved (the bundles
-// name their source files by absolute path, see keepModuleUrls).
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+// Each build records what it was made of, by content (build.json): `--if-stale` (npm start)
+// rebuilds only when a source's content changed, a bundle is missing, or the checkout moved (the
+// bundles name their source files by absolute path, see keepModuleUrls). A build is written into
+// a folder of its own and swapped in whole (swap.ts).
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BuildOptions, Plugin } from 'esbuild';
 import { SENDER_THREAD_PROGRAM } from '../delivery/thread/program.ts';
+import { contentHash, firstChanged, hashFiles } from './fingerprint.ts';
 import { bundleFile, bundleName } from './layout.ts';
+import { makeCurrent, newBuildFolder } from './swap.ts';
 
 export { bundleFile, bundleName };
 
@@ -27,37 +29,42 @@ export const SERVED_PROGRAMS = ['server/main.ts', SENDER_THREAD_PROGRAM, 'server
 /** The record of a build, beside its bundles. */
 const BUILD_INFO = 'build.json';
 
-/**
- * A source saved this long before a build started counts as newer than it: file systems keep
- * coarse times (a second on some, a clock tick late on any), and an extra rebuild costs a second.
- */
-const MTIME_SLACK_MS = 2_000;
+/** This file: it holds the settings, so a build made with other settings is stale. */
+const SETTINGS_FILE = fileURLToPath(import.meta.url);
 
 interface BuildInfo {
   root: string;
   programs: string[];
-  /** When the build started (ms since the epoch): a source changed after that is newer than the bundle. */
-  startedAt: number;
-  /** Every source file the bundles were made of, relative to root. */
-  inputs: string[];
+  /** The content hash of the settings (this file) the build was made with. */
+  settings: string;
+  /** Every source file the bundles were made of, relative to root, with its content hash. */
+  inputs: Record<string, string | null>;
 }
 
 /**
  * Keeps each module's own import.meta.url: the code finds its files (migrations, generated/,
- * the portal's assets) relative to its source file, which a bundle would otherwise move.
+ * the portal's assets) relative to its source file, which a bundle would otherwise move. Hashes
+ * what it read into `read` (absolute path → hash): the build is recorded as made of the text it
+ * bundled, even when a file is saved while it runs.
  */
-const keepModuleUrls: Plugin = {
-  name: 'keep-module-urls',
-  setup(build) {
-    build.onLoad({ filter: /\.tsx?$/ }, async (args) => ({
-      contents: (await readFile(args.path, 'utf8')).replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
-      loader: args.path.endsWith('.tsx') ? 'tsx' : 'ts',
-    }));
-  },
-};
+function keepModuleUrls(read: Map<string, string>): Plugin {
+  return {
+    name: 'keep-module-urls',
+    setup(build) {
+      build.onLoad({ filter: /\.tsx?$/ }, async (args) => {
+        const text = await readFile(args.path, 'utf8');
+        read.set(args.path, contentHash(text));
+        return {
+          contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+          loader: args.path.endsWith('.tsx') ? 'tsx' : 'ts',
+        };
+      });
+    },
+  };
+}
 
 /** The esbuild settings of every bundle, tests' and dist/'s alike. */
-function settings(programs: readonly string[], outDir: string, root: string) {
+function settings(programs: readonly string[], outDir: string, root: string, read: Map<string, string>) {
   return {
     absWorkingDir: root,
     entryPoints: Object.fromEntries(programs.map((p) => [bundleName(p), path.join(root, p)])),
@@ -73,7 +80,7 @@ function settings(programs: readonly string[], outDir: string, root: string) {
     sourcemap: 'linked',
     jsx: 'automatic',
     jsxImportSource: 'hono/jsx',
-    plugins: [keepModuleUrls],
+    plugins: [keepModuleUrls(read)],
     logLevel: 'warning',
     metafile: true as const,
     write: false as const,
@@ -81,39 +88,37 @@ function settings(programs: readonly string[], outDir: string, root: string) {
 }
 
 /**
- * Bundles `programs` (relative to root) into outDir. Every file is written under a temporary
- * name and renamed into place, and what an earlier build left there is removed afterwards: a
- * server still running from the folder, or a second `npm start` building beside this one,
- * never reads a half-written file.
+ * Bundles `programs` (relative to root) into a new folder and makes outDir that folder (swap.ts):
+ * a server still running from the old build, or a second `npm start` building beside this one,
+ * never reads a half-written file or loses a chunk. build.json is written last in the folder.
  */
 export async function buildBundles(programs: readonly string[], outDir: string, root = ROOT): Promise<void> {
   const { build } = await import('esbuild');
-  const startedAt = Date.now();
-  const result = await build(settings(programs, outDir, root));
-  const info: BuildInfo = { root, programs: [...programs], startedAt, inputs: Object.keys(result.metafile.inputs).sort() };
-  await mkdir(outDir, { recursive: true });
-  const written = new Set<string>([BUILD_INFO]);
-  for (const file of result.outputFiles) {
-    await replaceFile(file.path, file.contents);
-    written.add(path.relative(outDir, file.path));
+  const folder = await newBuildFolder(outDir);
+  try {
+    const read = new Map<string, string>();
+    const result = await build(settings(programs, folder, root, read));
+    for (const file of result.outputFiles) await writeFile(file.path, file.contents);
+    const inputs = Object.keys(result.metafile.inputs).sort();
+    const others = await hashFiles(root, inputs.filter((f) => !read.has(path.join(root, f))));
+    const info: BuildInfo = {
+      root,
+      programs: [...programs],
+      settings: contentHash(await readFile(SETTINGS_FILE)),
+      inputs: Object.fromEntries(inputs.map((f) => [f, read.get(path.join(root, f)) ?? others[f] ?? null])),
+    };
+    await writeFile(path.join(folder, BUILD_INFO), `${JSON.stringify(info, null, 2)}\n`);
+  } catch (err) {
+    await rm(folder, { recursive: true, force: true });
+    throw err;
   }
-  for (const name of await readdir(outDir)) {
-    if (!written.has(name) && /\.mjs(\.map)?$/.test(name)) await rm(path.join(outDir, name), { force: true });
-  }
-  // Last: its presence says the build is whole.
-  await replaceFile(path.join(outDir, BUILD_INFO), `${JSON.stringify(info, null, 2)}\n`);
-}
-
-async function replaceFile(file: string, contents: string | Uint8Array): Promise<void> {
-  const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(temporary, contents);
-  await rename(temporary, file);
+  await makeCurrent(outDir, folder);
 }
 
 /**
  * Why the bundles of `programs` in dir cannot be run as they are, or null when they are up to
- * date: missing, built for other programs or another checkout, or a source read by the build
- * (or this file, which holds the settings) changed after it started. A new source file is
+ * date: missing, built for other programs, another checkout or other settings (this file), or
+ * the content of a source read by the build changed (or it is gone). A new source file is
  * caught too, since a file it is imported from changed.
  */
 export async function staleReason(dir: string, programs: readonly string[], root = ROOT): Promise<string | null> {
@@ -129,14 +134,9 @@ export async function staleReason(dir: string, programs: readonly string[], root
   for (const program of programs) {
     if (!(await exists(bundleFile(dir, program)))) return `${path.relative(root, bundleFile(dir, program))} is missing`;
   }
-  const sources = [...info.inputs.map((f) => path.join(root, f)), fileURLToPath(import.meta.url)];
-  for (const source of sources) {
-    const changed = await stat(source).then(
-      (s) => s.mtimeMs > info.startedAt - MTIME_SLACK_MS,
-      () => true, // removed or renamed: what imported it changed too, or the build would fail
-    );
-    if (changed) return `${path.relative(root, source)} changed since the build`;
-  }
+  if (info.settings !== contentHash(await readFile(SETTINGS_FILE))) return `${path.relative(root, SETTINGS_FILE)} changed since the build`;
+  const changed = await firstChanged(root, info.inputs);
+  if (changed !== null) return `${changed} changed since the build`;
   return null;
 }
 

@@ -18,10 +18,12 @@ const CACHE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   await mkdir(CACHE, { recursive: true });
-  const dir = await mkdtemp(path.join(CACHE, 'run-'));
+  const run = await mkdtemp(path.join(CACHE, 'run-'));
+  // A folder inside the run's: the build's own folders are written beside it (build/swap.ts).
+  const dir = path.join(run, 'bundles');
   const started = Date.now();
   await buildChildBundles(dir);
   process.stdout.write(`child programs bundled in ${Date.now() - started} ms\n`);
   project.provide('childBundles', dir);
-  return () => rm(dir, { recursive: true, force: true });
+  return () => rm(run, { recursive: true, force: true });
 }
