@@ -5,13 +5,15 @@
 //   npm run docs                 every page; built beside the folder and swapped in, so a running
 //                                server never reads a half-built reference
 //   npm run docs -- webhooks     only the named pages (and the index), each written atomically
-//   --if-stale (npm start)       only when the pages are missing or older than a source
+//   --if-stale (npm start)       only when the pages are missing or a source's content changed
+//                                since they were built (recorded in their folder, .sources.json)
 // The webhooks page gets its signature worked example here, computed from the document's own
 // example with the service's signing code (scripts/lib/docs-webhooks.ts), never typed by hand.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { firstChanged, hashFiles } from '../server/build/fingerprint.ts';
 import { loadConfig } from '../server/config.ts';
 import { landingPage, readDocumentInfo } from './lib/docs-index.ts';
 import { webhooksWithWorkedExample } from './lib/docs-webhooks.ts';
@@ -80,8 +82,10 @@ export async function buildDoc(name: string, outDir: string = DOCS_DIR): Promise
   return path.join(outDir, `${doc.name}.html`);
 }
 
-/** Every page into a fresh folder, swapped in whole. */
+/** Every page into a fresh folder, swapped in whole, with the record of what it was built from. */
 export async function buildDocs(outDir: string = DOCS_DIR): Promise<void> {
+  // Hashed before the build: a source saved while it runs makes the pages stale.
+  const sources = await hashFiles(ROOT, await docSources());
   const scratch = `${outDir}.building-${process.pid}`;
   await rm(scratch, { recursive: true, force: true });
   await mkdir(scratch, { recursive: true });
@@ -91,6 +95,7 @@ export async function buildDocs(outDir: string = DOCS_DIR): Promise<void> {
       await Promise.all(DOCUMENTS.slice(i, i + 2).map((doc) => buildDocument(doc, scratch)));
     }
     await buildIndex(scratch);
+    await writeSourcesRecord(scratch, sources);
     await rm(outDir, { recursive: true, force: true });
     await rename(scratch, outDir);
   } finally {
@@ -110,25 +115,39 @@ export async function buildPages(names: readonly string[], outDir: string = DOCS
   await buildIndex(outDir);
 }
 
-async function newestMtime(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) newest = Math.max(newest, (await stat(path.join(entry.parentPath, entry.name))).mtimeMs);
-  }
-  return newest;
+/** Where the pages' folder records what they were built from (content hashes); not a page, never served. */
+const SOURCES_RECORD = '.sources.json';
+
+/** The files the pages are made of, relative to root: the specs, the signing code (the worked example) and redocly.yaml. */
+export async function docSources(root: string = ROOT, specDir: string = SPEC_DIR): Promise<string[]> {
+  const files = [...(await filesUnder(specDir)), ...(await filesUnder(path.join(root, 'signing'))), path.join(root, 'redocly.yaml')];
+  return files.map((file) => path.relative(root, file)).sort();
 }
 
-/** True when the built reference is missing or older than a spec file, redocly.yaml or the signing code. */
-export async function docsStale(outDir: string = DOCS_DIR): Promise<boolean> {
-  const index = path.join(outDir, 'index.html');
-  if (!existsSync(index) || DOCUMENTS.some((d) => !existsSync(path.join(outDir, `${d.name}.html`)))) return true;
-  const built = (await stat(index)).mtimeMs;
-  const sources = Math.max(
-    await newestMtime(SPEC_DIR),
-    await newestMtime(path.join(ROOT, 'signing')),
-    (await stat(path.join(ROOT, 'redocly.yaml'))).mtimeMs,
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
+
+/** Records in outDir the content hashes of the sources (relative to the root) its pages were built from. */
+export async function writeSourcesRecord(outDir: string, sources: Readonly<Record<string, string | null>>): Promise<void> {
+  await writeFile(path.join(outDir, SOURCES_RECORD), `${JSON.stringify(sources, null, 2)}\n`);
+}
+
+/**
+ * True when a page is missing, or the sources are not the ones the pages were built from: a file
+ * added or removed, or one whose content changed (a file saved again unchanged is not a change).
+ */
+export async function docsStale(outDir: string = DOCS_DIR, root: string = ROOT, specDir: string = SPEC_DIR): Promise<boolean> {
+  const pages = ['index', ...DOCUMENTS.map((d) => d.name)].map((name) => path.join(outDir, `${name}.html`));
+  if (pages.some((page) => !existsSync(page))) return true;
+  const recorded = await readFile(path.join(outDir, SOURCES_RECORD), 'utf8').then(
+    (text) => JSON.parse(text) as Record<string, string | null>,
+    () => null,
   );
-  return sources > built;
+  if (recorded === null) return true;
+  if ((await docSources(root, specDir)).join('\n') !== Object.keys(recorded).sort().join('\n')) return true;
+  return (await firstChanged(root, recorded)) !== null;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
