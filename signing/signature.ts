@@ -13,13 +13,24 @@
  * the client helpers can all use it.
  */
 
-import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
+import { HmacKeys } from './hmac-keys.ts';
 import { SECRET_PREFIX, assertRawBody, assertSigningSecret, assertTimestamp, secretKeyBytes } from './scheme.ts';
 import type { RawBody } from './scheme.ts';
 import { standardKeyBytes } from './standard.ts';
 
 // The runtime-neutral half (constants, header parser, checks), for the server's existing imports.
 export * from './scheme.ts';
+
+/** Secrets a receiver verifies with: its endpoint's, and while it rotates, the one before. */
+export const RECEIVER_KEYS_KEPT = 2;
+
+/**
+ * @internal The key objects of the merchant kit's own HMACs (verifyWebhook, and the signing
+ * functions below used for tests and `listen`): a receiver's one or two secrets; any further
+ * secret is imported on each use. The service's sender keeps its own (server/delivery/sign.ts).
+ */
+export const receiverKeys = new HmacKeys(RECEIVER_KEYS_KEPT);
 
 /**
  * HMAC-SHA256 of `<timestamp>.<raw body>` as 64 lowercase hex characters.
@@ -32,15 +43,25 @@ export * from './scheme.ts';
  * @throws TypeError when `rawBody` is neither a string nor a `Uint8Array`.
  */
 export function computeSignature(secret: string, timestamp: number, rawBody: RawBody): string {
+  return computeSignatureWith(receiverKeys, secret, timestamp, rawBody);
+}
+
+/** @internal `computeSignature` with the key objects kept in `keys`. */
+export function computeSignatureWith(keys: HmacKeys, secret: string, timestamp: number, rawBody: RawBody): string {
   assertSigningSecret(secret);
   assertTimestamp(timestamp);
   assertRawBody(rawBody);
-  return hmacDigest(secret, timestamp, rawBody).toString('hex');
+  return hmacDigest(keys, secret, timestamp, rawBody).toString('hex');
 }
 
 /** The full header value, `t=<timestamp>,v1=<computeSignature(...)>`. Same checks as `computeSignature`. */
 export function signatureHeader(secret: string, timestamp: number, rawBody: RawBody): string {
-  return `t=${timestamp},v1=${computeSignature(secret, timestamp, rawBody)}`;
+  return signatureHeaderWith(receiverKeys, secret, timestamp, rawBody);
+}
+
+/** @internal `signatureHeader` with the key objects kept in `keys`. */
+export function signatureHeaderWith(keys: HmacKeys, secret: string, timestamp: number, rawBody: RawBody): string {
+  return `t=${timestamp},v1=${computeSignatureWith(keys, secret, timestamp, rawBody)}`;
 }
 
 /** Random bytes of a new secret: 33, so that the base64 text needs no padding. */
@@ -66,52 +87,31 @@ export function generateSecret(): string {
  * @throws RangeError when the secret is not whsec_ + base64, or the timestamp is out of range.
  */
 export function standardSignature(secret: string, id: string, timestamp: number, rawBody: RawBody): string {
+  return standardSignatureWith(receiverKeys, secret, id, timestamp, rawBody);
+}
+
+/** @internal `standardSignature` with the key objects kept in `keys`. */
+export function standardSignatureWith(keys: HmacKeys, secret: string, id: string, timestamp: number, rawBody: RawBody): string {
   assertTimestamp(timestamp);
   assertRawBody(rawBody);
-  const hmac = createHmac('sha256', hmacKey(secret, standardKeyBytes));
+  const hmac = createHmac('sha256', keys.key(secret, standardKeyBytes));
   hmac.update(`${id}.${timestamp}.`, 'utf8');
   if (typeof rawBody === 'string') hmac.update(rawBody, 'utf8');
   else hmac.update(rawBody);
   return `v1,${hmac.digest('base64')}`;
 }
 
-/** @internal HMAC-SHA256 of `message` with `key` (raw bytes, or hmacKey's; the verifiers' common step). */
+/** @internal HMAC-SHA256 of `message` with `key` (raw bytes, or a kept key object; the verifiers' common step). */
 export function hmacSha256(key: Uint8Array | KeyObject, message: Uint8Array): Uint8Array {
   return createHmac('sha256', key).update(message).digest();
-}
-
-/**
- * Secrets whose key objects are kept, per way of deriving the key bytes (the oldest goes first):
- * enough for the endpoints one instance signs for in turn, at a few hundred bytes a key.
- */
-export const KEYS_KEPT = 1024;
-const keyObjects = new WeakMap<(secret: string) => Uint8Array, Map<string, KeyObject>>();
-
-/**
- * @internal The HMAC key of `secret` (its bytes by `keyBytes`), imported once. createHmac given
- * raw key bytes imports them again on every call, which on Node 24 costs four times the HMAC of
- * a webhook itself (24 µs against 5 µs, 300-byte body); a delivery signs twice and a receiver
- * verifies with the same few secrets again and again. At most KEYS_KEPT secrets a derivation are
- * kept, in memory only, where the caller's own copy of each secret already is.
- */
-export function hmacKey(secret: string, keyBytes: (secret: string) => Uint8Array): KeyObject {
-  let kept = keyObjects.get(keyBytes);
-  if (kept === undefined) keyObjects.set(keyBytes, (kept = new Map()));
-  let key = kept.get(secret);
-  if (key === undefined) {
-    key = createSecretKey(keyBytes(secret));
-    if (kept.size >= KEYS_KEPT) kept.delete(kept.keys().next().value!);
-    kept.set(secret, key);
-  }
-  return key;
 }
 
 /**
  * @internal The raw 32-byte digest; callers have validated their inputs. The message is fed in
  * two parts (the same bytes as `signedPayload`) so the sender's hot path never copies a body.
  */
-export function hmacDigest(secret: string, timestamp: number, rawBody: RawBody): Buffer {
-  const hmac = createHmac('sha256', hmacKey(secret, secretKeyBytes));
+export function hmacDigest(keys: HmacKeys, secret: string, timestamp: number, rawBody: RawBody): Buffer {
+  const hmac = createHmac('sha256', keys.key(secret, secretKeyBytes));
   hmac.update(`${timestamp}.`, 'utf8');
   if (typeof rawBody === 'string') hmac.update(rawBody, 'utf8');
   else hmac.update(rawBody);

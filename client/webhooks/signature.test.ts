@@ -3,6 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, it, expect } from 'vitest';
 import { SECRET, T, EVENT_ID, BODY, headersFor, verify, caught, independentHmac } from './fixtures.ts';
+import { verifyWebhook } from './verify.ts';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   EVENT_ID_HEADER,
@@ -13,7 +14,8 @@ import {
   parseSignatureHeader,
   signatureHeader,
 } from './index.ts';
-import { KEYS_KEPT, hmacKey, secretKeyBytes, standardSignature } from '../../signing/signature.ts';
+import { HmacKeys } from '../../signing/hmac-keys.ts';
+import { RECEIVER_KEYS_KEPT, receiverKeys, secretKeyBytes, standardSignature } from '../../signing/signature.ts';
 import { standardKeyBytes } from '../../signing/standard.ts';
 
 // ---- signing -----------------------------------------------------------------------------
@@ -75,14 +77,15 @@ describe('computeSignature', () => {
   });
 });
 
-describe('hmacKey', () => {
+describe('HmacKeys', () => {
   const secret = (i: number): string => `whsec_${String(i).padStart(40, '0')}`;
 
   it('imports each secret once per derivation, and signs as its raw bytes do', () => {
-    const key = hmacKey(SECRET, secretKeyBytes);
-    expect(hmacKey(SECRET, secretKeyBytes)).toBe(key);
+    const keys = new HmacKeys(4);
+    const key = keys.key(SECRET, secretKeyBytes);
+    expect(keys.key(SECRET, secretKeyBytes)).toBe(key);
     expect(key.export()).toEqual(Buffer.from(secretKeyBytes(SECRET)));
-    const standard = hmacKey(SECRET, standardKeyBytes);
+    const standard = keys.key(SECRET, standardKeyBytes);
     expect(standard).not.toBe(key);
     expect(standard.export()).toEqual(Buffer.from(standardKeyBytes(SECRET)));
     // The signatures made with the kept keys are those of the raw bytes.
@@ -90,19 +93,46 @@ describe('hmacKey', () => {
     expect(standardSignature(SECRET, EVENT_ID, T, BODY)).toBe(`v1,${createHmac('sha256', standardKeyBytes(SECRET)).update(`${EVENT_ID}.${T}.${BODY}`).digest('base64')}`);
   });
 
-  it(`keeps at most ${KEYS_KEPT} secrets a derivation, dropping the oldest first`, () => {
-    const first = hmacKey(secret(0), secretKeyBytes);
-    for (let i = 1; i < KEYS_KEPT; i++) hmacKey(secret(i), secretKeyBytes);
-    expect(hmacKey(secret(0), secretKeyBytes)).toBe(first);
-    hmacKey(secret(KEYS_KEPT), secretKeyBytes); // one more: the oldest goes
-    const again = hmacKey(secret(0), secretKeyBytes);
+  it('keeps at most its capacity of secrets a derivation, dropping the oldest first', () => {
+    const keys = new HmacKeys(16);
+    const first = keys.key(secret(0), secretKeyBytes);
+    for (let i = 1; i < 16; i++) keys.key(secret(i), secretKeyBytes);
+    expect(keys.key(secret(0), secretKeyBytes)).toBe(first);
+    keys.key(secret(16), secretKeyBytes); // one more: the oldest goes
+    expect(keys.held(secretKeyBytes)).toBe(16);
+    const again = keys.key(secret(0), secretKeyBytes);
     expect(again).not.toBe(first);
     expect(again.equals(first)).toBe(true);
   });
 
-  it('keeps nothing of a secret whose key bytes cannot be derived', () => {
-    expect(() => hmacKey('whsec_not base64!', standardKeyBytes)).toThrow(RangeError);
-    expect(() => hmacKey('whsec_not base64!', standardKeyBytes)).toThrow(RangeError);
+  it('keeps nothing of a secret whose key bytes cannot be derived, and throws the derivation’s RangeError', () => {
+    const keys = new HmacKeys(4);
+    for (let i = 0; i < 2; i++) {
+      let thrown: unknown = null;
+      try {
+        keys.key('whsec_not base64!', standardKeyBytes);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toBeInstanceOf(RangeError);
+      expect((thrown as Error).message).toBe('a Standard Webhooks secret is whsec_ (optional) followed by base64 text');
+    }
+    expect(keys.held(standardKeyBytes)).toBe(0);
+  });
+});
+
+describe('the merchant kit’s key objects', () => {
+  const secret = (i: number): string => `whsec_${String(i).padStart(40, '0')}`;
+
+  it(`holds at most ${RECEIVER_KEYS_KEPT} secrets a derivation, however many it verifies and signs with`, () => {
+    for (let i = 0; i < 8; i++) {
+      const headers = { 'service-signature': signatureHeader(secret(i), T, BODY), 'service-event-id': EVENT_ID };
+      expect(verifyWebhook({ rawBody: BODY, headers, secrets: [secret(i), secret(i + 100)], now: () => T * 1000 }).secretIndex).toBe(0);
+      expect(standardSignature(secret(i), EVENT_ID, T, BODY)).toMatch(/^v1,/);
+    }
+    expect(RECEIVER_KEYS_KEPT).toBe(2);
+    expect(receiverKeys.held(secretKeyBytes)).toBe(RECEIVER_KEYS_KEPT);
+    expect(receiverKeys.held(standardKeyBytes)).toBe(RECEIVER_KEYS_KEPT);
   });
 });
 

@@ -8,7 +8,7 @@
  */
 
 import type { WebhookEvent } from '../../generated/types/events.ts';
-import { hmacKey, hmacSha256 } from '../../signing/signature.ts';
+import { hmacSha256, receiverKeys } from '../../signing/signature.ts';
 import { checkSignedRequest, matchingSecret, readVerifiedEvent } from './rules.ts';
 import type { VerifiedWebhook, VerifyWebhookInput } from './rules.ts';
 
@@ -16,6 +16,6 @@ export type { VerifiedWebhook, VerifyWebhookInput, WebhookHeaders } from './rule
 
 export function verifyWebhook<T = WebhookEvent>(input: VerifyWebhookInput): VerifiedWebhook<T> {
   const request = checkSignedRequest(input);
-  const digests = request.secrets.map((secret) => hmacSha256(hmacKey(secret, request.keyOf), request.message));
+  const digests = request.secrets.map((secret) => hmacSha256(receiverKeys.key(secret, request.keyOf), request.message));
   return readVerifiedEvent<T>(input, request, matchingSecret(request, digests));
 }
