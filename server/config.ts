@@ -119,7 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectMs: millisSetting(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2_000, 100, 600_000),
     transactionMs: millisSetting(env, 'DATABASE_TRANSACTION_TIMEOUT_MS', 4_000, 100, 600_000),
   };
-  const databaseMaxQueued = millisSetting(env, 'DATABASE_MAX_QUEUED', 1_024, 1, 1_000_000);
+  const databaseMaxQueued = countSetting(env, 'DATABASE_MAX_QUEUED', 1_024, 1, 1_000_000);
   const shutdownGraceMs = millisSetting(env, 'SHUTDOWN_GRACE_MS', 30_000, 1_000, 600_000);
   const requestDeadlineMs = millisSetting(env, 'REQUEST_DEADLINE_MS', 6_000, 0, 600_000);
   const databaseUrl = env.DATABASE_URL || null;
@@ -197,8 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** The adaptive per-destination limit: its start, its max (unset: 32, or the start if larger), its healthy latency. */
 function endpointConcurrencySettings(env: NodeJS.ProcessEnv): EndpointConcurrency {
-  const initial = millisSetting(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', DEFAULT_PER_ENDPOINT_LIMIT, 1, MAX_ENDPOINT_CONCURRENCY);
-  const max = millisSetting(env, 'WEBHOOK_ENDPOINT_MAX_CONCURRENCY', Math.max(DEFAULT_MAX_PER_ENDPOINT_LIMIT, initial), 1, MAX_ENDPOINT_CONCURRENCY);
+  const initial = countSetting(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', DEFAULT_PER_ENDPOINT_LIMIT, 1, MAX_ENDPOINT_CONCURRENCY);
+  const max = countSetting(env, 'WEBHOOK_ENDPOINT_MAX_CONCURRENCY', Math.max(DEFAULT_MAX_PER_ENDPOINT_LIMIT, initial), 1, MAX_ENDPOINT_CONCURRENCY);
   if (max < initial) throw new ConfigError(`WEBHOOK_ENDPOINT_MAX_CONCURRENCY (${max}) must be at least WEBHOOK_ENDPOINT_CONCURRENCY (${initial})`);
   // A healthy latency beyond the attempt deadline could never be exceeded by an answer.
   const healthyMs = millisSetting(env, 'WEBHOOK_ENDPOINT_HEALTHY_MS', DEFAULT_HEALTHY_LATENCY_MS, 1, ATTEMPT_TIMEOUT_MS);
@@ -212,8 +212,18 @@ function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return port;
 }
 
-/** A whole number from min to max (milliseconds, or a count), or the fallback when unset. */
+/** A duration setting (a `…_MS` variable): milliseconds, a whole number from min to max. */
 function millisSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  return wholeNumberSetting(env, name, fallback, min, max);
+}
+
+/** A count setting (requests queued, deliveries at once to an endpoint): a whole number from min to max. */
+function countSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  return wholeNumberSetting(env, name, fallback, min, max);
+}
+
+/** The variable `name` as a whole number from min to max, or fallback when it is unset or empty; a ConfigError names it otherwise. */
+function wholeNumberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
