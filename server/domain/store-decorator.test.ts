@@ -2,9 +2,11 @@
 // decorator forwards every member of the Store port to it, each call with all its arguments
 // (the CallOptions among them, or options that carry the caller's signal), and hands back what
 // the base returned. A decorator that drops an argument fails here; TypeScript cannot see it.
+import { trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { StoreCalls } from '../http/store-calls.ts';
 import { createMetrics, observeStore } from '../observability/metrics.ts';
+import { traceStore } from '../observability/tracing/store.ts';
 import { systemClock } from './clock.ts';
 import type { CallOptions, DeliveryQueue, Store } from './store.ts';
 import { StoreDecorator } from './store-decorator.ts';
@@ -45,6 +47,8 @@ function recordingStore(): { store: Store; calls: Call[]; queue: DeliveryQueue; 
 const DECORATORS: Record<string, (base: Store) => Store> = {
   StoreDecorator: (base) => new StoreDecorator(base),
   observeStore: (base) => observeStore(base, createMetrics({ clock: systemClock, defaultMetrics: false })),
+  // Outside a live span, as the delivery queue's and the streams' calls are (tracing/store.test.ts traces inside one).
+  traceStore: (base) => traceStore(base, trace.getTracer('store-decorator.test')),
   'StoreCalls of a write request': (base) => new StoreCalls(new Request('http://localhost/x', { method: 'POST' }), true).wrap(base),
   'StoreCalls of a read request': (base) => new StoreCalls(new Request('http://localhost/x'), false).wrap(base),
 };

@@ -7,7 +7,8 @@
 import { context, propagation, SpanStatusCode, trace, type Attributes, type Tracer } from '@opentelemetry/api';
 import { ATTR_DB_SYSTEM_NAME, ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import type { EventRecord } from '../../domain/model.ts';
-import type { Store, Tx } from '../../domain/store.ts';
+import type { CallOptions, OrderCreated, OrderCreation, PayoutCreated, PayoutCreation, PruneRequest, PruneResult, ReadTx, Store, Tx } from '../../domain/store.ts';
+import { StoreDecorator } from '../../domain/store-decorator.ts';
 import type { UnitObserver } from '../../domain/unit-observer.ts';
 import { epochAt, epochNow } from './clock.ts';
 
@@ -74,32 +75,49 @@ function stamped(tx: Tx, traceContext: string): Tx {
 
 /** The store with its calls traced (tracing on only: buildApp wraps it then and only then). */
 export function traceStore(store: Store, tracer: Tracer): Store {
-  const attrs: Attributes = { [ATTR_DB_SYSTEM_NAME]: store.kind === 'postgres' ? 'postgresql' : 'sqlite' };
-  return {
-    get kind() {
-      return store.kind;
-    },
-    migrate: () => store.migrate(),
-    read: (fn, opts) => storeSpan(tracer, STORE_SPANS.read, attrs, () => store.read(fn, opts)),
-    transactionsVersion: (environmentId) => store.transactionsVersion(environmentId),
-    transaction: (fn, opts) => {
-      // The caller's (the request's) context, taken before the store span opens.
-      const traceContext = activeTraceparent();
-      const run = traceContext === undefined ? fn : (tx: Tx) => fn(stamped(tx, traceContext));
-      return storeSpan(tracer, STORE_SPANS.transaction, attrs, () => store.transaction(run, opts));
-    },
-    createOrder: (c, opts) => {
-      const traceContext = activeTraceparent();
-      const traced = traceContext === undefined ? c : { ...c, event: { ...c.event, traceContext } };
-      return storeSpan(tracer, STORE_SPANS.createOrder, attrs, () => store.createOrder(traced, opts));
-    },
-    createPayout: (c, opts) => storeSpan(tracer, STORE_SPANS.createPayout, attrs, () => store.createPayout(c, opts)),
-    queue: store.queue,
-    onDeliveriesReady: (listener) => store.onDeliveriesReady(listener),
-    onEventsRecorded: (listener) => store.onEventsRecorded(listener),
-    prune: (req) => storeSpan(tracer, STORE_SPANS.prune, attrs, () => store.prune(req)),
-    close: () => store.close(),
-  };
+  return new TracedStore(store, tracer);
+}
+
+/** A span for each call of a request, and that request's trace context on the events it records; the rest forwarded as it is. */
+class TracedStore extends StoreDecorator {
+  readonly #attributes: Attributes;
+
+  constructor(
+    base: Store,
+    private readonly tracer: Tracer,
+  ) {
+    super(base);
+    this.#attributes = { [ATTR_DB_SYSTEM_NAME]: base.kind === 'postgres' ? 'postgresql' : 'sqlite' };
+  }
+
+  override read<T>(fn: (tx: ReadTx) => Promise<T>, opts?: CallOptions): Promise<T> {
+    return this.#span(STORE_SPANS.read, () => this.base.read(fn, opts));
+  }
+
+  override transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: CallOptions): Promise<T> {
+    // The caller's (the request's) context, taken before the store span opens.
+    const traceContext = activeTraceparent();
+    const run = traceContext === undefined ? fn : (tx: Tx) => fn(stamped(tx, traceContext));
+    return this.#span(STORE_SPANS.transaction, () => this.base.transaction(run, opts));
+  }
+
+  override createOrder(c: OrderCreation, opts?: CallOptions): Promise<OrderCreated> {
+    const traceContext = activeTraceparent();
+    const traced = traceContext === undefined ? c : { ...c, event: { ...c.event, traceContext } };
+    return this.#span(STORE_SPANS.createOrder, () => this.base.createOrder(traced, opts));
+  }
+
+  override createPayout(c: PayoutCreation, opts?: CallOptions): Promise<PayoutCreated> {
+    return this.#span(STORE_SPANS.createPayout, () => this.base.createPayout(c, opts));
+  }
+
+  override prune(req: PruneRequest): Promise<PruneResult> {
+    return this.#span(STORE_SPANS.prune, () => this.base.prune(req));
+  }
+
+  #span<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    return storeSpan(this.tracer, name, this.#attributes, fn);
+  }
 }
 
 /**
