@@ -10,6 +10,7 @@ import { AppError, isAppError } from '../domain/errors.ts';
 import { outcomeUnknown, storeUnavailable } from '../domain/outcomes.ts';
 import { newRequestId } from '../domain/ids.ts';
 import type { AppEnv } from './app-env.ts';
+import { isRead } from './methods.ts';
 import { problemResponse } from './problem.ts';
 import { isStoreUnavailable, unavailableReason } from '../domain/store-unavailable.ts';
 import { OutcomeUnknown } from '../domain/store-errors.ts';
@@ -24,7 +25,7 @@ export function problemErrorHandler(log: Logger): ErrorHandler<AppEnv> {
       return problemResponse(err, c.req.path, requestId);
     }
     // A lost COMMIT: the write may stand. A read has nothing to settle: it is just unavailable.
-    if (err instanceof OutcomeUnknown && c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+    if (err instanceof OutcomeUnknown && !isRead(c.req.method)) {
       log.warn({ requestId, reason: unavailableReason(err.cause) }, 'store write outcome unknown');
       return problemResponse(outcomeUnknown(), c.req.path, requestId);
     }

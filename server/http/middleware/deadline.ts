@@ -16,12 +16,12 @@ import type { AppError } from '../../domain/errors.ts';
 import { outcomeUnknown, storeUnavailable } from '../../domain/outcomes.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 import type { AppEnv } from '../app-env.ts';
+import { isRead } from '../methods.ts';
 import { StoreCalls } from '../store-calls.ts';
 
 export function requestDeadline(ms: number, timers: Timers = realTimers): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const method = c.req.method;
-    const calls = new StoreCalls(c.req.raw, method !== 'GET' && method !== 'HEAD');
+  return async function requestDeadline(c, next) {
+    const calls = new StoreCalls(c.req.raw, !isRead(c.req.method));
     c.set('storeCalls', calls);
     try {
       if (!(await expires(next(), ms, timers))) return;
