@@ -60,10 +60,15 @@ export function createCompleter<R extends { applied: readonly boolean[] }>(deps:
   let abandoned = false;
   const backoff = errorBackoff();
 
+  /** Attempts are queued and nothing else will write them: no write running, none scheduled this turn, no retry waiting. */
+  function readyToWrite(): boolean {
+    return writing === null && !turnScheduled && retryTimer === null && queued.length > 0;
+  }
+
   /** Writes now, or lingers for more while others are in flight. */
   function schedule(): void {
     if (abandoned) return;
-    if (writing !== null || turnScheduled || retryTimer !== null || queued.length === 0) return;
+    if (!readyToWrite()) return;
     if (deps.lingering() && queued.length < COMPLETE_LINGER_MIN) {
       lingerTimer ??= timers.setTimeout(() => {
         lingerTimer = null;
@@ -79,7 +84,7 @@ export function createCompleter<R extends { applied: readonly boolean[] }>(deps:
       timers.clearTimeout(lingerTimer);
       lingerTimer = null;
     }
-    if (writing !== null || turnScheduled || retryTimer !== null || queued.length === 0) return;
+    if (!readyToWrite()) return;
     turnScheduled = true;
     // One turn of the event loop: attempts finishing in the same turn join this batch.
     timers.setImmediate(() => {
