@@ -42,13 +42,18 @@ export async function makeCurrent(out: string, folder: string): Promise<void> {
   await symlink(path.relative(path.dirname(out), folder), link, 'junction');
   try {
     const existing = await lstat(out).catch(() => null);
-    // Named as the oldest build, so that it is the first removed.
-    if (existing?.isDirectory()) await rename(out, path.join(buildsFolder(out), buildName(0)));
+    // Named as the oldest build, so that it is the first removed. A build beside this one may
+    // have moved it already.
+    if (existing?.isDirectory()) await rename(out, path.join(buildsFolder(out), buildName(0))).catch(unlessMissing);
     await rename(link, out);
   } finally {
     await rm(link, { force: true });
   }
   await removeOldBuilds(out);
+}
+
+function unlessMissing(err: unknown): void {
+  if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
 }
 
 async function removeOldBuilds(out: string): Promise<void> {
