@@ -1,12 +1,16 @@
 // The batched order writes of the SQLite store (bulk-orders.ts): a batch's orders take a few
 // statements for all of them, numbered in submission order, and a batch that fails falls back
 // to one savepoint per order, so only the bad order's caller fails.
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { OrderCreation } from '../../domain/store.ts';
 import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
 import { endpointRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
-import type { SqliteStore } from './store.ts';
+import { TxScope } from '../tx.ts';
+import { sqliteBulkOrders } from './bulk-orders.ts';
+import { Db } from './db.ts';
+import { SqliteStore } from './store.ts';
 import { statementRecordingStores, transactionEndingStore, writeHeads } from './testing.ts';
 
 /** How many of the creations' orders, events and deliveries the store holds. */
@@ -67,6 +71,28 @@ describe('SQLite bulk orders', () => {
     expect(store.committer.stats.bulkUnits).toBe(3);
     const again = await store.createOrder(orderCreation(env, 'k-2'));
     expect(again.created).toBe(false);
+  });
+
+  it('a bulk write that fails notes nothing on its orders\' scopes: no events announced, no deliveries woken for what it did not write', async () => {
+    const raw = new Database(':memory:');
+    const store = new SqliteStore(raw);
+    try {
+      await store.migrate();
+      const { env } = await seedEnvironment(store);
+      await store.transaction((tx) => tx.endpoints.insert(endpointRecord(env)));
+      const bad = orderCreation(env);
+      bad.order.amountMinor = -1; // the table's CHECK refuses the batch's orders insert
+      const items = [orderCreation(env), bad].map((creation) => ({ creation, scope: new TxScope() }));
+      raw.exec('BEGIN');
+      expect(() => sqliteBulkOrders(new Db(raw)).run(items)).toThrow(/CHECK constraint failed/);
+      raw.exec('ROLLBACK');
+      expect(items.map(({ scope }) => [scope.eventEnvironments, scope.deliveriesReady])).toEqual([
+        [null, false],
+        [null, false],
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 
   describe('an error that ends the whole transaction (an I/O error) in a batch of orders', () => {
