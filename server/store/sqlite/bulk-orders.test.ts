@@ -1,10 +1,26 @@
 // The batched order writes of the SQLite store (bulk-orders.ts): a batch's orders take a few
 // statements for all of them, numbered in submission order, and a batch that fails falls back
 // to one savepoint per order, so only the bad order's caller fails.
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import type { OrderCreation } from '../../domain/store.ts';
+import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
 import { endpointRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
-import { statementRecordingStores, writeHeads } from './testing.ts';
+import { TxScope } from '../tx.ts';
+import { sqliteBulkOrders } from './bulk-orders.ts';
+import { Db } from './db.ts';
+import { SqliteStore } from './store.ts';
+import { statementRecordingStores, transactionEndingStore, writeHeads } from './testing.ts';
+
+/** How many of the creations' orders, events and deliveries the store holds. */
+async function storedCounts(store: SqliteStore, creations: readonly OrderCreation[]): Promise<{ orders: number; events: number; deliveries: number }> {
+  const found = await store.read((tx) =>
+    Promise.all(creations.map(async (c) => [await tx.orders.get(c.order.environmentId, c.order.id), await tx.events.get(c.order.environmentId, c.event.id), await tx.deliveries.get(c.order.environmentId, c.delivery.id)])),
+  );
+  const count = (i: number): number => found.filter((f) => f[i] !== null).length;
+  return { orders: count(0), events: count(1), deliveries: count(2) };
+}
 
 describe('SQLite bulk orders', () => {
   const open = statementRecordingStores('store-bulk-orders');
@@ -55,5 +71,70 @@ describe('SQLite bulk orders', () => {
     expect(store.committer.stats.bulkUnits).toBe(3);
     const again = await store.createOrder(orderCreation(env, 'k-2'));
     expect(again.created).toBe(false);
+  });
+
+  it('a bulk write that fails notes nothing on its orders\' scopes: no events announced, no deliveries woken for what it did not write', async () => {
+    const raw = new Database(':memory:');
+    const store = new SqliteStore(raw);
+    try {
+      await store.migrate();
+      const { env } = await seedEnvironment(store);
+      await store.transaction((tx) => tx.endpoints.insert(endpointRecord(env)));
+      const bad = orderCreation(env);
+      bad.order.amountMinor = -1; // the table's CHECK refuses the batch's orders insert
+      const items = [orderCreation(env), bad].map((creation) => ({ creation, scope: new TxScope() }));
+      raw.exec('BEGIN');
+      expect(() => sqliteBulkOrders(new Db(raw)).run(items)).toThrow(/CHECK constraint failed/);
+      raw.exec('ROLLBACK');
+      expect(items.map(({ scope }) => [scope.eventEnvironments, scope.deliveriesReady])).toEqual([
+        [null, false],
+        [null, false],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  describe('an error that ends the whole transaction (an I/O error) in a batch of orders', () => {
+    /** Six orders with an endpoint, submitted together, on a store whose order inserts fail `faults` times; what their callers heard. */
+    async function batchOfSix(faults: number) {
+      const { store, faults: armed } = await transactionEndingStore(/^INSERT INTO orders/);
+      const { env } = await seedEnvironment(store);
+      await store.transaction((tx) => tx.endpoints.insert(endpointRecord(env)));
+      const heard = { events: 0, ready: 0 };
+      store.onEventsRecorded(() => (heard.events += 1));
+      store.onDeliveriesReady(() => (heard.ready += 1));
+      const creations = Array.from({ length: 6 }, () => orderCreation(env));
+      armed.left = faults;
+      const settled = await Promise.allSettled(creations.map((c) => store.createOrder(c)));
+      armed.left = 0;
+      return { store, creations, settled, heard };
+    }
+
+    it('once: every caller is answered store-unavailable and none of the orders is stored; the same orders again are created', async () => {
+      const { store, creations, settled, heard } = await batchOfSix(1);
+      try {
+        expect(settled.map((s) => s.status === 'rejected' && isStoreUnavailable(s.reason))).toEqual(Array(6).fill(true));
+        expect(await storedCounts(store, creations)).toEqual({ orders: 0, events: 0, deliveries: 0 });
+        expect(heard).toEqual({ events: 0, ready: 0 });
+        // Nothing of the failed batch stands, its order numbers included.
+        const again = await Promise.all(creations.map((c) => store.createOrder(c)));
+        expect(again.map((r) => (r.created ? r.order.orderNumber : null))).toEqual(creations.map((_, i) => `ORD-${String(i + 1).padStart(6, '0')}`));
+        expect(await storedCounts(store, creations)).toEqual({ orders: 6, events: 6, deliveries: 6 });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('every time: every caller is answered store-unavailable (none left waiting) and nothing is stored', async () => {
+      const { store, creations, settled, heard } = await batchOfSix(Infinity);
+      try {
+        expect(settled.map((s) => s.status === 'rejected' && isStoreUnavailable(s.reason))).toEqual(Array(6).fill(true));
+        expect(await storedCounts(store, creations)).toEqual({ orders: 0, events: 0, deliveries: 0 });
+        expect(heard).toEqual({ events: 0, ready: 0 });
+      } finally {
+        await store.close();
+      }
+    });
   });
 });

@@ -38,18 +38,14 @@ export function sqliteBulkOrders(db: Db): Bulk<BulkOrder, OrderCreated> {
       const events: object[] = [];
       const deliveries: object[] = [];
       const keys: object[] = [];
-      const results = items.map(({ creation: c, scope }, i): OrderCreated => {
+      const results = items.map(({ creation: c }, i): OrderCreated => {
         if (!winners[i]) return { created: false };
         const o = c.order;
         const order = { ...o, orderNumber: formatOrderNumber(numbers.next(o.environmentId)) };
         orders.push(m.orderToRow(order));
         events.push(m.eventToRow(c.event));
-        (scope.eventEnvironments ??= new Set()).add(o.environmentId);
         const ep = endpoints.get(o.environmentId);
-        if (ep !== undefined) {
-          deliveries.push(m.deliveryToRow({ ...c.delivery, endpointId: ep.id, endpointVersion: ep.version, url: ep.url }));
-          scope.deliveriesReady = true;
-        }
+        if (ep !== undefined) deliveries.push(m.deliveryToRow({ ...c.delivery, endpointId: ep.id, endpointVersion: ep.version, url: ep.url }));
         if (c.idempotency !== null) keys.push(idempotencyKeyRow(o.environmentId, c.idempotency.key, { orderId: o.id, requestHash: c.idempotency.requestHash, createdAt: o.createdAt }));
         return { created: true, order, delivery: ep !== undefined };
       });
@@ -66,9 +62,20 @@ export function sqliteBulkOrders(db: Db): Bulk<BulkOrder, OrderCreated> {
         inserts.deliveries.run(db, deliveries);
         inserts.keys.run(db, keys);
       }
+      noteWrites(items, results);
       return results;
     },
   };
+}
+
+/** Each created order's event (and delivery) on its caller's scope: only once every row is in, so a bulk write that throws announces nothing. */
+function noteWrites(items: readonly BulkOrder[], results: readonly OrderCreated[]): void {
+  results.forEach((r, i) => {
+    if (!r.created) return;
+    const scope = items[i]!.scope;
+    (scope.eventEnvironments ??= new Set()).add(r.order.environmentId);
+    if (r.delivery) scope.deliveriesReady = true;
+  });
 }
 
 /** Whether each order may be created: its key, if any, is neither recorded nor taken by an earlier order of the batch. */

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { CallCancelled } from '../../domain/store-errors.ts';
 import { until } from '../../../testing/until.ts';
-import { GroupCommitter } from './group-commit.ts';
+import { GroupCommitter, type Bulk } from './group-commit.ts';
 
 /** A committer on a fresh database; `statements` is every statement the connection ran, in order (better-sqlite3's verbose). */
 function setup(): { raw: Database.Database; gc: GroupCommitter; commits: () => number; statements: string[] } {
@@ -11,6 +11,36 @@ function setup(): { raw: Database.Database; gc: GroupCommitter; commits: () => n
   raw.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
   return { raw, gc: new GroupCommitter(raw), commits: () => statements.filter((t) => t === 'COMMIT').length, statements };
 }
+
+/** What SQLite does on some SQLITE_IOERR, SQLITE_FULL or SQLITE_NOMEM: the whole transaction rolled back, then the error. */
+function endTransaction(raw: Database.Database): never {
+  raw.prepare('ROLLBACK').run();
+  throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
+}
+
+/** A bulk kind inserting its keys into t, and each key's unit alone; `fails()` true: the write ends the whole transaction instead. */
+function faultyKeys(raw: Database.Database, fails: () => boolean): { kind: Bulk<string, string>; alone: (k: string) => () => string } {
+  const insert = (k: string): string => {
+    if (fails()) endTransaction(raw);
+    raw.prepare('INSERT INTO t (k) VALUES (?)').run(k);
+    return k;
+  };
+  return { kind: { run: (keys) => keys.map(insert) }, alone: (k) => () => insert(k) };
+}
+
+/** Each promise's outcome as soon as it settles: what is still pending reads `pending`. */
+function outcomes(promises: readonly Promise<unknown>[]): string[] {
+  const seen = promises.map(() => 'pending');
+  promises.forEach((p, i) =>
+    p.then(
+      () => (seen[i] = 'fulfilled'),
+      (err: unknown) => (seen[i] = `rejected ${(err as { code?: string }).code ?? (err as Error).message}`),
+    ),
+  );
+  return seen;
+}
+
+const keysIn = (raw: Database.Database): string[] => (raw.prepare('SELECT k FROM t ORDER BY k').all() as { k: string }[]).map((r) => r.k);
 
 describe('GroupCommitter', () => {
   it('commits concurrent units in one transaction and rolls back a failing unit alone', async () => {
@@ -152,5 +182,56 @@ describe('GroupCommitter', () => {
     await gc.submit(insert('later'));
     expect(started).toEqual(['slow', 'later']);
     expect(raw.prepare('SELECT k FROM t ORDER BY k').all()).toEqual([{ k: 'later' }, { k: 'slow' }]);
+  });
+
+  it('a unit whose error ended the whole transaction: it and the units before it are answered with the error, nothing stored; the rest run in the next batch', async () => {
+    const { raw, gc } = setup();
+    const insert = (k: string) => () => raw.prepare('INSERT INTO t (k) VALUES (?)').run(k);
+    const seen = outcomes([gc.submit(insert('a')), gc.submit(() => endTransaction(raw)), gc.submit(insert('c'))]);
+    await gc.idle();
+    expect(seen).toEqual(['rejected SQLITE_IOERR', 'rejected SQLITE_IOERR', 'fulfilled']);
+    expect(keysIn(raw)).toEqual(['c']);
+  });
+
+  it('a bulk write whose error ends the whole transaction once: every unit of the batch is answered with it and none is stored; the next batch commits', async () => {
+    const { raw, gc, statements } = setup();
+    let faults = 1;
+    const { kind, alone } = faultyKeys(raw, () => faults-- > 0);
+    statements.length = 0;
+    const seen = outcomes([gc.submit(() => raw.prepare("INSERT INTO t (k) VALUES ('plain')").run()), ...['a', 'b', 'c', 'd'].map((k) => gc.submitBulk(kind, k, alone(k)))]);
+    await gc.idle();
+    expect(seen).toEqual(Array(5).fill('rejected SQLITE_IOERR'));
+    expect(keysIn(raw)).toEqual([]);
+    // No unit ran on after the transaction ended: a SAVEPOINT there would have begun (and its RELEASE committed) one of its own.
+    expect(statements.filter((t) => /^(SAVEPOINT|RELEASE|COMMIT)/.test(t))).toEqual(['SAVEPOINT unit', 'RELEASE unit', 'SAVEPOINT unit']);
+    expect(await gc.submitBulk(kind, 'e', alone('e'))).toBe('e');
+    expect(keysIn(raw)).toEqual(['e']);
+  });
+
+  it('a bulk write whose error ends the whole transaction every time: every caller is answered, nothing is stored', async () => {
+    const { raw, gc } = setup();
+    let failing = true;
+    const { kind, alone } = faultyKeys(raw, () => failing);
+    const seen = outcomes([...['a', 'b', 'c'].map((k) => gc.submitBulk(kind, k, alone(k))), gc.submit(() => 'read-only unit')]);
+    await gc.idle();
+    expect(seen).toEqual(['rejected SQLITE_IOERR', 'rejected SQLITE_IOERR', 'rejected SQLITE_IOERR', 'fulfilled']);
+    expect(keysIn(raw)).toEqual([]);
+    failing = false;
+    expect(await gc.submitBulk(kind, 'd', alone('d'))).toBe('d');
+  });
+
+  it('a bulk write that falls back to its units alone, one of which ends the whole transaction: the units after it are answered in the next batch', async () => {
+    const { raw, gc } = setup();
+    // The bulk write fails its own savepoint only (each unit then runs alone); b alone ends the transaction.
+    const kind: Bulk<string, string> = {
+      run: () => {
+        throw new Error('bulk refused');
+      },
+    };
+    const alone = (k: string) => () => (k === 'b' ? endTransaction(raw) : (raw.prepare('INSERT INTO t (k) VALUES (?)').run(k), k));
+    const seen = outcomes(['a', 'b', 'c', 'd'].map((k) => gc.submitBulk(kind, k, alone(k))));
+    await gc.idle();
+    expect(seen).toEqual(['rejected SQLITE_IOERR', 'rejected SQLITE_IOERR', 'fulfilled', 'fulfilled']);
+    expect(keysIn(raw)).toEqual(['c', 'd']);
   });
 });

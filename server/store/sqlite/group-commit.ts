@@ -27,6 +27,13 @@
 // of that kind run as one call, in one savepoint, a few statements for all of them where each
 // alone takes several. Should that fail, its savepoint is rolled back and each of them runs
 // alone, as any unit does, so a bad one fails only its caller.
+//
+// Some errors (an I/O error, an out-of-memory, some disk-full cases) make SQLite roll back the
+// whole transaction by itself. Nothing of the batch stands then, so nobody may go on in it: a
+// SAVEPOINT outside a transaction begins one of its own, which its RELEASE commits, without
+// the sync and under an error answer. The unit (or the bulk call's units) and every unit the
+// batch ran before are answered with that error; the units it had not started are queued
+// again, at the head, for the next batch.
 import type Database from 'better-sqlite3';
 import { CallCancelled } from '../../domain/store-errors.ts';
 import type { ObservedUnit, UnitObserver } from '../../domain/unit-observer.ts';
@@ -76,7 +83,7 @@ class Control {
   readonly commit: Database.Statement;
   readonly rollback: Database.Statement;
 
-  constructor(raw: Database.Database) {
+  constructor(private readonly raw: Database.Database) {
     this.begin = raw.prepare('BEGIN IMMEDIATE');
     this.savepoint = raw.prepare('SAVEPOINT unit');
     this.release = raw.prepare('RELEASE unit');
@@ -85,12 +92,31 @@ class Control {
     this.rollback = raw.prepare('ROLLBACK');
   }
 
-  /** Undoes the unit's writes and ends its savepoint (ROLLBACK TO keeps it open). */
-  undoUnit(): void {
-    this.rollbackToUnit.run();
-    this.release.run();
+  /** Opens a unit's savepoint in the batch's transaction; throws when that has ended (a SAVEPOINT would begin another). */
+  openUnit(): void {
+    if (!this.raw.inTransaction) throw new Error("the batch's transaction has ended");
+    this.savepoint.run();
+  }
+
+  /**
+   * After a unit's error: its writes undone and its savepoint ended (ROLLBACK TO keeps it
+   * open), null; or `err` itself when the whole transaction is gone (SQLite ended it, or the
+   * undo failed), so that the batch stops there.
+   */
+  undoUnit(err: unknown): unknown {
+    if (!this.raw.inTransaction) return err;
+    try {
+      this.rollbackToUnit.run();
+      this.release.run();
+      return null;
+    } catch {
+      return err;
+    }
   }
 }
+
+/** What a bulk call came to: all its units written, rolled back for each to run alone, or the error that ended the transaction. */
+type BulkEnd = 'written' | 'alone' | { fatal: unknown };
 
 interface Done {
   job: Job;
@@ -213,18 +239,7 @@ export class GroupCommitter {
     const done: Done[] = [];
     let fatal: unknown = null;
     for (const group of groups) {
-      const jobs = group.filter((j) => j.state === 'queued');
-      if (jobs.length > 0 && jobs[0]!.bulk !== null) {
-        for (const job of jobs) job.state = 'started';
-        if (this.runBulk(jobs, done)) continue;
-      }
-      for (const job of jobs) {
-        // A unit whose caller was answered while earlier ones ran is never started.
-        if (job.state === 'cancelled') continue;
-        job.state = 'started';
-        fatal = await this.runUnit(job, done);
-        if (fatal !== null) break;
-      }
+      fatal = await this.runGroup(group, done);
       if (fatal !== null) break;
     }
     // The error ended the whole transaction: what the batch had not started goes back to the
@@ -233,43 +248,65 @@ export class GroupCommitter {
     await this.finish(done, fatal);
   }
 
-  /** A bulk kind's units as one call in one savepoint; false when it threw (rolled back: each then runs alone). */
-  private runBulk(jobs: Job[], done: Done[]): boolean {
+  /** A group's units: a bulk kind's as one call when it can, else each alone; the error that ended the whole transaction, or null. */
+  private async runGroup(group: Job[], done: Done[]): Promise<unknown> {
+    const jobs = group.filter((j) => j.state === 'queued');
+    if (jobs.length > 0 && jobs[0]!.bulk !== null) {
+      const end = this.runBulk(jobs, done);
+      if (end === 'written') return null;
+      if (end !== 'alone') return end.fatal;
+    }
+    for (const job of jobs) {
+      // A unit whose caller was answered while earlier ones ran is never started.
+      if (job.state === 'cancelled') continue;
+      job.state = 'started';
+      const fatal = await this.runUnit(job, done);
+      if (fatal !== null) return fatal;
+    }
+    return null;
+  }
+
+  /**
+   * A bulk kind's units as one call in one savepoint. Synchronous, so none of them can be
+   * cancelled meanwhile: rolled back ('alone'), they are still queued, each to run alone.
+   */
+  private runBulk(jobs: Job[], done: Done[]): BulkEnd {
     const kind = jobs[0]!.bulk!.kind;
     if (this.observer) for (const job of jobs) job.observed?.started(performance.now());
-    this.control.savepoint.run();
     let values: unknown[];
     try {
+      this.control.openUnit();
       values = kind.run(jobs.map((j) => j.bulk!.item));
       if (values.length !== jobs.length) throw new Error(`a bulk run answered ${values.length} values for ${jobs.length} units`);
-    } catch {
-      if (this.raw.inTransaction) this.control.undoUnit();
-      return false;
+      this.control.release.run();
+    } catch (err) {
+      const fatal = this.control.undoUnit(err);
+      if (fatal === null) return 'alone';
+      for (const job of jobs) answered(job, done, false, fatal);
+      return { fatal };
     }
-    this.control.release.run();
-    jobs.forEach((job, i) => done.push({ job, ok: true, value: values[i] }));
+    jobs.forEach((job, i) => answered(job, done, true, values[i]));
     this.stats.bulkUnits += jobs.length;
-    return true;
+    return 'written';
   }
 
   /** One unit in its own savepoint; the error that ended the whole transaction, or null. */
   private async runUnit(job: Job, done: Done[]): Promise<unknown> {
     job.observed?.started(performance.now());
-    this.control.savepoint.run();
+    try {
+      this.control.openUnit();
+    } catch (err) {
+      done.push({ job, ok: false, value: err });
+      return err; // no savepoint to undo: the batch cannot go on
+    }
     try {
       const value = await job.run();
       this.control.release.run();
       done.push({ job, ok: true, value });
       return null;
     } catch (err) {
-      if (!this.raw.inTransaction) {
-        // The error ended the whole transaction (disk full, I/O error): nothing of the batch stands.
-        done.push({ job, ok: false, value: err });
-        return err;
-      }
-      this.control.undoUnit();
       done.push({ job, ok: false, value: err });
-      return null;
+      return this.control.undoUnit(err);
     }
   }
 
@@ -314,6 +351,12 @@ export class GroupCommitter {
 function committing(done: readonly Done[]): void {
   const at = performance.now();
   for (const d of done) d.job.observed?.committing(at);
+}
+
+/** A bulk call's unit, started and done: answered with the batch. */
+function answered(job: Job, done: Done[], ok: boolean, value: unknown): void {
+  job.state = 'started';
+  done.push({ job, ok, value });
 }
 
 /** Runs a job alone and answers its caller. */
