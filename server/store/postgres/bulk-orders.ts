@@ -2,9 +2,9 @@
 // group-commit.ts). Alone, an order is three round trips on the batch's one executing
 // connection (its rows; its idempotency key; the savepoint around it), each a statement
 // PostgreSQL parses and plans: under load those waits, not the database's work, set the rate.
-// Here the batch's orders go as typed arrays, one per column whose value varies (the others as
-// one value), and the unique key of order_idempotency_keys decides every order's fate inside
-// the statement, when any order has a key: an order whose key
+// Here the batch's orders go as typed arrays, one per column, and the unique key of
+// order_idempotency_keys decides every order's fate inside the statement, when any order has
+// a key: an order whose key
 // is already taken (committed earlier, by a concurrent batch meanwhile, or by an earlier order
 // of the same statement) inserts nothing, and its caller reads the winner after the commit.
 // Its number, taken before the statement, stays unused: a gap, as a rolled-back order leaves.
@@ -35,39 +35,22 @@ async function columnTypes(client: pg.PoolClient): Promise<Types> {
 }
 
 /**
- * One table's rows as parameters: a column whose value differs between the rows goes as one
- * typed array (unnest), a column with one value for all of them as one value; the first column
- * (the identity) always as an array, which gives the rows. `shape` names which went how: the
- * statement's text, and so its prepared form, depends on it.
+ * One table's rows as parameters: each column as one typed array (unnest), whatever the rows
+ * share. The statement's text then depends on nothing the batch holds (a column sent as one
+ * value where the rows agree made one prepared statement per pattern of shared columns, which
+ * clients steer: every pattern was prepared on every pool connection and never released).
  */
 class Columns {
-  readonly arrays: string[] = [];
-  readonly scalars: string[] = [];
-
   constructor(
     readonly table: string,
     readonly names: readonly string[],
-    rows: readonly object[],
-  ) {
-    names.forEach((c, i) => {
-      const first = (rows[0] as Row | undefined)?.[c];
-      if (i > 0 && rows.every((r) => (r as Row)[c] === first)) this.scalars.push(c);
-      else this.arrays.push(c);
-    });
-  }
-
-  get shape(): string {
-    return `${this.table}:${this.scalars.join(',')}`;
-  }
+  ) {}
 
   /** Binds the parameters; returns the FROM clause (rows as `r`, in order) and each column's expression. */
-  bind(rows: readonly object[], types: Types, values: unknown[]): { from: string; exprs: string[]; expr(column: string): string } {
+  bind(rows: readonly object[], types: Types, values: unknown[]): { from: string; exprs: string[] } {
     const cast = (c: string): string => types.get(`${this.table}.${c}`) ?? 'text';
-    const param = (v: unknown): number => values.push(v);
-    const arrays = this.arrays.map((c) => `$${param(rows.map((r) => (r as Row)[c]))}::${cast(c)}[]`);
-    const scalar = new Map(this.scalars.map((c) => [c, `$${param((rows[0] as Row)[c])}::${cast(c)}`]));
-    const expr = (c: string): string => scalar.get(c) ?? `r.${c}`;
-    return { from: `unnest(${arrays.join(', ')}) WITH ORDINALITY AS r(${this.arrays.join(', ')}, ordinality)`, exprs: this.names.map(expr), expr };
+    const arrays = this.names.map((c) => `$${values.push(rows.map((r) => (r as Row)[c]))}::${cast(c)}[]`);
+    return { from: `unnest(${arrays.join(', ')}) WITH ORDINALITY AS r(${this.names.join(', ')}, ordinality)`, exprs: this.names.map((c) => `r.${c}`) };
   }
 }
 
@@ -79,10 +62,10 @@ class Columns {
  */
 function statement(rows: ReturnType<typeof rowsOf>[], types: Types): { name: string; text: string; values: unknown[] } {
   const keyRows = rows.flatMap((x) => (x.key === null ? [] : [x.key]));
-  const orders = new Columns('orders', Object.keys(rows[0]!.order), rows.map((x) => x.order));
-  const events = new Columns('events', Object.keys(rows[0]!.event), rows.map((x) => x.event));
-  const deliveries = new Columns('deliveries', Object.keys(rows[0]!.delivery), rows.map((x) => x.delivery));
-  const keys = keyRows.length === 0 ? null : new Columns('order_idempotency_keys', Object.keys(keyRows[0]!), keyRows);
+  const orders = new Columns('orders', Object.keys(rows[0]!.order));
+  const events = new Columns('events', Object.keys(rows[0]!.event));
+  const deliveries = new Columns('deliveries', Object.keys(rows[0]!.delivery));
+  const keys = keyRows.length === 0 ? null : new Columns('order_idempotency_keys', Object.keys(keyRows[0]!));
   const values: unknown[] = [];
   const o = orders.bind(rows.map((x) => x.order), types, values);
   const ev = events.bind(rows.map((x) => x.event), types, values);
@@ -101,29 +84,18 @@ function statement(rows: ReturnType<typeof rowsOf>[], types: Types): { name: str
     `;
   }
   const text = `WITH ${withKeys}o AS (INSERT INTO orders (${orders.names.join(', ')})
-      SELECT ${o.exprs.join(', ')} FROM ${o.from}${won(o.expr('id'))} ORDER BY r.ordinality),
+      SELECT ${o.exprs.join(', ')} FROM ${o.from}${won('r.id')} ORDER BY r.ordinality),
     ev AS (INSERT INTO events (${events.names.join(', ')})
-      SELECT ${ev.exprs.join(', ')} FROM ${ev.from}${won(ev.expr('order_id'))} ORDER BY r.ordinality),
+      SELECT ${ev.exprs.join(', ')} FROM ${ev.from}${won('r.order_id')} ORDER BY r.ordinality),
     d AS (INSERT INTO deliveries (${deliveries.names.join(', ')}, ${TARGET.join(', ')})
       SELECT ${d.exprs.join(', ')}, ep.id, ep.version, ep.url
         FROM ${d.from}
-        JOIN webhook_endpoints ep ON ep.environment_id = ${d.expr('environment_id')} AND ep.active = TRUE${keys === null ? '' : ` AND ${d.expr('order_id')} IN (SELECT id FROM won)`}
+        JOIN webhook_endpoints ep ON ep.environment_id = r.environment_id AND ep.active = TRUE${keys === null ? '' : ' AND r.order_id IN (SELECT id FROM won)'}
        ORDER BY r.ordinality
       RETURNING order_id)
     SELECT ${keys === null ? 'NULL::text[]' : '(SELECT array_agg(id) FROM won)'} AS created, (SELECT array_agg(order_id) FROM d) AS delivered`;
-  const shape = [orders.shape, events.shape, deliveries.shape, keys?.shape ?? 'no keys'].join('|');
-  return { name: preparedName(shape), text, values };
-}
-
-/** One prepared statement per shape of batch (which columns vary): a few names, each prepared once per connection. */
-const shapes = new Map<string, string>();
-function preparedName(shape: string): string {
-  let name = shapes.get(shape);
-  if (name === undefined) {
-    name = `bulk-orders-${shapes.size + 1}`;
-    shapes.set(shape, name);
-  }
-  return name;
+  // Two texts in all (with keys, without): each is prepared once per connection.
+  return { name: keys === null ? 'bulk-orders' : 'bulk-orders-keys', text, values };
 }
 
 /** The rows of one creation, its order numbered. */

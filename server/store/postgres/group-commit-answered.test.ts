@@ -9,7 +9,7 @@ import { FakeTimers } from '../../delivery/testing.ts';
 import { CallCancelled, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { until } from '../../../testing/until.ts';
 import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
-import { PgGroupCommitter, StoreOverloaded, type Attempt, type GroupCommitOptions } from './group-commit.ts';
+import { PgGroupCommitter, StoreOverloaded, type Attempt, type GroupCommitOptions, type Bulk } from './group-commit.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 
 /** Fires the units' whole deadlines (queue wait + transaction, 6 s by default), not a batch's own (4 s). */
@@ -133,4 +133,38 @@ describe('PostgreSQL group commit: callers answered early', () => {
     expect(started).toEqual(['retried', 'retried']);
     expect(await rows()).toEqual(['retried']);
   });
+  // A bulk statement that fails with the database's own error: nothing of it stands.
+  const failingKind: Bulk<string, string> = {
+    async run(client) {
+      await client.query('SELECT 1/0');
+      return [];
+    },
+  };
+
+  for (const where of ['sent alone', 'inside a batch'] as const) {
+    it(`a unit whose bulk statement failed (${where}) and that is answered before it runs alone was not written: its caller hears so, not outcome-unknown`, async () => {
+      const { committer, rows, started } = await open();
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      // Inside a batch: a plain unit first, so the bulk statement runs in a savepoint after BEGIN.
+      const plain = where === 'inside a batch' ? [committer.submit(insert(started, 'plain'))] : [];
+      const first = committer.submitBulk(failingKind, 'first', insert(started, 'first', () => gate));
+      const request = new AbortController();
+      const second = committer.submitBulk(failingKind, 'second', insert(started, 'second'), request.signal);
+      // The statement failed; the first unit runs alone and holds the batch at its gate.
+      let err: unknown;
+      try {
+        await until(() => started.includes('first'), 'the first unit running alone');
+        request.abort();
+        err = await second.then(() => null, (e: unknown) => e);
+      } finally {
+        release(); // a failed expectation leaves no batch held (the pool could not end)
+      }
+      expect(err).toBeInstanceOf(CallCancelled);
+      await expect(first).resolves.toBe('first');
+      await Promise.all(plain);
+      expect(started).toEqual(where === 'inside a batch' ? ['plain', 'first'] : ['first']);
+      expect(await rows()).toEqual(where === 'inside a batch' ? ['first', 'plain'] : ['first']);
+    });
+  }
 });

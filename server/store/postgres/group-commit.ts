@@ -511,7 +511,10 @@ export class PgGroupCommitter {
       run.committed = true;
       return true;
     }
-    if (outcomes === null) return false;
+    if (outcomes === null) {
+      notWritten(jobs); // the database refused the statement: a transaction of its own, nothing of it stands
+      return false;
+    }
     jobs.forEach((job, k) => this.succeeded(run, job, outcomes[k]!));
     run.bulkUnits += jobs.length;
     run.committed = true;
@@ -563,11 +566,15 @@ export class PgGroupCommitter {
     const outcomes = await this.bulkOutcomes(run, kind, jobs);
     if (outcomes === null || outcomes instanceof OutcomeUnknown) {
       await this.rollbackUnit(run);
+      notWritten(jobs);
       return false;
     }
     // Last in the batch, its savepoint is left to the COMMIT: a bulk run catches no error of
     // its own, so there is no aborted subtransaction to find (what releaseUnit looks for).
-    if (more && !(await this.releaseUnit(run, more))) return false;
+    if (more && !(await this.releaseUnit(run, more))) {
+      notWritten(jobs);
+      return false;
+    }
     jobs.forEach((job, k) => this.succeeded(run, job, outcomes[k]!));
     run.bulkUnits += jobs.length;
     return true;
@@ -707,6 +714,14 @@ export class PgGroupCommitter {
     }
     return taken;
   }
+}
+
+/**
+ * Units whose bulk statement was undone: nothing of them can commit, so a caller answered
+ * before each runs alone hears that nothing was written, not OutcomeUnknown.
+ */
+function notWritten(jobs: Job[]): void {
+  for (const job of jobs) job.phase = 'taken';
 }
 
 /** No answer from the database (socket lost, destroyed by a deadline): not a statement's own error. */
