@@ -56,7 +56,7 @@ export interface BuildAppOptions {
    * The program of the delivery engine's sending thread (main.ts: sender-thread.ts, or its
    * bundle), used unless DELIVERY_THREAD=off; without it the webhooks are sent from this thread.
    */
-  senderThread?: Pick<ThreadSenderOptions, 'entry' | 'execArgv'>;
+  senderThread?: Pick<ThreadSenderOptions, 'entry' | 'execArgv' | 'restart'>;
   /** main.ts creates these before the store is open (they answer while it starts). */
   metrics?: Metrics;
   readiness?: Readiness;
