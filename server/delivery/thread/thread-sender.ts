@@ -11,7 +11,8 @@
 // bring the attempts back. Should the thread itself fail (an uncaught error, a program that
 // cannot load), the failure is logged and counted, and the attempts it held are sent from this
 // thread by the in-process sender built from the same options: a lost thread never turns into
-// network errors that use up the deliveries' schedules. Each thread owns its attempts, so a late
+// network errors that use up the deliveries' schedules (one the thread had sent may reach its
+// receiver twice, as after any crash: receivers deduplicate by event id). Each thread owns its attempts, so a late
 // `exit` of a lost thread touches none of its successor's. A new thread starts after a backoff
 // (restarts.ts), meanwhile attempts are sent in-process; after repeated failures in a row no
 // thread starts again and `givenUp()` says why (readiness). A shutdown's abort reaches the
