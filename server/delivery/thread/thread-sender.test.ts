@@ -165,6 +165,35 @@ describe('the sending thread', () => {
     expect(sender.threads().running).toBe(false);
   });
 
+  it("a lost thread's error and late exit leave its successor's attempts alone: each is sent once and answered by its receiver", async () => {
+    const timers = new FakeTimers();
+    let successor: Promise<unknown> | null = null;
+    const { sender, lost } = threadSender({
+      ...program('./testing/crashing-thread.ts'),
+      timers,
+      restart: { firstMs: 1_000, maxMs: 1_000, giveUpAfter: 3 },
+      // On the lost thread's 'error', before its 'exit': the backoff ends and a new thread takes an attempt.
+      onThreadLost: (err) => {
+        lost.push(err);
+        timers.fireAll();
+        successor = sender.send({ url: `${base}/hang`, body: '{"thread":2}', headers: {} });
+      },
+    });
+    try {
+      expect(await sender.send({ url: `${base}/crash`, body: '{}', headers: {} })).toMatchObject({ statusCode: 200 });
+      expect(sender.threads()).toEqual({ started: 2, running: true });
+      await until(() => held.length === 1, "the successor's attempt at the receiver");
+      // A later attempt answered through the new thread: it had sent the held one by then.
+      expect(await sender.send({ url: `${base}/ok`, body: '{"marker":2}', headers: {} })).toMatchObject({ statusCode: 200 });
+      expect(seen.filter((s) => s.body === '{"thread":2}')).toHaveLength(1);
+      released();
+      expect(await successor).toMatchObject({ outcome: 'response', statusCode: 200, responseBody: 'late' });
+      expect(lost).toHaveLength(1);
+    } finally {
+      await sender.close();
+    }
+  });
+
   it('a thread that cannot start: every attempt is sent in-process, restarts back off under a fake clock and stop after repeated failures', async () => {
     const timers = new FakeTimers();
     const { sender, lost, lines } = threadSender({ ...program('./no-such-thread.ts'), timers, restart: { firstMs: 1_000, maxMs: 1_500, giveUpAfter: 3 } });
