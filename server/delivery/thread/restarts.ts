@@ -18,7 +18,7 @@ export interface Restarts {
   /** Whether a thread may be started now. */
   allowed(): boolean;
   /** Counts a failure: the wait before the next start (ms), or null once given up. */
-  failed(err: Error): number | null;
+  failed(): number | null;
   /** A thread answered: its run of failures is over. */
   answered(): void;
   /** Why no thread is started any more, or null. */
@@ -33,10 +33,11 @@ export function createRestarts(policy: RestartPolicy, timers: Timers): Restarts 
   let givenUp: string | null = null;
   return {
     allowed: () => waiting === null && givenUp === null,
-    failed(err) {
+    failed() {
       failures += 1;
       if (failures >= policy.giveUpAfter) {
-        givenUp = `the sending thread failed ${failures} times in a row (last: ${err.message}); webhooks are sent from the API thread`;
+        // The errors themselves are in the log: /readyz may be public, and they name files.
+        givenUp = `the sending thread failed ${failures} times in a row (each logged); webhooks are sent from the API thread`;
         return null;
       }
       const delayMs = Math.min(policy.firstMs * 2 ** (failures - 1), policy.maxMs);

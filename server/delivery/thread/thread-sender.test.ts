@@ -215,7 +215,7 @@ describe('the sending thread', () => {
       expect(await ok()).toMatchObject({ statusCode: 200 });
       expect(sender.threads().started).toBe(3);
       expect(timers.delays()).toEqual([]);
-      expect(sender.givenUp()).toMatch(/^the sending thread failed 3 times in a row \(last: .+\); webhooks are sent from the API thread$/);
+      expect(sender.givenUp()).toBe('the sending thread failed 3 times in a row (each logged); webhooks are sent from the API thread');
 
       expect(await ok()).toMatchObject({ statusCode: 200 });
       expect(sender.threads()).toEqual({ started: 3, running: false });

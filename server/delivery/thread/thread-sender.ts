@@ -149,7 +149,7 @@ export function createThreadSender(opts: ThreadSenderOptions): ThreadSender {
   }
 
   function failed(err: Error): void {
-    const restartInMs = restarts.failed(err);
+    const restartInMs = restarts.failed();
     opts.onThreadLost?.(err);
     const fields = { err, failures: restarts.failures() };
     if (restartInMs === null) opts.log.error(fields, 'the sending thread failed again; no new one is started: webhooks are sent from the API thread');
