@@ -17,6 +17,19 @@ describe('readiness', () => {
     expect(await readiness.check()).toEqual({ ready: true });
   });
 
+  it("reads the delivery's state on every check, also while the store's probe is cached", async () => {
+    const clock = new ManualClock();
+    const readiness = createReadiness({ clock, cacheMs: 1_000 });
+    let stalled: string | null = null;
+    readiness.delivery(() => stalled);
+    readiness.serving(answeringStore);
+    expect(await readiness.check()).toEqual({ ready: true });
+    stalled = 'the sending thread failed 5 times in a row';
+    expect(await readiness.check()).toEqual({ ready: false, reason: 'delivery-stalled', detail: stalled });
+    stalled = null;
+    expect(await readiness.check()).toEqual({ ready: true });
+  });
+
   it('reports an unreachable store before a stalled worker, and draining before both', async () => {
     const clock = new ManualClock();
     const readiness = createReadiness({ clock, cacheMs: 0 });

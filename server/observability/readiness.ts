@@ -61,18 +61,22 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
     }
   }
 
+  /** Only the store's probe is cached: the delivery's state is read on every check. */
+  function probeCached(s: Store): Promise<ReadinessState> {
+    if (probed && opts.clock.now() - probed.at < cacheMs) return Promise.resolve(probed.result);
+    probing ??= probe(s).then((result) => {
+      probed = { at: opts.clock.now(), result };
+      probing = null;
+      return result;
+    });
+    return probing;
+  }
+
   return {
     current: () => state,
     async check() {
       if (!state.ready || store === null) return state;
-      const now = opts.clock.now();
-      if (probed && now - probed.at < cacheMs) return probed.result;
-      probing ??= probe(store).then((result) => {
-        probed = { at: opts.clock.now(), result };
-        probing = null;
-        return result;
-      });
-      const result = await probing;
+      const result = await probeCached(store);
       // Draining may have begun while probing.
       if (!state.ready) return state;
       if (!result.ready) return result;
