@@ -236,7 +236,8 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
     const hours = (await formFields(c)).hours ?? '';
-    if (!(hours in RECOVER_PERIODS)) {
+    // Own keys only: `in` would take `constructor` and the other names every object inherits.
+    if (!Object.hasOwn(RECOVER_PERIODS, hours)) {
       return messageResponse(c, c.var.viewer, { heading: 'Unknown period', detail: 'Choose one of the periods offered. Nothing was changed.' }, 400);
     }
     const now = services.clock.now();
