@@ -8,7 +8,9 @@ import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, endMemberSessions, setMemberActive } from '../domain/admin.ts';
 import { ManualClock } from '../domain/clock.ts';
-import { createEndpoint, listEndpoints } from '../domain/endpoints/endpoints.ts';
+import { createEndpoint, listEndpoints, sendTestWebhook } from '../domain/endpoints/endpoints.ts';
+import { getDelivery } from '../domain/deliveries/deliveries.ts';
+import { failCycle } from '../api/testing/management.ts';
 import { memberPasskeys, revokeMemberPasskeys } from '../domain/passkeys.ts';
 import { buildApp } from '../app/build-app.ts';
 import type { AppEnv } from '../http/app-env.ts';
@@ -130,6 +132,12 @@ async function caseFor(route: ProofGatedRoute, m: Member): Promise<Case> {
     case '/portal/webhooks/endpoints/:endpointId/recover': {
       const id = await withEndpoint();
       return { path: `/portal/webhooks/endpoints/${id}/recover`, fields: { _csrf, hours: '720' }, done: async (res) => redirectedTo(res, 'recovered') };
+    }
+    case '/portal/webhooks/deliveries/:deliveryId/retry': {
+      const deliveryId = (await sendTestWebhook(server.services, scope, await withEndpoint())).delivery.id;
+      await failCycle(server.services, 'proof-gated-test', deliveryId);
+      const cycle = async () => (await getDelivery(server.services, scope, deliveryId)).delivery.cycle;
+      return { path: `/portal/webhooks/deliveries/${deliveryId}/retry`, fields: { _csrf }, done: async () => (await cycle()) === 2 };
     }
     case '/portal/account/passkeys/add':
       return { path: route.path, fields: { _csrf, name: 'Phone' }, done: async (res, html) => res.status === 200 && html.includes('create-passkey-page') };

@@ -1,5 +1,6 @@
 // The one list of the portal's sensitive changes: every route that changes where or how events
-// are delivered, or who can sign in. Each runs behind proofGate (proof.tsx): it needs a proof of
+// are delivered, sends past events again (Recover, and the retry of one delivery, which re-sends
+// its event just as Recover does), or changes who can sign in. Each runs behind proofGate (proof.tsx): it needs a proof of
 // presence (a passkey or the member token) no older than PORTAL_REVERIFY_AFTER.
 // docs/operations.md ("Re-verification") shows this table, and proof-gated.test.ts checks both
 // that the document lists exactly these routes and that each one asks for the proof.
@@ -25,6 +26,7 @@ export const PROOF_GATED_ROUTES: readonly ProofGatedRoute[] = [
   { method: 'POST', path: '/portal/webhooks/endpoints/:endpointId/rotate', change: 'rotate the signing secret', asks: 'page' },
   { method: 'POST', path: '/portal/webhooks/endpoints/:endpointId/disable', change: 'disable the endpoint', asks: 'page' },
   { method: 'POST', path: '/portal/webhooks/endpoints/:endpointId/recover', change: 'recover failed deliveries to the endpoint', asks: 'page' },
+  { method: 'POST', path: '/portal/webhooks/deliveries/:deliveryId/retry', change: 'retry the delivery', asks: 'page' },
   { method: 'POST', path: '/portal/account/passkeys/add', change: 'add a passkey', asks: 'page' },
   { method: 'POST', path: '/portal/api/passkeys/registration-options', change: 'add a passkey (the ceremony starts)', asks: 'refuse' },
   { method: 'POST', path: '/portal/account/passkeys', change: 'add a passkey (the new passkey is stored)', asks: 'refuse' },

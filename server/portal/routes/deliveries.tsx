@@ -1,4 +1,5 @@
-// Webhook activity pages: search and older pages, one delivery's detail, and its manual retry.
+// Webhook activity pages: search and older pages, one delivery's detail, and its manual retry
+// (behind proofGate, like Recover).
 // Every read goes through the same domain functions as GET /v2/webhooks/deliveries, scoped to
 // the session's tenant environment: another tenant's delivery id is simply not found.
 import type { Hono } from 'hono';
@@ -9,6 +10,7 @@ import type { PortalEnv } from '../env.ts';
 import { requireManage, requireViewer } from '../guard.ts';
 import { chromeFor } from '../messages.tsx';
 import { page } from '../render.ts';
+import { proofGate } from '../proof.tsx';
 import type { Viewer } from '../session.ts';
 import { ACTIVITY_PAGE_SIZE, ActivitySection } from '../views/activity.tsx';
 import { Layout } from '../views/layout.tsx';
@@ -71,7 +73,8 @@ export function registerDeliveryRoutes(portal: Hono<PortalEnv>, services: Servic
     return page(c, await detail(viewer, c.req.param('deliveryId'), notice));
   });
 
-  portal.post('/webhooks/deliveries/:deliveryId/retry', requireViewer(services), requireManage, async (c) => {
+  // Gated as Recover is (proof-gated.ts): a retry of one delivery re-sends its event as Recover re-sends many.
+  portal.post('/webhooks/deliveries/:deliveryId/retry', requireViewer(services), requireManage, proofGate(services, '/webhooks/deliveries/:deliveryId/retry'), async (c) => {
     const viewer = c.var.viewer;
     const deliveryId = c.req.param('deliveryId');
     try {
