@@ -161,7 +161,13 @@ async function caseFor(route: ProofGatedRoute, m: Member): Promise<Case> {
 
 const stale = () => clock.advance(REVERIFY_AFTER_MS + 1000);
 
-/** A stale session's answer: the proof page (or, for a step inside a flow, the refusal), nothing done. */
+/** The refusal of a stale step inside a flow (proof.tsx, staleStep): no proof is taken there. */
+const STALE_STEP = 'Your last proof is too old';
+
+/**
+ * A stale session's answer: the proof page, or, for a step inside a flow, the stale-step refusal
+ * whatever proof the form carries (never the proof page, never the step's own failure), nothing done.
+ */
 async function expectAsked(route: ProofGatedRoute, c: Case, res: Response, html: string): Promise<void> {
   expect(res.status, route.path).toBe(403);
   if (route.asks === 'page') {
@@ -169,8 +175,18 @@ async function expectAsked(route: ProofGatedRoute, c: Case, res: Response, html:
     // Both ways are offered: the member has a passkey, and the token is always there.
     expect(html).toContain('data-testid="reverify-passkey"');
     expect(html).toContain('data-testid="reverify"');
+  } else {
+    expect(html, route.path).toContain(STALE_STEP);
+    expect(html).not.toContain('data-testid="reverify-page"');
   }
   expect(await c.done(res, html), route.path).toBe(false);
+}
+
+/** The refused proof did not refresh the session: the same form without a proof is asked again. */
+async function expectStillStale(route: ProofGatedRoute, m: Member, c: Case): Promise<void> {
+  const { credential: _credential, token: _token, ...unproven } = c.fields;
+  const again = await m.client.post(c.path, route.path === '/portal/account/passkeys' ? c.fields : unproven);
+  await expectAsked(route, c, again.res, again.html);
 }
 
 describe('proof-gated routes (PROOF_GATED_ROUTES)', () => {
@@ -211,6 +227,7 @@ describe('proof-gated routes (PROOF_GATED_ROUTES)', () => {
         const refused = await m.client.post(c.path, { ...c.fields, credential: wrongPurpose });
         await expectAsked(route, c, refused.res, refused.html);
         if (route.asks === 'page') expect(refused.html).toContain('expired or was already used');
+        await expectStillStale(route, m, c);
       });
 
       it('refuses the token and the passkey of another member', async () => {
@@ -223,6 +240,8 @@ describe('proof-gated routes (PROOF_GATED_ROUTES)', () => {
         if (route.asks === 'page') expect(byToken.html).toContain('not your member token');
         const byPasskey = await m.client.post(c.path, { ...c.fields, credential: await passkeyProof(m, c.fields._csrf!, other.auth) });
         await expectAsked(route, c, byPasskey.res, byPasskey.html);
+        if (route.asks === 'page') expect(byPasskey.html).toContain('could not be verified');
+        await expectStillStale(route, m, c);
       });
     });
   }
