@@ -4,7 +4,7 @@
 // proxies. The chain is read right to left (proxy-addr, the library Express uses): the client is
 // the first address not trusted. TRUST_PROXY_HEADER names the one header the proxies write,
 // `X-Forwarded-For` (default) or RFC 7239 `Forwarded` (its `for=` values): the other one is
-// whatever the client sent, so it is never read.
+// whatever the client sent, so it is never read. The limits count an IPv6 client by its /64.
 import { isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
 
@@ -73,4 +73,29 @@ export function clientAddressOf(peer: string, headers: { forwarded?: string | un
   const req = { socket: { remoteAddress: peer }, connection: { remoteAddress: peer }, headers: { 'x-forwarded-for': chain } };
   const trusted = trust.kind === 'hops' ? (_addr: string, i: number) => i < trust.hops : compiled(trust.list);
   return proxyaddr(req as unknown as Parameters<typeof proxyaddr>[0], trusted);
+}
+
+/**
+ * The key a client address is limited by: an IPv4 address itself (an IPv4-mapped IPv6 one too),
+ * an IPv6 address its /64, since one subscriber's network holds 2^64 addresses to rotate through.
+ * Anything else (no peer) as it is.
+ */
+export function limitedAddress(address: string): string {
+  const bare = address.replace(/%.*$/, '');
+  if (isIP(bare) !== 6) return address;
+  const h = hextetsOf(bare);
+  if (h.slice(0, 5).every((x) => x === 0) && h[5] === 0xffff) return [h[6]! >> 8, h[6]! & 0xff, h[7]! >> 8, h[7]! & 0xff].join('.');
+  return `${h.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */
+function hextetsOf(v6: string): number[] {
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(v6);
+  const text = tail ? `${v6.slice(0, tail.index)}${((Number(tail[1]) << 8) | Number(tail[2])).toString(16)}:${((Number(tail[3]) << 8) | Number(tail[4])).toString(16)}` : v6;
+  const [head = '', rest] = text.split('::');
+  const groups = (part: string) => (part === '' ? [] : part.split(':'));
+  const left = groups(head);
+  const right = rest === undefined ? [] : groups(rest);
+  const zeros: string[] = rest === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...zeros, ...right].map((x) => parseInt(x, 16));
 }
