@@ -6,6 +6,8 @@
 // `X-Forwarded-For` (default) or RFC 7239 `Forwarded` (its `for=` values): the other one is
 // whatever the client sent, so it is never read. The limits count an IPv6 client by its /64.
 import { isIP } from 'node:net';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Context } from 'hono';
 import proxyaddr from 'proxy-addr';
 
 export type ForwardedHeader = 'x-forwarded-for' | 'forwarded';
@@ -65,6 +67,41 @@ function compiled(list: string[]): (addr: string, i: number) => boolean {
   if (!fn) compiledLists.set(list, (fn = proxyaddr.compile(list)));
   return fn;
 }
+
+/** The TCP peer of a request, or `unknown` when it came through no socket (app.request in tests). */
+export function peerOf(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Whether the TCP peer is one of our proxies: any peer under a hop count, a listed one under a list. */
+export function isTrustedPeer(peer: string, trust: TrustProxy): boolean {
+  if (trust.kind === 'off') return false;
+  if (trust.kind === 'hops') return true;
+  return isIP(peer) !== 0 && compiled(trust.list)(peer, 0);
+}
+
+/**
+ * The scheme our nearest proxy says the client used, from the header the proxies write
+ * (TRUST_PROXY_HEADER): the last X-Forwarded-Proto value beside X-Forwarded-For, else the `proto=`
+ * of Forwarded's last element, since a proxy that appends puts its own word last and anything
+ * before it may be the client's. Undefined when trust is off or the nearest proxy said nothing.
+ */
+export function forwardedProto(headers: { forwarded?: string | undefined; xForwardedProto?: string | undefined }, trust: TrustProxy): string | undefined {
+  if (trust.kind === 'off') return undefined;
+  const nearest = (header: string | undefined) => (header ?? '').split(',').at(-1) ?? '';
+  const value = trust.header === 'forwarded' ? protoOf(nearest(headers.forwarded)) : nearest(headers.xForwardedProto);
+  return value.trim().replace(/^"(.*)"$/, '$1').toLowerCase() || undefined;
+}
+
+/** The `proto=` value of one Forwarded element, or ''. */
+const protoOf = (element: string): string => {
+  const pair = element.split(';').find((p) => /^\s*proto\s*=/i.test(p));
+  return pair === undefined ? '' : pair.slice(pair.indexOf('=') + 1);
+};
 
 /** The client address of a request from `peer` with these headers, under `trust`. */
 export function clientAddressOf(peer: string, headers: { forwarded?: string | undefined; xForwardedFor?: string | undefined }, trust: TrustProxy): string {

@@ -19,7 +19,8 @@ let server: PortalTestServer;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  server = await startPortalTestServer({ clock });
+  // The tests' clients stand for a proxy on loopback: its X-Forwarded-Proto is believed (session.ts, isHttps).
+  server = await startPortalTestServer({ clock, env: { TRUST_PROXY: '127.0.0.1' } });
   receiver = await startReceiver();
 });
 

@@ -5,12 +5,11 @@
 // page, offering the member token and, when the member has one and this origin can use it, the
 // passkey; the asked change's fields ride along, so it goes through once the proof is accepted.
 import type { Context, MiddlewareHandler } from 'hono';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { authenticateMember } from '../domain/auth.ts';
 import { isAppError } from '../domain/errors.ts';
 import type { Services } from '../domain/context.ts';
 import { memberPasskeys } from '../domain/passkeys.ts';
-import { clientAddressOf } from './client-address.ts';
+import { clientAddressOf, peerOf } from './client-address.ts';
 import type { PortalEnv } from './env.ts';
 import { chromeFor, messageResponse } from './messages.tsx';
 import { ProofRefused, type Attempt } from './passkeys/flows.ts';
@@ -26,15 +25,8 @@ type PortalContext = Context<PortalEnv>;
 const PROOF_FIELDS = new Set(['_csrf', 'token', 'credential']);
 
 /** The client's address: the TCP peer, or a forwarded address when TRUST_PROXY trusts the proxies in between. */
-export const clientAddress = (c: PortalContext): string => {
-  let peer = 'unknown';
-  try {
-    peer = getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    // Not served by @hono/node-server (app.request in tests): no peer.
-  }
-  return clientAddressOf(peer, { forwarded: c.req.header('forwarded'), xForwardedFor: c.req.header('x-forwarded-for') }, c.var.portal.settings.trustProxy);
-};
+export const clientAddress = (c: PortalContext): string =>
+  clientAddressOf(peerOf(c), { forwarded: c.req.header('forwarded'), xForwardedFor: c.req.header('x-forwarded-for') }, c.var.portal.settings.trustProxy);
 
 /** The ceremony's relying party and binding for a signed-in member, or why passkeys cannot be used here. */
 export function sessionAttempt(c: PortalContext): Attempt | { refused: string } {

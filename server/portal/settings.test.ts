@@ -1,7 +1,7 @@
 // The portal's settings as read at start: PORTAL_ORIGIN, PORTAL_RP_ID, PORTAL_REVERIFY_AFTER and
 // TRUST_PROXY, each refusal naming its setting; and the client address TRUST_PROXY gives.
 import { describe, expect, it } from 'vitest';
-import { clientAddressOf, forwardedFor, limitedAddress, parseTrustProxy } from './client-address.ts';
+import { clientAddressOf, forwardedFor, forwardedProto, limitedAddress, parseTrustProxy } from './client-address.ts';
 import { DEFAULT_PORTAL_SETTINGS, portalSettings } from './settings.ts';
 
 const refusal = (env: NodeJS.ProcessEnv): string => {
@@ -109,6 +109,19 @@ describe('TRUST_PROXY', () => {
     expect(clientAddressOf('10.0.0.5', headers, parseTrustProxy('1', 'forwarded'))).toBe('2001:db8::1');
     // A Forwarded header the client wrote itself is ignored when the proxy writes X-Forwarded-For.
     expect(clientAddressOf('10.0.0.5', headers, parseTrustProxy('1'))).toBe('203.0.113.9');
+  });
+});
+
+describe('forwardedProto', () => {
+  it('reads nothing with trust off, the nearest value of the header the proxies write otherwise', () => {
+    const headers = { xForwardedProto: 'http, HTTPS', forwarded: 'for=192.0.2.1;proto=http, for=203.0.113.9;proto="https"' };
+    expect(forwardedProto(headers, parseTrustProxy('off'))).toBeUndefined();
+    expect(forwardedProto(headers, parseTrustProxy('1'))).toBe('https');
+    expect(forwardedProto({ xForwardedProto: 'https, http' }, parseTrustProxy('1'))).toBe('http');
+    expect(forwardedProto(headers, parseTrustProxy('1', 'forwarded'))).toBe('https');
+    // The nearest proxy said nothing: an earlier element may be the client's own.
+    expect(forwardedProto({ forwarded: 'for=192.0.2.1;proto=https, for=203.0.113.9' }, parseTrustProxy('1', 'forwarded'))).toBeUndefined();
+    expect(forwardedProto({ xForwardedProto: 'https' }, parseTrustProxy('1', 'forwarded'))).toBeUndefined();
   });
 });
 
