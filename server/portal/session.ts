@@ -14,9 +14,10 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Scope, Services } from '../domain/context.ts';
 import type { EnvironmentName, MemberRecord, MemberRole } from '../domain/model.ts';
 import { forwardedProto, isTrustedPeer, peerOf } from './client-address.ts';
-import type { PortalEnv } from './env.ts';
+import type { PortalSettings } from './settings.ts';
 
-type PortalContext = Context<PortalEnv>;
+/** The portal's settings of a request (mount.ts sets them on every one; env.ts, which types them, imports Viewer from here). */
+const settingsOf = (c: Context): PortalSettings => (c.get('portal') as { settings: PortalSettings }).settings;
 
 export const SESSION_COOKIE = 'portal_session';
 /** Pre-session CSRF token of the sign-in form (login CSRF), and the binding of a passkey sign-in's challenge. */
@@ -64,8 +65,8 @@ export function csrfMatches(submitted: string | undefined, expected: string): bo
  * Whether the browser reached the portal over https: PORTAL_ORIGIN's scheme when it is set, else
  * the request's own, or what a proxy TRUST_PROXY trusts says (anyone else's header is the client's word).
  */
-export function isHttps(c: PortalContext): boolean {
-  const { origin, trustProxy } = c.var.portal.settings;
+export function isHttps(c: Context): boolean {
+  const { origin, trustProxy } = settingsOf(c);
   if (origin !== null) return new URL(origin).protocol === 'https:';
   if (new URL(c.req.url).protocol === 'https:') return true;
   if (!isTrustedPeer(peerOf(c), trustProxy)) return false;
@@ -73,15 +74,15 @@ export function isHttps(c: PortalContext): boolean {
 }
 
 /** `__Host-name` on Path=/ over https; the bare name under /portal on plain http (loopback development). */
-function cookieOptions(c: PortalContext, maxAgeSeconds?: number) {
+function cookieOptions(c: Context, maxAgeSeconds?: number) {
   const base = { httpOnly: true, sameSite: 'Strict' as const, ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds }) };
   return isHttps(c) ? { ...base, path: '/', secure: true, prefix: 'host' as const } : { ...base, path: COOKIE_PATH, secure: false };
 }
 
-const readCookie = (c: PortalContext, name: string): string | undefined => (isHttps(c) ? getCookie(c, name, 'host') : getCookie(c, name));
+const readCookie = (c: Context, name: string): string | undefined => (isHttps(c) ? getCookie(c, name, 'host') : getCookie(c, name));
 
 export function startSession(
-  c: PortalContext,
+  c: Context,
   services: Services,
   input: { member: Pick<MemberRecord, 'id' | 'tokenHash' | 'tenantId' | 'sessionEpoch'>; environment: EnvironmentName; passkey: string | null },
 ): PortalSession {
@@ -103,12 +104,12 @@ export function startSession(
 }
 
 /** Stores a changed session (environment switch, re-verification) under the same expiry. */
-export function writeSession(c: PortalContext, services: Services, session: PortalSession): void {
+export function writeSession(c: Context, services: Services, session: PortalSession): void {
   const remaining = Math.max(1, Math.floor((session.expiresAt - services.clock.now()) / 1000));
   setCookie(c, SESSION_COOKIE, services.secrets.seal(JSON.stringify(session)), cookieOptions(c, remaining));
 }
 
-export function endSession(c: PortalContext): void {
+export function endSession(c: Context): void {
   deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
 }
 
@@ -130,7 +131,7 @@ function isSession(x: unknown): x is PortalSession {
 }
 
 /** The unexpired session of the cookie, or null (no cookie, tampered, another key, expired). */
-export function readSession(c: PortalContext, services: Services): PortalSession | null {
+export function readSession(c: Context, services: Services): PortalSession | null {
   const sealed = readCookie(c, SESSION_COOKIE);
   if (!sealed) return null;
   let parsed: unknown;
@@ -175,21 +176,21 @@ export function isFresh(services: Services, session: PortalSession, reverifyAfte
 
 // ---- sign-in form CSRF (no session exists yet) ------------------------------------------
 
-export function issueSignInToken(c: PortalContext): string {
+export function issueSignInToken(c: Context): string {
   const token = newCsrfToken();
   setCookie(c, SIGN_IN_COOKIE, token, cookieOptions(c, 60 * 60));
   return token;
 }
 
 /** The sign-in form's pre-session token of this browser, if any. */
-export const signInToken = (c: PortalContext): string | undefined => readCookie(c, SIGN_IN_COOKIE);
+export const signInToken = (c: Context): string | undefined => readCookie(c, SIGN_IN_COOKIE);
 
-export function signInTokenMatches(c: PortalContext, submitted: string | undefined): boolean {
+export function signInTokenMatches(c: Context, submitted: string | undefined): boolean {
   const expected = signInToken(c);
   return expected !== undefined && csrfMatches(submitted, expected);
 }
 
 /** Drops the sign-in form's token once a session exists. */
-export function clearSignInToken(c: PortalContext): void {
+export function clearSignInToken(c: Context): void {
   deleteCookie(c, SIGN_IN_COOKIE, cookieOptions(c));
 }
