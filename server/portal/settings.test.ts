@@ -53,6 +53,14 @@ describe('PORTAL_RP_ID', () => {
     expect(refusal({ PORTAL_ORIGIN: 'https://github.io' })).toMatch(/^PORTAL_RP_ID=github\.io is a public suffix/);
     expect(portalSettings({ PORTAL_ORIGIN: 'https://merchant.github.io' }).rpId).toBe('merchant.github.io');
   });
+
+  it('takes a single-label host (an intranet name, as browsers do), but no single label the list names', () => {
+    expect(portalSettings({ PORTAL_ORIGIN: 'https://portal' })).toMatchObject({ origin: 'https://portal', rpId: 'portal' });
+    expect(portalSettings({ PORTAL_ORIGIN: 'https://payments-portal:8443' }).rpId).toBe('payments-portal');
+    expect(refusal({ PORTAL_ORIGIN: 'https://com' })).toMatch(/^PORTAL_RP_ID=com is a public suffix/);
+    expect(refusal({ PORTAL_ORIGIN: 'https://uk' })).toMatch(/^PORTAL_RP_ID=uk is a public suffix/);
+    expect(refusal({ PORTAL_ORIGIN: 'https://portal.example.co.uk', PORTAL_RP_ID: 'co.uk' })).toMatch(/^PORTAL_RP_ID=co\.uk is a public suffix/);
+  });
 });
 
 describe('PORTAL_REVERIFY_AFTER', () => {
