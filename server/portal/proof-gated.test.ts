@@ -1,10 +1,11 @@
 // Every proof-gated route of the portal at route level, without a browser (Hono's app.request on
 // https://portal.merchant.example, so the cookies are __Host- ones): the table of
 // PROOF_GATED_ROUTES is walked with the proof fresh, stale, for the wrong purpose and of another
-// member, and docs/operations.md must list the same table. Then what ends a session, and the
-// per-address limits behind TRUST_PROXY. Passkeys are a software authenticator's (real ES256).
+// member, and docs/operations.md must list the same table; the routes are registered from it.
+// Then what ends a session, and the per-address limits behind TRUST_PROXY. Passkeys are a software authenticator's (real ES256).
 import { readFileSync } from 'node:fs';
-import type { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import type { RouterRoute } from 'hono/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, endMemberSessions, setMemberActive } from '../domain/admin.ts';
 import { ManualClock } from '../domain/clock.ts';
@@ -17,6 +18,9 @@ import type { AppEnv } from '../http/app-env.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
 import { FAILURE_LIMITS, OPTIONS_LIMIT } from './passkeys/failures.ts';
 import { SoftAuthenticator } from './passkeys/testing/soft-authenticator.ts';
+import type { PortalEnv } from './env.ts';
+import { portalApp } from './mount.ts';
+import { checkProofGates, gated } from './proof.tsx';
 import { PROOF_GATED_ROUTES, type ProofGatedRoute } from './proof-gated.ts';
 import { csrfOf, PortalClient } from './testing.ts';
 
@@ -245,6 +249,35 @@ describe('proof-gated routes (PROOF_GATED_ROUTES)', () => {
       });
     });
   }
+});
+
+describe('the routes are registered from the table', () => {
+  const handler = (c: Context) => c.text('changed');
+  const routesOf = () => portalApp(server.services).routes;
+  const gateAt = (route: ProofGatedRoute) => (r: RouterRoute) => r.method === route.method && `/portal${r.path}` === route.path && r.handler.name === 'proofGate';
+
+  it('registers every entry, with the method the table names, behind its gate', () => {
+    const routes = routesOf();
+    for (const route of PROOF_GATED_ROUTES) expect(routes.filter(gateAt(route)), `${route.method} ${route.path}`).toHaveLength(1);
+    expect(routes.filter((r) => r.handler.name === 'proofGate')).toHaveLength(PROOF_GATED_ROUTES.length);
+    expect(() => checkProofGates(routes)).not.toThrow();
+  });
+
+  it('refuses, at registration, a gated route whose path the table does not list', () => {
+    expect(() => gated(new Hono<PortalEnv>(), server.services, '/webhooks/endpoints/:endpointId/unlisted', handler)).toThrow(
+      '/webhooks/endpoints/:endpointId/unlisted is not in PROOF_GATED_ROUTES',
+    );
+  });
+
+  it('refuses, at start, a gate on a method the table does not name, and an entry without its gate', () => {
+    const routes = routesOf();
+    const rotate = PROOF_GATED_ROUTES.find((r) => r.path.endsWith('/rotate'))!;
+    const onGet = routes.map((r) => (gateAt(rotate)(r) ? { ...r, method: 'GET' } : r));
+    expect(() => checkProofGates(onGet)).toThrow(`GET ${rotate.path} is gated but not in the table`);
+    expect(() => checkProofGates(onGet)).toThrow(`POST ${rotate.path} is not registered behind its gate`);
+    const ungated = routes.filter((r) => !gateAt(rotate)(r));
+    expect(() => checkProofGates(ungated)).toThrow(`POST ${rotate.path} is not registered behind its gate`);
+  });
 });
 
 describe('the proof page', () => {

@@ -7,10 +7,10 @@ import type { Services } from '../../domain/context.ts';
 import { isAppError } from '../../domain/errors.ts';
 import { getDelivery, listDeliveries, retryDelivery, type DeliveryPageView } from '../../domain/deliveries/deliveries.ts';
 import type { PortalEnv } from '../env.ts';
-import { requireManage, requireViewer } from '../guard.ts';
+import { requireViewer } from '../guard.ts';
 import { chromeFor } from '../messages.tsx';
 import { page } from '../render.ts';
-import { proofGate } from '../proof.tsx';
+import { gated } from '../proof.tsx';
 import type { Viewer } from '../session.ts';
 import { ACTIVITY_PAGE_SIZE, ActivitySection } from '../views/activity.tsx';
 import { Layout } from '../views/layout.tsx';
@@ -74,7 +74,7 @@ export function registerDeliveryRoutes(portal: Hono<PortalEnv>, services: Servic
   });
 
   // Gated as Recover is (proof-gated.ts): a retry of one delivery re-sends its event as Recover re-sends many.
-  portal.post('/webhooks/deliveries/:deliveryId/retry', requireViewer(services), requireManage, proofGate(services, '/webhooks/deliveries/:deliveryId/retry'), async (c) => {
+  gated(portal, services, '/webhooks/deliveries/:deliveryId/retry', async (c) => {
     const viewer = c.var.viewer;
     const deliveryId = c.req.param('deliveryId');
     try {
