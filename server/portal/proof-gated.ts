@@ -1,11 +1,11 @@
 // The one list of the portal's sensitive changes: every route that changes where or how events
 // are delivered, sends past events again (Recover, and the retry of one delivery, which re-sends
-// its event just as Recover does), or changes who can sign in. Each runs behind proofGate (proof.tsx): it needs a proof of
-// presence (a passkey or the member token) no older than PORTAL_REVERIFY_AFTER.
-// The routes are registered from it (proof.tsx, gated), and the portal refuses to start when a
-// gate and the table disagree (checkProofGates). docs/operations.md ("Proof-gated routes") shows
-// this table, and proof-gated.test.ts checks both that the document lists exactly these routes
-// and that each one asks for the proof.
+// its event just as Recover does), or changes who can sign in. Each runs behind proofGate
+// (proof.tsx): it needs a proof of presence (a passkey or the member token) no older than
+// PORTAL_REVERIFY_AFTER. The routes are registered from this list (proof.tsx, gated), and the
+// portal refuses to start when a gate and the list disagree (checkProofGates).
+// docs/operations.md ("Proof-gated routes") shows this table, and proof-gated.test.ts checks both
+// that the document lists exactly these routes and that each one asks for the proof.
 
 export interface ProofGatedRoute {
   method: 'POST';
