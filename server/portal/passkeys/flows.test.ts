@@ -163,6 +163,21 @@ describe('passkey ceremonies', () => {
     await flows.signInStart(attempt({ address }));
   });
 
+  it('registers and signs in under a single-label RP ID (an intranet host such as https://portal)', async () => {
+    const flows = new PasskeyFlows(services);
+    const rp = { origin: 'https://portal', rpId: 'portal' };
+    const t = await server.newTenant();
+    const member = await createMember(services, { tenantId: t.tenantId, email: 'intranet@merchant.example', role: 'developer' });
+    const auth = new SoftAuthenticator(rp.origin, rp.rpId);
+    const a = attempt({ rp });
+    const options = await flows.registrationStart(a, { id: member.memberId, email: 'intranet@merchant.example' });
+    expect(options.rp.id).toBe('portal');
+    await flows.registrationFinish(a, { id: member.memberId, tenantId: t.tenantId }, 'Laptop', JSON.stringify(auth.register(options)));
+    const signIn = attempt({ rp });
+    const assertion = auth.assert(await flows.signInStart(signIn));
+    expect((await flows.assertionFinish(signIn, 'sign-in', JSON.stringify(assertion))).member.id).toBe(member.memberId);
+  });
+
   it('limits options per IPv6 /64: many addresses of one /64 share one limit, another /64 has its own', async () => {
     const flows = new PasskeyFlows(services);
     // The same /64, written as a client or a proxy may write it.
