@@ -1,5 +1,6 @@
 // The portal's passkey flows over the ceremonies: issuing a challenge to a binding (options are
-// limited per address, an IPv6 address's /64; anonymous and signed-in challenges in books of their own), and taking it back with the browser's answer. Every refused answer is
+// limited per address, an IPv6 client by its /64; anonymous and signed-in challenges are kept in
+// books of their own), and taking it back with the browser's answer. Every refused answer is
 // counted (failures.ts says against whom) and logged with the member id only: never a challenge,
 // a credential or a key. A missing or expired challenge is counted against nobody.
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
