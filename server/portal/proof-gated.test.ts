@@ -16,7 +16,7 @@ import { memberPasskeys, revokeMemberPasskeys } from '../domain/passkeys.ts';
 import { buildApp } from '../app/build-app.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { FAILURE_LIMITS, OPTIONS_LIMIT } from './passkeys/failures.ts';
+import { FAILURE_LIMITS, OPTIONS_LIMIT } from './passkeys/window-limiter.ts';
 import { SoftAuthenticator } from './passkeys/testing/soft-authenticator.ts';
 import type { PortalEnv } from './env.ts';
 import { portalApp } from './mount.ts';

@@ -164,6 +164,6 @@ async function provenByToken(c: PortalContext, services: Services, token: string
   } catch (e) {
     if (!isAppError(e)) throw e;
   }
-  portal.passkeys.failures.fail(keys);
+  portal.passkeys.failures.record(keys);
   throw new ProofRefused('That is not your member token. Nothing was changed.');
 }

@@ -10,7 +10,7 @@ import type { Services } from '../../domain/context.ts';
 import { memberPasskeys } from '../../domain/passkeys.ts';
 import { startTestServer, type TestServer } from '../../testing/harness.ts';
 import { CHALLENGE_TTL_MS } from './challenges.ts';
-import { FAILURE_LIMITS, OPTIONS_LIMIT } from './failures.ts';
+import { FAILURE_LIMITS, OPTIONS_LIMIT } from './window-limiter.ts';
 import { PasskeyFlows, ProofRefused, type Attempt } from './flows.ts';
 import { SoftAuthenticator } from './testing/soft-authenticator.ts';
 import { generateKeyPairSync } from 'node:crypto';

@@ -1,7 +1,7 @@
 // The portal's passkey flows over the ceremonies: issuing a challenge to a binding (options are
 // limited per address, an IPv6 client by its /64; anonymous and signed-in challenges are kept in
 // books of their own), and taking it back with the browser's answer. Every refused answer is
-// counted (failures.ts says against whom) and logged with the member id only: never a challenge,
+// counted (window-limiter.ts says against whom) and logged with the member id only: never a challenge,
 // a credential or a key. A missing or expired challenge is counted against nobody.
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Services } from '../../domain/context.ts';
@@ -10,7 +10,7 @@ import type { MemberRecord, PasskeyRecord } from '../../domain/model.ts';
 import { memberPasskeys, passkeyOwner, recordPasskeyUse, savePasskey } from '../../domain/passkeys.ts';
 import { authenticationOptions, CeremonyRefused, parseCredentialJson, registrationOptions, verifyAssertion, verifyRegistration } from './ceremonies.ts';
 import { CHALLENGE_TTL_MS, ChallengeBook, ChallengeBookFull, MAX_OUTSTANDING, type ChallengePurpose } from './challenges.ts';
-import { FailureLimiter, OPTIONS_LIMIT, type FailureKey } from './failures.ts';
+import { WindowLimiter, OPTIONS_LIMIT, type FailureKey } from './window-limiter.ts';
 import type { RelyingParty } from './relying-party.ts';
 import { limitedAddress } from '../client-address.ts';
 
@@ -42,9 +42,9 @@ export class PasskeyFlows {
    */
   private readonly anonymousChallenges: ChallengeBook;
   private readonly memberChallenges: ChallengeBook;
-  readonly failures: FailureLimiter;
+  readonly failures: WindowLimiter;
   /** Ceremony options asked per address (each issues a challenge). */
-  readonly options: FailureLimiter;
+  readonly options: WindowLimiter;
 
   constructor(
     private readonly services: Services,
@@ -53,8 +53,8 @@ export class PasskeyFlows {
   ) {
     this.anonymousChallenges = new ChallengeBook(services.clock, CHALLENGE_TTL_MS, maxChallenges);
     this.memberChallenges = new ChallengeBook(services.clock, CHALLENGE_TTL_MS, maxChallenges);
-    this.failures = new FailureLimiter(services.clock);
-    this.options = new FailureLimiter(services.clock, { options: OPTIONS_LIMIT });
+    this.failures = new WindowLimiter(services.clock);
+    this.options = new WindowLimiter(services.clock, { options: OPTIONS_LIMIT });
   }
 
   // ---- registration ------------------------------------------------------------------------
@@ -141,7 +141,7 @@ export class PasskeyFlows {
     const key = [{ kind: 'options', id: limitedAddress(a.address) }];
     const wait = this.options.retryAfter(key);
     if (wait > 0) throw new ProofRefused(`Too many passkey requests from this address. Try again in ${wait} second(s).`, wait);
-    this.options.fail(key);
+    this.options.record(key);
   }
 
   private issue(purpose: ChallengePurpose, a: Attempt, challenge: string): void {
@@ -173,7 +173,7 @@ export class PasskeyFlows {
       this.services.log.info(fields, 'portal passkey refused: another use of the passkey was recorded first');
       return new ProofRefused(message);
     }
-    this.failures.fail(keys);
+    this.failures.record(keys);
     if (e.reason === 'counter-regressed') this.services.log.warn(fields, 'portal passkey refused: signature counter regressed (a cloned authenticator?)');
     else this.services.log.info(fields, 'portal passkey refused');
     return new ProofRefused(message);
