@@ -36,7 +36,6 @@ export interface HeartbeatOptions {
   release?: string;
   migrations?: readonly Migration[];
   timers?: Timers;
-  now?: () => number;
   everyMs?: number;
   id?: string;
 }
@@ -50,7 +49,6 @@ export interface InstanceHeartbeat {
 /** Registers the instance under the migration lock (shared) and keeps its row alive. */
 export async function registerInstance(opts: HeartbeatOptions): Promise<InstanceHeartbeat> {
   const timers = opts.timers ?? realTimers;
-  const now = opts.now ?? Date.now;
   const migrations = opts.migrations ?? loadMigrations();
   const me: InstanceIdentity = {
     id: opts.id ?? randomUUID(),
@@ -58,7 +56,6 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
     release: opts.release ?? packageVersion(),
     host: hostname(),
     pid: process.pid,
-    startedAt: now(),
   };
   const client = await opts.pool.connect();
   try {
@@ -69,8 +66,8 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
     await client.query({ text: 'SELECT pg_advisory_xact_lock_shared($1)', values: [MIGRATION_LOCK], query_timeout: REGISTER_WAIT_MS + 1_000 } as pg.QueryConfig);
     // Checked again under the lock; what it accepts was logged when the store opened.
     await assertKnownSchema(client, migrations, silent);
-    await forget(client, null, me.startedAt, FORGET_MS);
-    await beat(client, me, me.startedAt);
+    await forget(client, null, FORGET_MS);
+    await beat(client, me);
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -86,7 +83,7 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
   let failing = false;
   const tick = (): void => {
     timer = null;
-    inFlight = beat(opts.pool, me, now()).then(
+    inFlight = beat(opts.pool, me).then(
       () => {
         if (failing) opts.log.info({ instance: me.id }, 'heartbeat written again');
         failing = false;
@@ -111,7 +108,7 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
       const leave = (async () => {
         await inFlight;
         try {
-          await forget(opts.pool, me.id, now(), FORGET_MS);
+          await forget(opts.pool, me.id, FORGET_MS);
         } catch (err) {
           // Not fatal: the row goes dead after the TTL.
           opts.log.warn({ instance: me.id, err: (err as Error).message }, 'instance row not removed at shutdown: it counts as alive until its TTL');

@@ -2,6 +2,10 @@
 // migration 0011): each one's id, the last migration its code knows (code_version: a higher one
 // is newer code), and when it last said it was alive. A row whose heartbeat is older than the
 // TTL is a dead instance's (killed, or cut off from the database): it blocks nothing.
+//
+// Every time here is the database's clock (clock_timestamp(), in ms since the epoch): the
+// beat and the look that judges it read the same clock, so hosts whose clocks disagree
+// neither kill a live instance nor keep a dead one alive (issue 70).
 import type pg from 'pg';
 
 /** How often a serving instance refreshes its row. */
@@ -11,8 +15,12 @@ export const INSTANCE_TTL_MS = 30_000;
 
 /** An instance's row: who it is, and when it last said it was alive. */
 export interface InstanceRow extends InstanceIdentity {
+  startedAt: number;
   heartbeatAt: number;
 }
+
+/** The database's clock, in ms since the epoch (the column's unit). */
+const DB_NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 const COLUMNS = 'id, code_version AS "codeVersion", release, host, pid, started_at AS "startedAt", heartbeat_at AS "heartbeatAt"';
 
@@ -21,37 +29,37 @@ async function hasInstancesTable(db: pg.Pool | pg.PoolClient): Promise<boolean> 
   return r.rows[0]?.present === true;
 }
 
-/** The instances alive at `now` (none before migration 0011), oldest code first. */
-export async function liveInstances(db: pg.Pool | pg.PoolClient, now: number, ttlMs: number = INSTANCE_TTL_MS): Promise<InstanceRow[]> {
+/** The instances alive now on the database's clock (none before migration 0011), oldest code first. */
+export async function liveInstances(db: pg.Pool | pg.PoolClient, ttlMs: number = INSTANCE_TTL_MS): Promise<InstanceRow[]> {
   if (!(await hasInstancesTable(db))) return [];
-  const r = await db.query<InstanceRow>(`SELECT ${COLUMNS} FROM instances WHERE heartbeat_at > $1 ORDER BY code_version, started_at`, [now - ttlMs]);
+  const r = await db.query<InstanceRow>(`SELECT ${COLUMNS} FROM instances WHERE heartbeat_at > ${DB_NOW_MS} - $1 ORDER BY code_version, started_at`, [ttlMs]);
   return r.rows.map((row) => ({ ...row, startedAt: Number(row.startedAt), heartbeatAt: Number(row.heartbeatAt) }));
 }
 
 /** The live instances whose code predates migration `version` (a contract migration would break them). */
-export async function olderLiveInstances(db: pg.Pool | pg.PoolClient, version: number, now: number, ttlMs: number = INSTANCE_TTL_MS): Promise<InstanceRow[]> {
-  return (await liveInstances(db, now, ttlMs)).filter((i) => i.codeVersion < version);
+export async function olderLiveInstances(db: pg.Pool | pg.PoolClient, version: number, ttlMs: number = INSTANCE_TTL_MS): Promise<InstanceRow[]> {
+  return (await liveInstances(db, ttlMs)).filter((i) => i.codeVersion < version);
 }
 
+/** What an instance says of itself in its row (the database stamps started_at and heartbeat_at). */
 export interface InstanceIdentity {
   id: string;
   codeVersion: number;
   release: string;
   host: string;
   pid: number;
-  startedAt: number;
 }
 
-/** Inserts or refreshes the instance's row. */
-export async function beat(db: pg.Pool | pg.PoolClient, me: InstanceIdentity, now: number): Promise<void> {
+/** Inserts or refreshes the instance's row (started_at is set on insert). */
+export async function beat(db: pg.Pool | pg.PoolClient, me: InstanceIdentity): Promise<void> {
   await db.query(
-    `INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) SELECT $1, $2, $3, $4, $5, t.ms, t.ms FROM (SELECT ${DB_NOW_MS} AS ms) t
      ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`,
-    [me.id, me.codeVersion, me.release, me.host, me.pid, me.startedAt, now],
+    [me.id, me.codeVersion, me.release, me.host, me.pid],
   );
 }
 
 /** Removes the instance's row (a clean shutdown), and rows dead for longer than `forgetMs` (anyone's). */
-export async function forget(db: pg.Pool | pg.PoolClient, id: string | null, now: number, forgetMs: number): Promise<void> {
-  await db.query('DELETE FROM instances WHERE id = $1 OR heartbeat_at < $2', [id, now - forgetMs]);
+export async function forget(db: pg.Pool | pg.PoolClient, id: string | null, forgetMs: number): Promise<void> {
+  await db.query(`DELETE FROM instances WHERE id = $1 OR heartbeat_at < ${DB_NOW_MS} - $2`, [id, forgetMs]);
 }

@@ -58,8 +58,9 @@ export interface MigrateOptions {
    */
   mode?: 'start' | 'contract';
   log?: Logger;
+  /** Stamps schema_migrations.applied_at; liveness is judged on the database's clock (instances.ts). */
   now?: () => number;
-  /** A heartbeat older than this is a dead instance's. */
+  /** A heartbeat older than this, on the database's clock, is a dead instance's. */
   ttlMs?: number;
 }
 
@@ -111,7 +112,7 @@ async function applyMissing(client: pg.PoolClient, migrations: readonly Migratio
       if (m.compat === 'contract') {
         // Under the lock: an instance registers holding it shared (instances.ts), so none can
         // start between this look and the migration's commit.
-        const older = await olderLiveInstances(client, m.version, now(), opts.ttlMs ?? INSTANCE_TTL_MS);
+        const older = await olderLiveInstances(client, m.version, opts.ttlMs ?? INSTANCE_TTL_MS);
         if (older.length > 0) {
           const who = older.map((i) => `${i.id} (${i.host} pid ${i.pid}, code knows up to ${i.codeVersion})`).join(', ');
           if (opts.mode === 'contract') throw new Error(`contract migration ${m.name} would break instances still running older code: ${who}; upgrade or stop them first`);

@@ -40,9 +40,15 @@ describe('rolling upgrades on PostgreSQL', () => {
     return pool;
   };
   const urlOf = (pool: pg.Pool): string => (pool.options as { connectionString: string }).connectionString;
-  /** An instance row as a server's heartbeat writes it. */
-  const instanceRow = (pool: pg.Pool, id: string, codeVersion: number, heartbeatAt: number) =>
-    pool.query("INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) VALUES ($1, $2, 'test', 'host-a', 1, $3, $3)", [id, codeVersion, heartbeatAt]);
+  /** An instance row as a server's heartbeat writes it, beating now (the database's clock). */
+  const instanceRow = (pool: pg.Pool, id: string, codeVersion: number) =>
+    pool.query(
+      "INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) SELECT $1, $2, 'test', 'host-a', 1, t.ms, t.ms FROM (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms) t",
+      [id, codeVersion],
+    );
+  /** Every instance's last beat `ms` further in the past, as if that long went by on the database's clock without one. */
+  const age = (pool: pg.Pool, ms: number) => pool.query('UPDATE instances SET heartbeat_at = heartbeat_at - $1', [ms]);
+  const heartbeats = async (pool: pg.Pool): Promise<number[]> => (await pool.query<{ at: string }>('SELECT heartbeat_at AS at FROM instances ORDER BY id')).rows.map((r) => Number(r.at));
 
   afterEach(async () => {
     await Promise.all(pools.splice(0).map((p) => p.end().catch(() => undefined)));
@@ -89,8 +95,8 @@ describe('rolling upgrades on PostgreSQL', () => {
     await migrate(pool);
     const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
     const all = [...MIGRATIONS, contract];
-    await instanceRow(pool, 'old-instance', MIGRATIONS.length, T0);
-    await instanceRow(pool, 'new-instance', NEXT, T0);
+    await instanceRow(pool, 'old-instance', MIGRATIONS.length);
+    await instanceRow(pool, 'new-instance', NEXT);
     const { log, lines } = capture();
     const held = await migrateSchema(pool, all, { now: () => T0 + 1_000, log });
     expect(held.applied).toEqual([]);
@@ -99,14 +105,14 @@ describe('rolling upgrades on PostgreSQL', () => {
     expect(lines.map((l) => l.msg)).toEqual([expect.stringMatching(/contract migration .*drop_orders_review_reason.* waits: .*old-instance.*migrate --contract/)]);
     await expect(migrateSchema(pool, all, { mode: 'contract', now: () => T0 + 1_000, log })).rejects.toThrow(/contract migration .*drop_orders_review_reason.* would break .*old-instance/);
 
-    // The admin command (on the real clock) says the same while the old instance beats.
-    await pool.query("UPDATE instances SET heartbeat_at = $1 WHERE id = 'old-instance'", [Date.now()]);
+    // The admin command says the same.
     const config = loadConfig({ DATABASE_URL: urlOf(pool), SECRETS_KEY: Buffer.alloc(32, 1).toString('base64url'), NODE_ENV: 'test' });
     await expect(migrateCommand(config, true, all)).rejects.toThrow(/would break instances still running older code: old-instance/);
     expect((await pool.query('SELECT count(*)::int AS n FROM schema_migrations WHERE version = $1', [NEXT])).rows[0]).toEqual({ n: 0 });
 
     // Once its heartbeat is older than the TTL it is dead: the migration goes in.
-    const done = await migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() + INSTANCE_TTL_MS + 1, log });
+    await age(pool, INSTANCE_TTL_MS);
+    const done = await migrateSchema(pool, all, { mode: 'contract', now: () => T0 + 2_000, log });
     expect(done).toMatchObject({ applied: [NEXT], deferred: null });
   });
 
@@ -114,24 +120,43 @@ describe('rolling upgrades on PostgreSQL', () => {
     const pool = await database();
     await migrate(pool);
     const timers = new FakeTimers();
-    let now = T0;
     const own = heartbeatPool(urlOf(pool));
-    const hb = await registerInstance({ pool: own, log: pino({ level: 'silent' }), timers, now: () => now, id: 'instance-a', release: 'r1' });
-    expect((await liveInstances(pool, now)).map((i) => [i.id, i.codeVersion, i.heartbeatAt])).toEqual([['instance-a', MIGRATIONS.length, T0]]);
+    const hb = await registerInstance({ pool: own, log: pino({ level: 'silent' }), timers, id: 'instance-a', release: 'r1' });
+    expect((await liveInstances(pool)).map((i) => [i.id, i.codeVersion])).toEqual([['instance-a', MIGRATIONS.length]]);
     expect(timers.delays()).toEqual([HEARTBEAT_MS]);
 
-    now = T0 + HEARTBEAT_MS;
+    await age(pool, HEARTBEAT_MS);
+    const [before] = await heartbeats(pool);
     timers.fireAll();
-    // The next beat is set once this one is written.
+    // The next beat is set once this one is written, on the database's clock.
     await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
-    expect((await liveInstances(pool, now)).map((i) => i.heartbeatAt)).toEqual([T0 + HEARTBEAT_MS]);
+    expect((await heartbeats(pool))[0]).toBeGreaterThanOrEqual(before! + HEARTBEAT_MS);
     // Without another beat it is dead after the TTL.
-    expect(await liveInstances(pool, T0 + HEARTBEAT_MS + INSTANCE_TTL_MS - 1)).toHaveLength(1);
-    expect(await liveInstances(pool, T0 + HEARTBEAT_MS + INSTANCE_TTL_MS)).toEqual([]);
+    await age(pool, INSTANCE_TTL_MS - 5_000);
+    expect(await liveInstances(pool)).toHaveLength(1);
+    await age(pool, 5_000);
+    expect(await liveInstances(pool)).toEqual([]);
 
     await hb.stop();
     expect(timers.delays()).toEqual([]);
     expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+  });
+
+  it('judges liveness by the database clock: host clocks an hour apart neither kill a live instance nor keep a dead one alive', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const all = [...MIGRATIONS, later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason')];
+    const HOUR = 60 * 60 * 1000;
+    // A live instance whose host clock runs an hour behind the migrator's.
+    const behind = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers: new FakeTimers(), id: 'behind', release: 'r1' });
+    await expect(migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() + HOUR, log: pino({ level: 'silent' }) })).rejects.toThrow(/would break .*behind/);
+    await behind.stop();
+    // A dead instance (it stopped beating, its row left) whose host clock ran an hour ahead:
+    // dead once the window has passed on the database's clock (a short window here).
+    const ahead = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers: new FakeTimers(), id: 'ahead', release: 'r1' });
+    await until(async () => (await liveInstances(pool, 200)).length === 0, 'the instance that stopped beating dead after 200 ms on the database clock');
+    await expect(migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() - HOUR, ttlMs: 200, log: pino({ level: 'silent' }) })).resolves.toMatchObject({ applied: [NEXT] });
+    await ahead.stop();
   });
 
   it('refuses to register on a schema with a newer contract migration', async () => {
@@ -178,20 +203,20 @@ describe('rolling upgrades on PostgreSQL', () => {
     const pool = await database();
     await migrate(pool);
     const timers = new FakeTimers();
-    let now = T0;
     const { log, lines } = capture();
-    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log, timers, now: () => now, id: 'instance-a', release: 'r1' });
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log, timers, id: 'instance-a', release: 'r1' });
+    // Dead to the others by the time the beats come back.
+    await age(pool, INSTANCE_TTL_MS);
     // The table out of reach (as a database refusing writes would be): the beats fail.
     await pool.query('ALTER TABLE instances RENAME TO instances_away');
-    for (const step of [1, 2]) {
-      now = T0 + step * HEARTBEAT_MS;
+    for (let step = 1; step <= 2; step++) {
       timers.fireAll();
       await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
     }
     await pool.query('ALTER TABLE instances_away RENAME TO instances');
-    now = T0 + 3 * HEARTBEAT_MS;
+    expect(await liveInstances(pool)).toEqual([]);
     timers.fireAll();
-    await expect.poll(async () => (await liveInstances(pool, now)).map((i) => i.heartbeatAt)).toEqual([T0 + 3 * HEARTBEAT_MS]);
+    await expect.poll(async () => (await liveInstances(pool)).map((i) => i.id)).toEqual(['instance-a']);
     await expect.poll(() => lines.map((l) => l.msg).filter((m) => m.startsWith('heartbeat'))).toEqual(['heartbeat not written', 'heartbeat written again']);
     await hb.stop();
   });
