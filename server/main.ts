@@ -95,7 +95,9 @@ async function main(): Promise<void> {
   const metrics = createMetrics({ clock: systemClock });
   const starting = new AbortController();
 
-  let handler: FetchHandler = createStartingApp(config, readiness, metrics).fetch;
+  // What answers while the API may not: while starting, and once this code may no longer serve.
+  const notServing: FetchHandler = createStartingApp(config, readiness, metrics).fetch;
+  let handler: FetchHandler = notServing;
   const servers: ServerType[] = [];
   servers.push(await listen((req, env) => handler(req, env), config.port, config.host));
   if (config.metrics.port !== null) {
@@ -134,9 +136,9 @@ async function main(): Promise<void> {
       clearTimeout(deadline);
       log.info('stopped');
     })());
-  const onSignal = (signal: string): void => {
+  const onSignal = (signal: string, exitCode = 0): void => {
     void shutdown(signal).then(
-      () => process.exit(0),
+      () => process.exit(exitCode),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
         process.exit(1);
@@ -167,7 +169,13 @@ async function main(): Promise<void> {
           `    -d '{"thirdPartyId":"first-payout","userId":"user-1","amount":25.5}'\n\n`,
       );
     }
-    if (config.databaseUrl) heartbeat = await registerServer(config.databaseUrl, log);
+    // A beat that finds a migration this code cannot run on (logged there, naming it): no
+    // request reaches the API again, and the instance stops as on SIGTERM, then exits 1.
+    const schemaRefused = (): void => {
+      handler = notServing;
+      onSignal('a migration this code cannot run on', 1);
+    };
+    if (config.databaseUrl) heartbeat = await registerServer(config.databaseUrl, log, schemaRefused);
     if (stopping) return;
     handler = built.app.fetch;
     await built.start();
@@ -186,11 +194,11 @@ async function main(): Promise<void> {
 }
 
 /** PostgreSQL: the instance's heartbeat row (store/postgres/heartbeat.ts), loaded only there. */
-async function registerServer(databaseUrl: string, log: ReturnType<typeof createLogger>): Promise<InstanceHeartbeat> {
+async function registerServer(databaseUrl: string, log: ReturnType<typeof createLogger>, onSchemaRefused: () => void): Promise<InstanceHeartbeat> {
   const { heartbeatPool, registerInstance } = await import('./store/postgres/heartbeat.ts');
   const pool = heartbeatPool(databaseUrl);
   try {
-    return await registerInstance({ pool, log });
+    return await registerInstance({ pool, log, onSchemaRefused });
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw err;

@@ -3,13 +3,17 @@
 // migration lock shared and checks the schema under it, so an instance is either registered
 // before a contract migration looks for older instances, or sees that migration and refuses
 // (migrate.ts). Only the server registers: the admin tool and tests that open a store do not.
+//
+// A beat that finds a migration this code cannot run on (a contract migration applied while
+// this instance was not seen alive: paused, or cut off, past the TTL) writes nothing and beats
+// no more: the instance is told to stop (onSchemaRefused), and a server exits (main.ts).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { realTimers, type Timers } from '../../timers.ts';
-import type { Migration } from '../migrations.ts';
+import { cannotRunOn, type AppliedMigration, type Migration } from '../migrations.ts';
 import { HEARTBEAT_MS, beat, forget, type InstanceIdentity } from './instances.ts';
 import { MIGRATION_LOCK, assertKnownSchema, loadMigrations } from './migrate.ts';
 
@@ -38,6 +42,8 @@ export interface HeartbeatOptions {
   timers?: Timers;
   everyMs?: number;
   id?: string;
+  /** A beat found a migration this code cannot run on (named in the error): the instance must stop serving. */
+  onSchemaRefused?: (err: Error) => void;
 }
 
 export interface InstanceHeartbeat {
@@ -81,10 +87,18 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
   let stopped = false;
   let inFlight: Promise<void> = Promise.resolve();
   let failing = false;
+  let refused = false;
+  const refuse = (blocking: AppliedMigration): void => {
+    refused = true;
+    const err = new Error(`${cannotRunOn(blocking, me.codeVersion)}; it was applied while this instance was not seen alive: stopping`);
+    opts.log.error({ instance: me.id, migration: blocking.name ?? blocking.version }, err.message);
+    opts.onSchemaRefused?.(err);
+  };
   const tick = (): void => {
     timer = null;
     inFlight = beat(opts.pool, me).then(
-      () => {
+      (blocking) => {
+        if (blocking) return refuse(blocking);
         if (failing) opts.log.info({ instance: me.id }, 'heartbeat written again');
         failing = false;
       },
@@ -95,7 +109,7 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
       },
     );
     void inFlight.then(() => {
-      if (!stopped) timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);
+      if (!stopped && !refused) timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);
     });
   };
   timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);

@@ -7,6 +7,7 @@
 // beat and the look that judges it read the same clock, so hosts whose clocks disagree
 // neither kill a live instance nor keep a dead one alive (issue 70).
 import type pg from 'pg';
+import type { AppliedMigration } from '../migrations.ts';
 
 /** How often a serving instance refreshes its row. */
 export const HEARTBEAT_MS = 10_000;
@@ -50,13 +51,25 @@ export interface InstanceIdentity {
   pid: number;
 }
 
-/** Inserts or refreshes the instance's row (started_at is set on insert). */
-export async function beat(db: pg.Pool | pg.PoolClient, me: InstanceIdentity): Promise<void> {
-  await db.query(
-    `INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) SELECT $1, $2, $3, $4, $5, t.ms, t.ms FROM (SELECT ${DB_NOW_MS} AS ms) t
-     ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`,
+/**
+ * Inserts or refreshes the instance's row (started_at is set on insert), unless the database
+ * has a migration newer than the instance's code that is not expand: then writes nothing and
+ * returns that migration. One statement, so no beat refreshes a row over such a migration.
+ */
+export async function beat(db: pg.Pool | pg.PoolClient, me: InstanceIdentity): Promise<AppliedMigration | null> {
+  const r = await db.query<{ version: number | null; name: string | null; compat: AppliedMigration['compat'] }>(
+    `WITH blocking AS (
+       SELECT version, name, compat FROM schema_migrations WHERE version > $2 AND compat IS DISTINCT FROM 'expand' ORDER BY version LIMIT 1
+     ), written AS (
+       INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at)
+       SELECT $1, $2, $3, $4, $5, t.ms, t.ms FROM (SELECT ${DB_NOW_MS} AS ms) t WHERE NOT EXISTS (SELECT 1 FROM blocking)
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at
+     )
+     SELECT b.version, b.name, b.compat FROM (SELECT 1) one LEFT JOIN blocking b ON true`,
     [me.id, me.codeVersion, me.release, me.host, me.pid],
   );
+  const row = r.rows[0];
+  return row?.version == null ? null : { version: row.version, name: row.name, compat: row.compat };
 }
 
 /** Removes the instance's row (a clean shutdown), and rows dead for longer than `forgetMs` (anyone's). */

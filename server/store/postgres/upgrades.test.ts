@@ -159,6 +159,25 @@ describe('rolling upgrades on PostgreSQL', () => {
     await ahead.stop();
   });
 
+  it('an instance paused past the window that resumes after a contract migration ran does not beat again: it is told to stop, naming the migration', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    const refusals: string[] = [];
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers, id: 'paused', release: 'r1', onSchemaRefused: (err) => refusals.push(err.message) });
+    // Paused: its beats stop (its timer does not fire) for longer than the window.
+    await age(pool, INSTANCE_TTL_MS);
+    const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
+    await expect(migrateSchema(pool, [...MIGRATIONS, contract], { mode: 'contract', log: pino({ level: 'silent' }) })).resolves.toMatchObject({ applied: [NEXT] });
+    // It resumes: its next beat finds the migration, writes nothing and sets no further beat.
+    timers.fireAll();
+    await expect.poll(() => refusals).toEqual([expect.stringMatching(/migration 00\d\d_drop_orders_review_reason that this code does not know .*a contract migration.*stopping/)]);
+    expect(timers.delays()).toEqual([]);
+    expect(await liveInstances(pool)).toEqual([]);
+    await hb.stop();
+    expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+  });
+
   it('refuses to register on a schema with a newer contract migration', async () => {
     const pool = await database();
     await migrate(pool, [...MIGRATIONS, later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason')]);
