@@ -99,7 +99,10 @@ async function main(): Promise<void> {
   const notServing: FetchHandler = createStartingApp(config, readiness, metrics).fetch;
   let handler: FetchHandler = notServing;
   const servers: ServerType[] = [];
-  servers.push(await listen((req, env) => handler(req, env), config.port, config.host));
+  let heartbeat: InstanceHeartbeat | null = null;
+  // The API answers only while the heartbeat (PostgreSQL) says this instance may serve: after a
+  // pause past its lease, requests get 503 until a beat confirms that its schema still stands.
+  servers.push(await listen((req, env) => (heartbeat?.notServing() ? notServing : handler)(req, env), config.port, config.host));
   if (config.metrics.port !== null) {
     const operator = createOperatorApp({ readiness, metrics, token: config.metrics.token });
     servers.push(await listen(operator.fetch, config.metrics.port, config.metrics.host));
@@ -111,7 +114,6 @@ async function main(): Promise<void> {
 
   let services: Services | null = null;
   let built: BuiltApp | null = null;
-  let heartbeat: InstanceHeartbeat | null = null;
   let stopping: Promise<void> | null = null;
   const shutdown = (signal: string): Promise<void> =>
     (stopping ??= (async () => {
@@ -175,7 +177,10 @@ async function main(): Promise<void> {
       handler = notServing;
       onSignal('a migration this code cannot run on', 1);
     };
-    if (config.databaseUrl) heartbeat = await registerServer(config.databaseUrl, log, schemaRefused);
+    if (config.databaseUrl) {
+      const registered = (heartbeat = await registerServer(config.databaseUrl, log, schemaRefused));
+      readiness.heartbeat(() => registered.notServing());
+    }
     if (stopping) return;
     handler = built.app.fetch;
     await built.start();

@@ -7,6 +7,8 @@
 // A beat that finds a migration this code cannot run on (a contract migration applied while
 // this instance was not seen alive: paused, or cut off, past the TTL) writes nothing and beats
 // no more: the instance is told to stop (onSchemaRefused), and a server exits (main.ts).
+// Until its first beat after a pause the instance cannot know that, so it serves only while
+// its last confirmed beat is younger than LEASE_MS on its own clock (notServing()).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -14,7 +16,7 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { realTimers, type Timers } from '../../timers.ts';
 import { cannotRunOn, type AppliedMigration, type Migration } from '../migrations.ts';
-import { HEARTBEAT_MS, beat, forget, type InstanceIdentity } from './instances.ts';
+import { HEARTBEAT_MS, LEASE_MS, beat, forget, type InstanceIdentity } from './instances.ts';
 import { MIGRATION_LOCK, assertKnownSchema, loadMigrations } from './migrate.ts';
 
 function packageVersion(): string {
@@ -40,6 +42,8 @@ export interface HeartbeatOptions {
   release?: string;
   migrations?: readonly Migration[];
   timers?: Timers;
+  /** This host's clock in ms, only ever compared with itself (the lease); default performance.now. */
+  now?: () => number;
   everyMs?: number;
   id?: string;
   /** A beat found a migration this code cannot run on (named in the error): the instance must stop serving. */
@@ -48,6 +52,11 @@ export interface HeartbeatOptions {
 
 export interface InstanceHeartbeat {
   readonly id: string;
+  /**
+   * Why the instance must not serve now, or null while it may: a migration its code cannot run
+   * on, or no beat confirmed for LEASE_MS (paused, or cut off: the others may count it dead).
+   */
+  notServing(): string | null;
   /** Stops refreshing and deletes the row (a clean shutdown). */
   stop(): Promise<void>;
 }
@@ -55,6 +64,7 @@ export interface InstanceHeartbeat {
 /** Registers the instance under the migration lock (shared) and keeps its row alive. */
 export async function registerInstance(opts: HeartbeatOptions): Promise<InstanceHeartbeat> {
   const timers = opts.timers ?? realTimers;
+  const now = opts.now ?? (() => performance.now());
   const migrations = opts.migrations ?? loadMigrations();
   const me: InstanceIdentity = {
     id: opts.id ?? randomUUID(),
@@ -63,6 +73,8 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
     host: hostname(),
     pid: process.pid,
   };
+  /** When the last beat that was written (registration's included) was sent, on this host's clock. */
+  let confirmedAt = 0;
   const client = await opts.pool.connect();
   try {
     await client.query('BEGIN');
@@ -73,6 +85,7 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
     // Checked again under the lock; what it accepts was logged when the store opened.
     await assertKnownSchema(client, migrations, silent);
     await forget(client, null, FORGET_MS);
+    confirmedAt = now();
     await beat(client, me);
     await client.query('COMMIT');
   } catch (err) {
@@ -87,18 +100,19 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
   let stopped = false;
   let inFlight: Promise<void> = Promise.resolve();
   let failing = false;
-  let refused = false;
+  let refused: Error | null = null;
   const refuse = (blocking: AppliedMigration): void => {
-    refused = true;
-    const err = new Error(`${cannotRunOn(blocking, me.codeVersion)}; it was applied while this instance was not seen alive: stopping`);
-    opts.log.error({ instance: me.id, migration: blocking.name ?? blocking.version }, err.message);
-    opts.onSchemaRefused?.(err);
+    refused = new Error(`${cannotRunOn(blocking, me.codeVersion)}; it was applied while this instance was not seen alive: stopping`);
+    opts.log.error({ instance: me.id, migration: blocking.name ?? blocking.version }, refused.message);
+    opts.onSchemaRefused?.(refused);
   };
   const tick = (): void => {
     timer = null;
+    const sentAt = now();
     inFlight = beat(opts.pool, me).then(
       (blocking) => {
         if (blocking) return refuse(blocking);
+        confirmedAt = sentAt;
         if (failing) opts.log.info({ instance: me.id }, 'heartbeat written again');
         failing = false;
       },
@@ -109,13 +123,18 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
       },
     );
     void inFlight.then(() => {
-      if (!stopped && !refused) timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);
+      if (!stopped && refused === null) timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);
     });
   };
   timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);
 
   return {
     id: me.id,
+    notServing() {
+      if (refused !== null) return refused.message;
+      const since = now() - confirmedAt;
+      return since < LEASE_MS ? null : `no heartbeat confirmed for ${Math.floor(since / 1000)} s: other instances may count this one dead, and a contract migration may have run`;
+    },
     async stop() {
       stopped = true;
       if (timer !== null) timers.clearTimeout(timer);

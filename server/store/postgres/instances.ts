@@ -13,6 +13,12 @@ import type { AppliedMigration } from '../migrations.ts';
 export const HEARTBEAT_MS = 10_000;
 /** A heartbeat older than this is a dead instance's: three missed beats. */
 export const INSTANCE_TTL_MS = 30_000;
+/**
+ * An instance serves while its last confirmed beat was sent less than this long ago, on its
+ * own clock (only ever compared with itself): it stops before the others may count it dead,
+ * whatever the hosts' clocks say, with a beat's interval to spare.
+ */
+export const LEASE_MS = INSTANCE_TTL_MS - HEARTBEAT_MS;
 
 /** An instance's row: who it is, and when it last said it was alive. */
 export interface InstanceRow extends InstanceIdentity {

@@ -10,7 +10,7 @@ import { migrateCommand } from '../../admin/upgrade.ts';
 import { FakeTimers } from '../../delivery/testing.ts';
 import type { Migration } from '../migrations.ts';
 import { heartbeatPool, registerInstance } from './heartbeat.ts';
-import { HEARTBEAT_MS, INSTANCE_TTL_MS, liveInstances } from './instances.ts';
+import { HEARTBEAT_MS, INSTANCE_TTL_MS, LEASE_MS, liveInstances } from './instances.ts';
 import { MIGRATION_LOCK, assertKnownSchema, loadMigrations, migrate, migrateSchema } from './migrate.ts';
 import { until } from '../../../testing/until.ts';
 import { openPostgresStore } from './store.ts';
@@ -148,30 +148,58 @@ describe('rolling upgrades on PostgreSQL', () => {
     const all = [...MIGRATIONS, later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason')];
     const HOUR = 60 * 60 * 1000;
     // A live instance whose host clock runs an hour behind the migrator's.
-    const behind = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers: new FakeTimers(), id: 'behind', release: 'r1' });
+    const behind = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers: new FakeTimers(), now: () => Date.now() - HOUR, id: 'behind', release: 'r1' });
     await expect(migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() + HOUR, log: pino({ level: 'silent' }) })).rejects.toThrow(/would break .*behind/);
     await behind.stop();
     // A dead instance (it stopped beating, its row left) whose host clock ran an hour ahead:
     // dead once the window has passed on the database's clock (a short window here).
-    const ahead = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers: new FakeTimers(), id: 'ahead', release: 'r1' });
+    const ahead = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers: new FakeTimers(), now: () => Date.now() + HOUR, id: 'ahead', release: 'r1' });
     await until(async () => (await liveInstances(pool, 200)).length === 0, 'the instance that stopped beating dead after 200 ms on the database clock');
     await expect(migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() - HOUR, ttlMs: 200, log: pino({ level: 'silent' }) })).resolves.toMatchObject({ applied: [NEXT] });
     await ahead.stop();
+  });
+
+  it('serves while its last confirmed beat was sent less than LEASE_MS ago on its own clock, and again once a beat is confirmed', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    let host = T0;
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers, now: () => host, id: 'instance-a', release: 'r1' });
+    host = T0 + LEASE_MS - 1;
+    expect(hb.notServing()).toBeNull();
+    // Its beats late (a long pause, or the database out of reach): the others may soon count it dead.
+    host = T0 + LEASE_MS;
+    expect(hb.notServing()).toBe('no heartbeat confirmed for 20 s: other instances may count this one dead, and a contract migration may have run');
+    // The lease runs from when the confirmed beat was sent.
+    timers.fireAll();
+    await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
+    expect(hb.notServing()).toBeNull();
+    host = T0 + 2 * LEASE_MS - 1;
+    expect(hb.notServing()).toBeNull();
+    host = T0 + 2 * LEASE_MS;
+    expect(hb.notServing()).not.toBeNull();
+    await hb.stop();
   });
 
   it('an instance paused past the window that resumes after a contract migration ran does not beat again: it is told to stop, naming the migration', async () => {
     const pool = await database();
     await migrate(pool);
     const timers = new FakeTimers();
+    let host = T0;
     const refusals: string[] = [];
-    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers, id: 'paused', release: 'r1', onSchemaRefused: (err) => refusals.push(err.message) });
-    // Paused: its beats stop (its timer does not fire) for longer than the window.
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers, now: () => host, id: 'paused', release: 'r1', onSchemaRefused: (err) => refusals.push(err.message) });
+    expect(hb.notServing()).toBeNull();
+    // Paused: its beats stop (its timer does not fire) for longer than the window, on both clocks.
     await age(pool, INSTANCE_TTL_MS);
+    host += INSTANCE_TTL_MS;
     const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
     await expect(migrateSchema(pool, [...MIGRATIONS, contract], { mode: 'contract', log: pino({ level: 'silent' }) })).resolves.toMatchObject({ applied: [NEXT] });
-    // It resumes: its next beat finds the migration, writes nothing and sets no further beat.
+    // It resumes: before any beat it knows it may be counted dead, and does not serve.
+    expect(hb.notServing()).toMatch(/no heartbeat confirmed for 30 s/);
+    // Its next beat finds the migration, writes nothing and sets no further beat.
     timers.fireAll();
     await expect.poll(() => refusals).toEqual([expect.stringMatching(/migration 00\d\d_drop_orders_review_reason that this code does not know .*a contract migration.*stopping/)]);
+    expect(hb.notServing()).toBe(refusals[0]);
     expect(timers.delays()).toEqual([]);
     expect(await liveInstances(pool)).toEqual([]);
     await hb.stop();
