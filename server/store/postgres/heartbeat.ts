@@ -16,7 +16,7 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { realTimers, type Timers } from '../../timers.ts';
 import { cannotRunOn, type AppliedMigration, type Migration } from '../migrations.ts';
-import { HEARTBEAT_MS, LEASE_MS, beat, forget, type InstanceIdentity } from './instances.ts';
+import { HEARTBEAT_MS, LEASE_MS, beat, beatChecked, forget, type InstanceIdentity } from './instances.ts';
 import { MIGRATION_LOCK, assertKnownSchema, loadMigrations } from './migrate.ts';
 
 function packageVersion(): string {
@@ -109,10 +109,10 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
   const tick = (): void => {
     timer = null;
     const sentAt = now();
-    inFlight = beat(opts.pool, me).then(
-      (blocking) => {
+    inFlight = beatChecked(opts.pool, me).then(
+      ({ blocking, held }) => {
         if (blocking) return refuse(blocking);
-        confirmedAt = sentAt;
+        if (held) confirmedAt = sentAt;
         if (failing) opts.log.info({ instance: me.id }, 'heartbeat written again');
         failing = false;
       },

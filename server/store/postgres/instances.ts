@@ -43,6 +43,15 @@ export async function liveInstances(db: pg.Pool | pg.PoolClient, ttlMs: number =
   return r.rows.map((row) => ({ ...row, startedAt: Number(row.startedAt), heartbeatAt: Number(row.heartbeatAt) }));
 }
 
+/**
+ * In a contract migration's transaction: holds the rows of instances whose code predates
+ * `version` until it commits, so that a beat of theirs either committed before (and is seen
+ * alive by the look that follows) or waits, then sees the migration (beatChecked).
+ */
+export async function holdOlderInstances(client: pg.PoolClient, version: number): Promise<void> {
+  if (await hasInstancesTable(client)) await client.query('SELECT id FROM instances WHERE code_version < $1 FOR UPDATE', [version]);
+}
+
 /** The live instances whose code predates migration `version` (a contract migration would break them). */
 export async function olderLiveInstances(db: pg.Pool | pg.PoolClient, version: number, ttlMs: number = INSTANCE_TTL_MS): Promise<InstanceRow[]> {
   return (await liveInstances(db, ttlMs)).filter((i) => i.codeVersion < version);
@@ -76,6 +85,31 @@ export async function beat(db: pg.Pool | pg.PoolClient, me: InstanceIdentity): P
   );
   const row = r.rows[0];
   return row?.version == null ? null : { version: row.version, name: row.name, compat: row.compat };
+}
+
+/**
+ * A serving instance's beat: waits while a contract migration holds its row (holdOlderInstances),
+ * then checks and writes in a statement that sees that migration. `held` is false when the row
+ * was gone (forgotten after a long death): no migration could hold it, so this beat proves
+ * nothing about one committing now.
+ */
+export async function beatChecked(pool: pg.Pool, me: InstanceIdentity): Promise<{ blocking: AppliedMigration | null; held: boolean }> {
+  const client = await pool.connect();
+  let failed: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const held = ((await client.query('SELECT 1 FROM instances WHERE id = $1 FOR UPDATE', [me.id])).rowCount ?? 0) > 0;
+    const blocking = await beat(client, me);
+    await client.query('COMMIT');
+    return { blocking, held };
+  } catch (err) {
+    failed = err as Error;
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    // A connection that failed is dropped, not pooled.
+    client.release(failed);
+  }
 }
 
 /** Removes the instance's row (a clean shutdown), and rows dead for longer than `forgetMs` (anyone's). */

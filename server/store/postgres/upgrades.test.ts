@@ -206,6 +206,58 @@ describe('rolling upgrades on PostgreSQL', () => {
     expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
   });
 
+  it('a beat at the moment a contract migration commits: the migration holds the rows it judged, and the beat then sees it', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    const refusals: string[] = [];
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers, id: 'late', release: 'r1', onSchemaRefused: (err) => refusals.push(err.message) });
+    await age(pool, INSTANCE_TTL_MS);
+    // The migration's transaction (as migrateSchema runs it) has judged the row and holds it.
+    const migrator = await pool.connect();
+    try {
+      await migrator.query('BEGIN');
+      await migrator.query('SELECT id FROM instances WHERE code_version < $1 FOR UPDATE', [NEXT]);
+      await migrator.query('ALTER TABLE orders DROP COLUMN review_reason');
+      await migrator.query("INSERT INTO schema_migrations (version, applied_at, name, compat) VALUES ($1, $2, $3, 'contract')", [NEXT, T0, `${String(NEXT).padStart(4, '0')}_drop_orders_review_reason`]);
+      timers.fireAll();
+      await until(
+        async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'payments-service:heartbeat' AND wait_event_type = 'Lock'")).rowCount === 1,
+        'the beat waiting for the row the migration holds',
+      );
+      await migrator.query('COMMIT');
+    } finally {
+      migrator.release();
+    }
+    await expect.poll(() => refusals).toEqual([expect.stringMatching(/drop_orders_review_reason .*a contract migration/)]);
+    expect(await liveInstances(pool)).toEqual([]);
+    await hb.stop();
+  });
+
+  it('a contract migration at the moment an older instance beats: it waits for the beat, then counts the instance alive', async () => {
+    const pool = await database();
+    await migrate(pool);
+    await instanceRow(pool, 'old-instance', MIGRATIONS.length);
+    await age(pool, INSTANCE_TTL_MS);
+    // The old instance's beat, in its transaction, not committed yet.
+    const beating = await pool.connect();
+    try {
+      await beating.query('BEGIN');
+      await beating.query("UPDATE instances SET heartbeat_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint WHERE id = 'old-instance'");
+      const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
+      const outcome = migrateSchema(pool, [...MIGRATIONS, contract], { mode: 'contract', log: pino({ level: 'silent' }) }).then(
+        () => 'applied',
+        (err: Error) => err.message,
+      );
+      await until(async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'")).rowCount === 1, 'the migration waiting for the beat');
+      await beating.query('COMMIT');
+      expect(await outcome).toMatch(/would break .*old-instance/);
+    } finally {
+      beating.release();
+    }
+    expect((await pool.query('SELECT count(*)::int AS n FROM schema_migrations WHERE version = $1', [NEXT])).rows[0]).toEqual({ n: 0 });
+  });
+
   it('refuses to register on a schema with a newer contract migration', async () => {
     const pool = await database();
     await migrate(pool, [...MIGRATIONS, later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason')]);
