@@ -149,6 +149,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  // Continued after a stop (SIGSTOP, job control): the others may have counted this instance
+  // dead meanwhile; a beat now says whether it may serve, rather than one up to 10 s later.
+  process.on('SIGCONT', () => heartbeat?.beatNow());
   // Started by a supervisor (npm run start:cluster): without it, stop as on SIGTERM.
   stopWithSupervisor(() => onSignal('supervisor exited'));
 

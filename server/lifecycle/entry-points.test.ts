@@ -175,7 +175,7 @@ describe('npm start (server/main.ts)', () => {
       const contract = { version: known.length + 1, name, sql: 'ALTER TABLE orders DROP COLUMN review_reason', compat: 'contract' as const };
       await expect(migrateSchema(pool, [...known, contract], { mode: 'contract' })).resolves.toMatchObject({ applied: [contract.version] });
       server.child.kill('SIGCONT');
-      // Its next beat (within 10 s) finds the migration.
+      // Continued, it beats at once and finds the migration.
       await until(() => server.child.exitCode !== null || server.child.signalCode !== null, () => `the instance to exit after its next beat; its output: ${out}`, 30_000);
       expect(server.child.exitCode).toBe(1);
       expect(out).toMatch(/"level":50.*database schema has migration \d{4}_drop_orders_review_reason that this code does not know .*a contract migration.*stopping/);
