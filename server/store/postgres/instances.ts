@@ -26,8 +26,8 @@ export interface InstanceRow extends InstanceIdentity {
   heartbeatAt: number;
 }
 
-/** The database's clock, in ms since the epoch (the column's unit). */
-const DB_NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+/** The database's clock, in ms since the epoch (the columns' unit), as SQL. */
+export const DB_NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 const COLUMNS = 'id, code_version AS "codeVersion", release, host, pid, started_at AS "startedAt", heartbeat_at AS "heartbeatAt"';
 

@@ -10,7 +10,7 @@ import { migrateCommand } from '../../admin/upgrade.ts';
 import { FakeTimers } from '../../delivery/testing.ts';
 import type { Migration } from '../migrations.ts';
 import { heartbeatPool, registerInstance } from './heartbeat.ts';
-import { HEARTBEAT_MS, INSTANCE_TTL_MS, LEASE_MS, liveInstances } from './instances.ts';
+import { DB_NOW_MS, HEARTBEAT_MS, INSTANCE_TTL_MS, LEASE_MS, liveInstances } from './instances.ts';
 import { MIGRATION_LOCK, assertKnownSchema, loadMigrations, migrate, migrateSchema } from './migrate.ts';
 import { until } from '../../../testing/until.ts';
 import { openPostgresStore } from './store.ts';
@@ -42,10 +42,7 @@ describe('rolling upgrades on PostgreSQL', () => {
   const urlOf = (pool: pg.Pool): string => (pool.options as { connectionString: string }).connectionString;
   /** An instance row as a server's heartbeat writes it, beating now (the database's clock). */
   const instanceRow = (pool: pg.Pool, id: string, codeVersion: number) =>
-    pool.query(
-      "INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) SELECT $1, $2, 'test', 'host-a', 1, t.ms, t.ms FROM (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms) t",
-      [id, codeVersion],
-    );
+    pool.query(`INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) SELECT $1, $2, 'test', 'host-a', 1, t.ms, t.ms FROM (SELECT ${DB_NOW_MS} AS ms) t`, [id, codeVersion]);
   /** Every instance's last beat `ms` further in the past, as if that long went by on the database's clock without one. */
   const age = (pool: pg.Pool, ms: number) => pool.query('UPDATE instances SET heartbeat_at = heartbeat_at - $1', [ms]);
   const heartbeats = async (pool: pg.Pool): Promise<number[]> => (await pool.query<{ at: string }>('SELECT heartbeat_at AS at FROM instances ORDER BY id')).rows.map((r) => Number(r.at));
@@ -244,7 +241,7 @@ describe('rolling upgrades on PostgreSQL', () => {
     const beating = await pool.connect();
     try {
       await beating.query('BEGIN');
-      await beating.query("UPDATE instances SET heartbeat_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint WHERE id = 'old-instance'");
+      await beating.query(`UPDATE instances SET heartbeat_at = ${DB_NOW_MS} WHERE id = 'old-instance'`);
       const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
       const outcome = migrateSchema(pool, [...MIGRATIONS, contract], { mode: 'contract', log: pino({ level: 'silent' }) }).then(
         () => 'applied',
