@@ -16,7 +16,7 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { realTimers, type Timers } from '../../timers.ts';
 import { cannotRunOn, type AppliedMigration, type Migration } from '../migrations.ts';
-import { HEARTBEAT_MS, LEASE_MS, beat, beatChecked, forget, type InstanceIdentity } from './instances.ts';
+import { BEAT_RETRY_MS, HEARTBEAT_MS, LEASE_MS, beat, beatChecked, forget, type InstanceIdentity } from './instances.ts';
 import { MIGRATION_LOCK, assertKnownSchema, loadMigrations } from './migrate.ts';
 
 function packageVersion(): string {
@@ -119,13 +119,14 @@ export async function registerInstance(opts: HeartbeatOptions): Promise<Instance
         failing = false;
       },
       (err: unknown) => {
-        // The next beat tries again; missing three makes this instance dead to the others.
+        // Tried again soon; missing three ticks makes this instance dead to the others.
         if (!failing) opts.log.warn({ instance: me.id, err: (err as Error).message }, 'heartbeat not written');
         failing = true;
       },
     );
     void inFlight.then(() => {
-      if (!stopped && refused === null) timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);
+      const every = opts.everyMs ?? HEARTBEAT_MS;
+      if (!stopped && refused === null) timer = timers.setTimeout(tick, failing ? Math.min(BEAT_RETRY_MS, every) : every);
     });
   };
   timer = timers.setTimeout(tick, opts.everyMs ?? HEARTBEAT_MS);

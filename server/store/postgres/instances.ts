@@ -11,6 +11,8 @@ import type { AppliedMigration } from '../migrations.ts';
 
 /** How often a serving instance refreshes its row. */
 export const HEARTBEAT_MS = 10_000;
+/** A failed beat is tried again this soon (not at the next tick), so a lapsed lease ends soon after an outage. */
+export const BEAT_RETRY_MS = 1_000;
 /** A heartbeat older than this is a dead instance's: three missed beats. */
 export const INSTANCE_TTL_MS = 30_000;
 /**
