@@ -251,12 +251,13 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
 
   beforeAll(async () => {
     const started = Date.now();
-    old = await buildPreviousRelease();
-    process.stdout.write(`previous release ${old.commit.slice(0, 7)} checked out and bundled in ${Date.now() - started} ms\n`);
-    db = await createTestDatabase();
+    const built = buildPreviousRelease().then((release) => {
+      process.stdout.write(`previous release ${release.commit.slice(0, 7)} checked out and bundled in ${Date.now() - started} ms\n`);
+      return release;
+    });
+    [old, db] = await Promise.all([built, createTestDatabase(), receiver.start()]);
     direct = new pg.Client({ connectionString: db.url });
     await direct.connect();
-    await receiver.start();
   }, 120_000);
 
   afterAll(async () => {
@@ -397,7 +398,7 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
     expect(ackedBy.counts['new B'] ?? 0).toBeGreaterThan(0);
     expect(instances).toEqual([{ code_version: loadMigrations().length }, { code_version: loadMigrations().length }]);
     // A clean shutdown deletes the instance's row: nothing holds a contract migration back.
-    for (const s of running) await s.stop();
+    await Promise.all(running.map((s) => s.stop()));
     expect((await direct.query('SELECT id FROM instances')).rows).toEqual([]);
   }, 180_000);
 });
