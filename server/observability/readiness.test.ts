@@ -30,6 +30,18 @@ describe('readiness', () => {
     expect(await readiness.check()).toEqual({ ready: true });
   });
 
+  it('is not ready while the heartbeat says the instance must not serve, before a stalled worker, and ready again after', async () => {
+    const readiness = createReadiness({ clock: new ManualClock(), cacheMs: 0 });
+    let lapsed: string | null = 'no heartbeat confirmed for 20 s: other instances may count this one dead, and a contract migration may have run';
+    readiness.heartbeat(() => lapsed);
+    readiness.delivery(() => 'stalled');
+    readiness.serving(answeringStore);
+    expect(await readiness.check()).toEqual({ ready: false, reason: 'heartbeat-lapsed', detail: lapsed });
+    lapsed = null;
+    readiness.delivery(() => null);
+    expect(await readiness.check()).toEqual({ ready: true });
+  });
+
   it('reports an unreachable store before a stalled worker, and draining before both', async () => {
     const clock = new ManualClock();
     const readiness = createReadiness({ clock, cacheMs: 0 });
