@@ -56,6 +56,7 @@ import { destroyConnection } from './pg-internals.ts';
 import { CallCancelled, OVERLOADED, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { realTimers, type Timers } from '../../timers.ts';
 import type { ObservedUnit, UnitObserver } from '../../domain/unit-observer.ts';
+import { LoneTurns, type Turn } from './group-commit/turns.ts';
 
 /** What a unit of work left for after the commit. */
 export interface Outcome<T> {
@@ -121,11 +122,6 @@ interface Run {
 
 type Done = { job: Job; ok: true; outcome: Outcome<unknown> } | { job: Job; ok: false; err: unknown };
 
-/** A lone bulk statement's place in flight, taken before its batch takes its units: how many it holds. */
-interface Turn {
-  units: number;
-}
-
 export interface GroupCommitOptions {
   /** Units a batch takes at most (see above why not more). */
   maxBatch?: number;
@@ -167,9 +163,6 @@ export interface GroupCommitOptions {
  * workload of payouts never gets there, one of orders at once (the first few batches). */
 const QUIET_BATCHES = 8;
 
-/** Lone bulk statements in flight at most (see the file's comment). */
-const LONE_IN_FLIGHT = 2;
-
 /** SQLSTATE of a statement sent after an earlier one aborted the (sub)transaction. */
 const IN_FAILED_TRANSACTION = '25P02';
 
@@ -192,9 +185,7 @@ export class PgGroupCommitter {
   /** Batches in a row, up to QUIET_BATCHES, that committed without changing transactions. */
   private quiet = 0;
   private readonly committing = new Set<Promise<void>>();
-  /** Lone bulk statements in flight, oldest first, and the loops waiting for their turn to send one. */
-  private readonly lone: Turn[] = [];
-  private readonly turnWaiters: ((ended: boolean) => void)[] = [];
+  private readonly turns = new LoneTurns();
   /** Batches committed, the units of work they held, and how many of those a bulk statement wrote: for diagnostics and benchmarks. */
   readonly stats = { batches: 0, units: 0, bulkUnits: 0 };
   /** Units refused by admission control or expired in the queue. */
@@ -240,7 +231,7 @@ export class PgGroupCommitter {
 
   /** Loops waiting for their turn to send a lone bulk statement. */
   get awaitingTurn(): number {
-    return this.turnWaiters.length;
+    return this.turns.waiting;
   }
 
   /** Queues a unit of work; resolves with its value once the batch that ran it is committed. */
@@ -317,18 +308,11 @@ export class PgGroupCommitter {
     else this.queue.push(job);
     // A loop about to take a batch takes this job too; otherwise another loop, if allowed.
     if (this.waiting === 0 && this.drains < this.executingAllowed()) void this.drain();
-    else if (this.turnWaiters.length > 0 && this.turnOpen(false)) this.wakeTurns(false);
+    else if (this.turns.waiting > 0 && this.turnOpen(false)) this.turns.wake(false);
   }
 
-  /**
-   * Whether the batch that would begin now may: any batch but a lone bulk statement at once; that
-   * one beside at most one other, once as many units are queued as the other holds or (`ended`)
-   * once a lone statement ended since it began to wait.
-   */
   private turnOpen(ended: boolean): boolean {
-    if (!this.loneNext() || this.lone.length === 0) return true;
-    if (this.lone.length >= LONE_IN_FLIGHT) return false;
-    return ended || this.queue.length >= this.lone[0]!.units;
+    return this.turns.open(this.loneNext(), this.queue.length, ended);
   }
 
   /** The units a batch would take now are all of one bulk kind: it would send their statement alone. */
@@ -345,27 +329,9 @@ export class PgGroupCommitter {
     let ended = false;
     for (;;) {
       while (this.committing.size >= this.maxCommitting) await Promise.race(this.committing);
-      if (this.turnOpen(ended)) return this.loneNext() ? this.takeTurn(Math.min(this.maxBatch, this.queue.length)) : null;
-      ended = await new Promise<boolean>((resolve) => this.turnWaiters.push(resolve));
+      if (this.turnOpen(ended)) return this.loneNext() ? this.turns.take(Math.min(this.maxBatch, this.queue.length)) : null;
+      ended = await this.turns.wait();
     }
-  }
-
-  private takeTurn(units: number): Turn {
-    const turn = { units };
-    this.lone.push(turn);
-    return turn;
-  }
-
-  /** The batch sends no lone statement (any more): the next may begin. `ended`: it sent one. */
-  private endTurn(run: Pick<Run, 'turn'>, ended: boolean): void {
-    if (run.turn === null) return;
-    this.lone.splice(this.lone.indexOf(run.turn), 1);
-    run.turn = null;
-    if (this.turnWaiters.length > 0) this.wakeTurns(ended);
-  }
-
-  private wakeTurns(ended: boolean): void {
-    for (const wake of this.turnWaiters.splice(0)) wake(ended);
   }
 
   /** More than one batch at once only after a run of batches that took no hot row. */
@@ -408,7 +374,7 @@ export class PgGroupCommitter {
     } catch (err) {
       // No connection within the deadline (database down or pool starved): every queued unit
       // would wait for the same host; they fail now, unwritten.
-      this.endTurn({ turn }, false);
+      this.turns.end({ turn }, false);
       for (const job of this.queue.splice(0)) job.reject(err);
       return;
     }
@@ -421,7 +387,7 @@ export class PgGroupCommitter {
     try {
       fatal = await this.execute(run);
     } finally {
-      this.endTurn(run, true);
+      this.turns.end(run, true);
     }
     const commit = this.commit(run, fatal);
     this.committing.add(commit);
@@ -446,9 +412,9 @@ export class PgGroupCommitter {
       run.committed = true; // every unit it took had waited too long: nothing to commit
       return null;
     }
-    if (this.loneTurn(run, groups)) {
+    if (this.turns.claim(run, groups.length === 1 && groups[0]!.kind !== null ? groups[0]!.jobs.length : 0)) {
       const ran = await this.runWhole(run, groups[0]!.kind!, groups[0]!.jobs);
-      this.endTurn(run, true);
+      this.turns.end(run, true);
       if (ran) return null;
       groups[0]!.kind = null;
     }
@@ -482,20 +448,6 @@ export class PgGroupCommitter {
       this.queue.unshift(...untouched);
       return err;
     }
-  }
-
-  /**
-   * Whether the batch sends its units as one lone statement: it holds one bulk kind's only and
-   * has a turn. Should the queue have changed since its turn was decided, it gives back a turn it
-   * no longer needs; a batch without one runs its bulk statement inside BEGIN and COMMIT instead
-   * (never a third lone statement in flight).
-   */
-  private loneTurn(run: Run, groups: Group[]): boolean {
-    const units = groups.length === 1 && groups[0]!.kind !== null ? groups[0]!.jobs.length : 0;
-    if (units === 0) this.endTurn(run, false);
-    else if (run.turn !== null) run.turn.units = units;
-    else if (this.lone.length < LONE_IN_FLIGHT) run.turn = this.takeTurn(units);
-    return run.turn !== null;
   }
 
   /**
