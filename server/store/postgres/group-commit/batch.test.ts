@@ -78,6 +78,23 @@ describe('a batch executing', () => {
     expect(outcomes(run)).toEqual(['a', 'failed: error 23505', 'c']);
   });
 
+  it('a unit rolled back to its savepoint is no longer sent: nothing of it can commit, so a caller answered early hears it was not written', async () => {
+    let released = 0;
+    const { client } = connection((t) => (t === 'unit a' ? databaseError('23505') : t.startsWith('RELEASE') && released++ === 0 ? databaseError('25P02') : null));
+    const run = newRun(client);
+    const [a, b, c] = [unit('a'), unit('b'), unit('c')];
+    const seen: boolean[] = [];
+    const attempt = c.attempt;
+    c.attempt = async (conn) => {
+      seen.push(a.sent, b.sent);
+      return attempt(conn);
+    };
+    await executeBatch(run, [a, b, c], context());
+    // a failed on its own, b caught an error inside: both rolled back before c ran.
+    expect(seen).toEqual([false, false]);
+    expect(c.sent).toBe(true);
+  });
+
   it('a unit that caught a database error and went on is rolled back and fails', async () => {
     let released = 0;
     const { client, sent } = connection((t) => (t.startsWith('RELEASE') && released++ === 0 ? databaseError('25P02') : null));

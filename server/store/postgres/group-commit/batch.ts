@@ -168,11 +168,15 @@ async function runUnit(run: Run, unit: Unit, more: boolean, ctx: BatchContext): 
     outcome = await unit.attempt(run.client);
   } catch (err) {
     await undoAfter(err, () => rollbackUnit(run));
+    notWritten([unit]);
     run.done.push({ unit, ok: false, err });
     return;
   }
   if (await releaseUnit(run, more)) succeeded(run, unit, outcome, ctx);
-  else run.done.push({ unit, ok: false, err: caughtInside() });
+  else {
+    notWritten([unit]);
+    run.done.push({ unit, ok: false, err: caughtInside() });
+  }
 }
 
 /** A bulk kind's units in one savepoint; false when that failed and nothing of them stands (each then runs alone). */
@@ -230,8 +234,9 @@ function succeeded(run: Run, unit: Unit, outcome: Outcome<unknown>, ctx: BatchCo
 }
 
 /**
- * Units whose bulk statement was undone: nothing of them can commit, so a caller answered
- * before each runs alone hears that nothing was written, not OutcomeUnknown.
+ * Units rolled back to their savepoint (or whose lone statement the database refused): nothing
+ * of them can commit, so a caller answered early hears that nothing was written, not
+ * OutcomeUnknown (a bulk kind's units, before each runs alone).
  */
 function notWritten(units: Unit[]): void {
   for (const unit of units) unit.sent = false;
