@@ -47,7 +47,8 @@
 // afterwards and never queued again: still queued, taken by a batch that has not reached it, or
 // waiting to run again after a deadlock, it is dropped and its caller hears that nothing was
 // written; once its statements were sent it finishes or rolls back with its batch, and its
-// caller hears OutcomeUnknown (it may commit).
+// caller hears OutcomeUnknown (it may commit), unless they were rolled back to its savepoint
+// already (it failed, or its bulk statement did): then, too, nothing of it was written.
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { realTimers, type Timers } from '../../timers.ts';
