@@ -9,6 +9,11 @@ import { BatchLoops, QUIET_BATCHES, type BatchSteps, type LoopRun } from './loop
 import { LoneTurns, type Turn } from './turns.ts';
 import { UnitQueue, type Attempt, type BulkStatement, type Unit } from './units.ts';
 
+/** A fake batch: the units it took, answered when it commits. */
+interface FakeRun extends LoopRun {
+  taken: Unit[];
+}
+
 interface Batch {
   units: string[];
   turn: Turn | null;
@@ -17,7 +22,7 @@ interface Batch {
 
 let units: UnitQueue;
 let turns: LoneTurns;
-let loops: BatchLoops<LoopRun>;
+let loops: BatchLoops<FakeRun>;
 let batches: Batch[];
 /** Batches executing now, and most at once. */
 let executing: number;
@@ -25,7 +30,7 @@ let mostExecuting: number;
 /** Whether the next batches' units change transactions; whether they wait at a gate. */
 let hot: boolean;
 let gated: boolean;
-let begin: (turn: Turn | null) => Promise<LoopRun>;
+let begin: (turn: Turn | null) => Promise<FakeRun>;
 const names = new Map<Attempt<unknown>, string>();
 const kind: BulkStatement<string, string> = { run: async () => [] };
 
@@ -37,7 +42,7 @@ function attempt(name: string): Attempt<string> {
   return a;
 }
 
-const steps: BatchSteps<LoopRun> = {
+const steps: BatchSteps<FakeRun> = {
   begin: (turn) => begin(turn),
   async execute(run, taken, markHot) {
     executing += 1;
@@ -49,11 +54,11 @@ const steps: BatchSteps<LoopRun> = {
     await gate;
     if (hot) markHot();
     executing -= 1;
-    (run as LoopRun & { taken: Unit[] }).taken = taken;
+    run.taken = taken;
     return null;
   },
   async commit(run) {
-    for (const u of (run as LoopRun & { taken: Unit[] }).taken) u.resolve(names.get(u.attempt));
+    for (const u of run.taken) u.resolve(names.get(u.attempt));
   },
 };
 
@@ -88,7 +93,7 @@ beforeEach(() => {
   mostExecuting = 0;
   hot = false;
   gated = false;
-  begin = async (turn) => ({ turn, hot: false });
+  begin = async (turn) => ({ turn, hot: false, taken: [] });
   open();
 });
 
@@ -147,7 +152,7 @@ describe('the batch loops', () => {
     };
     const answers = [submit('a'), submit('b')].map((p) => p.then(() => null, (e: unknown) => e));
     expect(await Promise.all(answers)).toEqual([down, down]);
-    begin = async (turn) => ({ turn, hot: false });
+    begin = async (turn) => ({ turn, hot: false, taken: [] });
     expect(await submit('c')).toBe('c');
   });
 
