@@ -55,13 +55,13 @@ describe('payments-conformance api against the bundled server', () => {
     expect(ids).toEqual(expect.arrayContaining(['api.createPayout.invalid.body.amount.too-precise', 'api.rules.isolation.order', 'api.rules.refund-pending-confirmation-only', 'api.rules.payment-amount-units', 'api.rules.order-idempotency', 'api.rules.user-transactions-paging']));
     // The order retry rules and the media type are named in the coverage by the checks meant for them.
     const coveredBy = (id: string): string[] => run.report.coverage.find((c) => c.id === id)?.checks ?? [];
-    expect(coveredBy('orders#idempotency-json')).toEqual(['api.rules.order-idempotency-json-form']);
-    expect(coveredBy('orders#no-key')).toEqual(['api.rules.order-without-key-creates']);
+    expect(coveredBy('createOrder#idempotency-json')).toEqual(['api.rules.order-idempotency-json-form']);
+    expect(coveredBy('createOrder#no-key-creates')).toEqual(['api.rules.order-without-key-creates']);
     expect(coveredBy('product#json-body')).toContain('api.createOrder.body.json-media-type-forms');
     expect(coveredBy('product#outcome-unknown')).toEqual(['api.rules.lost-commit.order', 'api.rules.lost-commit.payout']);
     expect(coveredBy('product#store-unavailable')).toEqual(['api.rules.store-unavailable.nothing-written']);
-    expect(coveredBy('management#recover-window')).toEqual(['api.rules.recover.until-after-since']);
-    expect(coveredBy('orders#stream-opening')).toEqual(['api.rules.stream.opening-position']);
+    expect(coveredBy('recoverDeliveries#until-after-since')).toEqual(['api.rules.recover.until-after-since']);
+    expect(coveredBy('streamEvents#opening-position')).toEqual(['api.rules.stream.opening-position']);
   });
 
   it('skips only what the bundled server cannot offer in a test run, with the reason', () => {

@@ -82,9 +82,9 @@ describe('payments-conformance sender against the bundled server', () => {
     const coveredBy = (id: string): string[] => run.report.coverage.find((c) => c.id === id)?.checks ?? [];
     expect(coveredBy('interface#signatures-6')).toEqual(['sender.retry.fresh-timestamp', 'sender.timeout.fresh-timestamp', 'sender.retry.manual-fresh-timestamp']);
     expect(coveredBy('interface#signatures-8')).toEqual(['sender.rotation.new-secret', 'sender.rotation.callback-secret']);
-    expect(coveredBy('management#callback-rotation')).toEqual(['sender.rotation.callback-secret']);
-    expect(coveredBy('management#recover')).toEqual(['sender.recover.window', 'sender.recover.same-event', 'sender.recover.after-change']);
-    expect(coveredBy('management#signature-scheme')).toEqual(['sender.scheme.required-headers']);
+    expect(coveredBy('rotateCallbackSecret#pending-callbacks-new-secret')).toEqual(['sender.rotation.callback-secret']);
+    expect(coveredBy('recoverDeliveries#window-once-per-request')).toEqual(['sender.recover.window', 'sender.recover.same-event', 'sender.recover.after-change']);
+    expect(coveredBy('management#signature-scheme-headers')).toEqual(['sender.scheme.required-headers']);
   });
 
   it('cut the held answer at about 10 s', () => {

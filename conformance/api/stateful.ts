@@ -32,6 +32,7 @@ import {
   USER_PAGING_RULE,
   SEARCH_PARAMETER_RULE,
   STAKING_DEFAULT_RULE,
+  answerRule,
 } from './rules.ts';
 import type { ApiRule } from './rules.ts';
 import { constraints, isObj } from '../core/openapi/schema.ts';
@@ -104,7 +105,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
     check(
       `duplicate-third-party-id.${op.spec.operationId}`,
       `${op.spec.method.toUpperCase()} ${op.spec.path}: a repeated thirdPartyId gets 409 duplicate-third-party-id with existingTransactionId`,
-      [{ ...DUPLICATE_THIRD_PARTY_RULE, covers: [op.spec.operationId === 'createStakingPayout' ? 'interface#errors-staking-duplicate' : 'interface#errors-payout-duplicate'] }],
+      [{ ...DUPLICATE_THIRD_PARTY_RULE, covers: [op.spec.operationId === 'createStakingPayout' ? 'interface#errors-staking-duplicate' : 'interface#errors-payout-duplicate'] }, answerRule(op.spec.operationId, 409, 'duplicate-third-party-id')],
       async (ctx, evidence) => {
         const auth = await s.authFor(op);
         const first = await prepareRequest(s, op, 'duplicate/first', 'success');
@@ -183,7 +184,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
 
   // ---- refunds ------------------------------------------------------------------------------
   if (s.hasOp('refundPayment')) {
-    check('refund-pending-confirmation-only', 'only a payment in pending_confirmation can be refunded, once; it then reads back refunded', [REFUND_RULE], async (ctx, evidence) => {
+    check('refund-pending-confirmation-only', 'only a payment in pending_confirmation can be refunded, once; it then reads back refunded', [REFUND_RULE, answerRule('refundPayment', 409, 'not-refundable')], async (ctx, evidence) => {
       await s.sandbox();
       const email = s.refundEmail();
       const op = s.op('refundPayment');
@@ -211,7 +212,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
 
   // ---- cancelled orders ----------------------------------------------------------------------
   if (s.hasOp('cancelSandboxOrder') && s.hasOp('getOrder')) {
-    check('cancelled-order-not-found', 'a cancelled order is a 404 on GET /v2/orders/{orderId} while GET .../payments still answers', [CANCELLED_ORDER_RULE], async (ctx, evidence) => {
+    check('cancelled-order-not-found', 'a cancelled order is a 404 on GET /v2/orders/{orderId} while GET .../payments still answers', [CANCELLED_ORDER_RULE, answerRule('getOrder', 404, 'not-found')], async (ctx, evidence) => {
       await s.sandbox();
       const order = await s.order(true);
       const get = s.op('getOrder');
@@ -278,7 +279,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
   // ---- Idempotency-Key on order creation -----------------------------------------------------
   const createOrder = s.hasOp('createOrder') ? s.op('createOrder') : null;
   if (createOrder && createOrder.spec.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')) {
-    check('order-idempotency', 'POST /v2/orders: a repeated Idempotency-Key replays the first answer; with another body it gets 422 idempotency-key-reused', [ORDER_IDEMPOTENCY_RULE], async (ctx, evidence) => {
+    check('order-idempotency', 'POST /v2/orders: a repeated Idempotency-Key replays the first answer; with another body it gets 422 idempotency-key-reused', [ORDER_IDEMPOTENCY_RULE, answerRule('createOrder', 422, 'idempotency-key-reused')], async (ctx, evidence) => {
       const parts = await prepareRequest(s, createOrder, 'idempotency', 'success');
       const auth = await s.authFor(createOrder);
       const idem = `conformance-${subSeed(ctx.seed, 'idempotency').toString(16)}-${Date.now().toString(36)}`;
@@ -338,7 +339,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
 
   // ---- search parameter -----------------------------------------------------------------------
   if (s.hasOp('searchTransaction')) {
-    check('search-parameter-required', 'GET /transactions without orderNumber and txHash gets 400 search-parameter-required', [SEARCH_PARAMETER_RULE], async (ctx, evidence) => {
+    check('search-parameter-required', 'GET /transactions without orderNumber and txHash gets 400 search-parameter-required', [SEARCH_PARAMETER_RULE, answerRule('searchTransaction', 400, 'search-parameter-required')], async (ctx, evidence) => {
       const op = s.op('searchTransaction');
       const res = await call(evidence, op.spec.operationId, { auth: key, headers: { 'x-tenant-id': o.creds.tenantId }, label: 'neither orderNumber nor txHash' }, ctx);
       return judgeProblem(op, res, { status: 400, slug: 'search-parameter-required' }, SEARCH_PARAMETER_RULE, evidence);

@@ -19,7 +19,7 @@ import { orderRetryChecks } from './order-retries.ts';
 import { mediaTypeChecks } from './media-type.ts';
 import { strictApiChecks } from './strict.ts';
 import { ApiState } from './state.ts';
-import { WalletKeeper } from '../core/wallet.ts';
+import { WALLET_NOTE, WalletKeeper } from '../core/wallet.ts';
 
 export interface ApiTargetDeps {
   /** The operations to check (default: every operation of the four documents). */
@@ -123,7 +123,6 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
       });
       // Repeatable on the same credentials: what the run's payouts spend is funded back at the end.
       const wallet = skipStateful ? null : new WalletKeeper({ client, operations, auth: state.keyAuth() });
-      const walletKept = wallet ? await wallet.start() : false;
       const checks = [
         ...operationChecks({ operations, state, client, creds, skipStateful, ...(other ? { otherTenantId: other.tenantId } : {}) }),
         ...statefulChecks({ operations, state, client, creds, skipStateful, ...(other ? { other } : {}) }),
@@ -144,12 +143,12 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...(limited ? [] : ['no --limited-api-key: the permission-denied checks are skipped']),
         ...(refundEmail ? [] : ['no --refund-email: the refund checks that need a service account are skipped']),
         ...(webhookUrl ? [] : ['no --webhook-url: the checks that need a webhook endpoint are skipped']),
-        ...(walletKept ? ['the sandbox wallet is funded back at the end by what the run spends (POST /sandbox/wallet/fund), so the run can be repeated'] : []),
       ];
       return {
         checks,
         notes,
         catalogue: API_CATALOGUE,
+        start: async () => ((await wallet?.start()) ? [WALLET_NOTE] : []),
         close: async () => {
           await wallet?.restore().catch(() => 0n);
           // Leave no active endpoint behind: disable the one the suite created.

@@ -6,6 +6,8 @@
 import type { ApiClient, Auth } from './openapi/client.ts';
 import type { ApiOperation } from './openapi/contract.ts';
 
+export const WALLET_NOTE = 'the sandbox wallet is funded back at the end by what the run spends (POST /sandbox/wallet/fund), so the run can be repeated';
+
 const SCALE = 8;
 const UNIT = 10n ** BigInt(SCALE);
 

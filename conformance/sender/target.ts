@@ -14,7 +14,7 @@ import { senderChecks } from './checks.ts';
 import { SENDER_CATALOGUE } from './rules.ts';
 import { SuiteReceiver } from './receiver.ts';
 import { SenderSession } from './session.ts';
-import { WalletKeeper } from '../core/wallet.ts';
+import { WALLET_NOTE, WalletKeeper } from '../core/wallet.ts';
 import { walkOperations } from '../core/openapi/contract.ts';
 
 export interface SenderTargetDeps {
@@ -129,7 +129,6 @@ to run again, give --save-callback-secret FILE and then --callback-secret file:F
       });
       // Repeatable on the same credentials: the settled payouts' amounts are funded back at the end.
       const wallet = new WalletKeeper({ client: session.client, operations: walkOperations(), auth: { kind: 'key', apiKey: creds.apiKey, apiHash: creds.apiHash } });
-      const walletKept = await wallet.start();
       const checks = senderChecks({
         session,
         receiver,
@@ -148,8 +147,8 @@ to run again, give --save-callback-secret FILE and then --callback-secret file:F
           "the endpoint's signing secret and the environment's callback secret are rotated near the end (rule 8 checks): the callback secret given is no longer valid after the run",
           ...(callbackSecret ? [] : ['no --callback-secret: the payout callback signature is not verified']),
           ...(values['skip-slow'] === true ? ['--skip-slow: the 10 s timeout check is skipped'] : []),
-          ...(walletKept ? ['the sandbox wallet is funded back at the end by what the run spends (POST /sandbox/wallet/fund), so the run can be repeated'] : []),
         ],
+        start: async () => ((await wallet.start()) ? [WALLET_NOTE] : []),
         close: async () => {
           await wallet.restore().catch(() => 0n);
           await receiver.close();
