@@ -4,6 +4,7 @@
 import { lostCommitChecks } from './lost-commit.ts';
 import { recoverWindowChecks } from './recover-window.ts';
 import { streamOpeningChecks } from './stream-opening.ts';
+import { isolationChecks } from './isolation.ts';
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
 import { operationChecks } from './checks.ts';
@@ -133,6 +134,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...mediaTypeChecks({ state, client, skipStateful }),
         ...errorChecks({ operations, state, client, creds, skipStateful, ...(limited ? { limited } : {}) }),
         ...strictApiChecks({ state, client, creds, skipStateful, ...(other ? { other } : {}) }),
+        ...isolationChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
       ];
       const apis = [...new Set(operations.map((o) => o.api))];
       const notes = [

@@ -51,7 +51,7 @@ describe('contractRules', () => {
     expect(problems).toEqual([
       'orders: POST /v2/orders: x-rules id "createOrder#Upper" must be createOrder#<slug> (lowercase words joined by -)',
       'orders: POST /v2/orders: x-rules id "getOrder#elsewhere" must be createOrder#<slug> (lowercase words joined by -)',
-      'orders: POST /v2/orders: x-rules id "createOrder#status-201" takes a slug reserved for the derived status and problem rules',
+      'orders: POST /v2/orders: x-rules id "createOrder#status-201" takes a slug reserved for the derived rules',
       'orders: POST /v2/orders: x-rules[5] must be {id, rule} with two non-empty strings',
       'orders: POST /v2/orders: x-rules[6] must be {id, rule} with two non-empty strings (unknown: note)',
       'rule id createOrder#twice is used twice',

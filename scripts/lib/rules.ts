@@ -2,13 +2,16 @@
 // can be judged on. Two kinds:
 //   written   an `x-rules` list beside the text that states them, on a document's `info`
 //             (ids `<document>#<slug>`) or on an operation (ids `<operationId>#<slug>`);
-//   derived   every documented status of every operation (`<operationId>#status-<code>`) and
+//   derived   every documented status of every operation (`<operationId>#status-<code>`),
 //             every problem type its answers document by example (`<operationId>#problem-<slug>`),
-//             never written by hand.
+//             and, for every operation that takes an id (a path parameter) or a search (a
+//             required query parameter, or `x-required-one-of`), `<operationId>#isolation`: the
+//             products' "nothing of one tenant environment is visible to another" on that
+//             operation. Never written by hand.
 // `npm run generate` writes them to generated/rules.ts (the conformance suite's coverage map and
 // the type of the ids its checks name); `npm run lint:spec` refuses malformed or repeated ids.
 
-export type RuleKind = 'written' | 'status' | 'problem';
+export type RuleKind = 'written' | 'status' | 'problem' | 'isolation';
 
 export interface ContractRule {
   id: string;
@@ -50,8 +53,8 @@ function xRules(node: Obj, prefix: string, document: string, operation: string |
       problems.push(`${where}: x-rules id "${e.id}" must be ${prefix}#<slug> (lowercase words joined by -)`);
       continue;
     }
-    if (/#(status|problem)-/.test(e.id)) {
-      problems.push(`${where}: x-rules id "${e.id}" takes a slug reserved for the derived status and problem rules`);
+    if (/#(status-|problem-|isolation$)/.test(e.id)) {
+      problems.push(`${where}: x-rules id "${e.id}" takes a slug reserved for the derived rules`);
       continue;
     }
     rules.push({ id: e.id, document, ...(operation ? { operation } : {}), kind: 'written', rule: e.rule.trim().replace(/\s+/g, ' ') });
@@ -72,9 +75,19 @@ function firstSentence(text: unknown): string {
   return (/^.*?\.(?=\s|$)/.exec(s)?.[0] ?? s).slice(0, 200);
 }
 
-/** The derived rules of one operation: each documented status, each documented problem type. */
-function derivedRules(document: string, operationId: string, method: string, path: string, responses: Obj, titles: Readonly<Record<string, string>>): ContractRule[] {
+/** Whether the operation takes an id (a path parameter) or a search (a required query parameter, or x-required-one-of). */
+function takesIdOrSearch(op: Obj, shared: unknown): boolean {
+  const params = [...(Array.isArray(shared) ? shared : []), ...(Array.isArray(op.parameters) ? op.parameters : [])].map(asObj);
+  return params.some((p) => p.in === 'path' || (p.in === 'query' && p.required === true)) || op['x-required-one-of'] !== undefined;
+}
+
+/** The derived rules of one operation: each documented status, each documented problem type, its isolation. */
+function derivedRules(document: string, operationId: string, method: string, path: string, op: Obj, shared: unknown, titles: Readonly<Record<string, string>>): ContractRule[] {
+  const responses = asObj(op.responses);
   const rules: ContractRule[] = [];
+  if (takesIdOrSearch(op, shared)) {
+    rules.push({ id: `${operationId}#isolation`, document, operation: operationId, kind: 'isolation', rule: `${method.toUpperCase()} ${path}: an id or search value of another tenant environment is answered as an unknown one (nothing of one tenant environment is visible to another)` });
+  }
   const problems = new Map<string, string[]>();
   for (const [code, r] of Object.entries(responses)) {
     const res = asObj(r);
@@ -109,7 +122,7 @@ export function contractRules(openapi: ReadonlyMap<string, Obj>, asyncapi: Obj |
         const operationId = op.operationId;
         if (typeof operationId !== 'string') continue;
         rules.push(...xRules(op, operationId, document, operationId, `${document}: ${method.toUpperCase()} ${path}`, problems));
-        rules.push(...derivedRules(document, operationId, method, path, asObj(op.responses), titles));
+        rules.push(...derivedRules(document, operationId, method, path, op, asObj(item).parameters, titles));
       }
     }
   }
@@ -130,9 +143,9 @@ export function rulesModule(header: string, rules: readonly ContractRule[]): str
   const rows = rules.map((r) => `  ${JSON.stringify(r)},`).join('\n');
   return (
     header +
-    `\n/** Every rule of the contract: \`written\` ones from the documents' \`x-rules\`, \`status\` and \`problem\` ones derived from each operation's responses. */\n` +
+    `\n/** Every rule of the contract: \`written\` ones from the documents' \`x-rules\`, \`status\`, \`problem\` and \`isolation\` ones derived from each operation. */\n` +
     `export const CONTRACT_RULES = [\n${rows}\n] as const satisfies readonly ContractRule[];\n\n` +
-    `export interface ContractRule {\n  readonly id: string;\n  readonly document: string;\n  readonly operation?: string;\n  readonly kind: 'written' | 'status' | 'problem';\n  readonly rule: string;\n}\n\n` +
+    `export interface ContractRule {\n  readonly id: string;\n  readonly document: string;\n  readonly operation?: string;\n  readonly kind: 'written' | 'status' | 'problem' | 'isolation';\n  readonly rule: string;\n}\n\n` +
     `/** The id of a rule of the contract: what a conformance check's \`covers\` names. */\n` +
     `export type ContractRuleId = (typeof CONTRACT_RULES)[number]['id'];\n`
   );

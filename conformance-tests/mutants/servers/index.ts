@@ -14,6 +14,7 @@ import * as overdrawsWallet from './overdraws-wallet.ts';
 import * as permissionCachedPerRoute from './permission-cached-per-route.ts';
 import * as refundsToAnyone from './refunds-to-anyone.ts';
 import * as revokesTwice from './revokes-twice.ts';
+import * as deliverySeenAcrossTenants from './delivery-seen-across-tenants.ts';
 import * as tenantHeaderOptional from './tenant-header-optional.ts';
 import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
 import * as oldVersionToNewUrl from './old-version-to-new-url.ts';
@@ -102,6 +103,14 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     build: revokesTwice.build,
     mustFail: ['api.rules.revoke-not-active'],
     failsOnly: /^api\.rules\.revoke-not-active$/,
+  },
+  {
+    name: 'delivery-seen-across-tenants',
+    defect: "GET /v2/webhooks/deliveries/{deliveryId} answers a delivery it has answered before to another tenant asking for its id (issue 67: isolation on every operation)",
+    target: 'api',
+    build: deliverySeenAcrossTenants.build,
+    mustFail: ['api.getDelivery.isolation.other-tenant'],
+    failsOnly: /^api\.getDelivery\.isolation\.other-tenant$/,
   },
   {
     name: 'refunds-to-anyone',
