@@ -93,9 +93,9 @@ export const apiNoCheck: NoCheckReasons = (r) => {
   if (slug === 'status-429' || slug === 'problem-rate-limited') return 'not yet judged: issue 67 (needs the rate limit exhausted; then the problem and its Retry-After are to judge)';
   if (slug === 'problem-live-key-not-allowed') return 'not yet judged: issue 67 (needs a live key, which no option of the api target takes)';
   if (/^(status-50[34]|problem-store-unavailable|problem-outcome-unknown)$/.test(slug)) {
-    return r.rule.startsWith('GET ')
-      ? 'a read cannot take the sandbox write fault (it arms the next write): needs the data store down, which a request cannot cause on purpose'
-      : 'not yet judged on this operation: issue 67 (the sandbox write fault is rehearsed on POST /v2/orders and POST /transactions/payout, judging the status and that Retry-After is present, not yet the problem body)';
+    if (r.rule.startsWith('GET ')) return 'a read cannot take the sandbox write fault (it arms the next write): needs the data store down, which a request cannot cause on purpose';
+    if (r.document === 'management') return 'the sandbox write fault arms writes of the Transactions, v2 order and sandbox APIs only: a management write needs the data store down, which a request cannot cause on purpose';
+    return 'not yet judged on this operation: issue 67 (503 is judged on every write through the sandbox fault, api.<operationId>.fault.store-unavailable; 504 outcome-unknown only on POST /v2/orders and POST /transactions/payout, its status and that Retry-After is present)';
   }
   for (const [reason, ids] of Object.entries(NOT_YET)) if (ids.includes(r.id)) return reason;
   return undefined;

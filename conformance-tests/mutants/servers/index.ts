@@ -15,6 +15,7 @@ import * as permissionCachedPerRoute from './permission-cached-per-route.ts';
 import * as refundsToAnyone from './refunds-to-anyone.ts';
 import * as revokesTwice from './revokes-twice.ts';
 import * as deliverySeenAcrossTenants from './delivery-seen-across-tenants.ts';
+import { FAULT_ANSWER_MUTANTS } from './fault-answers.ts';
 import * as tenantHeaderOptional from './tenant-header-optional.ts';
 import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
 import * as oldVersionToNewUrl from './old-version-to-new-url.ts';
@@ -221,4 +222,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...RECOVER_MUTANTS,
   ...ROUND_FIVE_API_MUTANTS,
   ...ROUND_FIVE_SENDER_MUTANTS,
+  ...FAULT_ANSWER_MUTANTS,
 ];

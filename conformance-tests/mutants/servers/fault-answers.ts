@@ -1,0 +1,51 @@
+// Mutants (issue 67): the sandbox write fault's 503 answer breaks one written rule of the
+// contract's problem answers, each caught only by the generated
+// `api.<operationId>.fault.store-unavailable` checks (api/write-faults.ts):
+//   fault-problem-status  the problem body's `status` is 500, not the HTTP status 503;
+//   fault-retry-after-0   `Retry-After: 0`, below the documented minimum of 1 second.
+import type { Config } from '../../../server/config.ts';
+import type { Services } from '../../../server/domain/context.ts';
+import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
+import type { ServerMutant } from './mutant.ts';
+import { wrapApp } from './wrap.ts';
+
+/** Rewrites every 503 answer with `change`. */
+function on503(change: (body: Record<string, unknown>, headers: Headers) => void): (services: Services, config: Config) => BuiltApp {
+  return (services, config) =>
+    wrapApp(buildApp(services, config), () => async (c, next) => {
+      await next();
+      if (c.res.status !== 503) return;
+      const body = (await c.res.clone().json()) as Record<string, unknown>;
+      const headers = new Headers(c.res.headers);
+      change(body, headers);
+      // Hono copies the old answer's headers onto a new one set over it: clear it first.
+      c.res = undefined as unknown as Response;
+      c.res = new Response(JSON.stringify(body), { status: 503, headers });
+    });
+}
+
+const FAULT_CHECKS = /^api\.[A-Za-z]+\.fault\.store-unavailable$/;
+const MUST_FAIL = ['api.createOrder.fault.store-unavailable', 'api.createPayout.fault.store-unavailable', 'api.settleSandboxPayout.fault.store-unavailable'];
+
+export const FAULT_ANSWER_MUTANTS: readonly ServerMutant[] = [
+  {
+    name: 'fault-problem-status',
+    defect: "the 503 store-unavailable problem's body says status 500",
+    target: 'api',
+    build: on503((body) => {
+      body.status = 500; // the defect
+    }),
+    mustFail: MUST_FAIL,
+    failsOnly: FAULT_CHECKS,
+  },
+  {
+    name: 'fault-retry-after-0',
+    defect: 'the 503 store-unavailable answer carries Retry-After: 0 (the contract: an integer of at least 1)',
+    target: 'api',
+    build: on503((_body, headers) => {
+      headers.set('retry-after', '0'); // the defect
+    }),
+    mustFail: MUST_FAIL,
+    failsOnly: FAULT_CHECKS,
+  },
+];

@@ -1,0 +1,112 @@
+// The sandbox write fault on every write operation (issue 67), generated from the contract:
+// each POST/PATCH of the APIs the fault arms (Transactions, v2 order, sandbox: not management)
+// that documents 503 gets `api.<operationId>.fault.store-unavailable`. With
+// `store-unavailable` armed, a read is answered as usual (only the next write takes the fault),
+// then the operation's valid request must be answered 503 store-unavailable as the contract
+// writes it: application/problem+json valid against Problem, its `status` the HTTP status, and
+// every header the 503 documents (Retry-After) valid against its schema. Nothing is written on a
+// 503, so no state changes; the fault is disarmed after each check whatever happened.
+import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
+import { createSuiteAjv } from '../core/ajv.ts';
+import { isContractRule } from '../core/contract-rules.ts';
+import { defineCheck } from '../core/define.ts';
+import type { ApiClient, ApiResponse } from '../core/openapi/client.ts';
+import type { ApiOperation } from '../core/openapi/contract.ts';
+import { describeOperation, problemSlug } from '../core/openapi/contract.ts';
+import { describeAnswer } from '../core/openapi/answer.ts';
+import { fail, pass, skip } from '../core/outcome.ts';
+import { statefulRun } from './checks.ts';
+import { prepareRequest } from './fixtures.ts';
+import { API, STORE_UNAVAILABLE_RULE, answerRule, type ApiRule } from './rules.ts';
+import type { ApiState } from './state.ts';
+import { routeMissing } from './verdict.ts';
+
+const FAULT_OP = 'injectSandboxWriteFault';
+const WRITES = new Set(['post', 'patch', 'put', 'delete']);
+/** "the next POST or PATCH with a key of this environment (Transactions API, v2 order API or sandbox; this operation aside)" */
+const FAULTED_APIS = new Set(['transactions', 'orders', 'sandbox']);
+const headerAjv = createSuiteAjv({ coerce: true });
+
+export interface WriteFaultChecksOptions {
+  operations: readonly ApiOperation[];
+  state: ApiState;
+  client: ApiClient;
+  skipStateful: boolean;
+}
+
+const NEXT_WRITE_RULE: ApiRule = {
+  covers: ['injectSandboxWriteFault#next-write-only'],
+  source: 'sandbox.openapi.yaml#/paths/~1sandbox~1faults~1next-write/post',
+  quote: "Arms a fault for the next write of the caller's test environment: the next POST or PATCH with a key of this environment (this operation aside).",
+};
+
+/** What is wrong with a 5xx answer of `op` that should be `status` `slug`, or null. */
+export function faultAnswerProblems(op: ApiOperation, res: ApiResponse, status: number, slug: string): string[] {
+  if (res.status !== status) return [`answered ${describeAnswer(res)}, not ${status} ${slug}`];
+  const problems = [...op.compiled.validateResponse(status, res.contentType, res.json)];
+  const body = (res.json ?? {}) as { type?: unknown; status?: unknown };
+  if (problemSlug(body.type) !== slug) problems.push(`the problem type is ${JSON.stringify(body.type)}, not ${slug}`);
+  if (body.status !== res.status) problems.push(`the problem's status ${JSON.stringify(body.status)} is not the HTTP status ${res.status}`);
+  const documented = op.spec.responses.find((r) => r.status === String(status))?.headers ?? {};
+  for (const [name, schema] of Object.entries(documented)) {
+    const value = res.exchange.response.headers[name];
+    if (value === undefined) problems.push(`the ${name} header is missing`);
+    else if (!headerAjv.validate(schema, value)) problems.push(`${name}: ${JSON.stringify(value)} is not valid against its documented schema ${JSON.stringify(schema)}`);
+  }
+  return problems;
+}
+
+export function writeFaultChecks(o: WriteFaultChecksOptions): Check[] {
+  const s = o.state;
+  if (!s.hasOp(FAULT_OP) || !s.hasOp('getSandboxWallet')) return [];
+  return o.operations
+    .filter((op) => WRITES.has(op.spec.method) && FAULTED_APIS.has(op.api) && op.spec.operationId !== FAULT_OP && isContractRule(`${op.spec.operationId}#status-503`))
+    .map((op) => {
+      const rules = [STORE_UNAVAILABLE_RULE, NEXT_WRITE_RULE, answerRule(op.spec.operationId, 503, 'store-unavailable')];
+      return defineCheck({
+        book: API,
+        id: `${op.spec.operationId}.fault.store-unavailable`,
+        title: `${describeOperation(op)} with store-unavailable armed (sandbox): a read first is answered as usual, then the write 503 store-unavailable with its problem and Retry-After as documented`,
+        group: `${op.api} ${op.spec.operationId}`,
+        rules,
+        run: statefulRun(o.skipStateful, (ctx, evidence) => disarmed(o, ctx, () => judgeFault(o, op, ctx, evidence))),
+      });
+    });
+}
+
+async function arm(o: WriteFaultChecksOptions, fault: string, ctx: CheckContext, evidence: Exchange[]): Promise<ApiResponse> {
+  const op = o.state.op(FAULT_OP);
+  const res = await o.client.call(op, { auth: await o.state.authFor(op), body: { fault }, label: `arm ${fault} for the next write (sandbox)` }, ctx.signal);
+  evidence.push(res.exchange);
+  return res;
+}
+
+/** Runs a check that arms the fault, and disarms it after, whatever happened (the run's other writes stay clean). */
+async function disarmed(o: WriteFaultChecksOptions, ctx: CheckContext, run: () => Promise<CheckOutcome>): Promise<CheckOutcome> {
+  try {
+    return await run();
+  } finally {
+    await arm(o, 'none', ctx, []).catch(() => undefined);
+  }
+}
+
+async function judgeFault(o: WriteFaultChecksOptions, op: ApiOperation, ctx: CheckContext, evidence: Exchange[]): Promise<CheckOutcome> {
+  // The request and the state it needs first: creating fixtures is writing.
+  const parts = await prepareRequest(o.state, op, 'fault/store-unavailable', 'success');
+  const armed = await arm(o, 'store-unavailable', ctx, evidence);
+  const missing = routeMissing(armed);
+  if (missing) return skip(`the implementation does not offer the sandbox write fault (POST /sandbox/faults/next-write ${missing})`);
+  if (armed.status !== 200) return fail(`arming store-unavailable was answered ${describeAnswer(armed)}`, NEXT_WRITE_RULE, evidence);
+  const wallet = o.state.op('getSandboxWallet');
+  const read = await o.client.call(wallet, { auth: o.state.keyAuth(), label: 'a read while the fault is armed' }, ctx.signal);
+  evidence.push(read.exchange);
+  if (read.status !== 200) return fail(`with the fault armed, a read (GET /sandbox/wallet) was answered ${describeAnswer(read)}: only the next write takes it`, NEXT_WRITE_RULE, evidence);
+  // With the API key: the fault is armed for the next write with a key of the environment (a member token's write does not take it).
+  const res = await o.client.call(op, { auth: o.state.keyAuth(), ...parts, label: 'the write that takes the fault' }, ctx.signal);
+  evidence.push(res.exchange);
+  if (res.status !== null && res.status >= 400 && res.status < 500) {
+    return skip(`the suite's request was refused before it was written (${describeAnswer(res)}), so it could not take the fault`);
+  }
+  const problems = faultAnswerProblems(op, res, 503, 'store-unavailable');
+  return problems.length > 0 ? fail(problems.join('; '), answerRule(op.spec.operationId, 503, 'store-unavailable'), evidence) : pass();
+}
