@@ -254,6 +254,12 @@ export const LAST_PAGE_RULE: ApiRule = {
   quote: 'When older records remain, the answer carries a Next-Cursor header ... the last page has no Next-Cursor.',
 };
 
+export const PAGING_INSERTS_RULE: ApiRule = {
+  covers: ['listUserTransactions#pages-stable-under-inserts'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
+  quote: 'Pass its value as cursor ... for the next, older page; the last page has no Next-Cursor. Records created after the first page do not shift the pages.',
+};
+
 export const NEWEST_FIRST_RULE: ApiRule = {
   covers: ['listUserTransactions#newest-first'],
   source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get',

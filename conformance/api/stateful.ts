@@ -32,6 +32,7 @@ import {
   USER_PAGING_RULE,
   SEARCH_PARAMETER_RULE,
   STAKING_DEFAULT_RULE,
+  PAGING_INSERTS_RULE,
   answerRule,
 } from './rules.ts';
 import type { ApiRule } from './rules.ts';
@@ -334,6 +335,46 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
       if (firstCursor === undefined) return fail('the first page of three transactions with limit 1 had no Next-Cursor header', USER_PAGING_RULE, evidence);
       const foreign = await page({ userId: `${userId}-other`, cursor: firstCursor }, "another user's list with this cursor");
       return judgeProblem(listUser, foreign, { status: 400, slug: 'validation-failed' }, USER_PAGING_RULE, evidence);
+    });
+  }
+
+  // ---- paging while records are created (issue 67) -------------------------------------------
+  if (listUser && s.hasOp('createPayout') && listUser.spec.parameters.some((p) => p.in === 'query' && p.name === 'cursor')) {
+    check('paging.inserts-between-pages', 'GET /transactions/users with limit 1 over three payouts, a new payout created before each next page: the pages are the three, newest first, each once, and the third is the last', [PAGING_INSERTS_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      const payoutOp = s.op('createPayout');
+      const userId = `inserts-${subSeed(ctx.seed, 'paging/inserts').toString(16)}-${Date.now().toString(36)}`;
+      const payout = async (i: number): Promise<string | CheckOutcome> => {
+        const parts = await prepareRequest(s, payoutOp, `paging-inserts/${i}`, 'success');
+        const res = await call(evidence, 'createPayout', { auth: await s.authFor(payoutOp), ...parts, body: { ...(parts.body as Json), userId }, label: `payout ${i + 1} of ${userId}` }, ctx);
+        return expectOk(payoutOp, res, evidence, 'a payout for the paging user failed') ?? String((res.json as Json).transactionId);
+      };
+      const first: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const id = await payout(i);
+        if (typeof id !== 'string') return id;
+        first.unshift(id); // newest first
+      }
+      const pages: string[][] = [];
+      let cursor: string | undefined;
+      for (let n = 0; n < 3; n++) {
+        const res = await call(evidence, 'listUserTransactions', { auth: key, query: { userId, limit: '1', ...(cursor ? { cursor } : {}) }, headers: { 'x-tenant-id': o.creds.tenantId }, label: `page ${n + 1}` }, ctx);
+        const bad = expectOk(listUser, res, evidence, `page ${n + 1} failed`);
+        if (bad) return bad;
+        pages.push((res.json as Json[]).map((r) => String(r.id)));
+        cursor = res.exchange.response.headers['next-cursor'];
+        if (n < 2 && cursor === undefined) return fail(`page ${n + 1} of three older records had no Next-Cursor`, PAGING_INSERTS_RULE, evidence);
+        // A record created after this page, before the next: it must not shift the pages.
+        if (n < 2) {
+          const id = await payout(3 + n);
+          if (typeof id !== 'string') return id;
+        }
+      }
+      if (JSON.stringify(pages) !== JSON.stringify(first.map((id) => [id]))) {
+        return fail(`with a payout created before each next page, the pages were ${JSON.stringify(pages)}, not ${JSON.stringify(first.map((id) => [id]))}: records created after the first page shifted them`, PAGING_INSERTS_RULE, evidence);
+      }
+      if (cursor !== undefined) return fail('the page of the oldest of the first three records carried a Next-Cursor', PAGING_INSERTS_RULE, evidence);
+      return pass();
     });
   }
 

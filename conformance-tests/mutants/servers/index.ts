@@ -16,6 +16,7 @@ import * as refundsToAnyone from './refunds-to-anyone.ts';
 import * as revokesTwice from './revokes-twice.ts';
 import * as deliverySeenAcrossTenants from './delivery-seen-across-tenants.ts';
 import { FAULT_ANSWER_MUTANTS } from './fault-answers.ts';
+import * as offsetCursor from './offset-cursor.ts';
 import * as tenantHeaderOptional from './tenant-header-optional.ts';
 import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
 import * as oldVersionToNewUrl from './old-version-to-new-url.ts';
@@ -223,4 +224,12 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...ROUND_FIVE_API_MUTANTS,
   ...ROUND_FIVE_SENDER_MUTANTS,
   ...FAULT_ANSWER_MUTANTS,
+  {
+    name: 'offset-cursor',
+    defect: 'GET /transactions/users pages by offset: a record created after the first page shifts the later pages',
+    target: 'api',
+    build: offsetCursor.build,
+    mustFail: ['api.rules.paging.inserts-between-pages'],
+    failsOnly: /^api\.rules\.paging\.inserts-between-pages$/,
+  },
 ];
