@@ -7,6 +7,7 @@ import { defineCheck } from './core/define.ts';
 import { CONTRACT_RULES } from './core/contract-rules.ts';
 import { coverageMap, preparedTargets, unaccounted } from './core/coverage-map.ts';
 import { createTargetRegistry } from './targets.ts';
+import { runCli } from './core/cli.ts';
 import { API, API_CATALOGUE, ORDER_WITHOUT_KEY_RULE } from './api/rules.ts';
 import type { ApiRule } from './api/rules.ts';
 import { RECEIVER_CATALOGUE, VERIFICATION_RULES } from './receiver/rules.ts';
@@ -81,5 +82,26 @@ describe('the coverage map (issue 67): every rule of the contract is judged or s
     expect(map.find((m) => m.id === 'createOrder#status-201')?.checks).toEqual(['api.rules.example']);
     expect(unaccounted(map)).toContain('createOrder#no-key-creates');
     expect(unaccounted(map)).not.toContain('createOrder#status-201');
+  });
+});
+
+describe('payments-conformance coverage', () => {
+  it('prints the static map, each rule with its checks or its reasons, and exits 0 when every rule has one', async () => {
+    let out = '';
+    let err = '';
+    const code = await runCli(['coverage'], createTargetRegistry(), { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) } });
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(out).toMatch(/^\d+ rules: \d+ claimed by checks, \d+ without a check \(each with its reason\)$/m);
+    expect(out).toContain('  getDelivery#isolation: api.getDelivery.isolation.other-tenant');
+    expect(out).toContain('  createOrder#status-500: no_check: api: needs an internal failure');
+    expect(out).not.toContain('NO REASON WRITTEN');
+  }, 60_000);
+
+  it('refuses an unknown option with exit 2', async () => {
+    let err = '';
+    const code = await runCli(['coverage', '--target', 'api'], createTargetRegistry(), { stdout: { write: () => undefined }, stderr: { write: (s: string) => (err += s) } });
+    expect(code).toBe(2);
+    expect(err).toMatch(/unknown option --target/);
   });
 });
