@@ -12,9 +12,6 @@ const NOT_YET: Readonly<Record<string, readonly ContractRuleId[]>> = {
     'listDeliveries#exact-search',
     'createSandboxDeposit#payment-status-transitions',
     'injectSandboxWriteFault#next-write-only',
-    'injectSandboxWriteFault#refused-write-keeps-fault',
-    'injectSandboxWriteFault#used-once',
-    'injectSandboxWriteFault#own-environment',
   ],
   "not yet judged: issue 67 (a management request with an API key of another environment than the query's)": [
     'listWebhookEndpoints#problem-tenant-mismatch',

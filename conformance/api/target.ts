@@ -5,7 +5,7 @@ import { lostCommitChecks } from './lost-commit.ts';
 import { recoverWindowChecks } from './recover-window.ts';
 import { streamOpeningChecks } from './stream-opening.ts';
 import { isolationChecks } from './isolation.ts';
-import { writeFaultChecks } from './write-faults.ts';
+import { faultRuleChecks, writeFaultChecks } from './write-faults.ts';
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
 import { operationChecks } from './checks.ts';
@@ -137,6 +137,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...strictApiChecks({ state, client, creds, skipStateful, ...(other ? { other } : {}) }),
         ...isolationChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
         ...writeFaultChecks({ operations, state, client, skipStateful }),
+        ...faultRuleChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
       ];
       const apis = [...new Set(operations.map((o) => o.api))];
       const notes = [

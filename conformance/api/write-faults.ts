@@ -10,7 +10,7 @@ import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.
 import { createSuiteAjv } from '../core/ajv.ts';
 import { isContractRule } from '../core/contract-rules.ts';
 import { defineCheck } from '../core/define.ts';
-import type { ApiClient, ApiResponse } from '../core/openapi/client.ts';
+import type { ApiClient, ApiResponse, KeyCredentials } from '../core/openapi/client.ts';
 import type { ApiOperation } from '../core/openapi/contract.ts';
 import { describeOperation, problemSlug } from '../core/openapi/contract.ts';
 import { describeAnswer } from '../core/openapi/answer.ts';
@@ -109,4 +109,82 @@ async function judgeFault(o: WriteFaultChecksOptions, op: ApiOperation, ctx: Che
   }
   const problems = faultAnswerProblems(op, res, 503, 'store-unavailable');
   return problems.length > 0 ? fail(problems.join('; '), answerRule(op.spec.operationId, 503, 'store-unavailable'), evidence) : pass();
+}
+
+const REFUSED_RULE: ApiRule = {
+  covers: ['injectSandboxWriteFault#refused-write-keeps-fault'],
+  source: 'sandbox.openapi.yaml#/paths/~1sandbox~1faults~1next-write/post',
+  quote: 'A write refused before it is stored (a 4xx) answers as usual and leaves the fault armed.',
+};
+const USED_ONCE_RULE: ApiRule = {
+  covers: ['injectSandboxWriteFault#used-once'],
+  source: 'sandbox.openapi.yaml#/paths/~1sandbox~1faults~1next-write/post',
+  quote: 'The fault is used by one write, then gone; arming again replaces an armed one, and none disarms it.',
+};
+const OWN_ENVIRONMENT_RULE: ApiRule = {
+  covers: ['injectSandboxWriteFault#own-environment'],
+  source: 'sandbox.openapi.yaml#/paths/~1sandbox~1faults~1next-write/post',
+  quote: 'It is kept in the serving process\'s memory (a restart clears it) and never touches another environment.',
+};
+
+export interface FaultRuleChecksOptions extends WriteFaultChecksOptions {
+  /** Another tenant's key, for the fault's environment. */
+  other?: KeyCredentials;
+}
+
+/**
+ * The fault's own rules, on POST /v2/orders (each order request a fresh Idempotency-Key):
+ * a refused write leaves it armed, the write that takes it is the only one, and another
+ * tenant environment's write never takes it.
+ */
+export function faultRuleChecks(o: FaultRuleChecksOptions): Check[] {
+  const s = o.state;
+  if (!s.hasOp(FAULT_OP) || !s.hasOp('createOrder')) return [];
+  const order = s.op('createOrder');
+  const check = (id: string, title: string, rule: ApiRule, run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): Check =>
+    defineCheck({ book: API, id: `rules.fault.${id}`, title, group: 'stateful rules', rules: [rule], run: statefulRun(o.skipStateful, (ctx, evidence) => disarmed(o, ctx, () => run(ctx, evidence))) });
+  let n = 0;
+  /** An order with a fresh Idempotency-Key, as this tenant or as `as` (its key and its x-tenant-id). */
+  const sendOrder = async (ctx: CheckContext, evidence: Exchange[], label: string, change: (body: Record<string, unknown>) => Record<string, unknown> = (b) => b, as?: KeyCredentials): Promise<ApiResponse> => {
+    const parts = await prepareRequest(s, order, `fault-rules/${label}`, 'success');
+    const key = `conformance-fault-${Date.now().toString(36)}-${++n}`;
+    const tenant: Record<string, string> = as && parts.headers?.['x-tenant-id'] !== undefined ? { 'x-tenant-id': as.tenantId } : {};
+    const auth = as ? { kind: 'key' as const, apiKey: as.apiKey, apiHash: as.apiHash } : s.keyAuth();
+    const res = await o.client.call(order, { auth, ...parts, headers: { ...parts.headers, ...tenant, 'idempotency-key': key }, body: change(parts.body as Record<string, unknown>), label }, ctx.signal);
+    evidence.push(res.exchange);
+    return res;
+  };
+  const armOrSkip = async (ctx: CheckContext, evidence: Exchange[]): Promise<CheckOutcome | null> => {
+    const armed = await arm(o, 'store-unavailable', ctx, evidence);
+    const missing = routeMissing(armed);
+    if (missing) return skip(`the implementation does not offer the sandbox write fault (POST /sandbox/faults/next-write ${missing})`);
+    return armed.status === 200 ? null : fail(`arming store-unavailable was answered ${describeAnswer(armed)}`, NEXT_WRITE_RULE, evidence);
+  };
+  return [
+    check('refused-write-keeps-fault', 'with store-unavailable armed, an order refused 400 (an unknown field) leaves the fault armed: the next valid order is answered 503', REFUSED_RULE, async (ctx, evidence) => {
+      const not = await armOrSkip(ctx, evidence);
+      if (not) return not;
+      const refused = await sendOrder(ctx, evidence, 'an order with an unknown field', (b) => ({ ...b, conformanceUnknownField: true }));
+      if (refused.status !== 400) return fail(`an order with an unknown field, the fault armed, was answered ${describeAnswer(refused)}, not 400 validation-failed`, REFUSED_RULE, evidence);
+      const next = await sendOrder(ctx, evidence, 'the next valid order');
+      return next.status === 503 ? pass() : fail(`after a refused write, the next valid order was answered ${describeAnswer(next)}: the refused write must leave the fault armed (503 store-unavailable)`, REFUSED_RULE, evidence);
+    }),
+    check('used-once', 'with store-unavailable armed, one order takes the fault (503); the next order is created (201)', USED_ONCE_RULE, async (ctx, evidence) => {
+      const not = await armOrSkip(ctx, evidence);
+      if (not) return not;
+      const first = await sendOrder(ctx, evidence, 'the order that takes the fault');
+      if (first.status !== 503) return fail(`with the fault armed, an order was answered ${describeAnswer(first)}, not 503 store-unavailable`, USED_ONCE_RULE, evidence);
+      const second = await sendOrder(ctx, evidence, 'the next order');
+      return second.status === 201 ? pass() : fail(`the order after the one that took the fault was answered ${describeAnswer(second)}, not 201: the fault is used by one write`, USED_ONCE_RULE, evidence);
+    }),
+    check('own-environment', "with store-unavailable armed, another tenant's order is created (201); this tenant's next order still takes the fault (503)", OWN_ENVIRONMENT_RULE, async (ctx, evidence) => {
+      if (!o.other) return skip('needs the credentials of a second tenant: --other-api-key, --other-api-hash and --other-tenant-id');
+      const not = await armOrSkip(ctx, evidence);
+      if (not) return not;
+      const theirs = await sendOrder(ctx, evidence, "the other tenant's order", (b) => b, o.other);
+      if (theirs.status !== 201) return fail(`another tenant's order, this tenant's fault armed, was answered ${describeAnswer(theirs)}, not 201: the fault never touches another environment`, OWN_ENVIRONMENT_RULE, evidence);
+      const mine = await sendOrder(ctx, evidence, "this tenant's order");
+      return mine.status === 503 ? pass() : fail(`this tenant's order after the other tenant's was answered ${describeAnswer(mine)}, not 503: the other environment's write took this environment's fault`, OWN_ENVIRONMENT_RULE, evidence);
+    }),
+  ];
 }
