@@ -6,7 +6,7 @@
 // answers must be the same (status, problem type, and a success's body), and never a success
 // of a write. A new operation with an id gets its check with no edit here.
 import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
-import { isContractRule, type ContractRuleId } from '../core/contract-rules.ts';
+import { answerRules, isContractRule, type ContractRuleId } from '../core/contract-rules.ts';
 import { defineCheck } from '../core/define.ts';
 import { subSeed } from '../core/seed.ts';
 import type { ApiClient, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
@@ -21,6 +21,7 @@ import { statefulRun } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
 import { API, ISOLATION_RULE, type ApiRule } from './rules.ts';
 import { Unavailable } from './state.ts';
+import { judgeProblem } from './verdict.ts';
 import type { ApiState } from './state.ts';
 
 export interface IsolationChecksOptions {
@@ -106,4 +107,34 @@ async function judgeIsolation(o: IsolationChecksOptions, op: ApiOperation, rule:
   if (op.api === 'management' && unknown.status === 403) return skip(`the other tenant's key cannot manage webhooks (answered ${describeAnswer(unknown)}); give it webhooks_manage for this check`);
   const breach = isolationBreach(op, theirs, unknown);
   return breach ? fail(breach, rule, evidence) : pass([`both answered ${describeAnswer(unknown)}`]);
+}
+
+/**
+ * `api.<operationId>.unknown-id.not-found` for every operation that takes an id and documents
+ * 404 not-found: this tenant's own request with each id replaced by an unknown one of the same
+ * shape is answered 404 not-found (a documented problem, its `status` the HTTP status).
+ */
+export function unknownIdChecks(o: Omit<IsolationChecksOptions, 'other'>): Check[] {
+  return o.operations.flatMap((op) => {
+    const opId = op.spec.operationId;
+    const covers = answerRules(opId, 404, 'not-found');
+    if (covers.length < 2 || !op.spec.parameters.some((p) => p.in === 'path')) return [];
+    const rule: ApiRule = { source: `the documented responses of ${opId}`, quote: '404 not-found', covers };
+    return [
+      defineCheck({
+        book: API,
+        id: `${opId}.unknown-id.not-found`,
+        title: `${describeOperation(op)}: an unknown id gets 404 not-found`,
+        group: `${op.api} ${opId}`,
+        rules: [rule],
+        run: statefulRun(o.skipStateful, async (ctx, evidence) => {
+          const mine = await prepareRequest(o.state, op, 'unknown-id', 'negative');
+          const own = { path: Object.keys(mine.path ?? {}), query: [] };
+          const res = await o.client.call(op, { auth: await o.state.authFor(op), ...withUnknowns(mine, own, subSeed(ctx.seed, `${opId}/unknown-id`)), label: 'an unknown id' }, ctx.signal);
+          evidence.push(res.exchange);
+          return judgeProblem(op, res, { status: 404, slug: 'not-found' }, rule, evidence);
+        }),
+      }),
+    ];
+  });
 }

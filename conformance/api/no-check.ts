@@ -8,10 +8,9 @@ const INTERNAL = 'needs an internal failure of the implementation, which a reque
 
 /** Rules the suite can judge from outside but does not yet, each listed by id. */
 const NOT_YET: Readonly<Record<string, readonly ContractRuleId[]>> = {
-  "not yet judged: issue 67 (a rule about state the suite does not yet provoke)": [
+  'not yet judged: issue 67 (a rule about state the suite does not yet provoke)': [
     'listDeliveries#exact-search',
     'createSandboxDeposit#payment-status-transitions',
-    'injectSandboxWriteFault#next-write-only',
   ],
   "not yet judged: issue 67 (a management request with an API key of another environment than the query's)": [
     'listWebhookEndpoints#problem-tenant-mismatch',
@@ -25,30 +24,6 @@ const NOT_YET: Readonly<Record<string, readonly ContractRuleId[]>> = {
     'getDelivery#problem-tenant-mismatch',
     'retryDelivery#problem-tenant-mismatch',
     'rotateCallbackSecret#problem-tenant-mismatch',
-  ],
-  "not yet judged: issue 67 (an unknown id answered with the documented 404)": [
-    'getWebhookEndpoint#status-404',
-    'getWebhookEndpoint#problem-not-found',
-    'updateWebhookEndpoint#status-404',
-    'updateWebhookEndpoint#problem-not-found',
-    'rotateWebhookSecret#status-404',
-    'rotateWebhookSecret#problem-not-found',
-    'sendTestWebhook#status-404',
-    'sendTestWebhook#problem-not-found',
-    'recoverDeliveries#status-404',
-    'recoverDeliveries#problem-not-found',
-    'getDelivery#status-404',
-    'getDelivery#problem-not-found',
-    'retryDelivery#status-404',
-    'retryDelivery#problem-not-found',
-    'createSandboxDeposit#status-404',
-    'createSandboxDeposit#problem-not-found',
-    'markSandboxOrderForReview#status-404',
-    'markSandboxOrderForReview#problem-not-found',
-    'cancelSandboxOrder#status-404',
-    'cancelSandboxOrder#problem-not-found',
-    'settleSandboxPayout#status-404',
-    'settleSandboxPayout#problem-not-found',
   ],
   "not yet judged: issue 67 (a request the resource's state refuses: a disabled endpoint, a settled payout, a closed order, a delivery that is not failed)": [
     'updateWebhookEndpoint#status-409',
@@ -70,11 +45,11 @@ const NOT_YET: Readonly<Record<string, readonly ContractRuleId[]>> = {
     'settleSandboxPayout#status-409',
     'settleSandboxPayout#problem-not-settleable',
   ],
-  "not yet judged: issue 67 (a webhook endpoint URL that breaks a destination rule; judged on notifyUrl only)": [
+  'not yet judged: issue 67 (a webhook endpoint URL that breaks a destination rule; judged on notifyUrl only)': [
     'createWebhookEndpoint#problem-destination-not-allowed',
     'updateWebhookEndpoint#problem-destination-not-allowed',
   ],
-  "not yet judged: issue 67 (a key that may not arm the fault, or a live key)": [
+  'not yet judged: issue 67 (a key that may not arm the fault, or a live key)': [
     'getSandboxWallet#status-403',
     'injectSandboxWriteFault#status-403',
     'injectSandboxWriteFault#problem-permission-denied',

@@ -16,6 +16,7 @@ import * as refundsToAnyone from './refunds-to-anyone.ts';
 import * as revokesTwice from './revokes-twice.ts';
 import * as deliverySeenAcrossTenants from './delivery-seen-across-tenants.ts';
 import { FAULT_ANSWER_MUTANTS, FAULT_RULE_MUTANTS } from './fault-answers.ts';
+import { UNKNOWN_ID_MUTANT } from './unknown-endpoint-400.ts';
 import * as offsetCursor from './offset-cursor.ts';
 import * as tenantHeaderOptional from './tenant-header-optional.ts';
 import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
@@ -225,6 +226,7 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...ROUND_FIVE_SENDER_MUTANTS,
   ...FAULT_ANSWER_MUTANTS,
   ...FAULT_RULE_MUTANTS,
+  UNKNOWN_ID_MUTANT,
   {
     name: 'offset-cursor',
     defect: 'GET /transactions/users pages by offset: a record created after the first page shifts the later pages',
