@@ -5,6 +5,7 @@ import { lostCommitChecks } from './lost-commit.ts';
 import { recoverWindowChecks } from './recover-window.ts';
 import { streamOpeningChecks } from './stream-opening.ts';
 import { isolationChecks, unknownIdChecks } from './isolation.ts';
+import { exactSearchChecks } from './exact-search.ts';
 import { faultRuleChecks, writeFaultChecks } from './write-faults.ts';
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
@@ -137,6 +138,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...strictApiChecks({ state, client, creds, skipStateful, ...(other ? { other } : {}) }),
         ...isolationChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
         ...unknownIdChecks({ operations, state, client, skipStateful }),
+        ...exactSearchChecks({ state, client, skipStateful }),
         ...writeFaultChecks({ operations, state, client, skipStateful }),
         ...faultRuleChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
       ];
