@@ -8,9 +8,6 @@ const INTERNAL = 'needs an internal failure of the implementation, which a reque
 
 /** Rules the suite can judge from outside but does not yet, each listed by id. */
 const NOT_YET: Readonly<Record<string, readonly ContractRuleId[]>> = {
-  'not yet judged: issue 67 (a rule about state the suite does not yet provoke)': [
-    'createSandboxDeposit#payment-status-transitions',
-  ],
   "not yet judged: issue 67 (a management request with an API key of another environment than the query's)": [
     'listWebhookEndpoints#problem-tenant-mismatch',
     'createWebhookEndpoint#problem-tenant-mismatch',

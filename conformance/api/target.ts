@@ -6,6 +6,7 @@ import { recoverWindowChecks } from './recover-window.ts';
 import { streamOpeningChecks } from './stream-opening.ts';
 import { isolationChecks, unknownIdChecks } from './isolation.ts';
 import { exactSearchChecks } from './exact-search.ts';
+import { paymentStatusChecks } from './payment-status.ts';
 import { faultRuleChecks, writeFaultChecks } from './write-faults.ts';
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
@@ -139,6 +140,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...isolationChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
         ...unknownIdChecks({ operations, state, client, skipStateful }),
         ...exactSearchChecks({ state, client, skipStateful }),
+        ...paymentStatusChecks({ state, client, skipStateful }),
         ...writeFaultChecks({ operations, state, client, skipStateful }),
         ...faultRuleChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
       ];

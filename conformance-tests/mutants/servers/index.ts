@@ -18,6 +18,7 @@ import * as deliverySeenAcrossTenants from './delivery-seen-across-tenants.ts';
 import { FAULT_ANSWER_MUTANTS, FAULT_RULE_MUTANTS } from './fault-answers.ts';
 import { UNKNOWN_ID_MUTANT } from './unknown-endpoint-400.ts';
 import { SEARCH_BY_PREFIX_MUTANT } from './search-by-prefix.ts';
+import { PARTIAL_READS_UNPAID_MUTANT } from './partial-reads-unpaid.ts';
 import * as offsetCursor from './offset-cursor.ts';
 import * as tenantHeaderOptional from './tenant-header-optional.ts';
 import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
@@ -229,6 +230,7 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...FAULT_RULE_MUTANTS,
   UNKNOWN_ID_MUTANT,
   SEARCH_BY_PREFIX_MUTANT,
+  PARTIAL_READS_UNPAID_MUTANT,
   {
     name: 'offset-cursor',
     defect: 'GET /transactions/users pages by offset: a record created after the first page shifts the later pages',
