@@ -58,11 +58,13 @@ describe('payments-conformance api against the bundled server', () => {
     expect(coveredBy('createOrder#idempotency-json')).toEqual(['api.rules.order-idempotency-json-form']);
     expect(coveredBy('createOrder#no-key-creates')).toEqual(['api.rules.order-without-key-creates']);
     expect(coveredBy('product#json-body')).toContain('api.createOrder.body.json-media-type-forms');
-    expect(coveredBy('product#outcome-unknown')).toEqual(['api.rules.lost-commit.order', 'api.rules.lost-commit.payout']);
+
     // The sandbox fault on every write it arms (Transactions, v2 order, sandbox; api/write-faults.ts).
     const faulted = ['createPayout', 'createStakingPayout', 'revokeStakingPayout', 'refundPayment', 'createOrder', 'fundSandboxWallet', 'createSandboxDeposit', 'markSandboxOrderForReview', 'cancelSandboxOrder', 'createSandboxPayment', 'settleSandboxPayout', 'createSandboxTestEvent'];
     expect(coveredBy('product#store-unavailable')).toEqual(['api.rules.store-unavailable.nothing-written', ...faulted.map((op) => `api.${op}.fault.store-unavailable`)]);
     for (const op of faulted) expect(coveredBy(`${op}#problem-store-unavailable`)).toEqual([`api.${op}.fault.store-unavailable`]);
+    expect(coveredBy('product#outcome-unknown')).toEqual(['api.rules.lost-commit.order', 'api.rules.lost-commit.payout', ...faulted.map((op) => `api.${op}.fault.outcome-unknown`)]);
+    for (const op of faulted) expect(coveredBy(`${op}#problem-outcome-unknown`)).toEqual([`api.${op}.fault.outcome-unknown`]);
     expect(coveredBy('recoverDeliveries#until-after-since')).toEqual(['api.rules.recover.until-after-since']);
     expect(coveredBy('streamEvents#opening-position')).toEqual(['api.rules.stream.opening-position']);
   });

@@ -62,7 +62,8 @@ export const apiNoCheck: NoCheckReasons = (r) => {
   if (/^(status-50[34]|problem-store-unavailable|problem-outcome-unknown)$/.test(slug)) {
     if (r.rule.startsWith('GET ')) return 'a read cannot take the sandbox write fault (it arms the next write): needs the data store down, which a request cannot cause on purpose';
     if (r.document === 'management') return 'the sandbox write fault arms writes of the Transactions, v2 order and sandbox APIs only: a management write needs the data store down, which a request cannot cause on purpose';
-    return 'not yet judged on this operation: issue 67 (503 is judged on every write through the sandbox fault, api.<operationId>.fault.store-unavailable; 504 outcome-unknown only on POST /v2/orders and POST /transactions/payout, its status and that Retry-After is present)';
+    // Every other write takes the sandbox fault (api/write-faults.ts); arming it is no write that takes it.
+    return 'arming the sandbox write fault is not a write that takes it: a 503 here needs the data store down, which a request cannot cause on purpose';
   }
   for (const [reason, ids] of Object.entries(NOT_YET)) if (ids.includes(r.id)) return reason;
   return undefined;

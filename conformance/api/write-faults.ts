@@ -1,11 +1,12 @@
 // The sandbox write fault on every write operation (issue 67), generated from the contract:
 // each POST/PATCH of the APIs the fault arms (Transactions, v2 order, sandbox: not management)
-// that documents 503 gets `api.<operationId>.fault.store-unavailable`. With
-// `store-unavailable` armed, a read is answered as usual (only the next write takes the fault),
-// then the operation's valid request must be answered 503 store-unavailable as the contract
-// writes it: application/problem+json valid against Problem, its `status` the HTTP status, and
-// every header the 503 documents (Retry-After) valid against its schema. Nothing is written on a
-// 503, so no state changes; the fault is disarmed after each check whatever happened.
+// that documents 503 (504) gets `api.<operationId>.fault.store-unavailable`
+// (`.fault.outcome-unknown`). With the fault armed, a read is answered as usual (only the next
+// write takes the fault), then the operation's valid request (fresh fixtures) must be answered
+// 503 store-unavailable (504 outcome-unknown) as the contract writes it: application/problem+json
+// valid against Problem, its `status` the HTTP status, and every header the answer documents
+// (Retry-After) valid against its schema. Nothing is written on a 503; a 504's write is stored
+// (on its own fresh fixtures); the fault is disarmed after each check whatever happened.
 import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
 import { createSuiteAjv } from '../core/ajv.ts';
 import { isContractRule } from '../core/contract-rules.ts';
@@ -17,7 +18,7 @@ import { describeAnswer } from '../core/openapi/answer.ts';
 import { fail, pass, skip } from '../core/outcome.ts';
 import { statefulRun } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
-import { API, STORE_UNAVAILABLE_RULE, answerRule, type ApiRule } from './rules.ts';
+import { API, LOST_COMMIT_RULE, STORE_UNAVAILABLE_RULE, answerRule, type ApiRule } from './rules.ts';
 import type { ApiState } from './state.ts';
 import { routeMissing } from './verdict.ts';
 
@@ -56,22 +57,31 @@ export function faultAnswerProblems(op: ApiOperation, res: ApiResponse, status: 
   return problems;
 }
 
+/** The faults the sandbox arms, the answer each gives, and the product rule it rehearses. */
+const FAULTS = [
+  { fault: 'store-unavailable', status: 503, rule: STORE_UNAVAILABLE_RULE },
+  { fault: 'outcome-unknown', status: 504, rule: LOST_COMMIT_RULE },
+] as const;
+type Fault = (typeof FAULTS)[number];
+
 export function writeFaultChecks(o: WriteFaultChecksOptions): Check[] {
   const s = o.state;
   if (!s.hasOp(FAULT_OP) || !s.hasOp('getSandboxWallet')) return [];
-  return o.operations
-    .filter((op) => WRITES.has(op.spec.method) && FAULTED_APIS.has(op.api) && op.spec.operationId !== FAULT_OP && isContractRule(`${op.spec.operationId}#status-503`))
-    .map((op) => {
-      const rules = [STORE_UNAVAILABLE_RULE, NEXT_WRITE_RULE, answerRule(op.spec.operationId, 503, 'store-unavailable')];
-      return defineCheck({
-        book: API,
-        id: `${op.spec.operationId}.fault.store-unavailable`,
-        title: `${describeOperation(op)} with store-unavailable armed (sandbox): a read first is answered as usual, then the write 503 store-unavailable with its problem and Retry-After as documented`,
-        group: `${op.api} ${op.spec.operationId}`,
-        rules,
-        run: statefulRun(o.skipStateful, (ctx, evidence) => disarmed(o, ctx, () => judgeFault(o, op, ctx, evidence))),
-      });
-    });
+  const writes = o.operations.filter((op) => WRITES.has(op.spec.method) && FAULTED_APIS.has(op.api) && op.spec.operationId !== FAULT_OP);
+  return FAULTS.flatMap((f) =>
+    writes
+      .filter((op) => isContractRule(`${op.spec.operationId}#status-${f.status}`))
+      .map((op) =>
+        defineCheck({
+          book: API,
+          id: `${op.spec.operationId}.fault.${f.fault}`,
+          title: `${describeOperation(op)} with ${f.fault} armed (sandbox): a read first is answered as usual, then the write ${f.status} ${f.fault} with its problem and Retry-After as documented`,
+          group: `${op.api} ${op.spec.operationId}`,
+          rules: [f.rule, NEXT_WRITE_RULE, answerRule(op.spec.operationId, f.status, f.fault)],
+          run: statefulRun(o.skipStateful, (ctx, evidence) => disarmed(o, ctx, () => judgeFault(o, op, f, ctx, evidence))),
+        }),
+      ),
+  );
 }
 
 async function arm(o: WriteFaultChecksOptions, fault: string, ctx: CheckContext, evidence: Exchange[]): Promise<ApiResponse> {
@@ -90,13 +100,13 @@ async function disarmed(o: WriteFaultChecksOptions, ctx: CheckContext, run: () =
   }
 }
 
-async function judgeFault(o: WriteFaultChecksOptions, op: ApiOperation, ctx: CheckContext, evidence: Exchange[]): Promise<CheckOutcome> {
+async function judgeFault(o: WriteFaultChecksOptions, op: ApiOperation, f: Fault, ctx: CheckContext, evidence: Exchange[]): Promise<CheckOutcome> {
   // The request and the state it needs first: creating fixtures is writing.
-  const parts = await prepareRequest(o.state, op, 'fault/store-unavailable', 'success');
-  const armed = await arm(o, 'store-unavailable', ctx, evidence);
+  const parts = await prepareRequest(o.state, op, `fault/${f.fault}`, 'success');
+  const armed = await arm(o, f.fault, ctx, evidence);
   const missing = routeMissing(armed);
   if (missing) return skip(`the implementation does not offer the sandbox write fault (POST /sandbox/faults/next-write ${missing})`);
-  if (armed.status !== 200) return fail(`arming store-unavailable was answered ${describeAnswer(armed)}`, NEXT_WRITE_RULE, evidence);
+  if (armed.status !== 200) return fail(`arming ${f.fault} was answered ${describeAnswer(armed)}`, NEXT_WRITE_RULE, evidence);
   const wallet = o.state.op('getSandboxWallet');
   const read = await o.client.call(wallet, { auth: o.state.keyAuth(), label: 'a read while the fault is armed' }, ctx.signal);
   evidence.push(read.exchange);
@@ -107,8 +117,8 @@ async function judgeFault(o: WriteFaultChecksOptions, op: ApiOperation, ctx: Che
   if (res.status !== null && res.status >= 400 && res.status < 500) {
     return skip(`the suite's request was refused before it was written (${describeAnswer(res)}), so it could not take the fault`);
   }
-  const problems = faultAnswerProblems(op, res, 503, 'store-unavailable');
-  return problems.length > 0 ? fail(problems.join('; '), answerRule(op.spec.operationId, 503, 'store-unavailable'), evidence) : pass();
+  const problems = faultAnswerProblems(op, res, f.status, f.fault);
+  return problems.length > 0 ? fail(problems.join('; '), answerRule(op.spec.operationId, f.status, f.fault), evidence) : pass();
 }
 
 const REFUSED_RULE: ApiRule = {

@@ -2,6 +2,7 @@
 // contract's problem answers, each caught only by the generated
 // `api.<operationId>.fault.store-unavailable` checks (api/write-faults.ts):
 //   fault-problem-status  the problem body's `status` is 500, not the HTTP status 503;
+//   outcome-problem-status the 504 outcome-unknown problem's `status` is 500;
 //   fault-retry-after-0   `Retry-After: 0`, below the documented minimum of 1 second.
 // And the fault's own rules, each caught only by its `api.rules.fault.*` check:
 //   refused-write-takes-fault  a write refused 4xx uses the fault up (it must stay armed);
@@ -12,22 +13,23 @@ import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
 import type { ServerMutant } from './mutant.ts';
 import { wrapApp, type Inner } from './wrap.ts';
 
-/** Rewrites every 503 answer with `change`. */
-function on503(change: (body: Record<string, unknown>, headers: Headers) => void): (services: Services, config: Config) => BuiltApp {
+/** Rewrites every answer of `status` with `change`. */
+function onStatus(status: number, change: (body: Record<string, unknown>, headers: Headers) => void): (services: Services, config: Config) => BuiltApp {
   return (services, config) =>
     wrapApp(buildApp(services, config), () => async (c, next) => {
       await next();
-      if (c.res.status !== 503) return;
+      if (c.res.status !== status) return;
       const body = (await c.res.clone().json()) as Record<string, unknown>;
       const headers = new Headers(c.res.headers);
       change(body, headers);
       // Hono copies the old answer's headers onto a new one set over it: clear it first.
       c.res = undefined as unknown as Response;
-      c.res = new Response(JSON.stringify(body), { status: 503, headers });
+      c.res = new Response(JSON.stringify(body), { status, headers });
     });
 }
 
 const FAULT_CHECKS = /^api\.[A-Za-z]+\.fault\.store-unavailable$/;
+const OUTCOME_CHECKS = /^api\.[A-Za-z]+\.fault\.outcome-unknown$/;
 const MUST_FAIL = ['api.createOrder.fault.store-unavailable', 'api.createPayout.fault.store-unavailable', 'api.settleSandboxPayout.fault.store-unavailable'];
 
 export const FAULT_ANSWER_MUTANTS: readonly ServerMutant[] = [
@@ -35,7 +37,7 @@ export const FAULT_ANSWER_MUTANTS: readonly ServerMutant[] = [
     name: 'fault-problem-status',
     defect: "the 503 store-unavailable problem's body says status 500",
     target: 'api',
-    build: on503((body) => {
+    build: onStatus(503, (body) => {
       body.status = 500; // the defect
     }),
     mustFail: MUST_FAIL,
@@ -45,11 +47,21 @@ export const FAULT_ANSWER_MUTANTS: readonly ServerMutant[] = [
     name: 'fault-retry-after-0',
     defect: 'the 503 store-unavailable answer carries Retry-After: 0 (the contract: an integer of at least 1)',
     target: 'api',
-    build: on503((_body, headers) => {
+    build: onStatus(503, (_body, headers) => {
       headers.set('retry-after', '0'); // the defect
     }),
     mustFail: MUST_FAIL,
     failsOnly: FAULT_CHECKS,
+  },
+  {
+    name: 'outcome-problem-status',
+    defect: "the 504 outcome-unknown problem's body says status 500",
+    target: 'api',
+    build: onStatus(504, (body) => {
+      body.status = 500; // the defect
+    }),
+    mustFail: ['api.createOrder.fault.outcome-unknown', 'api.createPayout.fault.outcome-unknown'],
+    failsOnly: OUTCOME_CHECKS,
   },
 ];
 
