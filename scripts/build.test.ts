@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR, ROOT, SERVED_PROGRAMS, bundleFile } from '../server/build/bundle.ts';
+import { serverNodeArgs } from '../server/build/layout.ts';
 import { startServer, type RunningServer } from '../server/testing/child-server.ts';
 import { run, type RunResult } from './lib/run.ts';
 
@@ -20,7 +21,8 @@ describe('package.json', () => {
     expect(scripts.build).toBe('tsx scripts/build.ts');
     expect(commands('prepare').at(-1)).toBe('npm run build');
     // exec: the shell gives way to the server, so a SIGTERM npm passes on reaches it.
-    expect(commands('start')).toEqual(['tsx scripts/docs.ts --if-stale', 'tsx scripts/build.ts --if-stale', `exec node --enable-source-maps ${rel(bundleFile(DIST_DIR, 'server/main.ts'))}`]);
+    // With the server's V8 flags (SERVER_NODE_FLAGS): the arguments the cluster, the tests and the benches start it with.
+    expect(commands('start')).toEqual(['tsx scripts/docs.ts --if-stale', 'tsx scripts/build.ts --if-stale', `exec node ${serverNodeArgs(rel(DIST_DIR)).join(' ')}`]);
     expect(commands('start:cluster')).toEqual(['tsx scripts/docs.ts --if-stale', 'tsx scripts/build.ts --if-stale', 'exec tsx scripts/cluster.ts']);
     expect(commands('admin')).toEqual(['tsx scripts/build.ts --if-stale', `node --enable-source-maps ${rel(bundleFile(DIST_DIR, 'server/admin/cli.ts'))}`]);
     expect(SERVED_PROGRAMS).toEqual(['server/main.ts', 'server/delivery/thread/sender-thread.ts', 'server/admin/cli.ts']);
