@@ -253,11 +253,11 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return bad ?? pass();
   });
 
-  check('endpoint-exists', 'a second webhook endpoint while one is active gets 409 endpoint-exists', [ENDPOINT_EXISTS_RULE], ['createWebhookEndpoint'], async (ctx, evidence) => {
+  check('endpoint-exists', 'a second active webhook endpoint at the URL of an active one gets 409 endpoint-exists', [ENDPOINT_EXISTS_RULE], ['createWebhookEndpoint'], async (ctx, evidence) => {
     const e = await s.endpoint();
     const auth = await s.managementAuth();
     const op = s.op('createWebhookEndpoint');
-    const res = await call(evidence, 'createWebhookEndpoint', { auth, body: { url: s.webhookUrl() }, label: `another endpoint while ${e.id} is active` }, ctx);
+    const res = await call(evidence, 'createWebhookEndpoint', { auth, body: { url: s.webhookUrl() }, label: `another endpoint at the URL of ${e.id}, which is active` }, ctx);
     return judgeProblem(op, res, { status: 409, slug: 'endpoint-exists' }, ENDPOINT_EXISTS_RULE, evidence);
   });
 
