@@ -28,6 +28,9 @@ export const SENDER_CATALOGUE = [
   entry('management#callback-rotation', MANAGEMENT_API, 'POST /v2/webhooks/callback-secret/rotate: pending callbacks go on, their next attempts signed with the new secret'),
   entry('management#signature-scheme', MANAGEMENT_API, "signatureScheme: each delivery of an endpoint carries its scheme's header sets (both: each set, judged on its own), on every attempt"),
   entry('management#recover', MANAGEMENT_API, 'POST /v2/webhooks/endpoints/{endpointId}/recover: the deliveries created in [since, until) go again, once per request, the original event id and payload'),
+  // Several endpoints per environment (issue 68; checks in fan-out.ts).
+  entry('management#fan-out', MANAGEMENT_API, 'eventTypes: an event goes to every active endpoint whose types include it, and to no other; each signed with its own secret'),
+  entry('management#endpoint-versions', MANAGEMENT_API, "A change of one endpoint disables only that endpoint's older pending deliveries; a disabled endpoint beside an active one gets nothing"),
 ] as const;
 
 export const SENDER = ruleBook('sender', SENDER_CATALOGUE);

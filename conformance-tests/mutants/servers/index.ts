@@ -30,6 +30,7 @@ import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
 import { RECOVER_MUTANTS } from './recover.ts';
 import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
 import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
+import { FAN_OUT_MUTANTS } from './fan-out.ts';
 
 export type { ServerMutant } from './mutant.ts';
 
@@ -212,4 +213,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...RECOVER_MUTANTS,
   ...ROUND_FIVE_API_MUTANTS,
   ...ROUND_FIVE_SENDER_MUTANTS,
+  ...FAN_OUT_MUTANTS,
 ];
