@@ -44,6 +44,9 @@ export const API_CATALOGUE = [
   entry('product#store-unavailable', PRODUCT, 'Errors: 503 store-unavailable wrote nothing; retrying is safe'),
   entry('orders#stream-opening', ORDERS_API, 'GET /v2/events/stream: the first message carries only an id, the position the stream starts after (the sent cursor when resuming); resuming from it misses nothing'),
   entry('management#recover-window', MANAGEMENT_API, 'POST /v2/webhooks/endpoints/{endpointId}/recover: until must be later than since (400)'),
+  // Several endpoints per environment (issue 68; checks in endpoints.ts).
+  entry('management#endpoint-limit', MANAGEMENT_API, 'POST /v2/webhooks/endpoints: up to 16 active endpoints per environment (409 endpoint-limit-reached)'),
+  entry('management#event-types', MANAGEMENT_API, 'eventTypes: an unknown type is 422 unknown-event-type naming its pointer; a change of one endpoint leaves the others as they are'),
 ] as const;
 
 export const API = ruleBook('api', API_CATALOGUE);
