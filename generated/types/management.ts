@@ -239,12 +239,16 @@ export interface paths {
          *       and 7 days in `test` (the events' retention, `GET /v2/events`): an older delivery
          *       that is no longer pending is removed with its attempts, and answers `404`.
          *     - `q` searches by exact match on an order id, a merchant reference or an event id
-         *       (no prefix or partial match); no match is an empty page.
+         *       (no prefix or partial match); no match is an empty page. An event's deliveries to
+         *       every endpoint it went to match its id.
+         *     - `endpointId` narrows the page to one endpoint's deliveries (any version), the
+         *       portal's activity per endpoint; it combines with `q`. An id of no endpoint of the
+         *       environment is an empty page.
          *     - A missing delivery does not prove that no order changed: without an active
          *       endpoint when the event was prepared, no delivery exists. Use
          *       `GET /v2/events` of the v2 order API to recover.
          *     - Page with `cursor`: pass the `nextCursor` of the previous page, with the same
-         *       `limit` and `q`; `nextCursor` is `null` on the last page. A cursor that was not
+         *       `limit`, `q` and `endpointId`; `nextCursor` is `null` on the last page. A cursor that was not
          *       issued by this operation answers `400`.
          */
         get: operations["listDeliveries"];
@@ -1659,6 +1663,11 @@ export interface operations {
                  * @example 3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90
                  */
                 q?: string;
+                /**
+                 * @description Only the deliveries of this endpoint (issue 68); every endpoint's, and payout callbacks, when left out.
+                 * @example whe_01JD5A2K7P3R9T1V4X6Z8B0CDE
+                 */
+                endpointId?: components["schemas"]["WebhookEndpointId"];
             };
             header?: never;
             path?: never;

@@ -63,6 +63,11 @@ describe('several endpoints per environment, each subscribed to event types', ()
     expect(createdListed.map((d) => d.endpointId)).toEqual([every.id]);
     const byOrder = ok(await t.management.GET('/v2/webhooks/deliveries', { params: { query: { q: order.orderId } } })).data;
     expect(byOrder).toHaveLength(3);
+    // Each endpoint's activity: its own deliveries only.
+    const activityOf = async (endpointId: string) => ok(await t.management.GET('/v2/webhooks/deliveries', { params: { query: { endpointId } } })).data.map((d) => [d.endpointId, d.eventType]);
+    expect(await activityOf(paid.id)).toEqual([[paid.id, 'order.paid']]);
+    expect(await activityOf(every.id)).toEqual([[every.id, 'order.paid'], [every.id, 'order.created']]);
+    expect(await activityOf(review.id)).toEqual([]);
 
     await until(() => received(paidEvent.id).size === 2 && received(created.id).size === 1, 'the order.paid event at two endpoints, order.created at one');
     const p = received(paidEvent.id);

@@ -57,6 +57,7 @@ export const managementHandlers: HandlersFor<operations> = {
       limit: query.limit ?? 5,
       ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
       ...(query.q !== undefined ? { q: query.q } : {}),
+      ...(query.endpointId !== undefined ? { endpointId: query.endpointId } : {}),
     });
     return { status: 200, body: { data: page.deliveries.map(presentDelivery), nextCursor: page.nextCursor } };
   },

@@ -175,8 +175,8 @@ export interface DeliveryRepo {
    */
   insertWithEvent(event: EventRecord, d: UntargetedDelivery, newOrder?: OrderRecord): Promise<boolean>;
   get(environmentId: string, id: string): Promise<DeliveryRecord | null>;
-  /** Newest first. `q` matches an exact order id, merchant reference or event id. */
-  list(environmentId: string, opts: { q: string | null; limit: number; cursor: string | null }): Promise<Page<DeliveryRecord>>;
+  /** Newest first. `q` matches an exact order id, merchant reference or event id; `endpointId` keeps one endpoint's. */
+  list(environmentId: string, opts: { q: string | null; limit: number; cursor: string | null; endpointId?: string | null }): Promise<Page<DeliveryRecord>>;
   attempts(deliveryId: string): Promise<AttemptRecord[]>;
   /**
    * Pending deliveries of the endpoint with a version below `version` become disabled (a change

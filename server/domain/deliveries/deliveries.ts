@@ -29,6 +29,8 @@ export interface DeliveryListQuery {
   cursor?: string;
   /** Exact order id, merchant reference or event id. */
   q?: string;
+  /** Only this endpoint's deliveries. */
+  endpointId?: string;
 }
 
 export interface DeliveryPageView {
@@ -80,7 +82,7 @@ async function findDelivery(tx: ReadTx, scope: Scope, deliveryId: string): Promi
 export async function listDeliveries(services: Services, scope: Scope, query: DeliveryListQuery): Promise<DeliveryPageView> {
   try {
     return await services.store.read(async (tx) => {
-      const page = await tx.deliveries.list(scope.environmentId, { q: query.q ?? null, limit: query.limit, cursor: query.cursor ?? null });
+      const page = await tx.deliveries.list(scope.environmentId, { q: query.q ?? null, limit: query.limit, cursor: query.cursor ?? null, endpointId: query.endpointId ?? null });
       const now = services.clock.now();
       const deliveries: DeliveryView[] = [];
       for (const d of page.items) deliveries.push(await deliveryView(tx, d, now));

@@ -41,9 +41,11 @@ export function deliveryRepo<B, J>(
       return inserted;
     },
     get: getter(sql, 'delivery_records', m.deliveryFromRow),
-    async list(environmentId, { q, limit, cursor }) {
+    async list(environmentId, { q, limit, cursor, endpointId }) {
       const where = ['environment_id = $1'];
       const params: unknown[] = [environmentId];
+      // One endpoint's activity: the environment's deliveries newest first, filtered (at most 16 endpoints share them).
+      if (endpointId !== undefined && endpointId !== null) where.push(`endpoint_id = ${bind(params, endpointId)}`);
       if (q !== null) {
         // A union of three index lookups: a plain OR could scan (or lead the planner to walk)
         // the environment's deliveries newest first looking for matches.

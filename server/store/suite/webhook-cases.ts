@@ -161,6 +161,19 @@ export function webhookCases(s: () => Store): void {
     const paged = await list('INV-2026-0002', 1);
     expect(paged.items).toEqual([d3]);
     expect(await list('INV-2026-0002', 1, paged.nextCursor)).toEqual({ items: [d2], nextCursor: null });
+    // One endpoint's activity, alone and with a search.
+    const other = endpointRecord(env, { url: 'https://hooks.northwind.example/other' });
+    const d5 = deliveryRecord(e2, other, { createdAt: T0 + 4000 });
+    await s().transaction(async (tx) => {
+      await tx.endpoints.insert(other);
+      await tx.deliveries.insert(d5);
+    });
+    const ofEndpoint = (endpointId: string, q: string | null = null) => s().read((tx) => tx.deliveries.list(env.id, { q, limit: 5, cursor: null, endpointId }));
+    expect((await ofEndpoint(other.id)).items).toEqual([d5]);
+    expect((await ofEndpoint(ep.id, e2.id)).items).toEqual([d3, d2]);
+    expect((await ofEndpoint(other.id, e2.id)).items).toEqual([d5]);
+    expect((await list(e2.id)).items).toEqual([d5, d3, d2]);
+    await s().transaction((tx) => tx.deliveries.list(env.id, { q: null, limit: 5, cursor: null, endpointId: null }));
   });
 
   it('insertWithEvent: the event, and its delivery to the active endpoint only when there is one', async () => {
