@@ -298,6 +298,15 @@ describe('portal secrets', () => {
       [`${receiver.url}/paid`, ['order.paid']],
       [`${receiver.url}/every`, null],
     ]);
+    // Each endpoint's activity: five newest first, its own deliveries only, kept through search.
+    const [paidView, everyView] = views;
+    expect((await t.orders.POST('/v2/orders', { body: { merchantReference: 'portal-fan-out', amountMinor: 500 } })).response.status).toBe(201);
+    const ofPaid = await client.get(`/portal/webhooks/activity?endpoint=${paidView!.endpoint.id}`);
+    expect(ofPaid.html).toContain('data-testid="activity-endpoint"');
+    expect(ofPaid.html).not.toContain('order.created');
+    const ofEvery = await client.get(`/portal/webhooks/activity?endpoint=${everyView!.endpoint.id}`);
+    expect(ofEvery.html).toContain('order.created');
+    expect(ofEvery.html).toContain(`name="endpoint" value="${everyView!.endpoint.id}"`);
     // The same URL again is refused on the form (409), nothing added.
     const again = await client.post('/portal/webhooks/endpoints', { _csrf: await csrf(client), url: `${receiver.url}/paid` });
     expect(again.res.status).toBe(409);

@@ -4,7 +4,7 @@
 import type { DeliveryView } from '../../domain/deliveries/deliveries.ts';
 import type { EndpointView, TestSummary } from '../../domain/endpoints/endpoints.ts';
 import { MAX_ACTIVE_ENDPOINTS } from '../../../generated/vocabulary.ts';
-import { ActivitySection } from './activity.tsx';
+import { ActivitySection, activityHref } from './activity.tsx';
 import { SCHEME_LABELS, SchemeField } from './scheme.tsx';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
@@ -88,6 +88,11 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
           <dd class="id">{e.id}</dd>
         </div>
       </dl>
+      <p class="small">
+        <a href={activityHref({ endpoint: e.id })} data-testid="endpoint-activity">
+          Activity of this endpoint
+        </a>
+      </p>
       {props.canManage ? (
         <div class="actions" data-testid="manage-controls">
           <form method="post" action={endpointHref(e.id, 'test')}>
@@ -172,6 +177,9 @@ function EarlierEndpoints(props: { views: EndpointView[] }) {
             <span class="muted small">
               v{e.version} · disabled <Time at={e.disabledAt} />
             </span>
+            <a class="small" href={activityHref({ endpoint: e.id })}>
+              Activity
+            </a>
           </li>
         ))}
       </ul>
