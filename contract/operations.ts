@@ -19,6 +19,8 @@ export interface ResponseSpec {
   status: string;
   contentType: string | null;
   schema: JsonSchema | null;
+  /** The documented response headers' schemas, by lowercase name (`retry-after`). */
+  headers: Record<string, JsonSchema>;
 }
 
 export interface OperationSpec {
@@ -70,7 +72,8 @@ export function operationsOf(api: ApiName, doc: Record<string, unknown>): Operat
       const responses = Object.entries(obj(op.responses)).map(([status, r]) => {
         const content = obj(obj(r).content);
         const contentType = Object.keys(content)[0] ?? null;
-        return { status, contentType, schema: contentType ? (obj(content[contentType]).schema as JsonSchema) ?? null : null };
+        const headers = Object.fromEntries(Object.entries(obj(obj(r).headers)).map(([name, h]) => [name.toLowerCase(), (obj(h).schema as JsonSchema) ?? {}]));
+        return { status, contentType, schema: contentType ? (obj(content[contentType]).schema as JsonSchema) ?? null : null, headers };
       });
       ops.push({
         api,

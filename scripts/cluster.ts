@@ -16,7 +16,8 @@ import { loadConfig } from '../server/config.ts';
 import { createTenant } from '../server/domain/admin.ts';
 import { createLogger } from '../server/logger.ts';
 import { openServices } from '../server/services.ts';
-import { DIST_DIR, bundleFile } from '../server/build/bundle.ts';
+import { DIST_DIR } from '../server/build/bundle.ts';
+import { serverNodeArgs } from '../server/build/layout.ts';
 import { whenReady } from '../server/lifecycle/supervision.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../server/testing/embedded-postgres.ts';
 import { BUNDLE_DIR_VARIABLE } from '../server/testing/server-bundle.ts';
@@ -57,7 +58,7 @@ function startInstance(port: number, env: NodeJS.ProcessEnv): ChildProcess {
   // What `npm start` runs: dist/, which npm run start:cluster has brought up to date (a test
   // run's own bundles under vitest), started by node itself, so a signal reaches the server.
   const bundles = process.env[BUNDLE_DIR_VARIABLE] ?? DIST_DIR;
-  return spawn(process.execPath, ['--enable-source-maps', bundleFile(bundles, 'server/main.ts')], {
+  return spawn(process.execPath, serverNodeArgs(bundles), {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
     // The IPC channel closes when this process dies, even by SIGKILL: the instance then stops

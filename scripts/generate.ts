@@ -11,6 +11,8 @@
 //   generated/signature-vectors.json  signature test vectors (the document's examples, signed by
 //                                 signing/, then broken one rule at a time), shipped by payments-webhooks
 //   generated/problem-types.ts    the stable problem types, typed
+//   generated/rules.ts            the contract's rules: each document's x-rules and every operation's
+//                                 documented statuses and problem types (scripts/lib/rules.ts)
 //   generated/vocabulary.ts       the API names, permissions, member roles, amount rules, asset decimals and
 //                                 limits the code needs as values (enum arrays of each document
 //                                 are in generated/types/<api>.ts as `...Values`)
@@ -25,6 +27,7 @@ import { run } from './lib/run.ts';
 import { loadAsyncApi } from './lib/asyncapi.ts';
 import { buildSignatureVectors, buildStandardVectorFile } from './lib/signature-vectors.ts';
 import { bundleOpenApi } from './lib/redocly.ts';
+import { contractRules, rulesModule } from './lib/rules.ts';
 
 const rel = (file: string): string => path.relative(ROOT, file).split(path.sep).join('/');
 const tsHeader = (source: string): string =>
@@ -236,6 +239,15 @@ async function problemTypes(): Promise<string> {
   );
 }
 
+/** generated/rules.ts, from the resolved documents; throws on a malformed or repeated rule id. */
+async function rulesFile(resolved: ReadonlyMap<string, Record<string, unknown>>): Promise<string> {
+  const titles = Object.fromEntries(Object.entries(parseYaml(await readFile(PROBLEM_TYPES, 'utf8')) as Record<string, { title: string }>).map(([slug, t]) => [slug, t.title]));
+  const openapi = new Map(OPENAPI_DOCS.map((d) => [d.name, resolved.get(d.name) ?? {}]));
+  const { rules, problems } = contractRules(openapi, resolved.get('webhooks'), titles);
+  if (problems.length > 0) throw new Error(`the contract's rules are malformed (npm run lint:spec):\n  ${problems.join('\n  ')}`);
+  return rulesModule(tsHeader("spec/ (x-rules, and each operation's responses)"), rules);
+}
+
 /** What a part of spec/ generates: an OpenAPI document by name, the webhooks document, or the problem types. */
 export type GenerationTarget = OpenApiDoc['name'] | 'webhooks' | 'problem-types';
 
@@ -283,6 +295,8 @@ export async function generateTargets(targets: Iterable<GenerationTarget>): Prom
   const out: Generated = { files: new Map(), resolved: new Map() };
   try {
     for (const target of new Set(targets)) await generateTarget(target, scratch, out);
+    // The rules need every document: a partial generation (npm run dev) leaves rules.ts as it is.
+    if ([...OPENAPI_DOCS.map((d) => d.name), 'webhooks'].every((n) => out.resolved.has(n))) out.files.set('rules.ts', await rulesFile(out.resolved));
     out.files.set('vocabulary.ts', await vocabulary());
     out.files.set('README.md', README);
   } finally {

@@ -1,11 +1,15 @@
 // npm run lint:spec: redocly lint (recommended ruleset, redocly.yaml) on every OpenAPI document
 // and every Arazzo workflow of spec/workflows/ (whose steps must call operations, by
 // operationId, that the project's own documents define), and the AsyncAPI parser's validation
-// of the webhooks document. Any error or warning fails.
+// of the webhooks document, and the contract's rules (x-rules: well-formed ids, each used once;
+// scripts/lib/rules.ts). Any error or warning fails.
 import path from 'node:path';
 import { ASYNCAPI_DOC, OPENAPI_DOCS, ROOT } from './lib/specs.ts';
 import { formatProblem, lintAsyncApi, lintOpenApi, type LintProblem } from './lib/lint.ts';
 import { checkWorkflowOperations, lintArazzoFiles, workflowFiles } from './lib/workflows.ts';
+import { bundleOpenApi } from './lib/redocly.ts';
+import { loadAsyncApi } from './lib/asyncapi.ts';
+import { contractRules } from './lib/rules.ts';
 
 let failures = 0;
 
@@ -35,6 +39,17 @@ try {
   }
 } catch (err) {
   console.error(`✖ spec/workflows: ${(err as Error).message}`);
+  failures += 1;
+}
+
+try {
+  const resolved = new Map(await Promise.all(OPENAPI_DOCS.map(async (d) => [d.name, await bundleOpenApi(d.file, true, path.relative(ROOT, d.file))] as const)));
+  const { rules, problems } = contractRules(resolved, (await loadAsyncApi(ASYNCAPI_DOC)) as Record<string, unknown>, {});
+  failures += problems.length;
+  console.log(`${problems.length === 0 ? '✔' : '✖'} x-rules: ${rules.filter((r) => r.kind === 'written').length} written rules, ${rules.length} in all, ${problems.length} problems`);
+  for (const p of problems) console.log(`    ${p}`);
+} catch (err) {
+  console.error(`✖ x-rules: ${(err as Error).message}`);
   failures += 1;
 }
 

@@ -5,7 +5,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
-import { bundleFile } from './build/layout.ts';
+import { SERVER_NODE_FLAGS, bundleFile, serverNodeArgs } from './build/layout.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -38,5 +38,14 @@ describe('the bundled server', () => {
     expect(sources).toContain('server/main.ts');
     expect(sources).toContain('server/build/layout.ts');
     expect(sources.filter((s) => s.startsWith('server/build/bundle') || s.includes('node_modules/esbuild'))).toEqual([]);
+  });
+});
+
+describe('the V8 flags the server runs with', () => {
+  it("are npm start's, in the order serverNodeArgs gives them (tests, benches and the cluster start the server through it)", async () => {
+    const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+    const started = /exec node (.+)$/.exec(pkg.scripts.start)?.[1]?.split(' ');
+    expect(started).toEqual(serverNodeArgs('dist'));
+    expect(SERVER_NODE_FLAGS.length).toBeGreaterThan(0);
   });
 });

@@ -97,9 +97,14 @@ async function main(): Promise<void> {
   const metrics = createMetrics({ clock: systemClock });
   const starting = new AbortController();
 
-  let handler: FetchHandler = createStartingApp(config, readiness, metrics).fetch;
+  // What answers while the API may not: while starting, and once this code may no longer serve.
+  const notServing: FetchHandler = createStartingApp(config, readiness, metrics).fetch;
+  let handler: FetchHandler = notServing;
   const servers: ServerType[] = [];
-  servers.push(await listen((req, env) => handler(req, env), config.port, config.host));
+  let heartbeat: InstanceHeartbeat | null = null;
+  // The API answers only while the heartbeat (PostgreSQL) says this instance may serve: after a
+  // pause past its lease, requests get 503 until a beat confirms that its schema still stands.
+  servers.push(await listen((req, env) => (heartbeat?.notServing() ? notServing : handler)(req, env), config.port, config.host));
   if (config.metrics.port !== null) {
     const operator = createOperatorApp({ readiness, metrics, token: config.metrics.token });
     servers.push(await listen(operator.fetch, config.metrics.port, config.metrics.host));
@@ -111,7 +116,6 @@ async function main(): Promise<void> {
 
   let services: Services | null = null;
   let built: BuiltApp | null = null;
-  let heartbeat: InstanceHeartbeat | null = null;
   let stopping: Promise<void> | null = null;
   const shutdown = (signal: string): Promise<void> =>
     (stopping ??= (async () => {
@@ -136,9 +140,9 @@ async function main(): Promise<void> {
       clearTimeout(deadline);
       log.info('stopped');
     })());
-  const onSignal = (signal: string): void => {
+  const onSignal = (signal: string, exitCode = 0): void => {
     void shutdown(signal).then(
-      () => process.exit(0),
+      () => process.exit(exitCode),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
         process.exit(1);
@@ -147,6 +151,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  // Continued after a stop (SIGSTOP, job control): the others may have counted this instance
+  // dead meanwhile; a beat now says whether it may serve, rather than one up to 10 s later.
+  process.on('SIGCONT', () => heartbeat?.beatNow());
   // Started by a supervisor (npm run start:cluster): without it, stop as on SIGTERM.
   stopWithSupervisor(() => onSignal('supervisor exited'));
 
@@ -169,7 +176,16 @@ async function main(): Promise<void> {
           `    -d '{"thirdPartyId":"first-payout","userId":"user-1","amount":25.5}'\n\n`,
       );
     }
-    if (config.databaseUrl) heartbeat = await registerServer(config.databaseUrl, log);
+    // A beat that finds a migration this code cannot run on (logged there, naming it): no
+    // request reaches the API again, and the instance stops as on SIGTERM, then exits 1.
+    const schemaRefused = (): void => {
+      handler = notServing;
+      onSignal('a migration this code cannot run on', 1);
+    };
+    if (config.databaseUrl) {
+      const registered = (heartbeat = await registerServer(config.databaseUrl, log, schemaRefused));
+      readiness.heartbeat(() => registered.notServing());
+    }
     if (stopping) return;
     handler = built.app.fetch;
     await built.start();
@@ -188,11 +204,11 @@ async function main(): Promise<void> {
 }
 
 /** PostgreSQL: the instance's heartbeat row (store/postgres/heartbeat.ts), loaded only there. */
-async function registerServer(databaseUrl: string, log: ReturnType<typeof createLogger>): Promise<InstanceHeartbeat> {
+async function registerServer(databaseUrl: string, log: ReturnType<typeof createLogger>, onSchemaRefused: () => void): Promise<InstanceHeartbeat> {
   const { heartbeatPool, registerInstance } = await import('./store/postgres/heartbeat.ts');
   const pool = heartbeatPool(databaseUrl);
   try {
-    return await registerInstance({ pool, log });
+    return await registerInstance({ pool, log, onSchemaRefused });
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw err;

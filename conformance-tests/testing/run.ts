@@ -113,3 +113,21 @@ export function senderArgs(server: Pick<TestServer, 'url'>, a: SenderTenant, ext
     ...extra,
   ];
 }
+
+/** The tenant's sandbox wallet balance, as answered. */
+export async function walletBalance(t: TestTenant): Promise<string> {
+  const { data } = await t.sandbox.GET('/sandbox/wallet');
+  if (!data) throw new Error('the wallet could not be read');
+  return data.balance;
+}
+
+/**
+ * Leaves `amount` in the tenant's wallet (a new tenant holds 1000000) with one payout of the
+ * rest: the repeated-run tests start short of what three runs would spend unreturned.
+ */
+export async function drainWalletTo(t: TestTenant, amount: number): Promise<void> {
+  const rest = Number(await walletBalance(t)) - amount;
+  const { response } = await t.transactions.POST('/transactions/payout', { body: { thirdPartyId: `drain-${Date.now().toString(36)}`, userId: 'user_drain', amount: rest } });
+  const left = await walletBalance(t);
+  if (response.status !== 201 || left !== String(amount)) throw new Error(`the wallet was not drained to ${amount} (payout answered ${response.status}, ${left} left)`);
+}

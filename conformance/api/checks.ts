@@ -19,7 +19,7 @@ import { SIDE_EFFECTS, prepareRequest } from './fixtures.ts';
 import { invalidCases } from './invalid.ts';
 import type { InvalidCase } from './invalid.ts';
 import { draw, sameShape } from '../core/openapi/requests.ts';
-import { API, AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, STAKING_ASSET_RULE, STATUS_RULE, TENANT_HEADER_RULE, VALIDATION_RULE } from './rules.ts';
+import { API, AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, STAKING_ASSET_RULE, STATUS_RULE, TENANT_HEADER_RULE, VALIDATION_RULE, answerRule } from './rules.ts';
 import type { ApiRule } from './rules.ts';
 import { clone } from '../core/openapi/schema.ts';
 import { Unavailable } from './state.ts';
@@ -55,7 +55,7 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
   };
 
   // ---- a valid request succeeds -------------------------------------------------------------
-  check('succeeds', `a valid request gets ${op.successStatuses.join('/')} with a body valid against its schema`, [operationRule(op, 'success response'), STATUS_RULE], async (ctx) => {
+  check('succeeds', `a valid request gets ${op.successStatuses.join('/')} with a body valid against its schema`, [operationRule(op, 'success response'), STATUS_RULE, ...op.successStatuses.map((s) => answerRule(op.spec.operationId, s))], async (ctx) => {
     const side = SIDE_EFFECTS[op.spec.operationId];
     const notes = side ? [`side effect: ${side}`] : [];
     if (op.spec.operationId === 'createWebhookEndpoint' && !o.skipStateful) {
@@ -74,7 +74,7 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
   const usesKeys = op.spec.security.some((s) => 'ApiKey' in s || 'ApiHash' in s);
   if (usesKeys) {
     const auth = (id: string, title: string, stateful: boolean, make: (ctx: CheckContext) => Auth): void => {
-      check(`auth.${id}`, `${title} gets 401 unauthenticated`, [op.allowsMemberToken ? MEMBER_AUTH_RULE : AUTH_RULE], async (ctx) => {
+      check(`auth.${id}`, `${title} gets 401 unauthenticated`, [op.allowsMemberToken ? MEMBER_AUTH_RULE : AUTH_RULE, answerRule(op.spec.operationId, 401, 'unauthenticated')], async (ctx) => {
         if (stateful && o.skipStateful) return skip(`${MOCK_CANNOT} a wrong credential from a right one`);
         const parts = await prepareRequest(o.state, op, `auth/${id}`, 'negative');
         const res = await o.client.call(op, { auth: make(ctx), ...parts, label: title }, ctx.signal);
@@ -103,7 +103,7 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
 
   // ---- tenant ---------------------------------------------------------------------------------
   if (op.declaresTenantHeader) {
-    check('tenant.other-tenant', "another tenant's x-tenant-id gets 403 tenant-mismatch", [TENANT_HEADER_RULE], async (ctx) => {
+    check('tenant.other-tenant', "another tenant's x-tenant-id gets 403 tenant-mismatch", [TENANT_HEADER_RULE, answerRule(op.spec.operationId, 403, 'tenant-mismatch')], async (ctx) => {
       if (o.skipStateful) return skip(`${MOCK_CANNOT} one tenant from another`);
       const auth = await o.state.authFor(op);
       const parts = await prepareRequest(o.state, op, 'tenant', 'negative');
@@ -115,7 +115,7 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
 
   // ---- invalid requests -------------------------------------------------------------------------
   for (const c of invalidCases(op)) {
-    const rules = [c.kind === 'too-precise' ? DECIMAL_RULE : VALIDATION_RULE, operationRule(op, `schema of ${c.pointer}`), ...(c.pointer === '/body/asset' ? [STAKING_ASSET_RULE] : [])];
+    const rules = [c.kind === 'too-precise' ? DECIMAL_RULE : VALIDATION_RULE, operationRule(op, `schema of ${c.pointer}`), ...(c.pointer === '/body/asset' ? [STAKING_ASSET_RULE] : []), answerRule(op.spec.operationId, 400, 'validation-failed')];
     check(`invalid.${c.key}`, `refuses ${c.what} with 400 validation-failed`, rules, (ctx) => runInvalid(op, c, o, ctx, `${base}.invalid.${c.key}`, rules[0] as SpecRule));
   }
   return checks;

@@ -13,20 +13,32 @@ import { fail, pass } from '../core/outcome.ts';
 import { MANAGEMENT_API } from '../core/coverage.ts';
 import { MAX_ACTIVE_ENDPOINTS } from '../../generated/vocabulary.ts';
 import { statefulRun } from './checks.ts';
+import { answerRules } from '../core/contract-rules.ts';
 import { API, type ApiRule } from './rules.ts';
 import type { StatefulChecksOptions } from './stateful.ts';
 import { judgeProblem, judgeSuccess } from './verdict.ts';
 
 const LIMIT_RULE: ApiRule = {
-  covers: ['management#endpoint-limit'],
+  covers: ['createWebhookEndpoint#endpoint-limit', ...answerRules('createWebhookEndpoint', 409, 'endpoint-limit-reached')],
   source: `${MANAGEMENT_API}#/paths/~1v2~1webhooks~1endpoints/post`,
   quote: 'An environment has at most 16 active endpoints (WebhookEndpointList x-max-active); one more answers 409 (endpoint-limit-reached).',
 };
 
 const EVENT_TYPES_RULE: ApiRule = {
-  covers: ['management#event-types'],
+  covers: [
+    'createWebhookEndpoint#event-types-known',
+    'updateWebhookEndpoint#event-types-known',
+    ...answerRules('createWebhookEndpoint', 422, 'unknown-event-type'),
+    ...answerRules('updateWebhookEndpoint', 422, 'unknown-event-type'),
+  ],
   source: `${MANAGEMENT_API}#/components/schemas/WebhookEventTypes`,
   quote: 'Each is the name of an order event message of webhooks.asyncapi.yaml; any other answers 422 (unknown-event-type) with its pointer in errors.',
+};
+
+const EDIT_VERSION_RULE: ApiRule = {
+  covers: ['updateWebhookEndpoint#event-types-edit-version'],
+  source: `${MANAGEMENT_API}#/paths/~1v2~1webhooks~1endpoints~1{endpointId}/patch`,
+  quote: "A change of eventTypes increases this endpoint's version by one; other endpoints are not touched.",
 };
 
 type Json = Record<string, unknown>;
@@ -95,18 +107,18 @@ export function endpointChecks(o: StatefulChecksOptions): Check[] {
       return judgeProblem(update, res, { status: 422, slug: 'unknown-event-type', pointer: '/body/eventTypes/0' }, EVENT_TYPES_RULE, evidence);
     }),
 
-    check('independent', "a change of one endpoint's eventTypes raises its version and leaves another endpoint as it was", EVENT_TYPES_RULE, async (ctx, evidence, add) => {
+    check('independent', "a change of one endpoint's eventTypes raises its version and leaves another endpoint as it was", EDIT_VERSION_RULE, async (ctx, evidence, add) => {
       const [a, b] = [await add('independent-a', { eventTypes: ['order.paid'] }), await add('independent-b', { eventTypes: ['order.created'] })];
-      if (!isObj(a.json) || !isObj(b.json) || a.status !== 201 || b.status !== 201) return fail('two endpoints with eventTypes could not be created', EVENT_TYPES_RULE, evidence);
+      if (!isObj(a.json) || !isObj(b.json) || a.status !== 201 || b.status !== 201) return fail('two endpoints with eventTypes could not be created', EDIT_VERSION_RULE, evidence);
       const auth = await s.managementAuth();
       const changed = await o.client.call(update, { auth, path: { endpointId: String(a.json.id) }, body: { eventTypes: ['order.paid', 'order.payment_review_required'] }, label: 'change the first endpoint’s eventTypes' }, ctx.signal);
       evidence.push(changed.exchange);
-      if (!isObj(changed.json) || changed.json.version !== Number(a.json.version) + 1) return fail(`a change of eventTypes answered version ${isObj(changed.json) ? String(changed.json.version) : '?'}; it raises the version by one`, EVENT_TYPES_RULE, evidence);
+      if (!isObj(changed.json) || changed.json.version !== Number(a.json.version) + 1) return fail(`a change of eventTypes answered version ${isObj(changed.json) ? String(changed.json.version) : '?'}; it raises the version by one`, EDIT_VERSION_RULE, evidence);
       const read = await o.client.call(s.op('getWebhookEndpoint'), { auth, path: { endpointId: String(b.json.id) }, label: 'read the other endpoint' }, ctx.signal);
       evidence.push(read.exchange);
       const other = isObj(read.json) ? read.json : {};
       if (other.version !== b.json.version || JSON.stringify(other.eventTypes) !== JSON.stringify(['order.created'])) {
-        return fail(`the other endpoint changed: version ${String(other.version)}, eventTypes ${JSON.stringify(other.eventTypes)}`, EVENT_TYPES_RULE, evidence);
+        return fail(`the other endpoint changed: version ${String(other.version)}, eventTypes ${JSON.stringify(other.eventTypes)}`, EDIT_VERSION_RULE, evidence);
       }
       return pass();
     }),

@@ -27,6 +27,7 @@ import {
   REFUND_ACCOUNT_RULE,
   REVOKE_RULE,
   TENANT_HEADER_REQUIRED_RULE,
+  answerRule,
 } from './rules.ts';
 import type { ApiRule } from './rules.ts';
 import { isObj } from '../core/openapi/schema.ts';
@@ -76,18 +77,18 @@ function operationErrorChecks(op: ApiOperation, o: ErrorChecksOptions): Check[] 
       return o.client.call(op, { auth, ...(parts.path ? { path: parts.path } : {}), ...(parts.query ? { query: parts.query } : {}), ...(parts.headers ? { headers: parts.headers } : {}), rawBody, label }, ctx.signal);
     };
     const valid = async (label: string): Promise<Buffer> => Buffer.from(JSON.stringify((await prepareRequest(o.state, op, `body/${label}/valid`, 'negative')).body ?? {}), 'utf8');
-    check('body.not-json', 'a valid body sent as text/plain gets 415 unsupported-media-type', [JSON_BODY_RULE], async (ctx) => {
+    check('body.not-json', 'a valid body sent as text/plain gets 415 unsupported-media-type', [JSON_BODY_RULE, answerRule(op.spec.operationId, 415, 'unsupported-media-type')], async (ctx) => {
       if (o.skipStateful) return skip('--skip-stateful: a mock answers its documented examples, not the media-type rule');
       const res = await raw('text/plain body', { contentType: 'text/plain; charset=utf-8', bytes: await valid('not-json') }, ctx);
       return judgeProblem(op, res, { status: 415, slug: 'unsupported-media-type' }, JSON_BODY_RULE);
     });
-    check('body.malformed-json', 'a body that is not well-formed JSON gets 400 malformed-json', [JSON_BODY_RULE], async (ctx) => {
+    check('body.malformed-json', 'a body that is not well-formed JSON gets 400 malformed-json', [JSON_BODY_RULE, answerRule(op.spec.operationId, 400, 'malformed-json')], async (ctx) => {
       if (o.skipStateful) return skip('--skip-stateful: a mock answers its documented examples, not the malformed-json rule');
       const whole = await valid('malformed');
       const res = await raw('truncated JSON', { contentType: 'application/json', bytes: whole.subarray(0, Math.max(1, whole.length - 1)) }, ctx);
       return judgeProblem(op, res, { status: 400, slug: 'malformed-json' }, JSON_BODY_RULE);
     });
-    check('body.too-large', `a body of ${OVERSIZED_BYTES} bytes gets 413 payload-too-large`, [JSON_BODY_RULE], async (ctx) => {
+    check('body.too-large', `a body of ${OVERSIZED_BYTES} bytes gets 413 payload-too-large`, [JSON_BODY_RULE, answerRule(op.spec.operationId, 413, 'payload-too-large')], async (ctx) => {
       if (o.skipStateful) return skip('--skip-stateful: a mock answers its documented examples, not the size limit');
       const bytes = Buffer.from(`{"padding":"${'x'.repeat(OVERSIZED_BYTES - 14)}"}`, 'utf8');
       const res = await raw('oversized body', { contentType: 'application/json', bytes }, ctx);
@@ -99,7 +100,7 @@ function operationErrorChecks(op: ApiOperation, o: ErrorChecksOptions): Check[] 
   if (op.spec.permission && usesKeys) {
     // The seed's own row is GET /transactions/users; every other operation is PRODUCT.md's rule.
     const rule: ApiRule = op.spec.operationId === 'listUserTransactions' ? { ...PERMISSION_RULE, covers: ['interface#errors-permission', 'product#permissions'] } : PERMISSION_RULE;
-    check('auth.permission-denied', `a key without the ${op.spec.permission} permission gets 403 permission-denied`, [rule], async (ctx) => {
+    check('auth.permission-denied', `a key without the ${op.spec.permission} permission gets 403 permission-denied`, [rule, answerRule(op.spec.operationId, 403, 'permission-denied')], async (ctx) => {
       if (o.skipStateful) return skip('--skip-stateful: a mock cannot tell one key from another');
       if (!o.limited) return skip('needs --limited-api-key and --limited-api-hash (a key of the tenant environment with no permission)');
       const parts = await prepareRequest(o.state, op, 'permission-denied', 'negative');
@@ -155,7 +156,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return pass();
   });
 
-  check('insufficient-funds', 'a payout the wallet cannot cover gets 422 insufficient-funds and creates nothing', [INSUFFICIENT_FUNDS_RULE], ['createPayout', 'getSandboxWallet', 'listUserTransactions'], async (ctx, evidence) => {
+  check('insufficient-funds', 'a payout the wallet cannot cover gets 422 insufficient-funds and creates nothing', [INSUFFICIENT_FUNDS_RULE, answerRule('createPayout', 422, 'insufficient-funds')], ['createPayout', 'getSandboxWallet', 'listUserTransactions'], async (ctx, evidence) => {
     await s.sandbox();
     const wallet = await call(evidence, 'getSandboxWallet', { auth: key, label: 'read the wallet balance' }, ctx);
     const bad = expect2xx('getSandboxWallet', wallet, evidence, 'the wallet could not be read');
@@ -178,7 +179,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return pass();
   });
 
-  check('refund-unknown-account', 'a refund to an e-mail that no service account has gets 422 unknown-refund-account; the payment stays refundable', [REFUND_ACCOUNT_RULE], ['refundPayment', 'createSandboxPayment'], async (ctx, evidence) => {
+  check('refund-unknown-account', 'a refund to an e-mail that no service account has gets 422 unknown-refund-account; the payment stays refundable', [REFUND_ACCOUNT_RULE, answerRule('refundPayment', 422, 'unknown-refund-account')], ['refundPayment', 'createSandboxPayment'], async (ctx, evidence) => {
     await s.sandbox();
     const payment = await s.payment(true);
     const op = s.op('refundPayment');
@@ -192,20 +193,20 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return pass();
   });
 
-  check('refund-unknown-transaction', 'a refund of an unknown txId gets 404 not-found', [REFUND_ACCOUNT_RULE], ['refundPayment', 'createSandboxPayment'], async (ctx, evidence) => {
+  check('refund-unknown-transaction', 'a refund of an unknown txId gets 404 not-found', [REFUND_ACCOUNT_RULE, answerRule('refundPayment', 404, 'not-found')], ['refundPayment', 'createSandboxPayment'], async (ctx, evidence) => {
     await s.sandbox();
     const payment = await s.payment(false);
     const res = await call(evidence, 'refundPayment', { auth: key, headers: tenant, body: { txId: unknownId(payment.transactionId, ctx, 'refund'), email: s.refundEmail() }, label: 'refund an unknown transaction' }, ctx);
     return judgeProblem(s.op('refundPayment'), res, { status: 404, slug: 'not-found' }, REFUND_ACCOUNT_RULE, evidence);
   });
 
-  check('revoke-unknown-transaction', 'revoking an unknown transaction gets 404 not-found', [REVOKE_RULE], ['revokeStakingPayout', 'createStakingPayout'], async (ctx, evidence) => {
+  check('revoke-unknown-transaction', 'revoking an unknown transaction gets 404 not-found', [REVOKE_RULE, answerRule('revokeStakingPayout', 404, 'not-found')], ['revokeStakingPayout', 'createStakingPayout'], async (ctx, evidence) => {
     const staking = await s.staking(false);
     const res = await call(evidence, 'revokeStakingPayout', { auth: key, headers: tenant, body: { transactionId: unknownId(staking.transactionId, ctx, 'revoke') }, label: 'revoke an unknown transaction' }, ctx);
     return judgeProblem(s.op('revokeStakingPayout'), res, { status: 404, slug: 'not-found' }, REVOKE_RULE, evidence);
   });
 
-  check('revoke-not-active', 'revoking a staking payout twice, or a payout, gets 409 not-revocable', [REVOKE_RULE], ['revokeStakingPayout', 'createStakingPayout', 'createPayout'], async (ctx, evidence) => {
+  check('revoke-not-active', 'revoking a staking payout twice, or a payout, gets 409 not-revocable', [REVOKE_RULE, answerRule('revokeStakingPayout', 409, 'not-revocable')], ['revokeStakingPayout', 'createStakingPayout', 'createPayout'], async (ctx, evidence) => {
     const op = s.op('revokeStakingPayout');
     const staking = await s.staking(true);
     const revoke = (transactionId: string, label: string): Promise<ApiResponse> => call(evidence, 'revokeStakingPayout', { auth: key, headers: tenant, body: { transactionId }, label }, ctx);
@@ -218,7 +219,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return judgeProblem(op, await revoke(payout.transactionId, 'revoke a payout'), { status: 409, slug: 'not-revocable' }, REVOKE_RULE, evidence);
   });
 
-  check('search-not-found', 'GET /transactions for a txHash and an orderNumber that match nothing gets 404 not-found', [NOT_FOUND_RULE], ['searchTransaction'], async (ctx, evidence) => {
+  check('search-not-found', 'GET /transactions for a txHash and an orderNumber that match nothing gets 404 not-found', [NOT_FOUND_RULE, answerRule('searchTransaction', 404, 'not-found')], ['searchTransaction'], async (ctx, evidence) => {
     const paid = await s.paidOrder();
     const op = s.op('searchTransaction');
     const byHash = await call(evidence, 'searchTransaction', { auth: key, headers: tenant, query: { txHash: unknownId(paid.txHash, ctx, 'txHash') }, label: 'an unknown txHash' }, ctx);
@@ -228,7 +229,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return judgeProblem(op, byNumber, { status: 404, slug: 'not-found' }, NOT_FOUND_RULE, evidence);
   });
 
-  check('order-not-found', 'an unknown orderId gets 404 not-found on GET /v2/orders/{orderId} and on its payments', [NOT_FOUND_RULE], ['getOrder', 'createOrder'], async (ctx, evidence) => {
+  check('order-not-found', 'an unknown orderId gets 404 not-found on GET /v2/orders/{orderId} and on its payments', [NOT_FOUND_RULE, answerRule('getOrder', 404, 'not-found'), answerRule('listOrderPayments', 404, 'not-found')], ['getOrder', 'createOrder'], async (ctx, evidence) => {
     const order = await s.order(false);
     const orderId = unknownId(order.orderId, ctx, 'order');
     const v = judgeProblem(s.op('getOrder'), await call(evidence, 'getOrder', { auth: key, path: { orderId }, label: 'an unknown order' }, ctx), { status: 404, slug: 'not-found' }, NOT_FOUND_RULE, evidence);
@@ -236,7 +237,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return judgeProblem(s.op('listOrderPayments'), await call(evidence, 'listOrderPayments', { auth: key, path: { orderId }, label: 'the payments of an unknown order' }, ctx), { status: 404, slug: 'not-found' }, NOT_FOUND_RULE, evidence);
   });
 
-  check('notify-url-destination', 'a payout whose notifyUrl breaks a destination rule gets 400 destination-not-allowed and creates nothing', [DESTINATION_RULE], ['createPayout'], async (ctx, evidence) => {
+  check('notify-url-destination', 'a payout whose notifyUrl breaks a destination rule gets 400 destination-not-allowed and creates nothing', [DESTINATION_RULE, answerRule('createPayout', 400, 'destination-not-allowed')], ['createPayout'], async (ctx, evidence) => {
     await s.sandbox();
     const op = s.op('createPayout');
     const parts = await prepareRequest(s, op, 'notify-url', 'success');
@@ -253,7 +254,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return bad ?? pass();
   });
 
-  check('endpoint-exists', 'a second active webhook endpoint at the URL of an active one gets 409 endpoint-exists', [ENDPOINT_EXISTS_RULE], ['createWebhookEndpoint'], async (ctx, evidence) => {
+  check('endpoint-exists', 'a second active webhook endpoint at the URL of an active one gets 409 endpoint-exists', [ENDPOINT_EXISTS_RULE, answerRule('createWebhookEndpoint', 409, 'endpoint-exists')], ['createWebhookEndpoint'], async (ctx, evidence) => {
     const e = await s.endpoint();
     const auth = await s.managementAuth();
     const op = s.op('createWebhookEndpoint');

@@ -16,7 +16,7 @@ import type { RequestParts } from '../core/openapi/requests.ts';
 import { subSeed } from '../core/seed.ts';
 import { statefulRun } from './checks.ts';
 import { prepareRequest } from './fixtures.ts';
-import { API, LOST_COMMIT_RULE, STORE_UNAVAILABLE_RULE, type ApiRule } from './rules.ts';
+import { API, LOST_COMMIT_RULE, STORE_UNAVAILABLE_RULE, answerRule, type ApiRule } from './rules.ts';
 import type { StatefulChecksOptions } from './stateful.ts';
 import { routeMissing } from './verdict.ts';
 
@@ -26,8 +26,9 @@ type Json = Record<string, unknown>;
 
 export function lostCommitChecks(o: StatefulChecksOptions): Check[] {
   const s = o.state;
-  const check = (id: string, title: string, rule: ApiRule, run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): Check =>
-    defineCheck({ book: API, id: `rules.${id}`, title, group: 'stateful rules', rules: [rule], run: statefulRun(o.skipStateful, (ctx, evidence) => armed(ctx, evidence, run)) });
+  // `status`: the answered status the check judges (with Retry-After present), not yet the problem body: issue 67.
+  const check = (id: string, title: string, rule: ApiRule, run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>, status: ApiRule): Check =>
+    defineCheck({ book: API, id: `rules.${id}`, title, group: 'stateful rules', rules: [rule, status], run: statefulRun(o.skipStateful, (ctx, evidence) => armed(ctx, evidence, run)) });
 
   /** Sends `fault` for the next write; a reason the check is not reached, or null once armed. */
   async function arm(fault: Fault, ctx: CheckContext, evidence: Exchange[]): Promise<string | null> {
@@ -102,7 +103,7 @@ export function lostCommitChecks(o: StatefulChecksOptions): Check[] {
         const count = await ordersWith(ctx, reference, evidence);
         if (count !== 1) return fail(`GET /v2/events lists ${count} order.created events for merchantReference ${reference}: the lost commit and its retry are one order`, LOST_COMMIT_RULE, evidence);
         return pass([`order ${String((retry.json as Json).orderId)} replayed`]);
-      }),
+      }, answerRule('createOrder', 504)),
       check('store-unavailable.nothing-written', 'POST /v2/orders answered 503 store-unavailable (sandbox fault): nothing was written, so the same Idempotency-Key creates the order', STORE_UNAVAILABLE_RULE, async (ctx, evidence) => {
         const why = await arm('store-unavailable', ctx, evidence);
         if (why) return skip(why);
@@ -117,7 +118,7 @@ export function lostCommitChecks(o: StatefulChecksOptions): Check[] {
         const count = await ordersWith(ctx, reference, evidence);
         if (count !== 1) return fail(`GET /v2/events lists ${count} order.created events for merchantReference ${reference}, not one`, STORE_UNAVAILABLE_RULE, evidence);
         return pass();
-      }),
+      }, answerRule('createOrder', 503)),
     );
   }
   if (s.hasOp('createPayout') && s.hasOp('listUserTransactions')) {
@@ -145,7 +146,7 @@ export function lostCommitChecks(o: StatefulChecksOptions): Check[] {
         const records = Array.isArray(listed.json) ? listed.json : ((listed.json as { data?: unknown } | undefined)?.data as unknown[] | undefined) ?? [];
         if (records.length !== 1) return fail(`GET /transactions/users lists ${records.length} transactions for the user: the lost commit and its retry are one payout`, LOST_COMMIT_RULE, evidence);
         return pass([`payout ${existing} named by the 409`]);
-      }),
+      }, answerRule('createPayout', 504)),
     );
   }
   return checks;

@@ -3,6 +3,8 @@
 // in the contract's own words.
 import { INTERFACE, MANAGEMENT_API, ORDERS_API, PRODUCT, entry } from '../core/coverage.ts';
 import { ruleBook, type RuleOf } from '../core/define.ts';
+import { answerRules, contractCatalogue } from '../core/contract-rules.ts';
+import { apiNoCheck } from './no-check.ts';
 
 /** The rules in the api target's scope, for the coverage summary; `covers` names these ids. */
 export const API_CATALOGUE = [
@@ -34,22 +36,21 @@ export const API_CATALOGUE = [
   entry('product#orders-404', PRODUCT, 'Orders: 404 when unknown or cancelled'),
   entry('product#destinations', PRODUCT, 'Webhooks: destination rules for endpoint URLs and notifyUrl (400 naming the rule)'),
   entry('product#one-endpoint', PRODUCT, 'Paths: 409 while the environment has an active endpoint'),
-  entry('orders#idempotency-replay', ORDERS_API, 'POST /v2/orders, Retries: the same Idempotency-Key and body replays the first answer; another body is 422 idempotency-key-reused'),
-  entry('orders#idempotency-json', ORDERS_API, 'POST /v2/orders, Retries: the same body is compared as JSON (key order and white space do not matter)'),
-  entry('orders#no-key', ORDERS_API, 'POST /v2/orders, Retries: without an Idempotency-Key every request creates an order'),
-  entry('orders#idempotency-tenant', ORDERS_API, 'POST /v2/orders, Retries: keys are scoped to the tenant environment'),
-  entry('transactions#paging', 'transactions.openapi.yaml', 'GET /transactions/users: newest first by createdDate; the last page has no Next-Cursor'),
-  entry('orders#newest-first', ORDERS_API, 'GET /v2/events: order events newest first'),
   entry('product#outcome-unknown', PRODUCT, 'Errors: after 504 outcome-unknown the same request again (same Idempotency-Key or thirdPartyId) settles it: the stored write replayed, one record'),
   entry('product#store-unavailable', PRODUCT, 'Errors: 503 store-unavailable wrote nothing; retrying is safe'),
-  entry('orders#stream-opening', ORDERS_API, 'GET /v2/events/stream: the first message carries only an id, the position the stream starts after (the sent cursor when resuming); resuming from it misses nothing'),
-  entry('management#recover-window', MANAGEMENT_API, 'POST /v2/webhooks/endpoints/{endpointId}/recover: until must be later than since (400)'),
-  // Several endpoints per environment (issue 68; checks in endpoints.ts).
-  entry('management#endpoint-limit', MANAGEMENT_API, 'POST /v2/webhooks/endpoints: up to 16 active endpoints per environment (409 endpoint-limit-reached)'),
-  entry('management#event-types', MANAGEMENT_API, 'eventTypes: an unknown type is 422 unknown-event-type naming its pointer; a change of one endpoint leaves the others as they are'),
+  // Every rule of the four OpenAPI documents (x-rules, documented statuses and problem types).
+  ...contractCatalogue((r) => r.document !== 'webhooks', apiNoCheck),
 ] as const;
 
 export const API = ruleBook('api', API_CATALOGUE);
+
+/**
+ * The derived rules an answer of `operationId` judges: its documented status and, for a
+ * problem, its documented type (judgeProblem also holds the problem's `status` to the HTTP status).
+ */
+export function answerRule(operationId: string, status: number, slug?: string): ApiRule {
+  return { source: `the documented responses of ${operationId}`, quote: `${status}${slug ? ` ${slug}` : ''}`, covers: answerRules(operationId, status, slug) };
+}
 /** A rule of the api target: its `covers` names entries of API_CATALOGUE only. */
 export type ApiRule = RuleOf<typeof API>;
 
@@ -194,7 +195,7 @@ export const DESTINATION_RULE: ApiRule = {
 };
 
 export const ENDPOINT_EXISTS_RULE: ApiRule = {
-  covers: ['product#one-endpoint'],
+  covers: ['product#one-endpoint', 'createWebhookEndpoint#unique-active-url'],
   source: `${INTERFACE} § Resources (Webhook configuration); PRODUCT.md § Webhooks (several endpoints, issue 68)`,
   quote: 'Each configuration has exactly one destination URL. Two active endpoints of one environment with the same URL are a 409 endpoint-exists.',
 };
@@ -214,7 +215,7 @@ export const PAYMENT_AMOUNT_RULE: ApiRule = {
 const ORDERS_RETRIES = 'orders.openapi.yaml#/paths/~1v2~1orders/post (Retries)';
 
 export const ORDER_IDEMPOTENCY_RULE: ApiRule = {
-  covers: ['orders#idempotency-replay'],
+  covers: ['createOrder#idempotency-replay'],
   source: ORDERS_RETRIES,
   quote:
     'A later request with the same Idempotency-Key and the same body creates nothing and answers the first answer again (201, same Location), with Idempotent-Replayed: true. The same key with another body is refused with 422 idempotency-key-reused.',
@@ -227,14 +228,14 @@ export const USER_PAGING_RULE: ApiRule = {
 };
 
 export const ORDER_IDEMPOTENCY_JSON_RULE: ApiRule = {
-  covers: ['orders#idempotency-json'],
+  covers: ['createOrder#idempotency-json'],
   source: ORDERS_RETRIES,
   quote:
     'A later request with the same key and the same body (compared as JSON: key order and white space do not matter) creates nothing and answers the first answer again (201, the order as it was created, same Location), with Idempotent-Replayed: true.',
 };
 
 export const ORDER_WITHOUT_KEY_RULE: ApiRule = {
-  covers: ['orders#no-key'],
+  covers: ['createOrder#no-key-creates'],
   source: ORDERS_RETRIES,
   quote: 'Without the header every request creates an order.',
 };
@@ -248,19 +249,25 @@ export const MEDIA_TYPE_RULE: ApiRule = {
 // ---- round four (api/strict.ts) ------------------------------------------------------------
 
 export const LAST_PAGE_RULE: ApiRule = {
-  covers: ['transactions#paging'],
+  covers: ['listUserTransactions#last-page-no-cursor'],
   source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
   quote: 'When older records remain, the answer carries a Next-Cursor header ... the last page has no Next-Cursor.',
 };
 
+export const PAGING_INSERTS_RULE: ApiRule = {
+  covers: ['listUserTransactions#pages-stable-under-inserts'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
+  quote: 'Pass its value as cursor ... for the next, older page; the last page has no Next-Cursor. Records created after the first page do not shift the pages.',
+};
+
 export const NEWEST_FIRST_RULE: ApiRule = {
-  covers: ['transactions#paging'],
+  covers: ['listUserTransactions#newest-first'],
   source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get',
   quote: 'Lists the transactions of a user in the tenant environment, newest first (by createdDate), at most limit of them.',
 };
 
 export const EVENTS_NEWEST_FIRST_RULE: ApiRule = {
-  covers: ['orders#newest-first'],
+  covers: ['listEvents#newest-first'],
   source: 'orders.openapi.yaml#/paths/~1v2~1events/get',
   quote: 'Lists every order event of the tenant environment, newest first',
 };
@@ -278,7 +285,7 @@ export const AMOUNT_DIGITS_RULE: ApiRule = {
 };
 
 export const IDEMPOTENCY_TENANT_RULE: ApiRule = {
-  covers: ['orders#idempotency-tenant'],
+  covers: ['createOrder#idempotency-tenant'],
   source: ORDERS_RETRIES,
   quote: 'The first request with a key creates the order ... Keys are scoped to the tenant environment and kept with the order.',
 };
@@ -292,26 +299,26 @@ export const WRITE_ISOLATION_RULE: ApiRule = {
 const ERRORS_DECISION = 'spec/README.md § Product decisions (503 store-unavailable, 504 outcome-unknown); common/problem-types.yaml';
 
 export const LOST_COMMIT_RULE: ApiRule = {
-  covers: ['product#outcome-unknown'],
+  covers: ['product#outcome-unknown', 'injectSandboxWriteFault#outcome-unknown-stored'],
   source: ERRORS_DECISION,
   quote:
     'Send the same request again (the same Idempotency-Key for an order, the same thirdPartyId for a payout) to settle it: the replayed answer, or a 409 naming the existing transaction, says it was stored; a 201 says it was not, and stores it now.',
 };
 
 export const STORE_UNAVAILABLE_RULE: ApiRule = {
-  covers: ['product#store-unavailable'],
+  covers: ['product#store-unavailable', 'injectSandboxWriteFault#store-unavailable-nothing-written'],
   source: ERRORS_DECISION,
   quote: '503 store-unavailable (with Retry-After) promises that nothing was written ... Retrying is always safe.',
 };
 
 export const RECOVER_WINDOW_RULE: ApiRule = {
-  covers: ['management#recover-window'],
+  covers: ['recoverDeliveries#until-after-since'],
   source: 'management.openapi.yaml#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1recover/post',
   quote: 'until defaults to now and must be later than since. ... 400: Invalid input (validation-failed), for example an until that is not later than since. Nothing was changed.',
 };
 
 export const STREAM_OPENING_RULE: ApiRule = {
-  covers: ['orders#stream-opening'],
+  covers: ['streamEvents#opening-position'],
   source: 'orders.openapi.yaml#/paths/~1v2~1events~1stream/get',
   quote:
     'The stream opens with a message that carries only an id (after the comment : connected): the position the stream starts after, a cursor like any other. It is the sent cursor when resuming, else the position of "now". A client that keeps it before handling anything can resume from it, so that an event recorded while it was away is not missed even when no event had come yet.',

@@ -34,6 +34,12 @@ export interface StateOptions {
   refundEmail?: string;
   webhookUrl?: string;
   seed: number;
+  /**
+   * Distinct for every run (the run's start time): the fresh identifiers (thirdPartyId, txHash,
+   * ...) are drawn from the seed and it, so a run repeated with the same seed on the same
+   * credentials creates new records instead of colliding with the last run's.
+   */
+  runNonce: string;
   /** Mocks: nothing is created; requests are built from the documented examples only. */
   skipStateful: boolean;
 }
@@ -84,7 +90,7 @@ export class ApiState {
 
   /** A valid request of `op` from its examples, with identifiers drawn from the seed and `label`. */
   exampleRequest(op: ApiOperation, label: string): RequestParts {
-    return exampleRequest(op, { seed: subSeed(this.#o.seed, `${op.spec.operationId}/${label}`), tenantId: this.#o.creds.tenantId });
+    return exampleRequest(op, { seed: subSeed(this.#o.seed, `${this.#o.runNonce}/${op.spec.operationId}/${label}`), tenantId: this.#o.creds.tenantId });
   }
 
   /** Sends `op` and expects a documented success; anything else makes the caller unavailable. */

@@ -32,6 +32,8 @@ import {
   USER_PAGING_RULE,
   SEARCH_PARAMETER_RULE,
   STAKING_DEFAULT_RULE,
+  PAGING_INSERTS_RULE,
+  answerRule,
 } from './rules.ts';
 import type { ApiRule } from './rules.ts';
 import { constraints, isObj } from '../core/openapi/schema.ts';
@@ -104,7 +106,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
     check(
       `duplicate-third-party-id.${op.spec.operationId}`,
       `${op.spec.method.toUpperCase()} ${op.spec.path}: a repeated thirdPartyId gets 409 duplicate-third-party-id with existingTransactionId`,
-      [{ ...DUPLICATE_THIRD_PARTY_RULE, covers: [op.spec.operationId === 'createStakingPayout' ? 'interface#errors-staking-duplicate' : 'interface#errors-payout-duplicate'] }],
+      [{ ...DUPLICATE_THIRD_PARTY_RULE, covers: [op.spec.operationId === 'createStakingPayout' ? 'interface#errors-staking-duplicate' : 'interface#errors-payout-duplicate'] }, answerRule(op.spec.operationId, 409, 'duplicate-third-party-id')],
       async (ctx, evidence) => {
         const auth = await s.authFor(op);
         const first = await prepareRequest(s, op, 'duplicate/first', 'success');
@@ -183,7 +185,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
 
   // ---- refunds ------------------------------------------------------------------------------
   if (s.hasOp('refundPayment')) {
-    check('refund-pending-confirmation-only', 'only a payment in pending_confirmation can be refunded, once; it then reads back refunded', [REFUND_RULE], async (ctx, evidence) => {
+    check('refund-pending-confirmation-only', 'only a payment in pending_confirmation can be refunded, once; it then reads back refunded', [REFUND_RULE, answerRule('refundPayment', 409, 'not-refundable')], async (ctx, evidence) => {
       await s.sandbox();
       const email = s.refundEmail();
       const op = s.op('refundPayment');
@@ -211,7 +213,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
 
   // ---- cancelled orders ----------------------------------------------------------------------
   if (s.hasOp('cancelSandboxOrder') && s.hasOp('getOrder')) {
-    check('cancelled-order-not-found', 'a cancelled order is a 404 on GET /v2/orders/{orderId} while GET .../payments still answers', [CANCELLED_ORDER_RULE], async (ctx, evidence) => {
+    check('cancelled-order-not-found', 'a cancelled order is a 404 on GET /v2/orders/{orderId} while GET .../payments still answers', [CANCELLED_ORDER_RULE, answerRule('getOrder', 404, 'not-found')], async (ctx, evidence) => {
       await s.sandbox();
       const order = await s.order(true);
       const get = s.op('getOrder');
@@ -278,7 +280,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
   // ---- Idempotency-Key on order creation -----------------------------------------------------
   const createOrder = s.hasOp('createOrder') ? s.op('createOrder') : null;
   if (createOrder && createOrder.spec.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')) {
-    check('order-idempotency', 'POST /v2/orders: a repeated Idempotency-Key replays the first answer; with another body it gets 422 idempotency-key-reused', [ORDER_IDEMPOTENCY_RULE], async (ctx, evidence) => {
+    check('order-idempotency', 'POST /v2/orders: a repeated Idempotency-Key replays the first answer; with another body it gets 422 idempotency-key-reused', [ORDER_IDEMPOTENCY_RULE, answerRule('createOrder', 422, 'idempotency-key-reused')], async (ctx, evidence) => {
       const parts = await prepareRequest(s, createOrder, 'idempotency', 'success');
       const auth = await s.authFor(createOrder);
       const idem = `conformance-${subSeed(ctx.seed, 'idempotency').toString(16)}-${Date.now().toString(36)}`;
@@ -336,9 +338,49 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
     });
   }
 
+  // ---- paging while records are created (issue 67) -------------------------------------------
+  if (listUser && s.hasOp('createPayout') && listUser.spec.parameters.some((p) => p.in === 'query' && p.name === 'cursor')) {
+    check('paging.inserts-between-pages', 'GET /transactions/users with limit 1 over three payouts, a new payout created before each next page: the pages are the three, newest first, each once, and the third is the last', [PAGING_INSERTS_RULE], async (ctx, evidence) => {
+      await s.sandbox();
+      const payoutOp = s.op('createPayout');
+      const userId = `inserts-${subSeed(ctx.seed, 'paging/inserts').toString(16)}-${Date.now().toString(36)}`;
+      const payout = async (i: number): Promise<string | CheckOutcome> => {
+        const parts = await prepareRequest(s, payoutOp, `paging-inserts/${i}`, 'success');
+        const res = await call(evidence, 'createPayout', { auth: await s.authFor(payoutOp), ...parts, body: { ...(parts.body as Json), userId }, label: `payout ${i + 1} of ${userId}` }, ctx);
+        return expectOk(payoutOp, res, evidence, 'a payout for the paging user failed') ?? String((res.json as Json).transactionId);
+      };
+      const first: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const id = await payout(i);
+        if (typeof id !== 'string') return id;
+        first.unshift(id); // newest first
+      }
+      const pages: string[][] = [];
+      let cursor: string | undefined;
+      for (let n = 0; n < 3; n++) {
+        const res = await call(evidence, 'listUserTransactions', { auth: key, query: { userId, limit: '1', ...(cursor ? { cursor } : {}) }, headers: { 'x-tenant-id': o.creds.tenantId }, label: `page ${n + 1}` }, ctx);
+        const bad = expectOk(listUser, res, evidence, `page ${n + 1} failed`);
+        if (bad) return bad;
+        pages.push((res.json as Json[]).map((r) => String(r.id)));
+        cursor = res.exchange.response.headers['next-cursor'];
+        if (n < 2 && cursor === undefined) return fail(`page ${n + 1} of three older records had no Next-Cursor`, PAGING_INSERTS_RULE, evidence);
+        // A record created after this page, before the next: it must not shift the pages.
+        if (n < 2) {
+          const id = await payout(3 + n);
+          if (typeof id !== 'string') return id;
+        }
+      }
+      if (JSON.stringify(pages) !== JSON.stringify(first.map((id) => [id]))) {
+        return fail(`with a payout created before each next page, the pages were ${JSON.stringify(pages)}, not ${JSON.stringify(first.map((id) => [id]))}: records created after the first page shifted them`, PAGING_INSERTS_RULE, evidence);
+      }
+      if (cursor !== undefined) return fail('the page of the oldest of the first three records carried a Next-Cursor', PAGING_INSERTS_RULE, evidence);
+      return pass();
+    });
+  }
+
   // ---- search parameter -----------------------------------------------------------------------
   if (s.hasOp('searchTransaction')) {
-    check('search-parameter-required', 'GET /transactions without orderNumber and txHash gets 400 search-parameter-required', [SEARCH_PARAMETER_RULE], async (ctx, evidence) => {
+    check('search-parameter-required', 'GET /transactions without orderNumber and txHash gets 400 search-parameter-required', [SEARCH_PARAMETER_RULE, answerRule('searchTransaction', 400, 'search-parameter-required')], async (ctx, evidence) => {
       const op = s.op('searchTransaction');
       const res = await call(evidence, op.spec.operationId, { auth: key, headers: { 'x-tenant-id': o.creds.tenantId }, label: 'neither orderNumber nor txHash' }, ctx);
       return judgeProblem(op, res, { status: 400, slug: 'search-parameter-required' }, SEARCH_PARAMETER_RULE, evidence);

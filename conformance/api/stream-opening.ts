@@ -1,4 +1,4 @@
-// The event stream's opening message (orders#stream-opening): GET /v2/events/stream first sends
+// The event stream's opening message (streamEvents#opening-position): GET /v2/events/stream first sends
 // a message with only an `id`, the position it starts after. Opened without a cursor, that id
 // is "now"; resumed from it (after=), the opening id is the sent cursor and the first event is
 // the one recorded meanwhile (a webhook.test recorded through the sandbox), so a client that

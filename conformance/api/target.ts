@@ -4,6 +4,10 @@
 import { lostCommitChecks } from './lost-commit.ts';
 import { recoverWindowChecks } from './recover-window.ts';
 import { streamOpeningChecks } from './stream-opening.ts';
+import { isolationChecks, unknownIdChecks } from './isolation.ts';
+import { exactSearchChecks } from './exact-search.ts';
+import { paymentStatusChecks } from './payment-status.ts';
+import { faultRuleChecks, writeFaultChecks } from './write-faults.ts';
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
 import { operationChecks } from './checks.ts';
@@ -20,6 +24,7 @@ import { orderRetryChecks } from './order-retries.ts';
 import { mediaTypeChecks } from './media-type.ts';
 import { strictApiChecks } from './strict.ts';
 import { ApiState } from './state.ts';
+import { WALLET_NOTE, WalletKeeper } from '../core/wallet.ts';
 
 export interface ApiTargetDeps {
   /** The operations to check (default: every operation of the four documents). */
@@ -115,11 +120,14 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         operations,
         creds,
         seed: ctx.seed,
+        runNonce: Date.now().toString(36),
         skipStateful,
         ...(memberToken ? { memberToken } : {}),
         ...(refundEmail ? { refundEmail } : {}),
         ...(webhookUrl ? { webhookUrl } : {}),
       });
+      // Repeatable on the same credentials: what the run's payouts spend is funded back at the end.
+      const wallet = skipStateful ? null : new WalletKeeper({ client, operations, auth: state.keyAuth() });
       const checks = [
         ...operationChecks({ operations, state, client, creds, skipStateful, ...(other ? { otherTenantId: other.tenantId } : {}) }),
         ...statefulChecks({ operations, state, client, creds, skipStateful, ...(other ? { other } : {}) }),
@@ -131,6 +139,12 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...mediaTypeChecks({ state, client, skipStateful }),
         ...errorChecks({ operations, state, client, creds, skipStateful, ...(limited ? { limited } : {}) }),
         ...strictApiChecks({ state, client, creds, skipStateful, ...(other ? { other } : {}) }),
+        ...isolationChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
+        ...unknownIdChecks({ operations, state, client, skipStateful }),
+        ...exactSearchChecks({ state, client, skipStateful }),
+        ...paymentStatusChecks({ state, client, skipStateful }),
+        ...writeFaultChecks({ operations, state, client, skipStateful }),
+        ...faultRuleChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
       ];
       const apis = [...new Set(operations.map((o) => o.api))];
       const notes = [
@@ -146,7 +160,9 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         checks,
         notes,
         catalogue: API_CATALOGUE,
+        start: async () => ((await wallet?.start()) ? [WALLET_NOTE] : []),
         close: async () => {
+          await wallet?.restore().catch(() => 0n);
           // Leave no active endpoint behind: disable the one the suite created.
           const id = await state.createdEndpointId();
           if (!id || !state.hasOp('updateWebhookEndpoint')) return;

@@ -169,6 +169,8 @@ export type CoverageStatus = 'covered' | 'not_reached' | 'no_check';
 export interface RuleCoverage {
   id: string;
   document: string;
+  /** The operation a rule of the contract applies to. */
+  operation?: string;
   rule: string;
   status: CoverageStatus;
   /** The checks that cover it, in run order. */

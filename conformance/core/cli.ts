@@ -13,6 +13,7 @@ import { toJsonText } from './json.ts';
 import { TOOL_NAME, runChecks } from './runner.ts';
 import type { Output } from './runner.ts';
 import { UsageError } from './target.ts';
+import { coverageMap, coverageMapLines, preparedTargets, unaccounted } from './coverage-map.ts';
 import type { OptionSpec, OptionValues, Target, TargetRegistry } from './target.ts';
 
 export const EXIT_OK = 0;
@@ -57,6 +58,7 @@ export async function runCli(argv: readonly string[], registry: TargetRegistry, 
     io.stdout.write(`${generalHelp(registry)}\n`);
     return EXIT_OK;
   }
+  if (first === 'coverage') return printCoverageMap(rest, registry, io);
   const target = registry.get(first);
   if (!target) {
     io.stderr.write(`${TOOL_NAME}: unknown target "${first}"; targets: ${registry.list().map((t) => t.name).join(', ')}\n`);
@@ -93,12 +95,13 @@ export async function runCli(argv: readonly string[], registry: TargetRegistry, 
 
   let report: RunReport;
   try {
+    const started = (await prepared.start?.()) ?? [];
     report = await runChecks(prepared.checks, {
       target: target.name,
       seed,
       out: io.stdout,
       quiet,
-      notes: prepared.notes ?? [],
+      notes: [...(prepared.notes ?? []), ...started],
       ...(prepared.catalogue ? { catalogue: prepared.catalogue } : {}),
       ...(io.signal ? { signal: io.signal } : {}),
     });
@@ -115,6 +118,29 @@ export async function runCli(argv: readonly string[], registry: TargetRegistry, 
   if (io.signal?.aborted) return EXIT_FAILED;
   return runPassed(report) ? EXIT_OK : EXIT_FAILED;
 }
+
+/**
+ * `coverage [--json]`: the static coverage map (every rule with the checks that claim it, or
+ * the written reason it has none), without a run. Exit 1 when a rule has neither.
+ */
+async function printCoverageMap(args: readonly string[], registry: TargetRegistry, io: CliIo): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout.write(`Usage: ${TOOL_NAME} coverage [--json]\n\n${COVERAGE_SUMMARY}\n`);
+    return EXIT_OK;
+  }
+  const unknown = args.filter((a) => a !== '--json');
+  if (unknown.length > 0) {
+    io.stderr.write(`${TOOL_NAME} coverage: unknown option ${unknown[0]}; it takes only --json\n`);
+    return EXIT_USAGE;
+  }
+  const map = coverageMap(await preparedTargets(registry));
+  io.stdout.write(args.includes('--json') ? `${JSON.stringify(map, null, 2)}\n` : `${coverageMapLines(map).join('\n')}\n`);
+  const missing = unaccounted(map);
+  if (missing.length > 0) io.stderr.write(`${TOOL_NAME} coverage: ${missing.length} rule(s) with no check and no written reason: ${missing.join(', ')}\n`);
+  return missing.length > 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+const COVERAGE_SUMMARY = 'Lists every rule of the contract (and of the seed documents the targets quote), per operation, with the checks that judge it, or the written reason it has none; no implementation is contacted.';
 
 function usageFailure(io: CliIo, target: Target, err: unknown): number {
   const message = err instanceof Error ? err.message : String(err);
@@ -176,6 +202,7 @@ export function generalHelp(registry: TargetRegistry): string {
     '',
     `Exit status: 0 when no check failed, 1 when one did, 2 for a usage error.`,
     `"${TOOL_NAME} <target> --help" lists the target's own options.`,
+    `"${TOOL_NAME} coverage" prints the static coverage map: ${COVERAGE_SUMMARY}`,
   ].join('\n');
 }
 

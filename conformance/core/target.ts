@@ -27,6 +27,12 @@ export interface PreparedRun {
   notes?: string[];
   /** The rules in the target's scope, for the coverage summary. */
   catalogue?: readonly CatalogueEntry[];
+  /**
+   * The first contact with the implementation, before the first check (reading the sandbox
+   * wallet); its notes join `notes`. `prepare` itself sends nothing, so the coverage map can
+   * be read from a prepared run that never starts.
+   */
+  start?: () => Promise<string[]>;
   /** Releases what `prepare` opened (servers, connections). */
   close?: () => Promise<void>;
 }

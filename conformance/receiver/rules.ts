@@ -4,6 +4,7 @@
 import { ASYNCAPI_FILE } from '../core/asyncapi.ts';
 import { INTERFACE, entry, numbered } from '../core/coverage.ts';
 import { ruleBook, type RuleOf } from '../core/define.ts';
+import { contractCatalogue } from '../core/contract-rules.ts';
 
 const MERCHANT_SIDE = 'a duty of the merchant\'s business logic after verification (reading the order, pausing fulfilment, recovery); a black-box request cannot observe it';
 
@@ -16,7 +17,8 @@ export const RECEIVER_CATALOGUE = [
   entry('interface#delivery-5', INTERFACE, 'Delivery rules, rule 5 (a review event stops automatic fulfilment)', MERCHANT_SIDE),
   entry('interface#receiver-2xx', INTERFACE, 'Webhook receiver: 2xx only after durably accepting the event'),
   entry('interface#errors-receiver-reject', INTERFACE, 'Errors: webhook receiver | signature invalid, or timestamp outside 300 seconds'),
-  entry('asyncapi#versioning-2', ASYNCAPI_FILE, 'Versioning, rule 2 (forward compatible payloads: unknown fields ignored, an unknown reviewReason is a review)'),
+  // The AsyncAPI document's own rules.
+  ...contractCatalogue((r) => r.document === 'webhooks', () => undefined),
 ] as const;
 
 export const RECEIVER = ruleBook('receiver', RECEIVER_CATALOGUE);
@@ -111,13 +113,13 @@ export const EVENT_ID_HEADER_RULE: ReceiverRule = {
 /** AsyncAPI "Versioning", rule 2: payloads within v2 are forward compatible. */
 export const FORWARD_COMPATIBILITY: ReceiverRule = {
   source: `${ASYNCAPI_FILE}#/info/description (Versioning, rule 2)`,
-  covers: ['asyncapi#versioning-2'],
+  covers: ['webhooks#forward-compatible'],
   quote: 'Within v2 the payloads are forward compatible: an event may gain optional fields, and reviewReason may gain values, without a new version. Ignore the fields you do not know and treat an unknown reviewReason as a review.',
 };
 
 /** The review message's own wording of the same rule. */
 export const UNKNOWN_REVIEW_REASON: ReceiverRule = {
   source: `${ASYNCAPI_FILE}#/components/messages/orderPaymentReviewRequired`,
-  covers: ['asyncapi#versioning-2'],
+  covers: ['webhooks#forward-compatible'],
   quote: 'data.reviewReason is present when a reason exists (current values: order_cancelled, deposit_revoked, late_or_missing_inclusion; treat unknown values as a review too).',
 };

@@ -23,14 +23,26 @@ import { asExchange, eventIdOf, parseBody, signatureProblems } from './verify.ts
 import { MANAGEMENT_API } from '../core/coverage.ts';
 
 export const FAN_OUT_RULE: SenderRule = {
-  covers: ['management#fan-out'],
-  source: `${MANAGEMENT_API} § Webhook configuration; POST /v2/webhooks/endpoints (eventTypes)`,
-  quote: 'An event prepares one delivery per active endpoint whose types include it, each signed with that endpoint\'s own secret.',
+  covers: ['management#fan-out-per-endpoint', 'createWebhookEndpoint#event-types-default-every'],
+  source: `${MANAGEMENT_API}#/info/x-rules; POST /v2/webhooks/endpoints (eventTypes)`,
+  quote: 'An event prepares one delivery per active endpoint whose types include it, and none for any other endpoint. eventTypes left out, the endpoint receives every type.',
+};
+
+export const OWN_SECRET_RULE: SenderRule = {
+  covers: ['management#fan-out-own-secret'],
+  source: `${MANAGEMENT_API}#/info/x-rules`,
+  quote: "Each endpoint has its own signing secret: each delivery is signed with its endpoint's secret.",
+};
+
+export const DISABLED_BESIDE_RULE: SenderRule = {
+  covers: ['management#disabled-beside-active'],
+  source: `${MANAGEMENT_API}#/info/x-rules`,
+  quote: 'A disabled endpoint receives nothing, while the active endpoints beside it receive their events.',
 };
 
 export const ENDPOINT_VERSIONS_RULE: SenderRule = {
-  covers: ['management#endpoint-versions'],
-  source: `${MANAGEMENT_API} § Webhook configuration; PATCH /v2/webhooks/endpoints/{endpointId}`,
+  covers: ['management#version-per-endpoint'],
+  source: `${MANAGEMENT_API}#/info/x-rules; PATCH /v2/webhooks/endpoints/{endpointId}`,
   quote: "That endpoint's pending deliveries of the older version become disabled. Other endpoints of the environment are not touched.",
 };
 
@@ -96,9 +108,9 @@ export function fanOutChecks(o: SuccessOptions): void {
     return pass([`order ${r.orderId}: every-type endpoint ${types(r.at.all).join(', ')}; order.paid endpoint order.paid; review endpoint nothing (until its test webhook)`]);
   });
 
-  add('fan-out.own-secret', 'delivery rules', "each endpoint's deliveries of one event are signed with that endpoint's own secret, never with another endpoint's", [FAN_OUT_RULE], async ({ signal }) => {
+  add('fan-out.own-secret', 'delivery rules', "each endpoint's deliveries of one event are signed with that endpoint's own secret, never with another endpoint's", [OWN_SECRET_RULE], async ({ signal }) => {
     const r = await routedOnce(signal);
-    if (r.broken) return fail(r.broken, FAN_OUT_RULE, shown(r));
+    if (r.broken) return fail(r.broken, OWN_SECRET_RULE, shown(r));
     const judged: Array<[string, Received[], string, string]> = [
       ['order.paid endpoint', r.at.paid, r.secrets.paid, r.secrets.all],
       ['every-type endpoint', r.at.all, r.secrets.all, r.secrets.paid],
@@ -108,16 +120,16 @@ export function fanOutChecks(o: SuccessOptions): void {
         const problems = signatureProblems(x, own);
         if (problems.length === 0) continue;
         const withOther = signatureProblems(x, other).length === 0;
-        return fail(`the ${name}'s ${String(body(x).type)} ${withOther ? "is signed with another endpoint's secret" : `does not verify with its secret: ${problems.join('; ')}`}`, FAN_OUT_RULE, shown(r));
+        return fail(`the ${name}'s ${String(body(x).type)} ${withOther ? "is signed with another endpoint's secret" : `does not verify with its secret: ${problems.join('; ')}`}`, OWN_SECRET_RULE, shown(r));
       }
     }
     return pass([`${r.at.paid.length + r.at.all.length} deliveries verified, each with its own endpoint's secret`]);
   });
 
-  add('fan-out.disabled-beside', 'delivery rules', 'a disabled endpoint beside active ones gets nothing of an event they receive', [ENDPOINT_VERSIONS_RULE], async ({ signal }) => {
+  add('fan-out.disabled-beside', 'delivery rules', 'a disabled endpoint beside active ones gets nothing of an event they receive', [DISABLED_BESIDE_RULE], async ({ signal }) => {
     const r = await routedOnce(signal);
-    if (r.broken) return fail(r.broken, ENDPOINT_VERSIONS_RULE, shown(r));
-    if (r.at.disabled.length > 0) return fail(`${r.at.disabled.length} request(s) of the order reached the disabled endpoint while the active ones received it`, ENDPOINT_VERSIONS_RULE, shown(r));
+    if (r.broken) return fail(r.broken, DISABLED_BESIDE_RULE, shown(r));
+    if (r.at.disabled.length > 0) return fail(`${r.at.disabled.length} request(s) of the order reached the disabled endpoint while the active ones received it`, DISABLED_BESIDE_RULE, shown(r));
     return pass([`nothing of order ${r.orderId} reached the disabled endpoint within ${o.quietMs / 1000} s after the others had it`]);
   });
 

@@ -3,6 +3,19 @@
 import { ASYNCAPI_FILE } from '../core/asyncapi.ts';
 import { INTERFACE, MANAGEMENT_API, PRODUCT, entry } from '../core/coverage.ts';
 import { ruleBook, type RuleOf } from '../core/define.ts';
+import { DELIVERY_RULES, contractCatalogue, type NoCheckReasons } from '../core/contract-rules.ts';
+
+const NOT_YET: Readonly<Record<string, string>> = {
+  'updateWebhookEndpoint#scheme-headers': 'not yet judged: issue 67 (a scheme change while a delivery is pending)',
+  'updateWebhookEndpoint#disabling-disables-pending': 'not yet judged: issue 67 (a delivery pending a retry when the endpoint is disabled)',
+  'rotateWebhookSecret#rotation-disables-pending': 'not yet judged: issue 67 (a delivery pending a retry when the secret is rotated)',
+  'recoverDeliveries#paced': 'not yet judged: issue 67 (the spacing of the recovered deliveries)',
+  'settleSandboxPayout#callback-every-outcome': 'not yet judged: issue 67 (the suite settles payouts as success only)',
+  'updateWebhookEndpoint#event-types-disables-pending': "not yet judged: issue 68 (a delivery pending a retry when its type is taken out of the endpoint's eventTypes)",
+  'sendTestWebhook#own-endpoint': 'not yet judged: issue 68 (fan-out.* send a test from each endpoint as a marker but do not hold the others to receiving none of it)',
+  'recoverDeliveries#per-endpoint': 'not yet judged: issue 68 (recovery with two endpoints and an eventTypes change; the suite recovers with one endpoint)',
+};
+const senderNoCheck: NoCheckReasons = (r) => NOT_YET[r.id];
 
 /** The rules in the sender target's scope, for the coverage summary; `covers` names these ids. */
 export const SENDER_CATALOGUE = [
@@ -25,12 +38,8 @@ export const SENDER_CATALOGUE = [
   entry('interface#tx-2', INTERFACE, 'Transactions API rule 2 (notifyUrl is called when the payout completes)'),
   entry('interface#events-test', INTERFACE, 'Webhook data of webhook.test (data.environment)'),
   entry('product#callback', PRODUCT, 'Webhooks: payout-completed callbacks signed with the callback secret'),
-  entry('management#callback-rotation', MANAGEMENT_API, 'POST /v2/webhooks/callback-secret/rotate: pending callbacks go on, their next attempts signed with the new secret'),
-  entry('management#signature-scheme', MANAGEMENT_API, "signatureScheme: each delivery of an endpoint carries its scheme's header sets (both: each set, judged on its own), on every attempt"),
-  entry('management#recover', MANAGEMENT_API, 'POST /v2/webhooks/endpoints/{endpointId}/recover: the deliveries created in [since, until) go again, once per request, the original event id and payload'),
-  // Several endpoints per environment (issue 68; checks in fan-out.ts).
-  entry('management#fan-out', MANAGEMENT_API, 'eventTypes: an event goes to every active endpoint whose types include it, and to no other; each signed with its own secret'),
-  entry('management#endpoint-versions', MANAGEMENT_API, "A change of one endpoint disables only that endpoint's older pending deliveries; a disabled endpoint beside an active one gets nothing"),
+  // The rules of the API documents that only deliveries show.
+  ...contractCatalogue((r) => DELIVERY_RULES.includes(r.id), senderNoCheck),
 ] as const;
 
 export const SENDER = ruleBook('sender', SENDER_CATALOGUE);
@@ -112,7 +121,7 @@ export const CONFIGURE_RULE: SenderRule = {
 
 export const VERSION_RULE: SenderRule = {
   source: `${INTERFACE} § Versioning, rule 2; § Delivery rules, rule 8; § Webhook delivery states`,
-  covers: ['interface#versioning-2', 'interface#delivery-8'],
+  covers: ['interface#versioning-2', 'interface#delivery-8', 'updateWebhookEndpoint#url-edit-disables-pending'],
   quote:
     'Editing the URL, rotating the secret or disabling the endpoint changes its version; pending deliveries of an older version become disabled instead of being sent to the new destination. Old deliveries are never sent to the replacement endpoint.',
 };
@@ -138,7 +147,7 @@ export const ROTATION_RULE: SenderRule = {
 
 export const CALLBACK_ROTATION_RULE: SenderRule = {
   source: 'management.openapi.yaml#/paths/~1v2~1webhooks~1callback-secret~1rotate/post',
-  covers: ['management#callback-rotation', 'interface#signatures-8'],
+  covers: ['rotateCallbackSecret#pending-callbacks-new-secret', 'interface#signatures-8'],
   quote:
     'The previous secret stops signing new attempts at once; pending callbacks are not disabled, their next attempts are signed with the new secret. A request already in flight may still carry a signature made with the previous secret.',
 };
@@ -152,14 +161,14 @@ export const ANY_2XX_RULE: SenderRule = {
 
 export const RECOVER_RULE: SenderRule = {
   source: 'management.openapi.yaml#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1recover/post',
-  covers: ['management#recover', 'interface#versioning-3'],
+  covers: ['recoverDeliveries#window-once-per-request', 'interface#versioning-3'],
   quote:
     'Sends again, in one step, the order-event deliveries of this endpoint (any of its versions) created in [since, until): the failed ones, or the failed and delivered ones (all). Each goes exactly as a manual retry does: the original event id and payload, to the endpoint\'s current URL, version and secret, in a new cycle of up to ten attempts. ... each matching delivery is sent once per request.',
 };
 
 export const SCHEME_RULE: SenderRule = {
   source: 'management.openapi.yaml#/info/description (signatureScheme); spec/README.md § Signature scheme, per endpoint',
-  covers: ['management#signature-scheme'],
+  covers: ['management#signature-scheme-headers'],
   quote:
     'Each endpoint signs in its own signatureScheme: the Service-Signature scheme (the default), standard-webhooks (the webhook-id, webhook-timestamp and webhook-signature headers of Standard Webhooks v1.0.0), or both header sets at once. ... both header sets on every attempt; the scheme is read at each attempt, as the secret is.',
 };

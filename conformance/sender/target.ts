@@ -14,6 +14,8 @@ import { senderChecks } from './checks.ts';
 import { SENDER_CATALOGUE } from './rules.ts';
 import { SuiteReceiver } from './receiver.ts';
 import { SenderSession } from './session.ts';
+import { WALLET_NOTE, WalletKeeper } from '../core/wallet.ts';
+import { walkOperations } from '../core/openapi/contract.ts';
 
 export interface SenderTargetDeps {
   channels?: ChannelSpec[];
@@ -125,6 +127,8 @@ to run again, give --save-callback-secret FILE and then --callback-secret file:F
         ...(optionalString(values, 'scheme') !== undefined ? { scheme: optionalString(values, 'scheme') } : {}),
         ...(typeof values['save-callback-secret'] === 'string' ? { saveCallbackSecret: values['save-callback-secret'] } : {}),
       });
+      // Repeatable on the same credentials: the settled payouts' amounts are funded back at the end.
+      const wallet = new WalletKeeper({ client: session.client, operations: walkOperations(), auth: { kind: 'key', apiKey: creds.apiKey, apiHash: creds.apiHash } });
       const checks = senderChecks({
         session,
         receiver,
@@ -144,7 +148,11 @@ to run again, give --save-callback-secret FILE and then --callback-secret file:F
           ...(callbackSecret ? [] : ['no --callback-secret: the payout callback signature is not verified']),
           ...(values['skip-slow'] === true ? ['--skip-slow: the 10 s timeout check is skipped'] : []),
         ],
-        close: () => receiver.close(),
+        start: async () => ((await wallet.start()) ? [WALLET_NOTE] : []),
+        close: async () => {
+          await wallet.restore().catch(() => 0n);
+          await receiver.close();
+        },
         catalogue: SENDER_CATALOGUE,
       };
     },

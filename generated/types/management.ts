@@ -164,6 +164,8 @@ export interface paths {
          *     - The event has no order and creates none; `data.environment` identifies the
          *       connection (the tenant environment) used for the test. It is not listed in
          *       `GET /v2/events`.
+         *     - The test goes to this endpoint only, whatever its `eventTypes`; the other
+         *       endpoints of the environment get nothing.
          *     - The answer is the new delivery (`kind` `webhook_test`, `state` `pending`,
          *       `progress` `queued`). It then shows `sending`, then its result, in the endpoint's
          *       `lastTest` and in the activity (`GET /v2/webhooks/deliveries/{deliveryId}`).
@@ -203,6 +205,8 @@ export interface paths {
          *       /v2/webhooks/deliveries/{deliveryId}/retry`): the original event id and payload,
          *       to the endpoint's current URL, version and secret, in a new cycle of up to ten
          *       attempts. Receivers deduplicate by event id.
+         *     - Only this endpoint's deliveries go again, and only of the types it receives now;
+         *       another endpoint's deliveries of the same events are left alone.
          *     - Paced so the receiver is not flooded: the deliveries become due one after
          *       another, oldest first, `DeliveryRecovery.x-spacing-ms` apart (20 a second), on top
          *       of the usual limit of concurrent sends per endpoint.

@@ -30,7 +30,7 @@
 // The orders row needs a webhook endpoint on loopback, which NODE_ENV=production refuses; that
 // server runs with NODE_ENV=test and WEBHOOK_ALLOW_INSECURE_URLS=true (the only difference:
 // the destination policy), and its delivery engine delivers to a loopback receiver meanwhile.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
@@ -39,10 +39,11 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { createManagementClient } from '../../client/api.ts';
-import { freePort, machine, startServer, summarise, type DemoTenant, type RunningServer, type Summary } from './lib.ts';
+import { machine, startServer, summarise, type DemoTenant, type RunningServer, type Summary } from './lib.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
 import { BATCHED_ORDERS, driverLoop, findPgbench, pgbench, pgbenchScripts, type Ceiling } from './pg-ceilings.ts';
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
+import { startEcho, type Replies } from './echo.ts';
 import { connectionsTable, floorTable, ordersAgainstFloor, ordersUnderConnections, type Baseline, type ConnectionsRow, type FloorRow } from './orders-floor.ts';
 import { BUNDLE_DIR_VARIABLE, buildChildBundles } from '../../server/testing/server-bundle.ts';
 import { ROOT } from '../lib/specs.ts';
@@ -78,52 +79,6 @@ if ([...ONLY].some((b) => b !== 'reads' && b !== 'orders' && b !== 'floor' && b 
   process.exit(2);
 }
 const stores = values.store === 'both' ? (['sqlite', 'postgres'] as const) : ([values.store] as const);
-
-// The floor: parses a JSON request body like the server must, answers the captured bytes.
-const ECHO = `
-const http = require('node:http');
-const replies = JSON.parse(process.env.REPLIES);
-http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    if (chunks.length) JSON.parse(Buffer.concat(chunks).toString());
-    const r = replies[req.method + ' ' + req.url.split('?')[0]] ?? { status: 404, body: '{}' };
-    res.writeHead(r.status, { 'content-type': 'application/json' });
-    res.end(r.body);
-  });
-}).listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\\n'));
-`;
-
-// The framework's floor: the same replies from Hono on @hono/node-server, as the server is
-// served, each route registered as the contract's are and the body read and parsed as the
-// server reads it: what the framework alone costs, between the echo and the server.
-const HONO_ECHO = `
-import { Hono } from 'hono';
-import { serve } from '@hono/node-server';
-const replies = JSON.parse(process.env.REPLIES);
-const app = new Hono();
-for (const [route, r] of Object.entries(replies)) {
-  const [method, path] = route.split(' ');
-  app.on(method, [path], async (c) => {
-    if (c.req.header('content-length')) JSON.parse(await c.req.raw.text());
-    return new Response(r.body, { status: r.status, headers: { 'content-type': 'application/json', 'x-request-id': 'req_01M96PCP1EFPG104ZHFK0M2DMW' } });
-  });
-}
-serve({ fetch: app.fetch, port: Number(process.env.PORT), hostname: '127.0.0.1' }, () => process.stdout.write('ready\\n'));
-`;
-
-type Replies = Record<string, { status: number; body: string }>;
-
-/** The echo (node:http), or with `hono` the framework's floor, answering `replies`. */
-async function startEcho(replies: Replies, hono = false): Promise<{ url: string; pid: number | undefined; stop(): void }> {
-  const port = await freePort();
-  const args = hono ? ['--input-type=module', '-e', HONO_ECHO] : ['-e', ECHO];
-  // cwd: the repository, whose node_modules the framework floor's imports resolve from.
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, PORT: String(port), REPLIES: JSON.stringify(replies) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => child.kill('SIGTERM') };
-}
 
 /** User + system CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
 function cpuSeconds(pid: number | undefined): number | null {

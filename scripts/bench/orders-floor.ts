@@ -4,7 +4,9 @@
 // floor writes the same rows with the same durability and sends nothing; the server also signs
 // and POSTs every webhook, and the webhooks its receiver got during the measured window are
 // reported beside the orders. Between rounds the server drains what it still owes, so a round
-// never inherits the previous one's backlog.
+// never inherits the previous one's backlog. Each round also runs the node:http echo answering
+// the floor's bytes (echo.ts): the floor ÷ the echo, beside the floor's CPU an order, says on any
+// machine whether the floor is the least a server can do (FLOOR_LEAN).
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cp, mkdtemp } from 'node:fs/promises';
@@ -17,6 +19,7 @@ import autocannon from 'autocannon';
 import { createManagementClient } from '../../client/api.ts';
 import { createTestDatabase, type TestDatabase } from '../../server/store/postgres/testing.ts';
 import { cpuShare, cpuSnapshot } from './cpu.ts';
+import { startEcho } from './echo.ts';
 import { freePort, startServer, type DemoTenant, type RunningServer } from './lib.ts';
 
 const FLOOR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'floor', 'server.ts');
@@ -66,6 +69,8 @@ export interface FloorRow {
   endpoint: boolean;
   server: Run[];
   floor: Run[];
+  /** The node:http echo of the floor's answer, in the same rounds. */
+  echo: Run[];
   /** The baseline server's runs, when there is one. */
   baseline: Run[];
 }
@@ -210,16 +215,35 @@ async function measureServer(settings: FloorSettings, data: string, tenant: Demo
   }
 }
 
-async function measureFloor(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number): Promise<Run> {
+/** A floor's run, and one of its answers (what the echo replies). */
+interface FloorRun {
+  run: Run;
+  reply: { status: number; body: string };
+}
+
+async function measureFloor(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number): Promise<FloorRun> {
   const floor = await startFloor(settings, data, tenant);
   try {
+    const answer = await fetch(`${floor.url}/v2/orders`, { method: 'POST', headers: headersOf(tenant), body: orderBody() });
+    const reply = { status: answer.status, body: await answer.text() };
     await load(floor.url, headersOf(tenant), 2, settings.connections, undefined, received);
     const run = await load(floor.url, headersOf(tenant), settings.seconds, settings.connections, floor.pid, received);
     // A floor that fails its writes measures nothing.
-    if (run.non2xx > 0 || run.errors > 0) throw new Error(`the floor answered ${run.non2xx} non-2xx and ${run.errors} errors: fix floor/server.ts`);
-    return run;
+    if (reply.status !== 201 || run.non2xx > 0 || run.errors > 0) throw new Error(`the floor answered ${reply.status}, then ${run.non2xx} non-2xx and ${run.errors} errors: fix floor/server.ts`);
+    return { run, reply };
   } finally {
     await floor.stop();
+  }
+}
+
+/** The node:http echo answering the floor's bytes, loaded as the floor is. */
+async function measureEcho(settings: FloorSettings, reply: FloorRun['reply'], tenant: DemoTenant, received: () => number): Promise<Run> {
+  const echo = await startEcho({ 'POST /v2/orders': reply });
+  try {
+    await load(echo.url, headersOf(tenant), 2, settings.connections, undefined, received);
+    return await load(echo.url, headersOf(tenant), settings.seconds, settings.connections, echo.pid, received);
+  } finally {
+    echo.stop();
   }
 }
 
@@ -231,15 +255,17 @@ export async function ordersAgainstFloor(settings: FloorSettings): Promise<Floor
     for (const endpoint of [false, true]) {
       const data = await prepare(settings, endpoint ? receiver.url : null);
       const old = settings.baseline ? await prepare(settings, endpoint ? receiver.url : null, settings.baseline) : null;
-      const row: FloorRow = { store: settings.store, endpoint, server: [], floor: [], baseline: [] };
+      const row: FloorRow = { store: settings.store, endpoint, server: [], floor: [], echo: [], baseline: [] };
       try {
         for (let i = 0; i < settings.rounds; i++) {
           row.server.push(await measureServer(settings, data.server, data.tenant, receiver.count));
-          row.floor.push(await measureFloor(settings, data.floor, data.tenant, receiver.count));
+          const floor = await measureFloor(settings, data.floor, data.tenant, receiver.count);
+          row.floor.push(floor.run);
+          row.echo.push(await measureEcho(settings, floor.reply, data.tenant, receiver.count));
           if (old) row.baseline.push(await measureServer(settings, old.server, old.tenant, receiver.count, settings.connections, settings.baseline));
-          const [s, f, b] = [row.server.at(-1)!, row.floor.at(-1)!, row.baseline.at(-1)];
+          const [s, f, e, b] = [row.server.at(-1)!, row.floor.at(-1)!, row.echo.at(-1)!, row.baseline.at(-1)];
           const was = b ? `, ${settings.baseline!.label} ${b.rps}/s (${b.cpuUs} µs, webhooks ${b.webhooks}/s)` : '';
-          console.error(`${settings.store} orders${endpoint ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx), floor ${f.rps}/s (${f.cpuUs} µs)${was}`);
+          console.error(`${settings.store} orders${endpoint ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx), floor ${f.rps}/s (${f.cpuUs} µs), echo ${e.rps}/s (${e.cpuUs} µs), floor ÷ echo ${(f.rps / e.rps).toFixed(2)}${was}`);
         }
       } finally {
         for (const db of [...data.dbs, ...(old?.dbs ?? [])]) await db.drop();
@@ -305,12 +331,19 @@ export const CONNECTION_GOALS = { goodputRatio: 1.5, rssGrowthMb: 200 } as const
 /** Goals of issue 58: server ÷ floor, and webhooks ÷ orders with an endpoint. */
 export const FLOOR_GOALS = { noEndpoint: 0.75, endpoint: 0.5, webhooksOfOrders: 0.8 } as const;
 
+/**
+ * The floor without an endpoint ÷ the node:http echo of its answer, in the same rounds, at which
+ * the floor is lean (issue 71): a minimal node:http server writing the same rows with the same
+ * durability reached 0.40; a floor below 0.38 flatters the server beside it.
+ */
+export const FLOOR_LEAN = 0.38;
+
 /** The floor table in markdown, medians of the rounds. */
 export function floorTable(rows: readonly FloorRow[], baseline?: string): string {
   const old = baseline === undefined ? '' : ` ${baseline}: orders/s, ÷ floor, webhooks/s, Node CPU µs |`;
   const lines = [
-    `| store | case | floor orders/s | server orders/s | server ÷ floor | goal | webhooks/s during the load (÷ orders) | Node CPU µs per order, floor → server | PostgreSQL CPU µs per order, floor → server | server errors/non-2xx |${old}`,
-    `|---|---|---:|---:|---:|---|---:|---|---|---:|${baseline === undefined ? '' : '---|'}`,
+    `| store | case | floor orders/s | server orders/s | server ÷ floor | goal | webhooks/s during the load (÷ orders) | Node CPU µs per order, floor → server | PostgreSQL CPU µs per order, floor → server | server errors/non-2xx | echo req/s | floor ÷ echo | echo CPU µs per request |${old}`,
+    `|---|---|---:|---:|---:|---|---:|---|---|---:|---:|---|---:|${baseline === undefined ? '' : '---|'}`,
   ];
   for (const r of rows) {
     const m = (runs: Run[], f: (x: Run) => number | null): number | null => {
@@ -326,9 +359,12 @@ export function floorTable(rows: readonly FloorRow[], baseline?: string): string
     const pg = r.store === 'postgres' ? `${m(r.floor, (x) => x.pgUs)} → ${m(r.server, (x) => x.pgUs)}` : '–';
     const errors = r.server.reduce((a, x) => a + x.errors, 0);
     const non2xx = r.server.reduce((a, x) => a + x.non2xx, 0);
+    const echo = m(r.echo, (x) => x.rps)!;
+    const lean = floor / echo;
+    const leanCell = r.endpoint ? lean.toFixed(2) : `**${lean.toFixed(2)}** (lean ≥ ${FLOOR_LEAN} ${lean >= FLOOR_LEAN ? 'met' : 'not met'})`;
     const was = r.baseline.length === 0 ? '' : ` ${m(r.baseline, (x) => x.rps)}, ${(m(r.baseline, (x) => x.rps)! / floor).toFixed(2)}, ${r.endpoint ? m(r.baseline, (x) => x.webhooks) : '–'}, ${m(r.baseline, (x) => x.cpuUs)} |`;
     lines.push(
-      `| ${r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${r.endpoint ? 'one endpoint' : 'no endpoint'} | ${floor} | ${server} | **${ratio.toFixed(2)}** | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${hookCell} | ${m(r.floor, (x) => x.cpuUs)} → ${m(r.server, (x) => x.cpuUs)} | ${pg} | ${errors}/${non2xx} |${was}`,
+      `| ${r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${r.endpoint ? 'one endpoint' : 'no endpoint'} | ${floor} | ${server} | **${ratio.toFixed(2)}** | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${hookCell} | ${m(r.floor, (x) => x.cpuUs)} → ${m(r.server, (x) => x.cpuUs)} | ${pg} | ${errors}/${non2xx} | ${echo} | ${leanCell} | ${m(r.echo, (x) => x.cpuUs)} |${was}`,
     );
   }
   return lines.join('\n');

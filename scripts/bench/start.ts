@@ -18,7 +18,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DIST_DIR, ROOT, SERVED_PROGRAMS, buildBundles, bundleFile, staleReason } from '../../server/build/bundle.ts';
+import { DIST_DIR, ROOT, SERVED_PROGRAMS, buildBundles, staleReason } from '../../server/build/bundle.ts';
+import { serverNodeArgs } from '../../server/build/layout.ts';
 import { freePort, groupCpuSeconds, groupPids, groupRss, machine } from './lib.ts';
 
 interface Way {
@@ -38,7 +39,7 @@ const BIN = path.join(ROOT, 'node_modules', '.bin');
 /** package.json's start script, run by sh as npm runs it (npm itself, about 65 MiB, is left out of both npm rows). */
 const START = (JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
 const WAYS: Way[] = [
-  { name: 'bundle (`node dist/server__main.mjs`)', command: process.execPath, args: ['--enable-source-maps', bundleFile(DIST_DIR, 'server/main.ts')] },
+  { name: 'bundle (`node dist/server__main.mjs`)', command: process.execPath, args: serverNodeArgs(DIST_DIR) },
   { name: 'tsx (`node --import tsx server/main.ts`)', command: process.execPath, args: ['--import', 'tsx', path.join(ROOT, 'server', 'main.ts')] },
   { name: '`npm start`: its script now (the checks, then the bundle)', command: 'sh', args: ['-c', START] },
   { name: '`npm start`: its script before (`tsx scripts/docs.ts --if-stale && tsx server/main.ts`)', command: 'sh', args: ['-c', 'tsx scripts/docs.ts --if-stale && tsx server/main.ts'] },

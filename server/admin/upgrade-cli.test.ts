@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../store/postgres/migrate.ts';
+import { DB_NOW_MS } from '../store/postgres/instances.ts';
 import { createTestDatabase, type TestDatabase } from '../store/postgres/testing.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -37,9 +38,10 @@ describe('npm run admin -- migrate / instances (PostgreSQL)', () => {
     await direct.connect();
     try {
       // An instance of the release before this one, alive; one dead for a minute.
-      const row = "INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) VALUES ($1, $2, '0.1.0', 'host-a', 4242, $3, $3)";
-      await direct.query(row, ['older', names.length - 1, Date.now()]);
-      await direct.query(row, ['gone', names.length - 1, Date.now() - 60_000]);
+      // Stamped on the database's clock, as beats are.
+      const row = `INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) SELECT $1, $2, '0.1.0', 'host-a', 4242, t.ms, t.ms FROM (SELECT ${DB_NOW_MS} - $3 AS ms) t`;
+      await direct.query(row, ['older', names.length - 1, 0]);
+      await direct.query(row, ['gone', names.length - 1, 60_000]);
     } finally {
       await direct.end();
     }

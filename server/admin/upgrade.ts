@@ -61,7 +61,7 @@ export async function instancesCommand(config: Config): Promise<unknown> {
   if (!config.databaseUrl) return { store: 'sqlite', instances: [], note: 'one process serves a SQLite database; instances register on PostgreSQL only' };
   const known = postgresMigrations().length;
   return withPool(config.databaseUrl, async (pool) => {
-    const live = await liveInstances(pool, Date.now());
+    const live = await liveInstances(pool);
     return { store: 'postgres', thisCodeKnows: known, instances: live.map((i) => ({ ...describe(i), older: i.codeVersion < known })) };
   });
 }

@@ -11,9 +11,8 @@ import { realStreamTimers } from '../domain/orders/stream.ts';
 import { untyped, type Handler } from '../http/handler-types.ts';
 import type { ApiName } from '../contract/operations.ts';
 import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from '../delivery/engine.ts';
-import { ATTEMPT_TIMEOUT_MS } from '../delivery/schedule.ts';
 import type { SenderOptions } from '../delivery/sender.ts';
-import { createThreadSender, type ThreadSenderOptions } from '../delivery/thread/thread-sender.ts';
+import { createThreadSender, type ThreadSender, type ThreadSenderOptions } from '../delivery/thread/thread-sender.ts';
 import { createRateLimiter } from '../http/rate-limit.ts';
 import { PageCache, throughPages } from '../http/page-cache.ts';
 import { mountDocs } from '../http/docs.ts';
@@ -57,7 +56,7 @@ export interface BuildAppOptions {
    * The program of the delivery engine's sending thread (main.ts: sender-thread.ts, or its
    * bundle), used unless DELIVERY_THREAD=off; without it the webhooks are sent from this thread.
    */
-  senderThread?: Pick<ThreadSenderOptions, 'entry' | 'execArgv'>;
+  senderThread?: Pick<ThreadSenderOptions, 'entry' | 'execArgv' | 'restart'>;
   /** main.ts creates these before the store is open (they answer while it starts). */
   metrics?: Metrics;
   readiness?: Readiness;
@@ -110,6 +109,10 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     },
   });
   const thread = opts.senderThread !== undefined && config.deliveryThread ? opts.senderThread : null;
+  let threadSender: ThreadSender | null = null;
+  // The engine's own sender options (its policy and CA), and a failed thread logged and counted.
+  const sendFromThread = (program: NonNullable<typeof thread>) => (o: SenderOptions) =>
+    (threadSender = createThreadSender({ ...program, sender: o, nodeEnv: config.nodeEnv, log: services.log, onThreadLost: () => metrics.senderThreadFailed() }));
   const engine = createDeliveryEngine(services, {
     retryScale: config.retryScale,
     perEndpointLimit: config.endpointConcurrency.initial,
@@ -117,7 +120,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     healthyLatencyMs: config.endpointConcurrency.healthyMs,
     onAttempt: (r) => metrics.attempt(r),
     ...(tracer ? { tracer: attemptTracer(tracer) } : {}),
-    ...(thread !== null ? { sender: (o: SenderOptions) => createThreadSender({ ...thread, allowInsecure: config.allowInsecureUrls, nodeEnv: config.nodeEnv, timeoutMs: o.timeoutMs ?? ATTEMPT_TIMEOUT_MS }) } : {}),
+    ...(thread !== null ? { sender: sendFromThread(thread) } : {}),
     ...opts.delivery,
   });
   const store = services.store;
@@ -143,7 +146,9 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
         const released = await store.queue.releaseOrphaned();
         if (released > 0) services.log.info({ released }, 'gave back the leases of the previous process');
         engine.start();
-        readiness.delivery(() => engine.worker.stalled());
+        // Not ready either once the sending thread is given up on (it still delivers, in-process):
+        // a deployment whose thread cannot run is seen, and a rollout stops there.
+        readiness.delivery(() => engine.worker.stalled() ?? threadSender?.givenUp() ?? null);
       }
       if (r.enabled) pruner.start();
       readiness.serving(store);

@@ -27,10 +27,11 @@ function isUnavailableSqlState(code: string): boolean {
 /** node-postgres's own messages when a connection dies or never comes. */
 const PG_CONNECTION_MESSAGES = [/Connection terminated/i, /timeout exceeded when trying to connect/i, /Client has encountered a connection error/i, /connection timeout/i, /timeout expired/i];
 
-/** SQLite result codes (better-sqlite3 puts them in `code`, extended codes included). */
+/** SQLite result codes (better-sqlite3 puts them in `code`, extended codes included); out of memory as PostgreSQL's 53200. */
 function isUnavailableSqliteCode(code: string): boolean {
   return (
     code === 'SQLITE_FULL' ||
+    code === 'SQLITE_NOMEM' ||
     code.startsWith('SQLITE_READONLY') ||
     code.startsWith('SQLITE_IOERR') ||
     code.startsWith('SQLITE_CANTOPEN') ||

@@ -251,12 +251,13 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
 
   beforeAll(async () => {
     const started = Date.now();
-    old = await buildPreviousRelease();
-    process.stdout.write(`previous release ${old.commit.slice(0, 7)} checked out and bundled in ${Date.now() - started} ms\n`);
-    db = await createTestDatabase();
+    const built = buildPreviousRelease().then((release) => {
+      process.stdout.write(`previous release ${release.commit.slice(0, 7)} checked out and bundled in ${Date.now() - started} ms\n`);
+      return release;
+    });
+    [old, db] = await Promise.all([built, createTestDatabase(), receiver.start()]);
     direct = new pg.Client({ connectionString: db.url });
     await direct.connect();
-    await receiver.start();
   }, 120_000);
 
   afterAll(async () => {
@@ -288,10 +289,9 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
       return s;
     };
 
-    // Two instances of the previous release; a tenant made by its own admin tool.
-    const oldA = await startOld();
-    const oldB = await startOld();
-    const tenant = (await old.runAdmin(['tenant', 'create', '--name', 'Rolling Upgrade Merchant'], env)) as Creds;
+    // Two instances of the previous release; a tenant made by its own admin tool. Started
+    // together: the first to take the migration lock migrates, the others then find it done.
+    const [oldA, oldB, tenant] = await Promise.all([startOld(), startOld(), old.runAdmin(['tenant', 'create', '--name', 'Rolling Upgrade Merchant'], env) as Promise<Creds>]);
     const headers = { 'content-type': 'application/json', 'x-api-key': tenant.apiKey, 'x-api-hash': tenant.apiHash };
     // An endpoint disabled before any event, then the active one.
     const first = await fetch(`${oldA.url}/v2/webhooks/endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: `${receiver.url}/disabled` }) });
@@ -324,9 +324,12 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
 
     await acked(PER_PHASE);
     const rollA = await roll(oldA, 'new A');
-    // The old instance goes on serving on the schema the new one migrated.
-    await until(() => traffic.orderAckedBy.some((o) => o.by === 'old B' && o.at > rollA.migratedAt), 'an order acknowledged by old B on the new schema', 30_000);
-    await acked(traffic.orders.size + PER_PHASE);
+    // The old instance goes on serving on the schema the new one migrated (waited for within
+    // the phase's orders, not before them).
+    await Promise.all([
+      acked(traffic.orders.size + PER_PHASE),
+      until(() => traffic.orderAckedBy.some((o) => o.by === 'old B' && o.at > rollA.migratedAt), 'an order acknowledged by old B on the new schema', 30_000),
+    ]);
     const rollB = await roll(oldB, 'new B');
     await acked(traffic.orders.size + PER_PHASE);
     await traffic.stop();
@@ -395,7 +398,7 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
     expect(ackedBy.counts['new B'] ?? 0).toBeGreaterThan(0);
     expect(instances).toEqual([{ code_version: loadMigrations().length }, { code_version: loadMigrations().length }]);
     // A clean shutdown deletes the instance's row: nothing holds a contract migration back.
-    for (const s of running) await s.stop();
+    await Promise.all(running.map((s) => s.stop()));
     expect((await direct.query('SELECT id FROM instances')).rows).toEqual([]);
   }, 180_000);
 });

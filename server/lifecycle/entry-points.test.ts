@@ -10,6 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../store/postgres/testing.ts';
 import { childEntry } from '../testing/server-bundle.ts';
+import { startServer } from '../testing/child-server.ts';
+import { until } from '../../testing/until.ts';
+import { loadMigrations, migrateSchema } from '../store/postgres/migrate.ts';
+import { INSTANCE_TTL_MS } from '../store/postgres/instances.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const KEY = randomBytes(32).toString('base64url');
@@ -153,6 +157,35 @@ describe('npm start (server/main.ts)', () => {
       await client.end();
     }
   });
+
+  it('paused past the heartbeat window while a contract migration ran: on resuming, exit 1 naming it, through the shutdown (its row deleted)', async () => {
+    const { Pool } = (await import('pg')).default;
+    const own = await createTestDatabase();
+    const pool = new Pool({ connectionString: own.url, max: 2 });
+    const server = await startServer({ env: { DATABASE_URL: own.url, SECRETS_KEY: KEY } });
+    try {
+      let out = '';
+      server.child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+      // Paused (its beats stop) while, on the database's clock, the window passes and a newer
+      // release applies a contract migration this code does not know.
+      server.child.kill('SIGSTOP');
+      await pool.query('UPDATE instances SET heartbeat_at = heartbeat_at - $1', [INSTANCE_TTL_MS]);
+      const known = loadMigrations();
+      const name = `${String(known.length + 1).padStart(4, '0')}_drop_orders_review_reason.sql`;
+      const contract = { version: known.length + 1, name, sql: 'ALTER TABLE orders DROP COLUMN review_reason', compat: 'contract' as const };
+      await expect(migrateSchema(pool, [...known, contract], { mode: 'contract' })).resolves.toMatchObject({ applied: [contract.version] });
+      server.child.kill('SIGCONT');
+      // Continued, it beats at once and finds the migration.
+      await until(() => server.child.exitCode !== null || server.child.signalCode !== null, () => `the instance to exit after its next beat; its output: ${out}`, 30_000);
+      expect(server.child.exitCode).toBe(1);
+      expect(out).toMatch(/"level":50.*database schema has migration \d{4}_drop_orders_review_reason that this code does not know .*a contract migration.*stopping/);
+      expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+    } finally {
+      server.child.kill('SIGKILL');
+      await pool.end();
+      await own.drop();
+    }
+  }, 60_000);
 });
 
 describe('the scripts', () => {

@@ -38,6 +38,8 @@ export interface Metrics {
   request(operation: string, method: string, status: number, seconds: number): void;
   /** One recorded delivery attempt (the delivery worker's `onAttempt` event, with the AttemptResult it stored). */
   attempt(result: AttemptResult): void;
+  /** The delivery engine's sending thread failed (delivery/thread/thread-sender.ts onThreadLost). */
+  senderThreadFailed(): void;
   /** The pruner's batches (retention-metrics.ts). */
   readonly retention: RetentionMetrics;
   /** One store transaction: committed or rolled back, and how long it took. */
@@ -83,6 +85,11 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
     help: 'Duration of one delivery attempt, connect included, by outcome.',
     labelNames: ['outcome'] as const,
     buckets: ATTEMPT_BUCKETS,
+    registers,
+  });
+  const threadFailures = new Counter({
+    name: 'webhook_sender_thread_failures_total',
+    help: "Failures of the delivery engine's sending thread (it crashed or could not start); its attempts were sent from the API thread.",
     registers,
   });
   const commitSeconds = new Histogram({
@@ -219,6 +226,9 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
       const outcome = result.state === 'pending' ? 'retry' : result.state;
       deliveryChild(outcome, result.attempt.errorClass ?? 'none').inc();
       attemptChild(outcome).observe(result.attempt.durationMs / 1000);
+    },
+    senderThreadFailed() {
+      threadFailures.inc();
     },
     transaction(outcome, seconds) {
       commitChild(outcome).observe(seconds);

@@ -6,7 +6,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Store } from '../domain/store.ts';
 import { isStoreUnavailable, unavailableReason } from '../domain/store-unavailable.ts';
 
-export type NotReadyReason = 'starting' | 'store-unreachable' | 'migrations-pending' | 'draining' | 'delivery-stalled';
+export type NotReadyReason = 'starting' | 'store-unreachable' | 'migrations-pending' | 'draining' | 'delivery-stalled' | 'heartbeat-lapsed';
 
 export type ReadinessState = { ready: true } | { ready: false; reason: NotReadyReason; detail: string };
 
@@ -20,6 +20,8 @@ export interface Readiness {
   serving(store: Store): void;
   /** The delivery worker's own state (worker.stalled): not ready while it cannot claim or record. */
   delivery(stalled: () => string | null): void;
+  /** The instance's heartbeat (PostgreSQL): not ready while it says the instance must not serve. */
+  heartbeat(notServing: () => string | null): void;
   /** Shutdown began: not ready for good. */
   draining(): void;
 }
@@ -40,6 +42,7 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
   let probed: { at: number; result: ReadinessState } | null = null;
   let probing: Promise<ReadinessState> | null = null;
   let deliveryStalled: () => string | null = () => null;
+  let heartbeatLapsed: () => string | null = () => null;
 
   async function probe(s: Store): Promise<ReadinessState> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -61,21 +64,27 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
     }
   }
 
+  /** Only the store's probe is cached: the delivery's state is read on every check. */
+  function probeCached(s: Store): Promise<ReadinessState> {
+    if (probed && opts.clock.now() - probed.at < cacheMs) return Promise.resolve(probed.result);
+    probing ??= probe(s).then((result) => {
+      probed = { at: opts.clock.now(), result };
+      probing = null;
+      return result;
+    });
+    return probing;
+  }
+
   return {
     current: () => state,
     async check() {
       if (!state.ready || store === null) return state;
-      const now = opts.clock.now();
-      if (probed && now - probed.at < cacheMs) return probed.result;
-      probing ??= probe(store).then((result) => {
-        probed = { at: opts.clock.now(), result };
-        probing = null;
-        return result;
-      });
-      const result = await probing;
+      const result = await probeCached(store);
       // Draining may have begun while probing.
       if (!state.ready) return state;
       if (!result.ready) return result;
+      const lapsed = heartbeatLapsed();
+      if (lapsed !== null) return { ready: false, reason: 'heartbeat-lapsed', detail: lapsed };
       const stalled = deliveryStalled();
       return stalled === null ? result : { ready: false, reason: 'delivery-stalled', detail: stalled };
     },
@@ -91,6 +100,9 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
     },
     delivery(stalled) {
       deliveryStalled = stalled;
+    },
+    heartbeat(notServing) {
+      heartbeatLapsed = notServing;
     },
     draining() {
       state = { ready: false, reason: 'draining', detail: 'the instance is shutting down' };

@@ -12,6 +12,7 @@ import type { AppEnv } from '../http/app-env.ts';
 import type { PortalDeps, PortalEnv } from './env.ts';
 import { messageResponse } from './messages.tsx';
 import { PasskeyFlows } from './passkeys/flows.ts';
+import { checkProofGates } from './proof.tsx';
 import { registerPasskeyRoutes } from './routes/passkeys.tsx';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from './settings.ts';
 import { registerDeliveryRoutes } from './routes/deliveries.tsx';
@@ -32,6 +33,11 @@ const webauthnBundle = (): string => {
 };
 
 export function mountPortal(app: Hono<AppEnv>, services: Services, settings: PortalSettings = DEFAULT_PORTAL_SETTINGS): void {
+  app.route('/portal', portalApp(services, settings));
+}
+
+/** The portal's routes, served under /portal; throws when its proof gates disagree with PROOF_GATED_ROUTES. */
+export function portalApp(services: Services, settings: PortalSettings = DEFAULT_PORTAL_SETTINGS): Hono<PortalEnv> {
   const portal = new Hono<PortalEnv>();
   const css = asset('portal.css');
   const js = asset('portal.js');
@@ -64,6 +70,7 @@ export function mountPortal(app: Hono<AppEnv>, services: Services, settings: Por
   registerEndpointRoutes(portal, services);
   registerDeliveryRoutes(portal, services);
   registerPasskeyRoutes(portal, services);
+  checkProofGates(portal.routes);
 
   portal.all('*', (c) => messageResponse(c, c.var.viewer, { heading: 'Page not found', detail: 'There is no portal page at this address.' }, 404));
 
@@ -88,5 +95,5 @@ export function mountPortal(app: Hono<AppEnv>, services: Services, settings: Por
     );
   });
 
-  app.route('/portal', portal);
+  return portal;
 }

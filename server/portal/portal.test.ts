@@ -19,7 +19,8 @@ let server: PortalTestServer;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  server = await startPortalTestServer({ clock });
+  // The tests' clients stand for a proxy on loopback: its X-Forwarded-Proto is believed (session.ts, isHttps).
+  server = await startPortalTestServer({ clock, env: { TRUST_PROXY: '127.0.0.1' } });
   receiver = await startReceiver();
 });
 
@@ -207,8 +208,13 @@ describe('portal forms and roles', () => {
 
     const page = await admin.get('/portal/webhooks');
     expect(page.html).toContain('data-testid="recover"');
-    const bad = await admin.post(`/portal/webhooks/endpoints/${endpointId}/recover`, { _csrf: csrfOf(page.html), hours: '5' });
-    expect(bad.res.status).toBe(400);
+    // An offered period only: not another number, nor a name every object has (`hours in {}` holds for `constructor`).
+    for (const hours of ['5', 'constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const bad = await admin.post(`/portal/webhooks/endpoints/${endpointId}/recover`, { _csrf: csrfOf(page.html), hours });
+      expect(bad.res.status, hours).toBe(400);
+      expect(bad.html, hours).toContain('Unknown period');
+      expect((await getDelivery(server.services, scope, deliveryId)).delivery.state, hours).toBe('failed');
+    }
     const done = await admin.post(`/portal/webhooks/endpoints/${endpointId}/recover`, { _csrf: csrfOf(page.html), hours: '24' });
     expect(done.res.status).toBe(303);
     expect(done.res.headers.get('location')).toBe('/portal/webhooks?done=recovered#activity');

@@ -1,20 +1,26 @@
 // Every proof-gated route of the portal at route level, without a browser (Hono's app.request on
 // https://portal.merchant.example, so the cookies are __Host- ones): the table of
 // PROOF_GATED_ROUTES is walked with the proof fresh, stale, for the wrong purpose and of another
-// member, and docs/operations.md must list the same table. Then what ends a session, and the
-// per-address limits behind TRUST_PROXY. Passkeys are a software authenticator's (real ES256).
+// member, and docs/operations.md must list the same table; the routes are registered from it.
+// Then what ends a session, and the per-address limits behind TRUST_PROXY. Passkeys are a software authenticator's (real ES256).
 import { readFileSync } from 'node:fs';
-import type { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import type { RouterRoute } from 'hono/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, endMemberSessions, setMemberActive } from '../domain/admin.ts';
 import { ManualClock } from '../domain/clock.ts';
-import { createEndpoint, listEndpoints } from '../domain/endpoints/endpoints.ts';
+import { createEndpoint, listEndpoints, sendTestWebhook } from '../domain/endpoints/endpoints.ts';
+import { getDelivery } from '../domain/deliveries/deliveries.ts';
+import { failCycle } from '../api/testing/management.ts';
 import { memberPasskeys, revokeMemberPasskeys } from '../domain/passkeys.ts';
 import { buildApp } from '../app/build-app.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { FAILURE_LIMITS, OPTIONS_LIMIT } from './passkeys/failures.ts';
+import { FAILURE_LIMITS, OPTIONS_LIMIT } from './passkeys/window-limiter.ts';
 import { SoftAuthenticator } from './passkeys/testing/soft-authenticator.ts';
+import type { PortalEnv } from './env.ts';
+import { portalApp } from './mount.ts';
+import { checkProofGates, gated } from './proof.tsx';
 import { PROOF_GATED_ROUTES, type ProofGatedRoute } from './proof-gated.ts';
 import { csrfOf, PortalClient } from './testing.ts';
 
@@ -131,6 +137,12 @@ async function caseFor(route: ProofGatedRoute, m: Member): Promise<Case> {
       const id = await withEndpoint();
       return { path: `/portal/webhooks/endpoints/${id}/recover`, fields: { _csrf, hours: '720' }, done: async (res) => redirectedTo(res, 'recovered') };
     }
+    case '/portal/webhooks/deliveries/:deliveryId/retry': {
+      const deliveryId = (await sendTestWebhook(server.services, scope, await withEndpoint())).delivery.id;
+      await failCycle(server.services, 'proof-gated-test', deliveryId);
+      const cycle = async () => (await getDelivery(server.services, scope, deliveryId)).delivery.cycle;
+      return { path: `/portal/webhooks/deliveries/${deliveryId}/retry`, fields: { _csrf }, done: async () => (await cycle()) === 2 };
+    }
     case '/portal/account/passkeys/add':
       return { path: route.path, fields: { _csrf, name: 'Phone' }, done: async (res, html) => res.status === 200 && html.includes('create-passkey-page') };
     case '/portal/api/passkeys/registration-options':
@@ -153,7 +165,13 @@ async function caseFor(route: ProofGatedRoute, m: Member): Promise<Case> {
 
 const stale = () => clock.advance(REVERIFY_AFTER_MS + 1000);
 
-/** A stale session's answer: the proof page (or, for a step inside a flow, the refusal), nothing done. */
+/** The refusal of a stale step inside a flow (proof.tsx, staleStep): no proof is taken there. */
+const STALE_STEP = 'Your last proof is too old';
+
+/**
+ * A stale session's answer: the proof page, or, for a step inside a flow, the stale-step refusal
+ * whatever proof the form carries (never the proof page, never the step's own failure), nothing done.
+ */
 async function expectAsked(route: ProofGatedRoute, c: Case, res: Response, html: string): Promise<void> {
   expect(res.status, route.path).toBe(403);
   if (route.asks === 'page') {
@@ -161,8 +179,18 @@ async function expectAsked(route: ProofGatedRoute, c: Case, res: Response, html:
     // Both ways are offered: the member has a passkey, and the token is always there.
     expect(html).toContain('data-testid="reverify-passkey"');
     expect(html).toContain('data-testid="reverify"');
+  } else {
+    expect(html, route.path).toContain(STALE_STEP);
+    expect(html).not.toContain('data-testid="reverify-page"');
   }
   expect(await c.done(res, html), route.path).toBe(false);
+}
+
+/** The refused proof did not refresh the session: the same form without a proof is asked again. */
+async function expectStillStale(route: ProofGatedRoute, m: Member, c: Case): Promise<void> {
+  const { credential: _credential, token: _token, ...unproven } = c.fields;
+  const again = await m.client.post(c.path, route.path === '/portal/account/passkeys' ? c.fields : unproven);
+  await expectAsked(route, c, again.res, again.html);
 }
 
 describe('proof-gated routes (PROOF_GATED_ROUTES)', () => {
@@ -203,6 +231,7 @@ describe('proof-gated routes (PROOF_GATED_ROUTES)', () => {
         const refused = await m.client.post(c.path, { ...c.fields, credential: wrongPurpose });
         await expectAsked(route, c, refused.res, refused.html);
         if (route.asks === 'page') expect(refused.html).toContain('expired or was already used');
+        await expectStillStale(route, m, c);
       });
 
       it('refuses the token and the passkey of another member', async () => {
@@ -215,9 +244,40 @@ describe('proof-gated routes (PROOF_GATED_ROUTES)', () => {
         if (route.asks === 'page') expect(byToken.html).toContain('not your member token');
         const byPasskey = await m.client.post(c.path, { ...c.fields, credential: await passkeyProof(m, c.fields._csrf!, other.auth) });
         await expectAsked(route, c, byPasskey.res, byPasskey.html);
+        if (route.asks === 'page') expect(byPasskey.html).toContain('could not be verified');
+        await expectStillStale(route, m, c);
       });
     });
   }
+});
+
+describe('the routes are registered from the table', () => {
+  const handler = (c: Context) => c.text('changed');
+  const routesOf = () => portalApp(server.services).routes;
+  const gateAt = (route: ProofGatedRoute) => (r: RouterRoute) => r.method === route.method && `/portal${r.path}` === route.path && r.handler.name === 'proofGate';
+
+  it('registers every entry, with the method the table names, behind its gate', () => {
+    const routes = routesOf();
+    for (const route of PROOF_GATED_ROUTES) expect(routes.filter(gateAt(route)), `${route.method} ${route.path}`).toHaveLength(1);
+    expect(routes.filter((r) => r.handler.name === 'proofGate')).toHaveLength(PROOF_GATED_ROUTES.length);
+    expect(() => checkProofGates(routes)).not.toThrow();
+  });
+
+  it('refuses, at registration, a gated route whose path the table does not list', () => {
+    expect(() => gated(new Hono<PortalEnv>(), server.services, '/webhooks/endpoints/:endpointId/unlisted', handler)).toThrow(
+      '/webhooks/endpoints/:endpointId/unlisted is not in PROOF_GATED_ROUTES',
+    );
+  });
+
+  it('refuses, at start, a gate on a method the table does not name, and an entry without its gate', () => {
+    const routes = routesOf();
+    const rotate = PROOF_GATED_ROUTES.find((r) => r.path.endsWith('/rotate'))!;
+    const onGet = routes.map((r) => (gateAt(rotate)(r) ? { ...r, method: 'GET' } : r));
+    expect(() => checkProofGates(onGet)).toThrow(`GET ${rotate.path} is gated but not in the table`);
+    expect(() => checkProofGates(onGet)).toThrow(`POST ${rotate.path} is not registered behind its gate`);
+    const ungated = routes.filter((r) => !gateAt(rotate)(r));
+    expect(() => checkProofGates(ungated)).toThrow(`POST ${rotate.path} is not registered behind its gate`);
+  });
 });
 
 describe('the proof page', () => {

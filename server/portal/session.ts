@@ -6,12 +6,18 @@
 // the member (and the passkey it was proven with): deactivating the member, bumping their epoch
 // (`admin member sessions end`) or removing that passkey ends the session at once.
 // Over HTTPS the cookies are `__Host-` prefixed (Secure, Path=/, no Domain), so no sibling host
-// under a shared parent domain can set one.
+// under a shared parent domain can set one; which scheme that is comes from PORTAL_ORIGIN, else
+// the request or a trusted proxy (isHttps).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Scope, Services } from '../domain/context.ts';
 import type { EnvironmentName, MemberRecord, MemberRole } from '../domain/model.ts';
+import { forwardedProto, isTrustedPeer, peerOf } from './client-address.ts';
+import type { PortalSettings } from './settings.ts';
+
+/** The portal's settings of a request (mount.ts sets them on every one; env.ts, which types them, imports Viewer from here). */
+const settingsOf = (c: Context): PortalSettings => (c.get('portal') as { settings: PortalSettings }).settings;
 
 export const SESSION_COOKIE = 'portal_session';
 /** Pre-session CSRF token of the sign-in form (login CSRF), and the binding of a passkey sign-in's challenge. */
@@ -55,9 +61,16 @@ export function csrfMatches(submitted: string | undefined, expected: string): bo
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Secure when the request came over https (directly or through a proxy that says so). */
+/**
+ * Whether the browser reached the portal over https: PORTAL_ORIGIN's scheme when it is set, else
+ * the request's own, or what a proxy TRUST_PROXY trusts says (anyone else's header is the client's word).
+ */
 export function isHttps(c: Context): boolean {
-  return new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
+  const { origin, trustProxy } = settingsOf(c);
+  if (origin !== null) return new URL(origin).protocol === 'https:';
+  if (new URL(c.req.url).protocol === 'https:') return true;
+  if (!isTrustedPeer(peerOf(c), trustProxy)) return false;
+  return forwardedProto({ forwarded: c.req.header('forwarded'), xForwardedProto: c.req.header('x-forwarded-proto') }, trustProxy) === 'https';
 }
 
 /** `__Host-name` on Path=/ over https; the bare name under /portal on plain http (loopback development). */

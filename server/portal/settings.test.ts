@@ -1,7 +1,7 @@
 // The portal's settings as read at start: PORTAL_ORIGIN, PORTAL_RP_ID, PORTAL_REVERIFY_AFTER and
 // TRUST_PROXY, each refusal naming its setting; and the client address TRUST_PROXY gives.
 import { describe, expect, it } from 'vitest';
-import { clientAddressOf, forwardedFor, parseTrustProxy } from './client-address.ts';
+import { clientAddressOf, forwardedFor, forwardedProto, limitedAddress, parseTrustProxy } from './client-address.ts';
 import { DEFAULT_PORTAL_SETTINGS, portalSettings } from './settings.ts';
 
 const refusal = (env: NodeJS.ProcessEnv): string => {
@@ -52,6 +52,14 @@ describe('PORTAL_RP_ID', () => {
     expect(refusal({ PORTAL_ORIGIN: 'https://merchant.github.io', PORTAL_RP_ID: 'github.io' })).toMatch(/^PORTAL_RP_ID=github\.io is a public suffix/);
     expect(refusal({ PORTAL_ORIGIN: 'https://github.io' })).toMatch(/^PORTAL_RP_ID=github\.io is a public suffix/);
     expect(portalSettings({ PORTAL_ORIGIN: 'https://merchant.github.io' }).rpId).toBe('merchant.github.io');
+  });
+
+  it('takes a single-label host (an intranet name, as browsers do), but no single label the list names', () => {
+    expect(portalSettings({ PORTAL_ORIGIN: 'https://portal' })).toMatchObject({ origin: 'https://portal', rpId: 'portal' });
+    expect(portalSettings({ PORTAL_ORIGIN: 'https://payments-portal:8443' }).rpId).toBe('payments-portal');
+    expect(refusal({ PORTAL_ORIGIN: 'https://com' })).toMatch(/^PORTAL_RP_ID=com is a public suffix/);
+    expect(refusal({ PORTAL_ORIGIN: 'https://uk' })).toMatch(/^PORTAL_RP_ID=uk is a public suffix/);
+    expect(refusal({ PORTAL_ORIGIN: 'https://portal.example.co.uk', PORTAL_RP_ID: 'co.uk' })).toMatch(/^PORTAL_RP_ID=co\.uk is a public suffix/);
   });
 });
 
@@ -109,5 +117,33 @@ describe('TRUST_PROXY', () => {
     expect(clientAddressOf('10.0.0.5', headers, parseTrustProxy('1', 'forwarded'))).toBe('2001:db8::1');
     // A Forwarded header the client wrote itself is ignored when the proxy writes X-Forwarded-For.
     expect(clientAddressOf('10.0.0.5', headers, parseTrustProxy('1'))).toBe('203.0.113.9');
+  });
+});
+
+describe('forwardedProto', () => {
+  it('reads nothing with trust off, the nearest value of the header the proxies write otherwise', () => {
+    const headers = { xForwardedProto: 'http, HTTPS', forwarded: 'for=192.0.2.1;proto=http, for=203.0.113.9;proto="https"' };
+    expect(forwardedProto(headers, parseTrustProxy('off'))).toBeUndefined();
+    expect(forwardedProto(headers, parseTrustProxy('1'))).toBe('https');
+    expect(forwardedProto({ xForwardedProto: 'https, http' }, parseTrustProxy('1'))).toBe('http');
+    expect(forwardedProto(headers, parseTrustProxy('1', 'forwarded'))).toBe('https');
+    // The nearest proxy said nothing: an earlier element may be the client's own.
+    expect(forwardedProto({ forwarded: 'for=192.0.2.1;proto=https, for=203.0.113.9' }, parseTrustProxy('1', 'forwarded'))).toBeUndefined();
+    expect(forwardedProto({ xForwardedProto: 'https' }, parseTrustProxy('1', 'forwarded'))).toBeUndefined();
+  });
+});
+
+describe('limitedAddress', () => {
+  it('keys an IPv6 address by its /64 however it is written, an IPv4 one (mapped or not) by itself', () => {
+    for (const a of ['2001:db8:1:2::1', '2001:0db8:0001:0002:ffff:ffff:ffff:ffff', '2001:db8:1:2::', '2001:DB8:1:2:0:0:0:9', '2001:db8:1:2::1%eth0', '2001:db8:1:2::198.51.100.7']) {
+      expect(limitedAddress(a), a).toBe('2001:db8:1:2::/64');
+    }
+    expect(limitedAddress('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
+    expect(limitedAddress('::1')).toBe('0:0:0:0::/64');
+    expect(limitedAddress('fe80::1:2')).toBe('fe80:0:0:0::/64');
+    expect(limitedAddress('198.51.100.7')).toBe('198.51.100.7');
+    expect(limitedAddress('::ffff:198.51.100.7')).toBe('198.51.100.7');
+    expect(limitedAddress('::ffff:c633:6407')).toBe('198.51.100.7');
+    expect(limitedAddress('unknown')).toBe('unknown');
   });
 });

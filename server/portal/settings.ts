@@ -1,7 +1,7 @@
 // The portal's settings (docs/operations.md, "Settings"): the WebAuthn relying party and how
 // old a proof of presence may be before a sensitive change asks for a new one. Checked at
 // start: an RP ID that cannot serve the origin is a configuration error, not a failed ceremony.
-import { getPublicSuffix } from 'tldts';
+import { parse } from 'tldts';
 import { parseDuration } from '../retention/settings.ts';
 import { parseTrustProxy, TRUST_PROXY_OFF, type TrustProxy } from './client-address.ts';
 
@@ -52,10 +52,16 @@ export function rpIdFits(rpId: string, host: string): boolean {
   return host === rpId || (host.endsWith(`.${rpId}`) && rpId.includes('.'));
 }
 
-/** A suffix under which anyone may register a name (co.uk, github.io), by the Public Suffix List of tldts, private section included. */
+/**
+ * A suffix under which anyone may register a name (com, co.uk, github.io), by the Public Suffix
+ * List of tldts, private section included. A host the list does not name is no suffix: tldts
+ * answers an unlisted single label (an intranet name such as `portal`) as its own suffix by the
+ * list's default rule, but browsers take it as an RP ID, as they take `localhost`.
+ */
 export function isPublicSuffix(host: string): boolean {
   if (isLoopbackHost(host)) return false;
-  return getPublicSuffix(host, { allowPrivateDomains: true }) === host;
+  const { publicSuffix, isIcann, isPrivate } = parse(host, { allowPrivateDomains: true });
+  return publicSuffix === host && (isIcann === true || isPrivate === true);
 }
 
 export const isLoopbackHost = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost') || host === '127.0.0.1' || host === '[::1]';

@@ -98,14 +98,14 @@ export function newerMigrations(applied: readonly AppliedMigration[], migrations
   const known = new Set(migrations.map((m) => m.version));
   const newer = applied.filter((a) => !known.has(a.version)).sort((x, y) => x.version - y.version);
   const blocking = newer.find((a) => a.compat !== 'expand');
-  if (blocking) {
-    const what = blocking.compat === 'contract' ? 'a contract migration: code before it no longer works' : 'a migration that does not say whether code before it still works';
-    throw new Error(
-      `database schema has migration ${label(blocking)} that this code does not know (it knows up to ${migrations.length}), ${what}; ` +
-        'it was written by a newer version: refusing to start',
-    );
-  }
+  if (blocking) throw new Error(`${cannotRunOn(blocking, migrations.length)}; it was written by a newer version: refusing to start`);
   return newer;
+}
+
+/** Why code that knows migrations up to `knownUpTo` cannot run on the database's migration `blocking` (not expand). */
+export function cannotRunOn(blocking: AppliedMigration, knownUpTo: number): string {
+  const what = blocking.compat === 'contract' ? 'a contract migration: code before it no longer works' : 'a migration that does not say whether code before it still works';
+  return `database schema has migration ${label(blocking)} that this code does not know (it knows up to ${knownUpTo}), ${what}`;
 }
 
 /** The log line of an instance accepting a newer schema. */

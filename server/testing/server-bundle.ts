@@ -6,6 +6,7 @@
 // (benchmarks, scripts) or for a program not bundled.
 import path from 'node:path';
 import { ROOT, SERVED_PROGRAMS, buildBundles, bundleFile, bundleName } from '../build/bundle.ts';
+import { serverNodeArgs } from '../build/layout.ts';
 
 /** The programs bundled, relative to the repository root: what `npm start` runs, and more. */
 export const CHILD_PROGRAMS = [...SERVED_PROGRAMS, 'client/cli/bin.ts', 'scripts/spec-diff.ts'] as const;
@@ -27,6 +28,7 @@ export { bundleName };
 /** The node arguments that run `program` (relative to the root): its bundle when this run built one, else tsx. */
 export function childEntry(program: string): string[] {
   const dir = process.env[BUNDLE_DIR_VARIABLE];
+  if (dir && program === 'server/main.ts') return serverNodeArgs(dir);
   if (dir && (CHILD_PROGRAMS as readonly string[]).includes(program)) return ['--enable-source-maps', bundleFile(dir, program)];
   return ['--import', 'tsx', path.join(ROOT, program)];
 }

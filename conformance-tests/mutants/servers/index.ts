@@ -14,6 +14,12 @@ import * as overdrawsWallet from './overdraws-wallet.ts';
 import * as permissionCachedPerRoute from './permission-cached-per-route.ts';
 import * as refundsToAnyone from './refunds-to-anyone.ts';
 import * as revokesTwice from './revokes-twice.ts';
+import * as deliverySeenAcrossTenants from './delivery-seen-across-tenants.ts';
+import { FAULT_ANSWER_MUTANTS, FAULT_RULE_MUTANTS } from './fault-answers.ts';
+import { UNKNOWN_ID_MUTANT } from './unknown-endpoint-400.ts';
+import { SEARCH_BY_PREFIX_MUTANT } from './search-by-prefix.ts';
+import { PARTIAL_READS_UNPAID_MUTANT } from './partial-reads-unpaid.ts';
+import * as offsetCursor from './offset-cursor.ts';
 import * as tenantHeaderOptional from './tenant-header-optional.ts';
 import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
 import * as oldVersionToNewUrl from './old-version-to-new-url.ts';
@@ -103,6 +109,14 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     build: revokesTwice.build,
     mustFail: ['api.rules.revoke-not-active'],
     failsOnly: /^api\.rules\.revoke-not-active$/,
+  },
+  {
+    name: 'delivery-seen-across-tenants',
+    defect: "GET /v2/webhooks/deliveries/{deliveryId} answers a delivery it has answered before to another tenant asking for its id (issue 67: isolation on every operation)",
+    target: 'api',
+    build: deliverySeenAcrossTenants.build,
+    mustFail: ['api.getDelivery.isolation.other-tenant'],
+    failsOnly: /^api\.getDelivery\.isolation\.other-tenant$/,
   },
   {
     name: 'refunds-to-anyone',
@@ -213,5 +227,18 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...RECOVER_MUTANTS,
   ...ROUND_FIVE_API_MUTANTS,
   ...ROUND_FIVE_SENDER_MUTANTS,
+  ...FAULT_ANSWER_MUTANTS,
+  ...FAULT_RULE_MUTANTS,
+  UNKNOWN_ID_MUTANT,
+  SEARCH_BY_PREFIX_MUTANT,
+  PARTIAL_READS_UNPAID_MUTANT,
+  {
+    name: 'offset-cursor',
+    defect: 'GET /transactions/users pages by offset: a record created after the first page shifts the later pages',
+    target: 'api',
+    build: offsetCursor.build,
+    mustFail: ['api.rules.paging.inserts-between-pages'],
+    failsOnly: /^api\.rules\.paging\.inserts-between-pages$/,
+  },
   ...FAN_OUT_MUTANTS,
 ];

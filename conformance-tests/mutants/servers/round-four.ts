@@ -124,10 +124,14 @@ function writesUnscoped(services: Services, config: Config): BuiltApp {
 
 const only = (ids: string[]): RegExp => new RegExp(`^(${ids.map((i) => i.replace(/\./g, '\\.')).join('|')})$`);
 const PAGING = 'api.rules.paging.newest-first-full-last-page';
+/** Issue 67's paging check also holds the third of three pages to be the last. */
+const PAGING_INSERTS = 'api.rules.paging.inserts-between-pages';
 const ISOLATION_WRITES = ['revoke', 'refund', 'endpoint-edit', 'delivery-retry'].map((w) => `api.rules.isolation.${w}`);
+/** Or the generated isolation check of any write by path id (issue 67), each of which it unscopes too. */
+const OR_GENERATED_ISOLATION = (ids: string[]): RegExp => new RegExp(`${only(ids).source}|^api\\.[A-Za-z]+\\.isolation\\.other-tenant$`);
 
 export const ROUND_FOUR_SERVER_MUTANTS: readonly ServerMutant[] = [
-  { name: 'full-page-cursor', defect: 'a full last page of GET /transactions/users carries a Next-Cursor (to an empty page)', target: 'api', build: fullPageCursor, mustFail: [PAGING], failsOnly: only([PAGING]) },
+  { name: 'full-page-cursor', defect: 'a full last page of GET /transactions/users carries a Next-Cursor (to an empty page)', target: 'api', build: fullPageCursor, mustFail: [PAGING], failsOnly: only([PAGING, PAGING_INSERTS]) },
   { name: 'oldest-first', defect: 'GET /transactions/users answers each page oldest first', target: 'api', build: oldestFirst, mustFail: [PAGING], failsOnly: only([PAGING]) },
   { name: 'rounds-amounts', defect: 'answers amounts rounded to 6 decimal places (the payout and its transaction record)', target: 'api', build: roundsAmounts, mustFail: ['api.rules.amount.exact'], failsOnly: only(['api.rules.amount.exact']) },
   {
@@ -146,5 +150,5 @@ export const ROUND_FOUR_SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['api.rules.order-idempotency-per-tenant'],
     failsOnly: only(['api.rules.order-idempotency-per-tenant']),
   },
-  { name: 'writes-unscoped', defect: "a revoke, refund, endpoint edit or delivery retry finds its resource by id alone, whatever the tenant", target: 'api', build: writesUnscoped, mustFail: ISOLATION_WRITES, failsOnly: only(ISOLATION_WRITES) },
+  { name: 'writes-unscoped', defect: "a revoke, refund, endpoint edit or delivery retry finds its resource by id alone, whatever the tenant", target: 'api', build: writesUnscoped, mustFail: ISOLATION_WRITES, failsOnly: OR_GENERATED_ISOLATION(ISOLATION_WRITES) },
 ];

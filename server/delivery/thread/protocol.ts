@@ -1,15 +1,19 @@
 // The messages between the delivery engine (main thread) and its sending thread
-// (sender-thread.ts). Each direction carries batches: one message per turn of the sender's
-// event loop, not one per attempt, so a busy queue pays for a structured clone per batch.
+// (sender-thread.ts). Sends and outcomes travel in batches (batch.ts): one message per turn of
+// the event loop, not one per attempt.
 import type { SendOutcome } from '../sender.ts';
 
-/** What the thread needs to build its sender: the destination policy's and the sender's settings. */
+/**
+ * What the thread needs to build the sender the engine would build in-process (workerData): the
+ * destination policy's settings and the sender's. Host names are resolved by the engine's own
+ * policy, on the main thread (a `resolve` message), so its resolver is the one used.
+ */
 export interface SenderThreadSettings {
   allowInsecure: boolean;
   nodeEnv: string | undefined;
   timeoutMs: number;
-  /** Test CA for https receivers (tests only). */
-  ca?: string;
+  /** Trust anchors replacing the system CAs (the engine's `tls.ca`). */
+  ca?: string | Buffer;
 }
 
 export interface Outgoing {
@@ -19,8 +23,15 @@ export interface Outgoing {
   headers: Record<string, string>;
 }
 
-/** Main → thread. */
-export type ToThread = { type: 'send'; items: Outgoing[] } | { type: 'abort'; ids: number[] } | { type: 'close' };
+/** The answer of the engine's policy to a host name: its checked address, or why it refused. */
+export type Resolution = { id: number; address: string } | { id: number; refused: { rule: string; detail: string } } | { id: number; error: string };
 
-/** Thread → main. */
-export type FromThread = { type: 'done'; items: Array<{ id: number; outcome: SendOutcome }> } | { type: 'closed' };
+/** Main → thread. */
+export type ToThread =
+  | { type: 'send'; items: Outgoing[] }
+  | { type: 'abort'; ids: number[] }
+  | { type: 'resolved'; answer: Resolution }
+  | { type: 'close' };
+
+/** Thread → main. The thread ends by exiting after `close`: the main side waits for its `exit`. */
+export type FromThread = { type: 'done'; items: Array<{ id: number; outcome: SendOutcome }> } | { type: 'resolve'; id: number; hostname: string };

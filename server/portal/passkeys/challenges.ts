@@ -2,15 +2,16 @@
 // sign-in form's pre-session cookie), answered at most once, and worthless after two minutes.
 // Each binding holds at most one challenge per purpose (a new one replaces it). Issuing never
 // evicts another binding's challenge: when the book is full of unexpired challenges a new one is
-// refused, and the options that issue them are limited per address (failures.ts), so one client
-// can neither evict nor crowd out another's ceremony. They live in this process's memory: a
+// refused, and the options that issue them are limited per address (window-limiter.ts), so one client
+// can neither evict nor crowd out another's ceremony. PasskeyFlows keeps two books: anonymous
+// sign-ins filling theirs refuse no signed-in member's ceremony. They live in this process's memory: a
 // challenge must be answered on the instance that issued it (docs/operations.md, "Passkeys").
 import type { Clock } from '../../domain/clock.ts';
 
 export type ChallengePurpose = 'register' | 'sign-in' | 'reverify';
 
 export const CHALLENGE_TTL_MS = 2 * 60_000;
-/** Outstanding challenges kept at most, over all bindings. */
+/** Outstanding challenges a book keeps at most, over all bindings. */
 export const MAX_OUTSTANDING = 10_000;
 
 interface Entry {

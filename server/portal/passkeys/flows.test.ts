@@ -10,7 +10,7 @@ import type { Services } from '../../domain/context.ts';
 import { memberPasskeys } from '../../domain/passkeys.ts';
 import { startTestServer, type TestServer } from '../../testing/harness.ts';
 import { CHALLENGE_TTL_MS } from './challenges.ts';
-import { FAILURE_LIMITS, OPTIONS_LIMIT } from './failures.ts';
+import { FAILURE_LIMITS, OPTIONS_LIMIT } from './window-limiter.ts';
 import { PasskeyFlows, ProofRefused, type Attempt } from './flows.ts';
 import { SoftAuthenticator } from './testing/soft-authenticator.ts';
 import { generateKeyPairSync } from 'node:crypto';
@@ -161,6 +161,49 @@ describe('passkey ceremonies', () => {
     await flows.signInStart(attempt({ address: '203.0.113.12' }));
     clock.advance(OPTIONS_LIMIT.windowMs);
     await flows.signInStart(attempt({ address }));
+  });
+
+  it('registers and signs in under a single-label RP ID (an intranet host such as https://portal)', async () => {
+    const flows = new PasskeyFlows(services);
+    const rp = { origin: 'https://portal', rpId: 'portal' };
+    const t = await server.newTenant();
+    const member = await createMember(services, { tenantId: t.tenantId, email: 'intranet@merchant.example', role: 'developer' });
+    const auth = new SoftAuthenticator(rp.origin, rp.rpId);
+    const a = attempt({ rp });
+    const options = await flows.registrationStart(a, { id: member.memberId, email: 'intranet@merchant.example' });
+    expect(options.rp.id).toBe('portal');
+    await flows.registrationFinish(a, { id: member.memberId, tenantId: t.tenantId }, 'Laptop', JSON.stringify(auth.register(options)));
+    const signIn = attempt({ rp });
+    const assertion = auth.assert(await flows.signInStart(signIn));
+    expect((await flows.assertionFinish(signIn, 'sign-in', JSON.stringify(assertion))).member.id).toBe(member.memberId);
+  });
+
+  it('limits options per IPv6 /64: many addresses of one /64 share one limit, another /64 has its own', async () => {
+    const flows = new PasskeyFlows(services);
+    // The same /64, written as a client or a proxy may write it.
+    const ofOne = (i: number) => [`2001:db8:7:1::${i.toString(16)}`, `2001:0db8:0007:0001:${i.toString(16)}:0:0:1`, `2001:db8:7:1:ffff:${i.toString(16)}::`][i % 3]!;
+    for (let i = 1; i <= OPTIONS_LIMIT.limit; i++) await flows.signInStart(attempt({ address: ofOne(i) }));
+    expect((await refusal(flows.signInStart(attempt({ address: ofOne(1000) })))).retryAfter).toBeGreaterThan(0);
+    expect((await refusal(flows.reverifyStart(attempt({ address: '2001:db8:7:1:abcd::9' }), 'mem_x'))).retryAfter).toBeGreaterThan(0);
+    await flows.signInStart(attempt({ address: '2001:db8:7:2::1' }));
+  });
+
+  it('limits failed sign-ins per IPv6 /64 too', async () => {
+    const flows = new PasskeyFlows(services);
+    const { auth } = await memberWithPasskey(flows);
+    const forged = { signer: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey };
+    for (let i = 1; i <= FAILURE_LIMITS.address; i++) await refusal(signIn(flows, auth, attempt({ address: `2001:db8:9:1::${i}` }), forged));
+    expect((await refusal(signIn(flows, auth, attempt({ address: '2001:db8:9:1:1:2:3:4' })))).retryAfter).toBeGreaterThan(0);
+    expect((await signIn(flows, auth, attempt({ address: '2001:db8:9:2::1' }))).passkey.credentialId).toBe(auth.id);
+  });
+
+  it('keeps anonymous and signed-in challenges apart: anonymous ones filling up refuse no signed-in member’s', async () => {
+    const flows = new PasskeyFlows(services, { maxChallenges: 3 });
+    const { member } = await memberWithPasskey(flows);
+    for (let i = 0; i < 3; i++) await flows.signInStart(attempt());
+    expect((await refusal(flows.signInStart(attempt()))).message).toContain('Too many passkey ceremonies');
+    await flows.reverifyStart(attempt(), member.memberId);
+    await flows.registrationStart(attempt(), { id: member.memberId, email: 'dev@merchant.example' });
   });
 
   it('verifies the signature before the counter: a forged assertion with an old counter is not taken for a clone', async () => {

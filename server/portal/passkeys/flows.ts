@@ -1,6 +1,7 @@
 // The portal's passkey flows over the ceremonies: issuing a challenge to a binding (options are
-// limited per address), and taking it back with the browser's answer. Every refused answer is
-// counted (failures.ts says against whom) and logged with the member id only: never a challenge,
+// limited per address, an IPv6 client by its /64; anonymous and signed-in challenges are kept in
+// books of their own), and taking it back with the browser's answer. Every refused answer is
+// counted (window-limiter.ts says against whom) and logged with the member id only: never a challenge,
 // a credential or a key. A missing or expired challenge is counted against nobody.
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Services } from '../../domain/context.ts';
@@ -8,9 +9,10 @@ import { newPasskeyId } from '../../domain/ids.ts';
 import type { MemberRecord, PasskeyRecord } from '../../domain/model.ts';
 import { memberPasskeys, passkeyOwner, recordPasskeyUse, savePasskey } from '../../domain/passkeys.ts';
 import { authenticationOptions, CeremonyRefused, parseCredentialJson, registrationOptions, verifyAssertion, verifyRegistration } from './ceremonies.ts';
-import { ChallengeBook, ChallengeBookFull, type ChallengePurpose } from './challenges.ts';
-import { FailureLimiter, OPTIONS_LIMIT, type FailureKey } from './failures.ts';
+import { CHALLENGE_TTL_MS, ChallengeBook, ChallengeBookFull, MAX_OUTSTANDING, type ChallengePurpose } from './challenges.ts';
+import { WindowLimiter, OPTIONS_LIMIT, type FailureKey } from './window-limiter.ts';
 import type { RelyingParty } from './relying-party.ts';
+import { limitedAddress } from '../client-address.ts';
 
 export const PASSKEY_NAME_MAX = 60;
 
@@ -34,15 +36,25 @@ export interface Attempt {
 }
 
 export class PasskeyFlows {
-  readonly challenges: ChallengeBook;
-  readonly failures: FailureLimiter;
+  /**
+   * Two books, so anonymous sign-in ceremonies (anyone may start one) filling theirs never
+   * refuse a signed-in member's registration or re-verification.
+   */
+  private readonly anonymousChallenges: ChallengeBook;
+  private readonly memberChallenges: ChallengeBook;
+  readonly failures: WindowLimiter;
   /** Ceremony options asked per address (each issues a challenge). */
-  readonly options: FailureLimiter;
+  readonly options: WindowLimiter;
 
-  constructor(private readonly services: Services) {
-    this.challenges = new ChallengeBook(services.clock);
-    this.failures = new FailureLimiter(services.clock);
-    this.options = new FailureLimiter(services.clock, { options: OPTIONS_LIMIT });
+  constructor(
+    private readonly services: Services,
+    /** How many outstanding challenges a book holds (MAX_OUTSTANDING unless a test fills one). */
+    { maxChallenges = MAX_OUTSTANDING }: { maxChallenges?: number } = {},
+  ) {
+    this.anonymousChallenges = new ChallengeBook(services.clock, CHALLENGE_TTL_MS, maxChallenges);
+    this.memberChallenges = new ChallengeBook(services.clock, CHALLENGE_TTL_MS, maxChallenges);
+    this.failures = new WindowLimiter(services.clock);
+    this.options = new WindowLimiter(services.clock, { options: OPTIONS_LIMIT });
   }
 
   // ---- registration ------------------------------------------------------------------------
@@ -124,26 +136,30 @@ export class PasskeyFlows {
     if (wait > 0) throw new ProofRefused(`Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, wait);
   }
 
-  /** Every options request counts against its address; past OPTIONS_LIMIT it is refused. */
+  /** Every options request counts against its address (an IPv6 address's /64); past OPTIONS_LIMIT it is refused. */
   private countOptions(a: Attempt): void {
-    const key = [{ kind: 'options', id: a.address }];
+    const key = [{ kind: 'options', id: limitedAddress(a.address) }];
     const wait = this.options.retryAfter(key);
     if (wait > 0) throw new ProofRefused(`Too many passkey requests from this address. Try again in ${wait} second(s).`, wait);
-    this.options.fail(key);
+    this.options.record(key);
   }
 
   private issue(purpose: ChallengePurpose, a: Attempt, challenge: string): void {
     try {
-      this.challenges.issue(purpose, a.binding, challenge);
+      this.bookOf(purpose).issue(purpose, a.binding, challenge);
     } catch (e) {
       if (e instanceof ChallengeBookFull) throw new ProofRefused('Too many passkey ceremonies are under way. Try again in a minute.', 60);
       throw e;
     }
   }
 
+  private bookOf(purpose: ChallengePurpose): ChallengeBook {
+    return purpose === 'sign-in' ? this.anonymousChallenges : this.memberChallenges;
+  }
+
   /** The binding's challenge. A missing or expired one counts against nobody: anyone can send one. */
   private challenge(purpose: ChallengePurpose, a: Attempt): string {
-    const challenge = this.challenges.take(purpose, a.binding);
+    const challenge = this.bookOf(purpose).take(purpose, a.binding);
     if (challenge !== null) return challenge;
     throw new ProofRefused('The passkey request expired or was already used. Nothing was changed; try again.');
   }
@@ -157,7 +173,7 @@ export class PasskeyFlows {
       this.services.log.info(fields, 'portal passkey refused: another use of the passkey was recorded first');
       return new ProofRefused(message);
     }
-    this.failures.fail(keys);
+    this.failures.record(keys);
     if (e.reason === 'counter-regressed') this.services.log.warn(fields, 'portal passkey refused: signature counter regressed (a cloned authenticator?)');
     else this.services.log.info(fields, 'portal passkey refused');
     return new ProofRefused(message);
@@ -165,4 +181,4 @@ export class PasskeyFlows {
 }
 
 const memberKeys = (memberId: string): FailureKey[] => [{ kind: 'member', id: memberId }];
-const addressKeys = (a: Attempt): FailureKey[] => [{ kind: 'address', id: a.address }];
+const addressKeys = (a: Attempt): FailureKey[] => [{ kind: 'address', id: limitedAddress(a.address) }];

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../domain/clock.ts';
 import { CHALLENGE_TTL_MS, ChallengeBook, ChallengeBookFull } from './challenges.ts';
-import { FAILURE_WINDOW_MS, FailureLimiter } from './failures.ts';
+import { FAILURE_WINDOW_MS, WindowLimiter } from './window-limiter.ts';
 
 describe('ChallengeBook', () => {
   it('never evicts another binding’s challenge: a full book refuses the new one instead', () => {
@@ -34,25 +34,25 @@ describe('ChallengeBook', () => {
   });
 });
 
-describe('FailureLimiter', () => {
+describe('WindowLimiter', () => {
   it('forgets keys whose window has passed, even when they never come back', () => {
     const clock = new ManualClock(0);
-    const limiter = new FailureLimiter(clock);
-    for (let i = 0; i < 1000; i++) limiter.fail([{ kind: 'address', id: `198.51.100.${i}` }]);
+    const limiter = new WindowLimiter(clock);
+    for (let i = 0; i < 1000; i++) limiter.record([{ kind: 'address', id: `198.51.100.${i}` }]);
     expect(limiter.size).toBe(1000);
     clock.advance(FAILURE_WINDOW_MS);
-    limiter.fail([{ kind: 'member', id: 'mem_1' }]);
+    limiter.record([{ kind: 'member', id: 'mem_1' }]);
     expect(limiter.size).toBe(1);
   });
 
   it('keeps a key with a failure inside its window', () => {
     const clock = new ManualClock(0);
-    const limiter = new FailureLimiter(clock);
-    limiter.fail([{ kind: 'member', id: 'mem_old' }]);
+    const limiter = new WindowLimiter(clock);
+    limiter.record([{ kind: 'member', id: 'mem_old' }]);
     clock.advance(FAILURE_WINDOW_MS - 1);
-    limiter.fail([{ kind: 'member', id: 'mem_recent' }]);
+    limiter.record([{ kind: 'member', id: 'mem_recent' }]);
     clock.advance(FAILURE_WINDOW_MS / 2);
-    limiter.fail([{ kind: 'member', id: 'mem_now' }]);
+    limiter.record([{ kind: 'member', id: 'mem_now' }]);
     expect(limiter.size).toBe(2);
   });
 });

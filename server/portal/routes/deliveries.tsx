@@ -1,4 +1,5 @@
-// Webhook activity pages: search and older pages, one delivery's detail, and its manual retry.
+// Webhook activity pages: search and older pages, one delivery's detail, and its manual retry
+// (behind proofGate, like Recover).
 // Every read goes through the same domain functions as GET /v2/webhooks/deliveries, scoped to
 // the session's tenant environment: another tenant's delivery id is simply not found.
 import type { Hono } from 'hono';
@@ -6,9 +7,10 @@ import type { Services } from '../../domain/context.ts';
 import { isAppError } from '../../domain/errors.ts';
 import { getDelivery, listDeliveries, retryDelivery, type DeliveryPageView } from '../../domain/deliveries/deliveries.ts';
 import type { PortalEnv } from '../env.ts';
-import { requireManage, requireViewer } from '../guard.ts';
+import { requireViewer } from '../guard.ts';
 import { chromeFor } from '../messages.tsx';
 import { page } from '../render.ts';
+import { gated } from '../proof.tsx';
 import type { Viewer } from '../session.ts';
 import { ACTIVITY_PAGE_SIZE, ActivitySection } from '../views/activity.tsx';
 import { Layout } from '../views/layout.tsx';
@@ -72,7 +74,8 @@ export function registerDeliveryRoutes(portal: Hono<PortalEnv>, services: Servic
     return page(c, await detail(viewer, c.req.param('deliveryId'), notice));
   });
 
-  portal.post('/webhooks/deliveries/:deliveryId/retry', requireViewer(services), requireManage, async (c) => {
+  // Gated as Recover is (proof-gated.ts): a retry of one delivery re-sends its event as Recover re-sends many.
+  gated(portal, services, '/webhooks/deliveries/:deliveryId/retry', async (c) => {
     const viewer = c.var.viewer;
     const deliveryId = c.req.param('deliveryId');
     try {

@@ -1,9 +1,10 @@
 // Managing the endpoint: add, edit URL, rotate secret, disable, send a test. Every action is a
 // POST behind the session, CSRF and role checks (guard.ts) and calls the same domain function as
-// the management API; every change of where or how events are delivered runs behind proofGate
-// (proof.tsx, the routes of proof-gated.ts). Changes that disable pending deliveries go through a confirmation page
-// that carries the endpoint version it was shown for, so a stale or replayed form (a reload of
-// the reveal page, a second tab) changes nothing.
+// the management API; every change of where or how events are delivered is registered by
+// `gated` (proof.tsx) from its entry in proof-gated.ts, behind its guards and proofGate. Changes
+// that disable pending deliveries go through a confirmation page that carries the endpoint
+// version it was shown for, so a stale or replayed form (a reload of the reveal page, a second
+// tab) changes nothing.
 import type { Context, Hono } from 'hono';
 import { WEBHOOK_URL_MAX_LENGTH } from '../../../generated/vocabulary.ts';
 import type { Services } from '../../domain/context.ts';
@@ -16,7 +17,7 @@ import type { PortalEnv } from '../env.ts';
 import { requireManage, requireViewer } from '../guard.ts';
 import { chromeFor, messageResponse } from '../messages.tsx';
 import { formFields, page } from '../render.ts';
-import { passkeyOffered, proofGate, proofIsFresh } from '../proof.tsx';
+import { gated, passkeyOffered, proofIsFresh } from '../proof.tsx';
 import type { Viewer } from '../session.ts';
 import { ConfirmPage, EditUrlPage, NewEndpointPage, typesOf, type ConfirmKind, type UrlRefusal } from '../views/endpoint-forms.tsx';
 import { SecretPage } from '../views/secret.tsx';
@@ -46,8 +47,6 @@ function noStore(c: PortalContext): void {
 
 export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Services): void {
   const manage = [requireViewer(services), requireManage] as const;
-  /** The manage checks, then the proof of presence of a sensitive change (proof-gated.ts). */
-  const sensitive = (path: string) => [requireViewer(services), requireManage, proofGate(services, path)] as const;
 
   /** The endpoint of the session's environment, which must still be active (else a 409 page). */
   async function activeEndpoint(c: PortalContext): Promise<EndpointRecord | Response> {
@@ -83,7 +82,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     return page(c, <NewEndpointPage chrome={chromeFor(viewer, 'Add webhook')} csrf={viewer.session.csrf} environment={viewer.scope.environment} />);
   });
 
-  portal.post('/webhooks/endpoints', ...sensitive('/webhooks/endpoints'), async (c) => {
+  gated(portal, services, '/webhooks/endpoints', async (c) => {
     const viewer = c.var.viewer;
     const fields = await formFields(c);
     const url = (fields.url ?? '').trim();
@@ -117,7 +116,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     return page(c, <EditUrlPage chrome={chromeFor(viewer, 'Edit URL')} csrf={viewer.session.csrf} endpoint={endpoint} />);
   });
 
-  portal.post('/webhooks/endpoints/:endpointId/edit', ...sensitive('/webhooks/endpoints/:endpointId/edit'), async (c) => {
+  gated(portal, services, '/webhooks/endpoints/:endpointId/edit', async (c) => {
     const viewer = c.var.viewer;
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
@@ -149,7 +148,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
 
   // ---- signature scheme: no confirmation, nothing is disabled (the version stays) -----------
 
-  portal.post('/webhooks/endpoints/:endpointId/scheme', ...sensitive('/webhooks/endpoints/:endpointId/scheme'), async (c) => {
+  gated(portal, services, '/webhooks/endpoints/:endpointId/scheme', async (c) => {
     const viewer = c.var.viewer;
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
@@ -202,7 +201,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     return null;
   }
 
-  portal.post('/webhooks/endpoints/:endpointId/disable', ...sensitive('/webhooks/endpoints/:endpointId/disable'), async (c) => {
+  gated(portal, services, '/webhooks/endpoints/:endpointId/disable', async (c) => {
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
     const stop = await confirmed(c, 'disable', endpoint);
@@ -211,7 +210,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     return c.redirect('/portal/webhooks?done=disabled', 303);
   });
 
-  portal.post('/webhooks/endpoints/:endpointId/rotate', ...sensitive('/webhooks/endpoints/:endpointId/rotate'), async (c) => {
+  gated(portal, services, '/webhooks/endpoints/:endpointId/rotate', async (c) => {
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
     const stop = await confirmed(c, 'rotate', endpoint);
@@ -233,11 +232,12 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
 
   // ---- recover ---------------------------------------------------------------------------
 
-  portal.post('/webhooks/endpoints/:endpointId/recover', ...sensitive('/webhooks/endpoints/:endpointId/recover'), async (c) => {
+  gated(portal, services, '/webhooks/endpoints/:endpointId/recover', async (c) => {
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
     const hours = (await formFields(c)).hours ?? '';
-    if (!(hours in RECOVER_PERIODS)) {
+    // Own keys only: `in` would take `constructor` and the other names every object inherits.
+    if (!Object.hasOwn(RECOVER_PERIODS, hours)) {
       return messageResponse(c, c.var.viewer, { heading: 'Unknown period', detail: 'Choose one of the periods offered. Nothing was changed.' }, 400);
     }
     const now = services.clock.now();

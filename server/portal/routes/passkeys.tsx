@@ -1,6 +1,7 @@
-// Passkeys: the member's Passkeys page (add, remove; both run behind proofGate), the JSON options
-// the browser's ceremonies start from (limited per address), and signing in with a passkey alone. The options answer
-// JSON to portal.js; the answers come back as ordinary form posts, so each ends in a page.
+// Passkeys: the member's Passkeys page (add, remove; both registered by `gated`, behind
+// proofGate), the JSON options the browser's ceremonies start from (limited per address), and
+// signing in with a passkey alone. The options answer JSON to portal.js; the answers come back as
+// ordinary form posts, so each ends in a page.
 import type { Context, Hono } from 'hono';
 import type { Services } from '../../domain/context.ts';
 import type { EnvironmentName } from '../../domain/model.ts';
@@ -10,7 +11,7 @@ import { requireViewer } from '../guard.ts';
 import { chromeFor, messageResponse } from '../messages.tsx';
 import { PASSKEY_NAME_MAX, ProofRefused, type Attempt } from '../passkeys/flows.ts';
 import { relyingPartyOf } from '../passkeys/relying-party.ts';
-import { clientAddress, proofGate, sessionAttempt } from '../proof.tsx';
+import { clientAddress, gated, sessionAttempt } from '../proof.tsx';
 import { formFields, page } from '../render.ts';
 import { clearSignInToken, endSession, issueSignInToken, signInToken, signInTokenMatches, startSession } from '../session.ts';
 import { CreatePasskeyPage, PasskeysPage } from '../views/passkeys.tsx';
@@ -38,7 +39,6 @@ const passkeyName = (raw: string | undefined): string => (raw ?? '').trim().slic
 
 export function registerPasskeyRoutes(portal: Hono<PortalEnv>, services: Services): void {
   const signedIn = requireViewer(services);
-  const sensitive = (path: string) => [signedIn, proofGate(services, path)] as const;
 
   async function passkeysPage(c: PortalContext, status: 200 | 400 = 200) {
     const viewer = c.var.viewer;
@@ -59,20 +59,20 @@ export function registerPasskeyRoutes(portal: Hono<PortalEnv>, services: Service
   portal.get('/account/passkeys', signedIn, (c) => passkeysPage(c));
 
   // Adding: the name first (with the proof), then the page that runs the ceremony.
-  portal.post('/account/passkeys/add', ...sensitive('/account/passkeys/add'), async (c) => {
+  gated(portal, services, '/account/passkeys/add', async (c) => {
     const name = passkeyName((await formFields(c)).name);
     if (!name) return passkeysPage(c, 400);
     return page(c, <CreatePasskeyPage chrome={chromeFor(c.var.viewer, 'Add a passkey')} csrf={c.var.viewer.session.csrf} name={name} />);
   });
 
-  portal.post('/api/passkeys/registration-options', ...sensitive('/api/passkeys/registration-options'), async (c) => {
+  gated(portal, services, '/api/passkeys/registration-options', async (c) => {
     const viewer = c.var.viewer;
     const attempt = sessionAttempt(c);
     if ('refused' in attempt) return refusedJson(c, 400, attempt.refused);
     return options(c, () => c.var.portal.passkeys.registrationStart(attempt, { id: viewer.memberId, email: viewer.email }));
   });
 
-  portal.post('/account/passkeys', ...sensitive('/account/passkeys'), async (c) => {
+  gated(portal, services, '/account/passkeys', async (c) => {
     const viewer = c.var.viewer;
     const fields = await formFields(c);
     const name = passkeyName(fields.name);
@@ -90,7 +90,7 @@ export function registerPasskeyRoutes(portal: Hono<PortalEnv>, services: Service
     return c.redirect('/portal/account/passkeys?done=added', 303);
   });
 
-  portal.post('/account/passkeys/:passkeyId/remove', ...sensitive('/account/passkeys/:passkeyId/remove'), async (c) => {
+  gated(portal, services, '/account/passkeys/:passkeyId/remove', async (c) => {
     const viewer = c.var.viewer;
     const passkeyId = c.req.param('passkeyId');
     const passkey = (await memberPasskeys(services, viewer.memberId)).find((p) => p.id === passkeyId);

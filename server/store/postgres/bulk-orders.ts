@@ -1,4 +1,4 @@
-// Store.createOrder for the orders a group-committed batch holds, in one statement (a Bulk of
+// Store.createOrder for the orders a group-committed batch holds, in one statement (a BulkStatement of
 // group-commit.ts). Alone, an order is three round trips on the batch's one executing
 // connection (its rows; its idempotency key; the savepoint around it), each a statement
 // PostgreSQL parses and plans: under load those waits, not the database's work, set the rate.
@@ -12,7 +12,7 @@ import type pg from 'pg';
 import type { OrderCreated, OrderCreation } from '../../domain/store.ts';
 import type { DeliveryListeners } from '../tx.ts';
 import { formatOrderNumber, idempotencyKeyRow } from '../repos/orders.ts';
-import type { Bulk, Outcome } from './group-commit.ts';
+import type { BulkStatement, Outcome } from './group-commit.ts';
 import type { OrderNumbers } from './order-numbers.ts';
 import { mapping as m, untargetedDeliveryRow } from './rows.ts';
 import { fanOutDeliveryIdSql } from '../fan-out.ts';
@@ -118,7 +118,7 @@ function rowsOf(c: OrderCreation, orderNumber: string) {
 }
 
 /** The orders of a batch as one statement; `listeners` hear of its events and deliveries once committed. */
-export function bulkOrders(numbers: OrderNumbers, listeners: DeliveryListeners): Bulk<OrderCreation, OrderCreated> {
+export function bulkOrders(numbers: OrderNumbers, listeners: DeliveryListeners): BulkStatement<OrderCreation, OrderCreated> {
   let types: Promise<Types> | null = null;
   return {
     async run(client: pg.PoolClient, items: readonly OrderCreation[]): Promise<Outcome<OrderCreated>[]> {

@@ -9,7 +9,7 @@ import { FakeTimers } from '../../delivery/testing.ts';
 import { CallCancelled, OutcomeUnknown } from '../../domain/store-errors.ts';
 import { until } from '../../../testing/until.ts';
 import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
-import { PgGroupCommitter, StoreOverloaded, type Attempt, type GroupCommitOptions, type Bulk } from './group-commit.ts';
+import { PgGroupCommitter, StoreOverloaded, type Attempt, type GroupCommitOptions, type BulkStatement } from './group-commit.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 
 /** Fires the units' whole deadlines (queue wait + transaction, 6 s by default), not a batch's own (4 s). */
@@ -134,7 +134,7 @@ describe('PostgreSQL group commit: callers answered early', () => {
     expect(await rows()).toEqual(['retried']);
   });
   // A bulk statement that fails with the database's own error: nothing of it stands.
-  const failingKind: Bulk<string, string> = {
+  const failingKind: BulkStatement<string, string> = {
     async run(client) {
       await client.query('SELECT 1/0');
       return [];

@@ -7,7 +7,7 @@ import { eventRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts
 import { orderCreation } from '../suite/order-creation-cases.ts';
 import { createOrderIn } from '../create-order.ts';
 import { UniqueViolation } from '../../domain/store.ts';
-import { PgGroupCommitter, type Bulk } from './group-commit.ts';
+import { PgGroupCommitter, type BulkStatement } from './group-commit.ts';
 import { CallCancelled } from '../../domain/store-errors.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
@@ -249,7 +249,7 @@ describe('PostgreSQL group commit', () => {
     let gated = false;
     let inFlight = 0;
     let mostInFlight = 0;
-    const kind: Bulk<string, string> = {
+    const kind: BulkStatement<string, string> = {
       async run(client, ids) {
         inFlight += 1;
         mostInFlight = Math.max(mostInFlight, inFlight);

@@ -12,7 +12,7 @@ import type pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { withoutDeadline } from './deadlines.ts';
 import { compatRecords, loadMigrationFiles, newerMigrations, newerSchemaMessage, type AppliedMigration, type Migration } from '../migrations.ts';
-import { INSTANCE_TTL_MS, olderLiveInstances, type InstanceRow } from './instances.ts';
+import { INSTANCE_TTL_MS, holdOlderInstances, olderLiveInstances, type InstanceRow } from './instances.ts';
 
 export type { Migration };
 
@@ -58,8 +58,9 @@ export interface MigrateOptions {
    */
   mode?: 'start' | 'contract';
   log?: Logger;
+  /** Stamps schema_migrations.applied_at; liveness is judged on the database's clock (instances.ts). */
   now?: () => number;
-  /** A heartbeat older than this is a dead instance's. */
+  /** A heartbeat older than this, on the database's clock, is a dead instance's. */
   ttlMs?: number;
 }
 
@@ -108,19 +109,14 @@ async function applyMissing(client: pg.PoolClient, migrations: readonly Migratio
     const outcome: MigrationOutcome = { applied: [], deferred: null, newer };
     for (const m of migrations) {
       if (done.has(m.version)) continue;
-      if (m.compat === 'contract') {
-        // Under the lock: an instance registers holding it shared (instances.ts), so none can
-        // start between this look and the migration's commit.
-        const older = await olderLiveInstances(client, m.version, now(), opts.ttlMs ?? INSTANCE_TTL_MS);
-        if (older.length > 0) {
-          const who = older.map((i) => `${i.id} (${i.host} pid ${i.pid}, code knows up to ${i.codeVersion})`).join(', ');
-          if (opts.mode === 'contract') throw new Error(`contract migration ${m.name} would break instances still running older code: ${who}; upgrade or stop them first`);
-          log.warn({ migration: m.name, olderInstances: older.map((i) => i.id) }, `contract migration ${m.name} waits: instances running older code are alive (${who}); run \`npm run admin -- migrate --contract\` once every instance is upgraded`);
-          outcome.deferred = { migration: m.name, olderInstances: older };
-          break;
-        }
+      const older = await applyOne(client, m, migrations, now(), opts.ttlMs ?? INSTANCE_TTL_MS);
+      if (older.length > 0) {
+        const who = older.map((i) => `${i.id} (${i.host} pid ${i.pid}, code knows up to ${i.codeVersion})`).join(', ');
+        if (opts.mode === 'contract') throw new Error(`contract migration ${m.name} would break instances still running older code: ${who}; upgrade or stop them first`);
+        log.warn({ migration: m.name, olderInstances: older.map((i) => i.id) }, `contract migration ${m.name} waits: instances running older code are alive (${who}); run \`npm run admin -- migrate --contract\` once every instance is upgraded`);
+        outcome.deferred = { migration: m.name, olderInstances: older };
+        break;
       }
-      await applyOne(client, m, migrations, now());
       outcome.applied.push(m.version);
     }
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
@@ -130,13 +126,29 @@ async function applyMissing(client: pg.PoolClient, migrations: readonly Migratio
   }
 }
 
-async function applyOne(client: pg.PoolClient, m: Migration, migrations: readonly Migration[], at: number): Promise<void> {
+/**
+ * Applies `m` in its own transaction. A contract migration only when no instance whose code
+ * predates it is alive: those are returned instead, nothing applied. Their rows are held until
+ * the commit (holdOlderInstances): a beat either committed before the look, or waits and then
+ * sees the migration. Under the migration lock an instance cannot register meanwhile either
+ * (it holds the lock shared while it does).
+ */
+async function applyOne(client: pg.PoolClient, m: Migration, migrations: readonly Migration[], at: number, ttlMs: number): Promise<InstanceRow[]> {
   try {
     await client.query('BEGIN');
+    if (m.compat === 'contract') {
+      await holdOlderInstances(client, m.version);
+      const older = await olderLiveInstances(client, m.version, ttlMs);
+      if (older.length > 0) {
+        await client.query('ROLLBACK');
+        return older;
+      }
+    }
     await client.query(m.sql);
     await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [m.version, at]);
     await recordCompat(client, migrations);
     await client.query('COMMIT');
+    return [];
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw new Error(`migration ${m.name} failed: ${(err as Error).message}`, { cause: err });

@@ -28,7 +28,7 @@ import { Conn, mapError, typeParsers } from './db.ts';
 import { DEFAULT_DEADLINES, deadlineClient, queryDeadlineMs, sessionSettings, type OnClientError, type PgDeadlines } from './deadlines.ts';
 import { allClients, assertPgInternals, destroyConnection, idleClients } from './pg-internals.ts';
 import { realTimers, type Timers } from '../../timers.ts';
-import { PgGroupCommitter, type Attempt, type Bulk } from './group-commit.ts';
+import { PgGroupCommitter, type Attempt, type BulkStatement } from './group-commit.ts';
 import { bulkOrders } from './bulk-orders.ts';
 import { assertKnownSchema, migrate } from './migrate.ts';
 import * as queue from './queue.ts';
@@ -128,7 +128,7 @@ export class PostgresStore implements Store {
   /** Runs the transactions of this instance in group-committed batches. */
   readonly committer: PgGroupCommitter;
   /** How a batch writes the new orders it holds (createOrder). */
-  private readonly orders: Bulk<OrderCreation, OrderCreated>;
+  private readonly orders: BulkStatement<OrderCreation, OrderCreated>;
   private closed = false;
   /** Counts for connectionStats(); `destroyed` is moved by every pool's clients. */
   readonly counts: StoreCounts = { destroyed: 0, refused: 0, clientErrors: 0 };

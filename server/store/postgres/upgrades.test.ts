@@ -10,7 +10,7 @@ import { migrateCommand } from '../../admin/upgrade.ts';
 import { FakeTimers } from '../../delivery/testing.ts';
 import type { Migration } from '../migrations.ts';
 import { heartbeatPool, registerInstance } from './heartbeat.ts';
-import { HEARTBEAT_MS, INSTANCE_TTL_MS, liveInstances } from './instances.ts';
+import { BEAT_RETRY_MS, DB_NOW_MS, HEARTBEAT_MS, INSTANCE_TTL_MS, LEASE_MS, liveInstances } from './instances.ts';
 import { MIGRATION_LOCK, assertKnownSchema, loadMigrations, migrate, migrateSchema } from './migrate.ts';
 import { until } from '../../../testing/until.ts';
 import { openPostgresStore } from './store.ts';
@@ -40,9 +40,12 @@ describe('rolling upgrades on PostgreSQL', () => {
     return pool;
   };
   const urlOf = (pool: pg.Pool): string => (pool.options as { connectionString: string }).connectionString;
-  /** An instance row as a server's heartbeat writes it. */
-  const instanceRow = (pool: pg.Pool, id: string, codeVersion: number, heartbeatAt: number) =>
-    pool.query("INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) VALUES ($1, $2, 'test', 'host-a', 1, $3, $3)", [id, codeVersion, heartbeatAt]);
+  /** An instance row as a server's heartbeat writes it, beating now (the database's clock). */
+  const instanceRow = (pool: pg.Pool, id: string, codeVersion: number) =>
+    pool.query(`INSERT INTO instances (id, code_version, release, host, pid, started_at, heartbeat_at) SELECT $1, $2, 'test', 'host-a', 1, t.ms, t.ms FROM (SELECT ${DB_NOW_MS} AS ms) t`, [id, codeVersion]);
+  /** Every instance's last beat `ms` further in the past, as if that long went by on the database's clock without one. */
+  const age = (pool: pg.Pool, ms: number) => pool.query('UPDATE instances SET heartbeat_at = heartbeat_at - $1', [ms]);
+  const heartbeats = async (pool: pg.Pool): Promise<number[]> => (await pool.query<{ at: string }>('SELECT heartbeat_at AS at FROM instances ORDER BY id')).rows.map((r) => Number(r.at));
 
   afterEach(async () => {
     await Promise.all(pools.splice(0).map((p) => p.end().catch(() => undefined)));
@@ -89,8 +92,8 @@ describe('rolling upgrades on PostgreSQL', () => {
     await migrate(pool);
     const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
     const all = [...MIGRATIONS, contract];
-    await instanceRow(pool, 'old-instance', MIGRATIONS.length, T0);
-    await instanceRow(pool, 'new-instance', NEXT, T0);
+    await instanceRow(pool, 'old-instance', MIGRATIONS.length);
+    await instanceRow(pool, 'new-instance', NEXT);
     const { log, lines } = capture();
     const held = await migrateSchema(pool, all, { now: () => T0 + 1_000, log });
     expect(held.applied).toEqual([]);
@@ -99,14 +102,14 @@ describe('rolling upgrades on PostgreSQL', () => {
     expect(lines.map((l) => l.msg)).toEqual([expect.stringMatching(/contract migration .*drop_orders_review_reason.* waits: .*old-instance.*migrate --contract/)]);
     await expect(migrateSchema(pool, all, { mode: 'contract', now: () => T0 + 1_000, log })).rejects.toThrow(/contract migration .*drop_orders_review_reason.* would break .*old-instance/);
 
-    // The admin command (on the real clock) says the same while the old instance beats.
-    await pool.query("UPDATE instances SET heartbeat_at = $1 WHERE id = 'old-instance'", [Date.now()]);
+    // The admin command says the same.
     const config = loadConfig({ DATABASE_URL: urlOf(pool), SECRETS_KEY: Buffer.alloc(32, 1).toString('base64url'), NODE_ENV: 'test' });
     await expect(migrateCommand(config, true, all)).rejects.toThrow(/would break instances still running older code: old-instance/);
     expect((await pool.query('SELECT count(*)::int AS n FROM schema_migrations WHERE version = $1', [NEXT])).rows[0]).toEqual({ n: 0 });
 
     // Once its heartbeat is older than the TTL it is dead: the migration goes in.
-    const done = await migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() + INSTANCE_TTL_MS + 1, log });
+    await age(pool, INSTANCE_TTL_MS);
+    const done = await migrateSchema(pool, all, { mode: 'contract', now: () => T0 + 2_000, log });
     expect(done).toMatchObject({ applied: [NEXT], deferred: null });
   });
 
@@ -114,24 +117,143 @@ describe('rolling upgrades on PostgreSQL', () => {
     const pool = await database();
     await migrate(pool);
     const timers = new FakeTimers();
-    let now = T0;
     const own = heartbeatPool(urlOf(pool));
-    const hb = await registerInstance({ pool: own, log: pino({ level: 'silent' }), timers, now: () => now, id: 'instance-a', release: 'r1' });
-    expect((await liveInstances(pool, now)).map((i) => [i.id, i.codeVersion, i.heartbeatAt])).toEqual([['instance-a', MIGRATIONS.length, T0]]);
+    const hb = await registerInstance({ pool: own, log: pino({ level: 'silent' }), timers, id: 'instance-a', release: 'r1' });
+    expect((await liveInstances(pool)).map((i) => [i.id, i.codeVersion])).toEqual([['instance-a', MIGRATIONS.length]]);
     expect(timers.delays()).toEqual([HEARTBEAT_MS]);
 
-    now = T0 + HEARTBEAT_MS;
+    await age(pool, HEARTBEAT_MS);
+    const [before] = await heartbeats(pool);
     timers.fireAll();
-    // The next beat is set once this one is written.
+    // The next beat is set once this one is written, on the database's clock.
     await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
-    expect((await liveInstances(pool, now)).map((i) => i.heartbeatAt)).toEqual([T0 + HEARTBEAT_MS]);
+    expect((await heartbeats(pool))[0]).toBeGreaterThanOrEqual(before! + HEARTBEAT_MS);
     // Without another beat it is dead after the TTL.
-    expect(await liveInstances(pool, T0 + HEARTBEAT_MS + INSTANCE_TTL_MS - 1)).toHaveLength(1);
-    expect(await liveInstances(pool, T0 + HEARTBEAT_MS + INSTANCE_TTL_MS)).toEqual([]);
+    await age(pool, INSTANCE_TTL_MS - 5_000);
+    expect(await liveInstances(pool)).toHaveLength(1);
+    await age(pool, 5_000);
+    expect(await liveInstances(pool)).toEqual([]);
 
     await hb.stop();
     expect(timers.delays()).toEqual([]);
     expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+  });
+
+  it('judges liveness by the database clock: host clocks an hour apart neither kill a live instance nor keep a dead one alive', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const all = [...MIGRATIONS, later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason')];
+    const HOUR = 60 * 60 * 1000;
+    // A live instance whose host clock runs an hour behind the migrator's.
+    const behind = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers: new FakeTimers(), now: () => Date.now() - HOUR, id: 'behind', release: 'r1' });
+    await expect(migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() + HOUR, log: pino({ level: 'silent' }) })).rejects.toThrow(/would break .*behind/);
+    await behind.stop();
+    // A dead instance (it stopped beating, its row left) whose host clock ran an hour ahead:
+    // dead once the window has passed on the database's clock (a short window here).
+    const ahead = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers: new FakeTimers(), now: () => Date.now() + HOUR, id: 'ahead', release: 'r1' });
+    await until(async () => (await liveInstances(pool, 200)).length === 0, 'the instance that stopped beating dead after 200 ms on the database clock');
+    await expect(migrateSchema(pool, all, { mode: 'contract', now: () => Date.now() - HOUR, ttlMs: 200, log: pino({ level: 'silent' }) })).resolves.toMatchObject({ applied: [NEXT] });
+    await ahead.stop();
+  });
+
+  it('serves while its last confirmed beat was sent less than LEASE_MS ago on its own clock, and again once a beat (beatNow too) is confirmed', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    let host = T0;
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers, now: () => host, id: 'instance-a', release: 'r1' });
+    host = T0 + LEASE_MS - 1;
+    expect(hb.notServing()).toBeNull();
+    // Its beats late (a long pause, or the database out of reach): the others may soon count it dead.
+    host = T0 + LEASE_MS;
+    expect(hb.notServing()).toBe('no heartbeat confirmed for 20 s: other instances may count this one dead, and a contract migration may have run');
+    // Beating at once (a process continued after a stop) confirms it without waiting for the
+    // timer, which is set again from this beat; the lease runs from when the beat was sent.
+    hb.beatNow();
+    await expect.poll(() => hb.notServing()).toBeNull();
+    await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
+    host = T0 + 2 * LEASE_MS - 1;
+    expect(hb.notServing()).toBeNull();
+    host = T0 + 2 * LEASE_MS;
+    expect(hb.notServing()).not.toBeNull();
+    await hb.stop();
+  });
+
+  it('an instance paused past the window that resumes after a contract migration ran does not beat again: it is told to stop, naming the migration', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    let host = T0;
+    const refusals: string[] = [];
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers, now: () => host, id: 'paused', release: 'r1', onSchemaRefused: (err) => refusals.push(err.message) });
+    expect(hb.notServing()).toBeNull();
+    // Paused: its beats stop (its timer does not fire) for longer than the window, on both clocks.
+    await age(pool, INSTANCE_TTL_MS);
+    host += INSTANCE_TTL_MS;
+    const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
+    await expect(migrateSchema(pool, [...MIGRATIONS, contract], { mode: 'contract', log: pino({ level: 'silent' }) })).resolves.toMatchObject({ applied: [NEXT] });
+    // It resumes: before any beat it knows it may be counted dead, and does not serve.
+    expect(hb.notServing()).toMatch(/no heartbeat confirmed for 30 s/);
+    // Its next beat finds the migration, writes nothing and sets no further beat.
+    timers.fireAll();
+    await expect.poll(() => refusals).toEqual([expect.stringMatching(/migration 00\d\d_drop_orders_review_reason that this code does not know .*a contract migration.*stopping/)]);
+    expect(hb.notServing()).toBe(refusals[0]);
+    expect(timers.delays()).toEqual([]);
+    expect(await liveInstances(pool)).toEqual([]);
+    await hb.stop();
+    expect((await pool.query('SELECT count(*)::int AS n FROM instances')).rows[0]).toEqual({ n: 0 });
+  });
+
+  it('a beat at the moment a contract migration commits: the migration holds the rows it judged, and the beat then sees it', async () => {
+    const pool = await database();
+    await migrate(pool);
+    const timers = new FakeTimers();
+    const refusals: string[] = [];
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log: pino({ level: 'silent' }), timers, id: 'late', release: 'r1', onSchemaRefused: (err) => refusals.push(err.message) });
+    await age(pool, INSTANCE_TTL_MS);
+    // The migration's transaction (as migrateSchema runs it) has judged the row and holds it.
+    const migrator = await pool.connect();
+    try {
+      await migrator.query('BEGIN');
+      await migrator.query('SELECT id FROM instances WHERE code_version < $1 FOR UPDATE', [NEXT]);
+      await migrator.query('ALTER TABLE orders DROP COLUMN review_reason');
+      await migrator.query("INSERT INTO schema_migrations (version, applied_at, name, compat) VALUES ($1, $2, $3, 'contract')", [NEXT, T0, `${String(NEXT).padStart(4, '0')}_drop_orders_review_reason`]);
+      timers.fireAll();
+      await until(
+        async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'payments-service:heartbeat' AND wait_event_type = 'Lock'")).rowCount === 1,
+        'the beat waiting for the row the migration holds',
+      );
+      await migrator.query('COMMIT');
+    } finally {
+      migrator.release();
+    }
+    await expect.poll(() => refusals).toEqual([expect.stringMatching(/drop_orders_review_reason .*a contract migration/)]);
+    expect(await liveInstances(pool)).toEqual([]);
+    await hb.stop();
+  });
+
+  it('a contract migration at the moment an older instance beats: it waits for the beat, then counts the instance alive', async () => {
+    const pool = await database();
+    await migrate(pool);
+    await instanceRow(pool, 'old-instance', MIGRATIONS.length);
+    await age(pool, INSTANCE_TTL_MS);
+    // The old instance's beat, in its transaction, not committed yet.
+    const beating = await pool.connect();
+    try {
+      await beating.query('BEGIN');
+      await beating.query(`UPDATE instances SET heartbeat_at = ${DB_NOW_MS} WHERE id = 'old-instance'`);
+      const contract = later('contract', 'drop_orders_review_reason', 'ALTER TABLE orders DROP COLUMN review_reason');
+      const outcome = migrateSchema(pool, [...MIGRATIONS, contract], { mode: 'contract', log: pino({ level: 'silent' }) }).then(
+        () => 'applied',
+        (err: Error) => err.message,
+      );
+      await until(async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'")).rowCount === 1, 'the migration waiting for the beat');
+      await beating.query('COMMIT');
+      expect(await outcome).toMatch(/would break .*old-instance/);
+    } finally {
+      beating.release();
+    }
+    expect((await pool.query('SELECT count(*)::int AS n FROM schema_migrations WHERE version = $1', [NEXT])).rows[0]).toEqual({ n: 0 });
   });
 
   it('refuses to register on a schema with a newer contract migration', async () => {
@@ -174,24 +296,26 @@ describe('rolling upgrades on PostgreSQL', () => {
     }
   });
 
-  it('a beat that fails is logged once and tried again on the next tick, which writes it', async () => {
+  it('a beat that fails is logged once and tried again after BEAT_RETRY_MS until one writes it, then every HEARTBEAT_MS', async () => {
     const pool = await database();
     await migrate(pool);
     const timers = new FakeTimers();
-    let now = T0;
     const { log, lines } = capture();
-    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log, timers, now: () => now, id: 'instance-a', release: 'r1' });
+    const hb = await registerInstance({ pool: heartbeatPool(urlOf(pool)), log, timers, id: 'instance-a', release: 'r1' });
+    // Dead to the others by the time the beats come back.
+    await age(pool, INSTANCE_TTL_MS);
     // The table out of reach (as a database refusing writes would be): the beats fail.
     await pool.query('ALTER TABLE instances RENAME TO instances_away');
-    for (const step of [1, 2]) {
-      now = T0 + step * HEARTBEAT_MS;
+    for (let step = 1; step <= 2; step++) {
       timers.fireAll();
-      await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
+      // Sooner than the next tick: a lapsed lease (503s) lasts no longer than the outage.
+      await expect.poll(() => timers.delays()).toEqual([BEAT_RETRY_MS]);
     }
     await pool.query('ALTER TABLE instances_away RENAME TO instances');
-    now = T0 + 3 * HEARTBEAT_MS;
+    expect(await liveInstances(pool)).toEqual([]);
     timers.fireAll();
-    await expect.poll(async () => (await liveInstances(pool, now)).map((i) => i.heartbeatAt)).toEqual([T0 + 3 * HEARTBEAT_MS]);
+    await expect.poll(async () => (await liveInstances(pool)).map((i) => i.id)).toEqual(['instance-a']);
+    await expect.poll(() => timers.delays()).toEqual([HEARTBEAT_MS]);
     await expect.poll(() => lines.map((l) => l.msg).filter((m) => m.startsWith('heartbeat'))).toEqual(['heartbeat not written', 'heartbeat written again']);
     await hb.stop();
   });

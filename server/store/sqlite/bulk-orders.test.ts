@@ -122,8 +122,8 @@ describe('SQLite bulk orders', () => {
 
   describe('an error that ends the whole transaction (an I/O error) in a batch of orders', () => {
     /** Six orders with an endpoint, submitted together, on a store whose order inserts fail `faults` times; what their callers heard. */
-    async function batchOfSix(faults: number) {
-      const { store, faults: armed } = await transactionEndingStore(/^INSERT INTO orders/);
+    async function batchOfSix(faults: number, code?: 'SQLITE_IOERR' | 'SQLITE_NOMEM') {
+      const { store, faults: armed } = await transactionEndingStore(/^INSERT INTO orders/, code);
       const { env } = await seedEnvironment(store);
       await store.transaction((tx) => tx.endpoints.insert(endpointRecord(env)));
       const heard = { events: 0, ready: 0 };
@@ -146,6 +146,16 @@ describe('SQLite bulk orders', () => {
         const again = await Promise.all(creations.map((c) => store.createOrder(c)));
         expect(again.map((r) => (r.created ? r.order.orderNumber : null))).toEqual(creations.map((_, i) => `ORD-${String(i + 1).padStart(6, '0')}`));
         expect(await storedCounts(store, creations)).toEqual({ orders: 6, events: 6, deliveries: 6 });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('an out-of-memory: every caller is answered store-unavailable (503, not a 500) and nothing is stored', async () => {
+      const { store, creations, settled } = await batchOfSix(1, 'SQLITE_NOMEM');
+      try {
+        expect(settled.map((s) => s.status === 'rejected' && (s.reason as { code?: string }).code === 'SQLITE_NOMEM' && isStoreUnavailable(s.reason))).toEqual(Array(6).fill(true));
+        expect(await storedCounts(store, creations)).toEqual({ orders: 0, events: 0, deliveries: 0 });
       } finally {
         await store.close();
       }

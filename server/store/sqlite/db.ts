@@ -36,9 +36,14 @@ export function mapError(err: unknown): unknown {
 export class Db {
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(readonly raw: Database.Database) {}
+  /** `guard`: called before every statement; throws when none may run now (the writer's: group-commit.ts). */
+  constructor(
+    readonly raw: Database.Database,
+    private readonly guard: () => void = () => undefined,
+  ) {}
 
   statement(sql: string): Database.Statement {
+    this.guard();
     let s = this.statements.get(sql);
     if (s === undefined) {
       s = this.raw.prepare(sql);

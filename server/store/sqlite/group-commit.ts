@@ -33,7 +33,8 @@
 // SAVEPOINT outside a transaction begins one of its own, which its RELEASE commits, without
 // the sync and under an error answer. The unit (or the bulk call's units) and every unit the
 // batch ran before are answered with that error; the units it had not started are queued
-// again, at the head, for the next batch.
+// again, at the head, for the next batch. A unit that swallows the error and writes on is
+// refused too (assertInTransaction, which the store's connection calls before each statement).
 import type Database from 'better-sqlite3';
 import { CallCancelled } from '../../domain/store-errors.ts';
 import type { ObservedUnit, UnitObserver } from '../../domain/unit-observer.ts';
@@ -94,7 +95,7 @@ class Control {
 
   /** Opens a unit's savepoint in the batch's transaction; throws when that has ended (a SAVEPOINT would begin another). */
   openUnit(): void {
-    if (!this.raw.inTransaction) throw new Error("the batch's transaction has ended");
+    if (!this.raw.inTransaction) throw new TransactionEnded();
     this.savepoint.run();
   }
 
@@ -112,6 +113,13 @@ class Control {
     } catch {
       return err;
     }
+  }
+}
+
+/** A statement or savepoint refused: SQLite ended the batch's transaction, and outside one it would commit on its own. */
+export class TransactionEnded extends Error {
+  constructor() {
+    super("the batch's transaction has ended (SQLite rolled it back after an error)");
   }
 }
 
@@ -134,6 +142,8 @@ export class GroupCommitter {
   /** Hears each unit's wait and commit (tracing: observability/tracing/); null, nothing is called. */
   observer: UnitObserver | null = null;
   private readonly control: Control;
+  /** Between the batch's BEGIN and its COMMIT or ROLLBACK: every statement on the connection belongs in its transaction. */
+  private inBatch = false;
 
   constructor(
     private readonly raw: Database.Database,
@@ -174,6 +184,14 @@ export class GroupCommitter {
     return this.syncing ?? Promise.resolve();
   }
 
+  /**
+   * Throws TransactionEnded while a batch is open but SQLite has ended its transaction (an
+   * I/O error, an out-of-memory): what runs then would run, and commit, on its own.
+   */
+  assertInTransaction(): void {
+    if (this.inBatch && !this.raw.inTransaction) throw new TransactionEnded();
+  }
+
   /** Resolves once everything queued so far has settled. */
   async idle(): Promise<void> {
     while (this.draining) await this.draining;
@@ -211,6 +229,7 @@ export class GroupCommitter {
         head.reject(err);
         continue;
       }
+      this.inBatch = true;
       await this.batch(this.take());
     }
   }
@@ -323,6 +342,7 @@ export class GroupCommitter {
       }
     }
     if (fatal !== null && this.raw.inTransaction) this.control.rollback.run();
+    this.inBatch = false;
     if (fatal === null && done.some((d) => d.ok && d.job.durable)) {
       try {
         // Set in the same tick as COMMIT: no reader can run in between.

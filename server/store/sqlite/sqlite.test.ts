@@ -7,6 +7,7 @@ import { describeStoreSuite } from '../suite/store-suite.ts';
 import { T0, attempt, deliveryRecord, endpointRecord, eventRecord, paymentRecord, payoutRecord, seedEnvironment } from '../suite/fixtures.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openSqliteStore, type SqliteStore } from './store.ts';
+import { transactionEndingStore } from './testing.ts';
 import { until } from '../../../testing/until.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-sqlite-'));
@@ -190,5 +191,27 @@ describe('SQLite store', () => {
     await store.migrate();
     const { env } = await seedEnvironment(store);
     expect(await store.transaction((tx) => tx.orders.nextOrderNumber(env.id))).toBe('ORD-000001');
+  });
+
+  it('refuses the writes of a transaction that goes on after SQLite ended its batch\'s transaction: nothing commits on its own, and its caller hears the error', async () => {
+    const { store, faults } = await transactionEndingStore(/^INSERT INTO events/);
+    try {
+      const { env } = await seedEnvironment(store);
+      const endpoint = endpointRecord(env);
+      faults.left = 1;
+      const swallowed: unknown[] = [];
+      const answer = store.transaction(async (tx) => {
+        await tx.events.insert(eventRecord(env)).catch((err: unknown) => swallowed.push(err)); // a body that swallows the I/O error
+        await tx.endpoints.insert(endpoint); // would run outside any transaction: committed at once
+      });
+      await expect(answer).rejects.toThrow("the batch's transaction has ended");
+      expect(swallowed.map((e) => (e as { code?: string }).code)).toEqual(['SQLITE_IOERR']);
+      expect(await store.read((tx) => tx.endpoints.get(env.id, endpoint.id))).toBeNull();
+      // The next transaction runs in a batch of its own, as usual.
+      await store.transaction((tx) => tx.endpoints.insert(endpoint));
+      expect(await store.read((tx) => tx.endpoints.get(env.id, endpoint.id))).not.toBeNull();
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -63,7 +63,8 @@ export class SqliteStore implements Store {
    * `sync`: the log sync after each commit (see openSqliteStore); absent in memory.
    */
   constructor(raw: Database.Database, reader: Database.Database | null = null, sync?: WalSync, guardNesting = true) {
-    this.db = new Db(raw);
+    // A statement of a unit that went on after SQLite ended its batch's transaction is refused.
+    this.db = new Db(raw, () => this.committer.assertInTransaction());
     this.nesting = nestingGuard(guardNesting);
     this.reader = reader;
     this.reads = reader ? view(new Db(reader)) : null;

@@ -32,10 +32,10 @@ export const writeHeads = (statements: readonly string[]): string[] =>
 
 /**
  * A migrated in-memory store whose writes matching `pattern` fail while `faults.left > 0` (each
- * costs one) as SQLite fails some I/O errors: the whole transaction rolled back, then
- * SQLITE_IOERR. `faults.left = Infinity`: a fault that persists. Close it after the test.
+ * costs one) as SQLite fails some I/O errors and out-of-memories: the whole transaction rolled
+ * back, then `code`. `faults.left = Infinity`: a fault that persists. Close it after the test.
  */
-export async function transactionEndingStore(pattern: RegExp): Promise<{ store: SqliteStore; faults: { left: number } }> {
+export async function transactionEndingStore(pattern: RegExp, code: 'SQLITE_IOERR' | 'SQLITE_NOMEM' = 'SQLITE_IOERR'): Promise<{ store: SqliteStore; faults: { left: number } }> {
   const raw = new Database(':memory:');
   raw.pragma('foreign_keys = ON');
   const faults = { left: 0 };
@@ -48,7 +48,7 @@ export async function transactionEndingStore(pattern: RegExp): Promise<{ store: 
       if (faults.left <= 0) return run(...params);
       faults.left -= 1;
       prepare('ROLLBACK').run();
-      throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
+      throw new Database.SqliteError(code === 'SQLITE_IOERR' ? 'disk I/O error' : 'out of memory', code);
     };
     return statement;
   };

@@ -1,10 +1,13 @@
-// Sliding-window counters of the portal's proofs. Failed proofs are counted per key: anonymous
-// passkey sign-ins per client address (TRUST_PROXY says how that is read), the proofs of a
-// signed-in member (a passkey or the member token at re-verification, a new passkey) per member,
-// so no anonymous client can lock a member out. Past the limit the portal refuses to try again
-// until the oldest failure leaves the window. The same counter limits how many ceremony options
-// one address may ask for. Keys whose window has passed are forgotten, so the map holds only
-// the keys of the last window.
+// Sliding-window counters of events per key: past a key's limit within its window the portal
+// refuses until the oldest event leaves the window. It counts what its owner records, under two
+// names in the portal (passkeys/flows.ts):
+// - `failures`: failed proofs. Anonymous passkey sign-ins per client address (an IPv6
+//   address's /64; TRUST_PROXY says how it is read), the proofs of a signed-in member (a passkey
+//   or the member token at re-verification, a new passkey) per member, so no anonymous client
+//   can lock a member out.
+// - `options`: every ceremony options request (a challenge each) per address, successful or not:
+//   a rate, not a count of failures.
+// Keys whose window has passed are forgotten, so the map holds only the keys of the last window.
 import type { Clock } from '../../domain/clock.ts';
 
 export const FAILURE_WINDOW_MS = 15 * 60_000;
@@ -20,7 +23,7 @@ const FAILURES: Limits = {
   address: { limit: FAILURE_LIMITS.address, windowMs: FAILURE_WINDOW_MS },
 };
 
-export class FailureLimiter {
+export class WindowLimiter {
   private readonly events = new Map<string, number[]>();
   private readonly longestWindowMs: number;
   private lastSweep: number;
@@ -46,7 +49,8 @@ export class FailureLimiter {
     return wait;
   }
 
-  fail(keys: readonly { kind: string; id: string }[]): void {
+  /** One event for each key (a failure, or an options request: whatever this limiter counts). */
+  record(keys: readonly { kind: string; id: string }[]): void {
     const now = this.clock.now();
     this.sweep(now);
     for (const key of keys) this.events.set(name(key), [...this.recent(key, now), now]);
