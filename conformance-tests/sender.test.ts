@@ -66,7 +66,7 @@ describe('payments-conformance sender against the bundled server', () => {
     expect(idsWith(run.report, 'failed'), run.output).toEqual([]);
     expect(idsWith(run.report, 'skipped'), run.output).toEqual([]);
     expect(idsWith(run.report, 'passed')).toEqual(
-      expect.arrayContaining(['sender.timeout.10s', 'sender.timeout.fresh-timestamp', 'sender.attempts.at-most-ten', 'sender.redirect.not-followed', 'sender.rotation.new-secret', 'sender.rotation.callback-secret']),
+      expect.arrayContaining(['sender.timeout.10s', 'sender.timeout.fresh-timestamp', 'sender.attempts.at-most-ten', 'sender.redirect.not-followed', 'sender.rotation.new-secret', 'sender.rotation.callback-secret', 'sender.fan-out.by-type', 'sender.fan-out.own-secret', 'sender.fan-out.disabled-beside', 'sender.fan-out.version-per-endpoint']),
     );
     expect(run.exitCode).toBe(0);
   });

@@ -30,6 +30,11 @@ export const WEBHOOK_URL_MAX_LENGTH = 2048;
 export const STREAM_CURSOR_MAX_LENGTH = 200;
 /** Deliveries one recovery request queues at most (`DeliveryRecovery.recovered.maximum`), and the time between their due times (`x-spacing-ms`). */
 export const RECOVERY = { max: 1000, spacingMs: 50 } as const;
+/** Active webhook endpoints an environment may have (`WebhookEndpointList.x-max-active`). */
+export const MAX_ACTIVE_ENDPOINTS = 16;
+/** The event types an endpoint can subscribe to: the AsyncAPI messages with `x-routable: true`, by `name`. */
+export const ROUTABLE_EVENT_TYPES = ["order.created", "order.paid", "order.payment_review_required"] as const;
+export type RoutableEventType = (typeof ROUTABLE_EVENT_TYPES)[number];
 
 /** How long events, deliveries and attempts (per environment) and Idempotency-Keys are kept (orders `info.x-retention`). */
 export const RETENTION = { activityDays: { live: 30, test: 7 }, idempotencyKeyHours: 72 } as const;

@@ -130,6 +130,19 @@ function numberAt(value: unknown, what: string): number {
   return value;
 }
 
+/** The `name` of every AsyncAPI message marked `x-routable: true`, in document order. */
+async function routableEventTypes(): Promise<string[]> {
+  const raw = parseYaml(await readFile(ASYNCAPI_DOC, 'utf8')) as Yaml;
+  const names: string[] = [];
+  for (const [key, m] of Object.entries(asObject(asObject(raw.components).messages))) {
+    const message = asObject(m);
+    if (typeof message['x-routable'] !== 'boolean') throw new Error(`${rel(ASYNCAPI_DOC)}: message ${key} needs x-routable (true or false)`);
+    if (message['x-routable'] && typeof message.name === 'string') names.push(message.name);
+  }
+  if (names.length === 0) throw new Error(`${rel(ASYNCAPI_DOC)}: no message has x-routable: true`);
+  return names;
+}
+
 /** Values from spec/ that the code needs at run time and openapi-typescript does not emit. */
 async function vocabulary(): Promise<string> {
   const docs = await Promise.all(OPENAPI_DOCS.map(async (d) => ({ ...d, raw: parseYaml(await readFile(d.file, 'utf8')) as Yaml })));
@@ -167,6 +180,8 @@ async function vocabulary(): Promise<string> {
   const recovery = schemaIn(management.raw, 'DeliveryRecovery', rel(management.file));
   const recoveryMax = numberAt(asObject(asObject(recovery.properties).recovered).maximum, 'DeliveryRecovery.recovered.maximum');
   const recoverySpacing = numberAt(recovery['x-spacing-ms'], 'DeliveryRecovery.x-spacing-ms');
+  const maxActive = numberAt(schemaIn(management.raw, 'WebhookEndpointList', rel(management.file))['x-max-active'], 'WebhookEndpointList.x-max-active');
+  const routable = await routableEventTypes();
   const orders = docs.find((d) => d.name === 'orders');
   if (!orders) throw new Error('the orders document is missing');
   const cursorMax = numberAt(schemaIn(orders.raw, 'StreamCursor', rel(orders.file)).maxLength, 'StreamCursor.maxLength');
@@ -201,6 +216,11 @@ async function vocabulary(): Promise<string> {
     `export const STREAM_CURSOR_MAX_LENGTH = ${cursorMax};\n` +
     `/** Deliveries one recovery request queues at most (\`DeliveryRecovery.recovered.maximum\`), and the time between their due times (\`x-spacing-ms\`). */\n` +
     `export const RECOVERY = { max: ${recoveryMax}, spacingMs: ${recoverySpacing} } as const;\n` +
+    `/** Active webhook endpoints an environment may have (\`WebhookEndpointList.x-max-active\`). */\n` +
+    `export const MAX_ACTIVE_ENDPOINTS = ${maxActive};\n` +
+    `/** The event types an endpoint can subscribe to: the AsyncAPI messages with \`x-routable: true\`, by \`name\`. */\n` +
+    `export const ROUTABLE_EVENT_TYPES = ${list(routable)} as const;\n` +
+    `export type RoutableEventType = (typeof ROUTABLE_EVENT_TYPES)[number];\n` +
     `\n/** How long events, deliveries and attempts (per environment) and Idempotency-Keys are kept (orders \`info.x-retention\`). */\n` +
     `export const RETENTION = ${retentionOf} as const;\n`
   );

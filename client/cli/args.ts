@@ -2,9 +2,11 @@
 // environment variables that stand in for the credentials (so the secret need not be typed
 // where the shell history keeps it).
 import { parseArgs } from 'node:util';
+import { ROUTABLE_EVENT_TYPES } from '../../generated/vocabulary.ts';
 import { defaultStatePath } from './state.ts';
 
-export const TRIGGER_EVENTS = ['order.created', 'order.paid', 'order.payment_review_required', 'webhook.test'] as const;
+/** The event types an endpoint can subscribe to (the contract's routable messages), and webhook.test. */
+export const TRIGGER_EVENTS = [...ROUTABLE_EVENT_TYPES, 'webhook.test'] as const;
 export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
 
 export interface Connection {

@@ -45,6 +45,8 @@ const NOT_YET: Readonly<Record<string, readonly ContractRuleId[]>> = {
     'createWebhookEndpoint#problem-destination-not-allowed',
     'updateWebhookEndpoint#problem-destination-not-allowed',
   ],
+  'not yet judged: issue 68 (a URL edit to the URL of another active endpoint)': ['updateWebhookEndpoint#problem-endpoint-exists'],
+  'not yet judged: issue 68 (the activity of one endpoint, endpointId)': ['listDeliveries#endpoint-filter'],
   'not yet judged: issue 67 (a key that may not arm the fault, or a live key)': [
     'getSandboxWallet#status-403',
     'injectSandboxWriteFault#status-403',

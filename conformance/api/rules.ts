@@ -195,9 +195,9 @@ export const DESTINATION_RULE: ApiRule = {
 };
 
 export const ENDPOINT_EXISTS_RULE: ApiRule = {
-  covers: ['product#one-endpoint'],
-  source: `${INTERFACE} § Resources (Webhook configuration); PRODUCT.md § Paths`,
-  quote: 'Each configuration has exactly one destination URL. POST /v2/webhooks/endpoints (body {url}; 409 while the environment has an active one).',
+  covers: ['product#one-endpoint', 'createWebhookEndpoint#unique-active-url'],
+  source: `${INTERFACE} § Resources (Webhook configuration); PRODUCT.md § Webhooks (several endpoints, issue 68)`,
+  quote: 'Each configuration has exactly one destination URL. Two active endpoints of one environment with the same URL are a 409 endpoint-exists.',
 };
 
 export const STAKING_ASSET_RULE: ApiRule = {

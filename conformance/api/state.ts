@@ -235,9 +235,10 @@ export class ApiState {
         return { id: String(res.json.id), created: { json: res.json, request, res }, existing: null };
       }
       if (res.status === 409) {
-        const list = await this.#o.client.call(this.op('listWebhookEndpoints'), { auth, label: 'listWebhookEndpoints (find the active endpoint)' });
+        // 409: an active endpoint has this URL already (or the environment is at its limit).
+        const list = await this.#o.client.call(this.op('listWebhookEndpoints'), { auth, label: 'listWebhookEndpoints (find the active endpoint at the URL)' });
         const data = isObj(list.json) && Array.isArray(list.json.data) ? list.json.data : [];
-        const active = data.find((e) => isObj(e) && e.active === true);
+        const active = data.find((e) => isObj(e) && e.active === true && e.url === url);
         if (isObj(active)) return { id: String(active.id), created: null, existing: res };
       }
       throw new Unavailable(`could not create a webhook endpoint: POST /v2/webhooks/endpoints answered ${describeAnswer(res)}`, [res.exchange]);

@@ -17,6 +17,7 @@ import { walkOperations } from '../core/openapi/contract.ts';
 import type { ApiName, ApiOperation } from '../core/openapi/contract.ts';
 import { credentialOption } from '../core/credentials.ts';
 import { errorChecks } from './errors.ts';
+import { endpointChecks } from './endpoints.ts';
 import { API_CATALOGUE } from './rules.ts';
 import { statefulChecks } from './stateful.ts';
 import { orderRetryChecks } from './order-retries.ts';
@@ -133,6 +134,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...orderRetryChecks({ operations, state, client, creds, skipStateful }),
         ...lostCommitChecks({ operations, state, client, creds, skipStateful }),
         ...recoverWindowChecks({ operations, state, client, creds, skipStateful }),
+        ...endpointChecks({ operations, state, client, creds, skipStateful }),
         ...streamOpeningChecks({ operations, state, client, creds, skipStateful }),
         ...mediaTypeChecks({ state, client, skipStateful }),
         ...errorChecks({ operations, state, client, creds, skipStateful, ...(limited ? { limited } : {}) }),

@@ -53,6 +53,15 @@ export const DELIVERY_RULES: readonly ContractRuleId[] = [
   'recoverDeliveries#paced',
   'rotateCallbackSecret#pending-callbacks-new-secret',
   'settleSandboxPayout#callback-every-outcome',
+  // Several endpoints per environment (issue 68).
+  'management#fan-out-per-endpoint',
+  'management#fan-out-own-secret',
+  'management#disabled-beside-active',
+  'management#version-per-endpoint',
+  'createWebhookEndpoint#event-types-default-every',
+  'updateWebhookEndpoint#event-types-disables-pending',
+  'sendTestWebhook#own-endpoint',
+  'recoverDeliveries#per-endpoint',
 ];
 
 /** The contract's rules `select` takes, as catalogue entries, each with its reason when it has one. */

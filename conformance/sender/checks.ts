@@ -26,6 +26,7 @@ import { FAILING_ANSWER_HOLD_MS, failureKnownMono, staleTimestamp } from './fres
 import { recoverChecks } from './recover.ts';
 import { recoverAfterChangeChecks } from './recover-change.ts';
 import { rotationChecks } from './rotation.ts';
+import { fanOutChecks } from './fan-out.ts';
 import { schemeChecks } from './scheme.ts';
 import { successChecks } from './success.ts';
 import type { AddCheck } from './rotation.ts';
@@ -603,6 +604,9 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
   // ---- recovery by time range (recover.ts) ---------------------------------------------------------
   recoverChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
   recoverAfterChangeChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+
+  // ---- several endpoints, each with its event types (fan-out.ts) -----------------------------------
+  fanOutChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- a secret rotation: new events signed with the new secret -----------------------------------
   rotationChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}) });

@@ -179,6 +179,19 @@ export class SenderSession {
     return secret;
   }
 
+  /** Another endpoint of the environment (issue 68) at `scenario`'s URL receiving `eventTypes` (every type when left out): its id and secret. */
+  async addEndpoint(scenario: string, eventTypes: string[] | undefined, evidence: Exchange[], signal?: AbortSignal): Promise<{ id: string; secret: string }> {
+    const body = { url: this.url(scenario), ...this.#scheme(), ...(eventTypes === undefined ? {} : { eventTypes }) };
+    const res = await this.#call('createWebhookEndpoint', this.#member(), (p) => ({ ...p, body }), `create an endpoint for ${scenario}`, evidence, signal);
+    const e = res.json as Json;
+    return { id: String(e.id), secret: String(e.secret) };
+  }
+
+  /** Changes an endpoint the session added (`body`: url, eventTypes, or active false). */
+  async changeEndpoint(id: string, body: Json, label: string, evidence: Exchange[], signal?: AbortSignal): Promise<void> {
+    await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body }), label, evidence, signal);
+  }
+
   async disable(evidence: Exchange[], signal?: AbortSignal): Promise<void> {
     const id = this.#endpointId();
     await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { active: false } }), 'disable the endpoint', evidence, signal);
@@ -244,9 +257,9 @@ export class SenderSession {
     await this.#call('retryDelivery', this.#member(), (p) => ({ ...p, path: { deliveryId } }), 'retry the failed delivery', evidence, signal);
   }
 
-  /** webhook.test; returns its event id. */
-  async sendTest(evidence: Exchange[], signal?: AbortSignal): Promise<string> {
-    const id = this.#endpointId();
+  /** webhook.test from the session's endpoint, or from endpoint `id`; returns its event id. */
+  async sendTest(evidence: Exchange[], signal?: AbortSignal, endpointId?: string): Promise<string> {
+    const id = endpointId ?? this.#endpointId();
     const res = await this.#call('sendTestWebhook', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), 'send a test webhook', evidence, signal);
     return String((res.json as Json).eventId);
   }

@@ -28,9 +28,14 @@ export interface paths {
          *       at `GET /v2/events` of the v2 order API.
          *     - The URL must follow the destination rules (see the introduction); a URL that
          *       breaks one answers `400` (`destination-not-allowed`) naming the `rule`.
-         *     - Only one endpoint of an environment can be active: while one is, the answer is
-         *       `409` (`endpoint-exists`); edit or disable it first. Disabled endpoints do not
-         *       count.
+         *     - `eventTypes` lists the order event types the endpoint receives; left out, it
+         *       receives every type (`null` in answers), including types added later. A type that
+         *       is not an order event of `webhooks.asyncapi.yaml` answers `422`
+         *       (`unknown-event-type`) naming its pointer.
+         *     - An environment has at most 16 active endpoints (`WebhookEndpointList`
+         *       `x-max-active`); one more answers `409` (`endpoint-limit-reached`). Two active
+         *       endpoints of one environment cannot share a URL: `409` (`endpoint-exists`).
+         *       Disabled endpoints do not count.
          *     - The `test` and `live` environments each need their own endpoint, even for the
          *       same URL.
          */
@@ -67,9 +72,9 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the URL or signature scheme of an endpoint, or disable it
-         * @description Either replaces the URL (`{url}`), chooses the signature scheme
-         *     (`{signatureScheme}`, both together allowed) or disables the endpoint
+         * Change the URL, event types or signature scheme of an endpoint, or disable it
+         * @description Either replaces the URL (`{url}`), the event types (`{eventTypes}`), chooses the
+         *     signature scheme (`{signatureScheme}`; any of the three together) or disables the endpoint
          *     (`{active: false}`); a change or the disabling per request. Needs an active
          *     administrator or developer member token, or a key with `webhooks_manage`.
          *
@@ -78,9 +83,15 @@ export interface paths {
          *       receiver with `both` first, then `standard-webhooks` (Standard Webhooks,
          *       "Migration").
          *
-         *     - Every accepted change increases the version by one. Pending deliveries of the
-         *       older version become `disabled`: they are never sent to the new URL. Failed
-         *       deliveries keep their state and can be retried to the current endpoint.
+         *     - Every accepted change increases the version by one. This endpoint's pending
+         *       deliveries of the older version become `disabled`: they are never sent to the new
+         *       URL, nor are deliveries of types it no longer receives. Other endpoints' pending
+         *       deliveries are not touched. Failed deliveries keep their state and can be retried
+         *       to the current endpoint.
+         *     - `eventTypes` replaces the list of order event types the endpoint receives (a type
+         *       that is not an order event answers `422` `unknown-event-type` naming its pointer).
+         *     - A URL that another active endpoint of the environment has answers `409`
+         *       (`endpoint-exists`).
          *     - A URL edit keeps the signing secret. The new URL must follow the destination
          *       rules (`400` `destination-not-allowed` naming the `rule`).
          *     - Disabling sets `active` to `false` and `disabledAt`; the endpoint and its activity
@@ -153,6 +164,8 @@ export interface paths {
          *     - The event has no order and creates none; `data.environment` identifies the
          *       connection (the tenant environment) used for the test. It is not listed in
          *       `GET /v2/events`.
+         *     - The test goes to this endpoint only, whatever its `eventTypes`; the other
+         *       endpoints of the environment get nothing.
          *     - The answer is the new delivery (`kind` `webhook_test`, `state` `pending`,
          *       `progress` `queued`). It then shows `sending`, then its result, in the endpoint's
          *       `lastTest` and in the activity (`GET /v2/webhooks/deliveries/{deliveryId}`).
@@ -192,6 +205,8 @@ export interface paths {
          *       /v2/webhooks/deliveries/{deliveryId}/retry`): the original event id and payload,
          *       to the endpoint's current URL, version and secret, in a new cycle of up to ten
          *       attempts. Receivers deduplicate by event id.
+         *     - Only this endpoint's deliveries go again, and only of the types it receives now;
+         *       another endpoint's deliveries of the same events are left alone.
          *     - Paced so the receiver is not flooded: the deliveries become due one after
          *       another, oldest first, `DeliveryRecovery.x-spacing-ms` apart (20 a second), on top
          *       of the usual limit of concurrent sends per endpoint.
@@ -228,12 +243,16 @@ export interface paths {
          *       and 7 days in `test` (the events' retention, `GET /v2/events`): an older delivery
          *       that is no longer pending is removed with its attempts, and answers `404`.
          *     - `q` searches by exact match on an order id, a merchant reference or an event id
-         *       (no prefix or partial match); no match is an empty page.
+         *       (no prefix or partial match); no match is an empty page. An event's deliveries to
+         *       every endpoint it went to match its id.
+         *     - `endpointId` narrows the page to one endpoint's deliveries (any version), the
+         *       portal's activity per endpoint; it combines with `q`. An id of no endpoint of the
+         *       environment is an empty page.
          *     - A missing delivery does not prove that no order changed: without an active
          *       endpoint when the event was prepared, no delivery exists. Use
          *       `GET /v2/events` of the v2 order API to recover.
          *     - Page with `cursor`: pass the `nextCursor` of the previous page, with the same
-         *       `limit` and `q`; `nextCursor` is `null` on the last page. A cursor that was not
+         *       `limit`, `q` and `endpointId`; `nextCursor` is `null` on the last page. A cursor that was not
          *       issued by this operation answers `400`.
          */
         get: operations["listDeliveries"];
@@ -295,13 +314,14 @@ export interface paths {
          *     Needs an active administrator or developer member token, or a key with
          *     `webhooks_manage`.
          *
-         *     - The original event id and payload are sent to the current endpoint (its current
-         *       URL, version and secret, with a fresh signature on every attempt), in a new cycle
+         *     - The original event id and payload are sent to the current endpoint: the delivery's
+         *       own while it is active (and, for an order event, still receives its type), else the
+         *       environment's newest active endpoint that receives it (its current URL, version and
+         *       secret, with a fresh signature on every attempt), in a new cycle
          *       of up to ten attempts: `cycle` increases by one, `attemptCount` restarts at 0, and
          *       the delivery is `pending` (`queued`) again. Earlier attempts stay in the history.
-         *     - Only a `failed` delivery can be retried, and only while the environment has an
-         *       active endpoint; otherwise `409` (`delivery-not-retryable`). A `disabled` delivery
-         *       is never retried.
+         *     - Only a `failed` delivery can be retried, and only while such an endpoint exists;
+         *       otherwise `409` (`delivery-not-retryable`). A `disabled` delivery is never retried.
          *     - A payout-completed callback is retried to its payout's `notifyUrl`, signed with
          *       the current callback secret; it needs no webhook endpoint.
          *     - Receivers deduplicate by event id, so a retry of an event they already processed
@@ -552,15 +572,31 @@ export interface components {
             url: components["schemas"]["WebhookUrl"];
             /** @description The headers the endpoint's deliveries carry; `service-signature` when left out. */
             signatureScheme?: components["schemas"]["WebhookSignatureScheme"];
+            /** @description The order event types the endpoint receives; every type (including types added later) when left out. */
+            eventTypes?: components["schemas"]["WebhookEventTypes"];
         };
         /** @description Body of `PATCH /v2/webhooks/endpoints/{endpointId}`; exactly one of the two forms. */
         UpdateWebhookEndpointRequest: components["schemas"]["UpdateWebhookEndpointUrl"] | components["schemas"]["DisableWebhookEndpoint"];
         /**
-         * @description Replace the destination URL (the secret is kept; the version increases), choose the
-         *     signature scheme (the version stays), or both; at least one of the two.
+         * @description Order event types an endpoint receives. Each is the `name` of an order event message
+         *     of `webhooks.asyncapi.yaml` (`order.created`, `order.paid`,
+         *     `order.payment_review_required`); any other answers `422` (`unknown-event-type`) with
+         *     its pointer in `errors`. `webhook.test` is not listed: a test goes to the endpoint it
+         *     is sent from, whatever its types.
+         * @example [
+         *       "order.paid"
+         *     ]
+         */
+        WebhookEventTypes: string[];
+        /**
+         * @description Replace the destination URL (the secret is kept; the version increases), the event
+         *     types (the version increases), choose the signature scheme (the version stays), or
+         *     several of them; at least one.
          */
         UpdateWebhookEndpointUrl: {
             url?: components["schemas"]["WebhookUrl"];
+            /** @description The order event types the endpoint receives from now on. */
+            eventTypes?: components["schemas"]["WebhookEventTypes"];
             /** @description The headers the endpoint's deliveries carry from their next attempt on. */
             signatureScheme?: components["schemas"]["WebhookSignatureScheme"];
         };
@@ -577,9 +613,11 @@ export interface components {
             /** @description The destination URL of the current version. */
             url: components["schemas"]["WebhookUrl"];
             signatureScheme: components["schemas"]["WebhookSignatureScheme"];
+            /** @description The order event types the endpoint receives; `null` for every type, including types added later (the default, and every endpoint created before event types existed). */
+            eventTypes: components["schemas"]["WebhookEventTypes"] | null;
             /** @description `true` while the endpoint receives deliveries; `false` once disabled, for good. */
             active: boolean;
-            /** @description 1 at creation; increases by one on every URL edit, secret rotation and disabling. */
+            /** @description 1 at creation; increases by one on every URL edit, secret rotation, change of eventTypes and disabling. */
             version: number;
             /** @description Time the endpoint was created. */
             createdAt: components["schemas"]["Timestamp"];
@@ -1094,6 +1132,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description `eventTypes` names a type that is not an order event type of `webhooks.asyncapi.yaml` (`unknown-event-type`); `errors` names its pointer. Nothing was written. */
+        UnknownEventType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The endpoint is disabled (`endpoint-inactive`); a disabled endpoint cannot be changed, rotated, tested or re-enabled. Nothing was changed. */
         EndpointInactive: {
             headers: {
@@ -1167,6 +1214,7 @@ export interface operations {
                      *           "environment": "test",
                      *           "url": "https://hooks.merchant.example/payments/webhooks",
                      *           "signatureScheme": "service-signature",
+                     *           "eventTypes": null,
                      *           "active": true,
                      *           "version": 2,
                      *           "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1184,6 +1232,7 @@ export interface operations {
                      *           "environment": "test",
                      *           "url": "https://old-hooks.merchant.example/webhooks",
                      *           "signatureScheme": "service-signature",
+                     *           "eventTypes": null,
                      *           "active": false,
                      *           "version": 4,
                      *           "createdAt": "2026-10-03T11:20:47.530Z",
@@ -1224,7 +1273,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://hooks.merchant.example/payments/webhooks"
+                 *       "url": "https://hooks.merchant.example/payments/webhooks",
+                 *       "eventTypes": [
+                 *         "order.paid"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
@@ -1245,6 +1297,9 @@ export interface operations {
                      *       "environment": "test",
                      *       "url": "https://hooks.merchant.example/payments/webhooks",
                      *       "signatureScheme": "service-signature",
+                     *       "eventTypes": [
+                     *         "order.paid"
+                     *       ],
                      *       "active": true,
                      *       "version": 1,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1260,7 +1315,7 @@ export interface operations {
             400: components["responses"]["BadRequestUrl"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenManage"];
-            /** @description The tenant environment already has an active webhook endpoint (`endpoint-exists`). Nothing was written. */
+            /** @description Another active endpoint of the environment has this URL (`endpoint-exists`), or the environment has 16 active endpoints (`endpoint-limit-reached`). Nothing was written. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1271,6 +1326,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnknownEventType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1312,6 +1368,7 @@ export interface operations {
                      *       "environment": "test",
                      *       "url": "https://hooks.merchant.example/payments/webhooks",
                      *       "signatureScheme": "service-signature",
+                     *       "eventTypes": null,
                      *       "active": true,
                      *       "version": 2,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1377,9 +1434,18 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenManage"];
             404: components["responses"]["EndpointNotFound"];
-            409: components["responses"]["EndpointInactive"];
+            /** @description The endpoint is disabled (`endpoint-inactive`), or another active endpoint of the environment has the new URL (`endpoint-exists`). Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnknownEventType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1422,6 +1488,7 @@ export interface operations {
                      *       "environment": "test",
                      *       "url": "https://hooks.merchant.example/payments/webhooks",
                      *       "signatureScheme": "service-signature",
+                     *       "eventTypes": null,
                      *       "active": true,
                      *       "version": 2,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1600,6 +1667,11 @@ export interface operations {
                  * @example 3f0c9a8e-6b1d-4c2e-9f7a-2d5b8e1c4a90
                  */
                 q?: string;
+                /**
+                 * @description Only the deliveries of this endpoint (issue 68); every endpoint's, and payout callbacks, when left out.
+                 * @example whe_01JD5A2K7P3R9T1V4X6Z8B0CDE
+                 */
+                endpointId?: components["schemas"]["WebhookEndpointId"];
             };
             header?: never;
             path?: never;

@@ -41,13 +41,15 @@ function openedOrNull(services: Services, sealed: string): string | null {
   }
 }
 
-/** The environment's active endpoint at `url`, signed with `secret`, created or changed as needed. */
+/** An active endpoint of the environment at `url`, signed with `secret`, created or changed as needed. */
 export async function pinEndpoint(services: Services, scope: Scope, input: PinRequest): Promise<PinnedEndpoint> {
   const url = checkDestination(services, input.url, input.field ?? 'url');
   assertSigningSecret(input.secret);
   return services.store.transaction(async (tx) => {
     const now = services.clock.now();
-    const active = await tx.endpoints.getActive(scope.environmentId);
+    // The active endpoint at this URL, else the newest active one (an environment may have several).
+    const actives = await tx.endpoints.listActive(scope.environmentId);
+    const active = actives.find((e) => e.url === url) ?? actives[0] ?? null;
     const scheme = input.signatureScheme === undefined ? {} : { signatureScheme: input.signatureScheme };
     if (!active) {
       const endpoint = newEndpointRecord(services, scope.environmentId, url, input.secret, input.signatureScheme, now);

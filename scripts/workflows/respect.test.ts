@@ -39,7 +39,7 @@ async function respect(server: TestServer, workflows?: string[]): Promise<{ code
 
 describe('spec/workflows under redocly respect', () => {
   // The control of the two below: the same workflows pass against the server without the
-  // defect. (CI runs all six against `npm start` and the stateful mock: .ci/run, "workflows".)
+  // defect. (CI runs all seven against `npm start` and the stateful mock: .ci/run, "workflows".)
   it('the workflows the mutants break pass against the bundled server', async () => {
     const server = await startTestServer();
     try {

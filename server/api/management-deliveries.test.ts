@@ -215,7 +215,7 @@ describe('POST /v2/webhooks/deliveries/{deliveryId}/retry', () => {
 
     for (const d of [order, test]) {
       const r = await m.POST('/v2/webhooks/deliveries/{deliveryId}/retry', { params: { path: { deliveryId: d.id } } });
-      expect(expectProblem(r, 409, 'delivery-not-retryable').detail).toContain('no active webhook endpoint');
+      expect(expectProblem(r, 409, 'delivery-not-retryable').detail).toContain('has no active webhook endpoint');
       expect((await getDelivery(m, d.id)).state).toBe('failed');
     }
 

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManagementClient } from '../../client/api.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
+import { MAX_ACTIVE_ENDPOINTS } from '../../generated/vocabulary.ts';
 import { fakeResolver } from '../delivery/testing.ts';
 import { setupServer, ISO, SECRET, HEX64, server, hookUrl, ok, expectProblem, createEndpoint, getEndpoint, patch, createOrder, allDeliveries, deliveryOfOrder, getDelivery, environment, endpointRecord, failDelivery } from './testing/management.ts';
 
@@ -29,6 +30,7 @@ describe('POST /v2/webhooks/endpoints', () => {
       environment: 'test',
       url: hookUrl(),
       signatureScheme: 'service-signature',
+      eventTypes: null,
       active: true,
       version: 1,
       createdAt: expect.stringMatching(ISO),
@@ -71,19 +73,52 @@ describe('POST /v2/webhooks/endpoints', () => {
     expect(server.services.secrets.open((await endpointRecord(t.tenantId, created.id)).secretEnc)).toBe(rotated.secret);
   });
 
-  it('keeps one active endpoint per environment: a second is 409 endpoint-exists naming the active one, also under a race', async () => {
+  it('takes several active endpoints at different URLs; the same URL twice is 409 endpoint-exists, also by PATCH and under a race', async () => {
     const t = await server.newTenant();
     const first = await createEndpoint(t.management);
-    const second = await t.management.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/other') } });
-    const problem = expectProblem(second, 409, 'endpoint-exists');
-    expect(problem.detail).toContain(first.id);
-    expect(ok(await t.management.GET('/v2/webhooks/endpoints')).data.map((e) => e.id)).toEqual([first.id]);
+    const second = await createEndpoint(t.management, hookUrl('/other'));
+    expectProblem(await t.management.POST('/v2/webhooks/endpoints', { body: { url: hookUrl() } }), 409, 'endpoint-exists');
+    expectProblem(await patch(t.management, second.id, { url: hookUrl() }), 409, 'endpoint-exists');
+    expect(await getEndpoint(t.management, second.id)).toMatchObject({ url: hookUrl('/other'), version: 1 });
+    expect(ok(await t.management.GET('/v2/webhooks/endpoints')).data.map((e) => e.id)).toEqual([second.id, first.id]);
 
-    // Concurrent creations on an empty environment: exactly one wins.
+    // Concurrent creations at one URL on an empty environment: exactly one wins.
     const u = await server.newTenant();
-    const results = await Promise.all([1, 2, 3, 4].map((i) => u.management.POST('/v2/webhooks/endpoints', { body: { url: hookUrl(`/race-${i}`) } })));
+    const results = await Promise.all([1, 2, 3, 4].map(() => u.management.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/race') } })));
     expect(results.map((r) => r.response.status).sort()).toEqual([201, 409, 409, 409]);
     expect(ok(await u.management.GET('/v2/webhooks/endpoints')).data).toHaveLength(1);
+  });
+
+  it(`takes up to ${MAX_ACTIVE_ENDPOINTS} active endpoints: one more is 409 endpoint-limit-reached, also under a race; a disabled one frees a place`, async () => {
+    const t = await server.newTenant();
+    const made = [];
+    for (let i = 1; i < MAX_ACTIVE_ENDPOINTS; i++) made.push(await createEndpoint(t.management, hookUrl(`/limit-${i}`)));
+    // The last place, asked for four times at once: exactly one gets it.
+    const racing = await Promise.all([1, 2, 3, 4].map((i) => t.management.POST('/v2/webhooks/endpoints', { body: { url: hookUrl(`/last-${i}`) } })));
+    expect(racing.map((r) => r.response.status).sort()).toEqual([201, 409, 409, 409]);
+    for (const r of racing.filter((x) => x.response.status === 409)) expectProblem(r, 409, 'endpoint-limit-reached');
+    expect(ok(await t.management.GET('/v2/webhooks/endpoints')).data).toHaveLength(MAX_ACTIVE_ENDPOINTS);
+    ok(await patch(t.management, made[0]!.id, { active: false }));
+    await createEndpoint(t.management, hookUrl('/freed'));
+    expectProblem(await t.management.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/one-more') } }), 409, 'endpoint-limit-reached');
+  });
+
+  it('eventTypes: every type by default (null), a list as given; an unknown type is 422 unknown-event-type naming its pointer, by POST and PATCH', async () => {
+    const t = await server.newTenant();
+    const m = t.management;
+    const paid = ok(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/paid'), eventTypes: ['order.paid'] } }), 201);
+    expect(paid.eventTypes).toEqual(['order.paid']);
+    const bad = await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/bad'), eventTypes: ['order.paid', 'order.refunded'] } });
+    expect(expectProblem(bad, 422, 'unknown-event-type').errors).toEqual([{ pointer: '/body/eventTypes/1', detail: expect.stringContaining('order.refunded') }]);
+    const test = await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/bad'), eventTypes: ['webhook.test'] } });
+    expect(expectProblem(test, 422, 'unknown-event-type').errors).toEqual([{ pointer: '/body/eventTypes/0', detail: expect.any(String) }]);
+    const patched = await patch(m, paid.id, { eventTypes: ['payout.completed'] });
+    expect(expectProblem(patched, 422, 'unknown-event-type').errors).toEqual([{ pointer: '/body/eventTypes/0', detail: expect.any(String) }]);
+    // Shapes the schema refuses are 400: empty, repeated, not a string.
+    for (const eventTypes of [[], ['order.paid', 'order.paid'], [7]]) {
+      expectProblem(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/bad'), eventTypes } as never }), 400, 'validation-failed');
+    }
+    expect(ok(await m.GET('/v2/webhooks/endpoints')).data.map((e) => [e.id, e.eventTypes])).toEqual([[paid.id, ['order.paid']]]);
   });
 
   it('refuses a private address even with the development setting on, and a body that is not {url}', async () => {
@@ -198,6 +233,23 @@ describe('PATCH /v2/webhooks/endpoints/{endpointId} and rotate-secret', () => {
     expect(activity.map((d) => d.orderId)).toEqual([v3Order, ...[...v2Orders].reverse(), ...[...v1Orders].reverse()]);
     expect(activity.every((d) => d.state === 'disabled')).toBe(true);
     expect(await getEndpoint(m, created.id)).toEqual(disabled);
+  });
+
+  it('an eventTypes change raises the version and disables only that endpoint’s older pending deliveries, not its sibling’s', async () => {
+    const t = await server.newTenant();
+    const m = t.management;
+    const changed = await createEndpoint(m, hookUrl('/changed'));
+    const sibling = await createEndpoint(m, hookUrl('/sibling'));
+    const before = await createOrder(t);
+    const both = await allDeliveries(m, before);
+    expect(both.map((d) => [d.endpointId, d.state]).sort()).toEqual([[changed.id, 'pending'], [sibling.id, 'pending']].sort());
+    const edited = ok(await patch(m, changed.id, { eventTypes: ['order.paid'] }));
+    expect(edited).toMatchObject({ eventTypes: ['order.paid'], version: 2, url: hookUrl('/changed') });
+    const after = await allDeliveries(m, before);
+    expect(after.find((d) => d.endpointId === changed.id)).toMatchObject({ state: 'disabled', endpointVersion: 1 });
+    expect(after.find((d) => d.endpointId === sibling.id)).toMatchObject({ state: 'pending', endpointVersion: 1 });
+    // order.created no longer reaches the changed endpoint.
+    expect((await allDeliveries(m, await createOrder(t))).map((d) => d.endpointId)).toEqual([sibling.id]);
   });
 
   it('a disabled endpoint takes no change, rotation or test (409 endpoint-inactive), cannot be re-enabled, and no longer counts', async () => {

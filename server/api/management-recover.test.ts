@@ -103,6 +103,29 @@ describe('recovery by time range', () => {
     expect(received.has(outside.eventId)).toBe(false);
   }, 60_000);
 
+  it('recovers one endpoint only, and only the types it receives now', async () => {
+    down = true; // every attempt refused until the cycles are failed by hand
+    const t = await server.newTenant();
+    const mine = (await t.management.POST('/v2/webhooks/endpoints', { body: { url: `${receiverUrl}/mine` } })).data!.id;
+    const sibling = (await t.management.POST('/v2/webhooks/endpoints', { body: { url: `${receiverUrl}/sibling` } })).data!.id;
+    const since = new Date(Date.now() - 1).toISOString();
+    const created = await t.orders.POST('/v2/orders', { body: { merchantReference: 'fan-recover', amountMinor: 1000 } });
+    const listed = (await t.management.GET('/v2/webhooks/deliveries', { params: { query: { q: created.data!.orderId } } })).data!.data;
+    expect(listed.map((d) => d.endpointId).sort()).toEqual([mine, sibling].sort());
+    for (const d of listed) await failCycle(server.services, 'recover-fan-out-test', d.id);
+    const recover = () => t.management.POST('/v2/webhooks/endpoints/{endpointId}/recover', { params: { path: { endpointId: mine } }, body: { since } });
+    // No longer receiving order.created: nothing of that type goes again.
+    expect((await t.management.PATCH('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId: mine } }, body: { eventTypes: ['order.paid'] } })).response.status).toBe(200);
+    expect((await recover()).data).toMatchObject({ recovered: 0 });
+    // Receiving it again: its own failed delivery goes, the sibling's stays failed.
+    expect((await t.management.PATCH('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId: mine } }, body: { eventTypes: ['order.created'] } })).response.status).toBe(200);
+    expect((await recover()).data).toMatchObject({ recovered: 1 });
+    const byEndpoint = new Map((await t.management.GET('/v2/webhooks/deliveries', { params: { query: { q: created.data!.orderId } } })).data!.data.map((d) => [d.endpointId, d]));
+    expect(byEndpoint.get(mine)).toMatchObject({ cycle: 2, endpointVersion: 3 });
+    expect(byEndpoint.get(sibling)).toMatchObject({ state: 'failed', cycle: 1 });
+    down = false;
+  });
+
   it('refuses an empty window (400) and a disabled endpoint (409)', async () => {
     const t = await server.newTenant();
     const endpointId = (await t.management.POST('/v2/webhooks/endpoints', { body: { url: receiverUrl } })).data!.id;

@@ -6,7 +6,7 @@ import type { components as OrderSchemas } from '../../generated/types/orders.ts
 import type { components as TransactionSchemas } from '../../generated/types/transactions.ts';
 import { environmentValues } from '../../generated/types/management.ts';
 import { orderEventTypeValues } from '../../generated/types/orders.ts';
-import { PERMISSIONS, type MemberRole, type Permission } from '../../generated/vocabulary.ts';
+import { PERMISSIONS, ROUTABLE_EVENT_TYPES, type MemberRole, type Permission, type RoutableEventType } from '../../generated/vocabulary.ts';
 
 type Management = ManagementSchemas['schemas'];
 type Orders = OrderSchemas['schemas'];
@@ -29,6 +29,16 @@ export type EventType = Management['DeliveryEventType'];
 export type OrderEventType = Orders['OrderEventType'];
 /** The order events, the only events the feed lists (never webhook.test or payout callbacks). */
 export const ORDER_EVENT_TYPES: readonly OrderEventType[] = orderEventTypeValues;
+/** The event types an endpoint can subscribe to (the AsyncAPI's routable messages). */
+export type { RoutableEventType };
+export const ROUTABLE_TYPES: readonly RoutableEventType[] = ROUTABLE_EVENT_TYPES;
+/**
+ * Routing by type (issue 68): whether an endpoint of these types (null: every type) takes an event
+ * of `type`. The stores apply the same rule in SQL (Sql.receives) when they fan an event out.
+ */
+export function receives(eventTypes: readonly string[] | null, type: string): boolean {
+  return eventTypes === null || eventTypes.includes(type);
+}
 export type DeliveryKind = Management['DeliveryKind'];
 export type DeliveryState = Management['DeliveryState'];
 export type AttemptOutcome = Management['DeliveryAttempt']['outcome'];
@@ -190,6 +200,8 @@ export interface EndpointRecord {
   /** Signing secret, encrypted at rest. */
   secretEnc: string;
   signatureScheme: SignatureScheme;
+  /** The order event types it receives; null for every type (the default, and endpoints made before types existed). */
+  eventTypes: readonly RoutableEventType[] | null;
   active: boolean;
   version: number;
   lastTestDeliveryId: string | null;

@@ -148,10 +148,17 @@ export interface StreamedEvent {
 }
 
 export interface EndpointRepo {
-  /** Throws UniqueViolation('active_endpoint') when the environment already has an active one. */
+  /** Throws UniqueViolation('active_endpoint') when an active endpoint of the environment has its URL. */
   insert(e: EndpointRecord): Promise<void>;
+  /**
+   * Inserts `e` when its environment has fewer than `maxActive` active endpoints (false, and
+   * nothing written, otherwise), holding the environment's row so that concurrent creations
+   * count in turn. Throws as insert does.
+   */
+  insertWithin(e: EndpointRecord, maxActive: number): Promise<boolean>;
   get(environmentId: string, id: string): Promise<EndpointRecord | null>;
-  getActive(environmentId: string): Promise<EndpointRecord | null>;
+  /** The environment's active endpoints, newest first. */
+  listActive(environmentId: string): Promise<EndpointRecord[]>;
   /** Newest first, disabled ones included. */
   list(environmentId: string): Promise<EndpointRecord[]>;
   update(e: EndpointRecord): Promise<void>;
@@ -160,17 +167,22 @@ export interface EndpointRepo {
 export interface DeliveryRepo {
   insert(d: DeliveryRecord): Promise<void>;
   /**
-   * Inserts the event and, when its environment has an active endpoint, `d` to that endpoint
-   * (its id, version and url); one statement where the dialect allows it. `newOrder`, the
-   * order the event announces when it is new, is inserted first, in the same statement.
-   * Returns whether a delivery was inserted.
+   * Inserts the event and `d` to each active endpoint of its environment whose event types
+   * include the event's (its id, version and url): the fan-out. The first of those endpoints
+   * by id takes `d.id`, each other one an id derived from it (fanOutDeliveryId). One statement
+   * where the dialect allows it. `newOrder`, the order the event announces when it is new, is
+   * inserted first, in the same statement. Returns whether any delivery was inserted.
    */
   insertWithEvent(event: EventRecord, d: UntargetedDelivery, newOrder?: OrderRecord): Promise<boolean>;
   get(environmentId: string, id: string): Promise<DeliveryRecord | null>;
-  /** Newest first. `q` matches an exact order id, merchant reference or event id. */
-  list(environmentId: string, opts: { q: string | null; limit: number; cursor: string | null }): Promise<Page<DeliveryRecord>>;
+  /** Newest first. `q` matches an exact order id, merchant reference or event id; `endpointId` keeps one endpoint's. */
+  list(environmentId: string, opts: { q: string | null; limit: number; cursor: string | null; endpointId?: string | null }): Promise<Page<DeliveryRecord>>;
   attempts(deliveryId: string): Promise<AttemptRecord[]>;
-  /** Pending deliveries of the endpoint with a version below `version` become disabled. Returns how many. */
+  /**
+   * Pending deliveries of the endpoint with a version below `version` become disabled (a change
+   * of its event types raises the version too, so those of types it no longer receives go with
+   * them). Other endpoints' deliveries are not touched. Returns how many.
+   */
   disableOlderVersions(endpointId: string, version: number, now: Millis): Promise<number>;
   /**
    * A failed delivery (or a delivered one, with `delivered`) starts a new cycle: pending,
@@ -188,9 +200,13 @@ export interface DeliveryRepo {
   }): Promise<boolean>;
   /**
    * The order-event deliveries of the endpoint (any version) created in [since, until) that
-   * are failed (or failed or delivered, with `delivered`), oldest first, at most `limit`.
+   * are failed (or failed or delivered, with `delivered`), oldest first, at most `limit`; only
+   * those whose event's type is in `eventTypes` (the endpoint's types; null: every type).
    */
-  recoverable(environmentId: string, q: { endpointId: string; since: Millis; until: Millis; delivered: boolean; limit: number }): Promise<DeliveryRecord[]>;
+  recoverable(
+    environmentId: string,
+    q: { endpointId: string; since: Millis; until: Millis; delivered: boolean; limit: number; eventTypes: readonly string[] | null },
+  ): Promise<DeliveryRecord[]>;
 }
 
 // ---- Sealed secrets (key rotation, domain/secrets-rotation.ts) -------------------------
@@ -249,7 +265,7 @@ export interface ReadTx {
   transactions: Pick<TransactionRepo, 'get' | 'findByThirdPartyId' | 'listByUser' | 'search' | 'listByOrder'>;
   orders: Pick<OrderRepo, 'get' | 'findIdempotencyKey'>;
   events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter'>;
-  endpoints: Pick<EndpointRepo, 'get' | 'getActive' | 'list'>;
+  endpoints: Pick<EndpointRepo, 'get' | 'listActive' | 'list'>;
   deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts' | 'recoverable'>;
   passkeys: Pick<PasskeyRepo, 'getByCredentialId' | 'listByMember'>;
   sealed: Pick<SealedSecretRepo, 'census' | 'page'>;

@@ -288,6 +288,37 @@ describe('portal isolation', () => {
 });
 
 describe('portal secrets', () => {
+  it('adds several webhooks, each with the event types ticked (none: every type), and lists them newest first with their events', async () => {
+    const t = await server.newTenant();
+    const client = await signedIn(t.memberToken);
+    await addEndpoint(client, '/every');
+    const form = await client.get('/portal/webhooks/new');
+    expect(form.html).toContain('data-testid="event-type-order.paid"');
+    const paid = await client.post('/portal/webhooks/endpoints', { _csrf: csrfOf(form.html), url: `${receiver.url}/paid`, 'type:order.paid': 'on' });
+    expect(paid.res.status).toBe(200);
+    const page = await client.get('/portal/webhooks');
+    expect([...page.html.matchAll(/data-testid="endpoint-event-types">([^<]*)</g)].map((m) => m[1])).toEqual(['order.paid', 'Every order event']);
+    expect(page.html).toContain('data-testid="add-webhook"');
+    const views = await listEndpoints(server.services, await server.scopeOf(t.tenantId));
+    expect(views.map((v) => [v.endpoint.url, v.endpoint.eventTypes])).toEqual([
+      [`${receiver.url}/paid`, ['order.paid']],
+      [`${receiver.url}/every`, null],
+    ]);
+    // Each endpoint's activity: five newest first, its own deliveries only, kept through search.
+    const [paidView, everyView] = views;
+    expect((await t.orders.POST('/v2/orders', { body: { merchantReference: 'portal-fan-out', amountMinor: 500 } })).response.status).toBe(201);
+    const ofPaid = await client.get(`/portal/webhooks/activity?endpoint=${paidView!.endpoint.id}`);
+    expect(ofPaid.html).toContain('data-testid="activity-endpoint"');
+    expect(ofPaid.html).not.toContain('order.created');
+    const ofEvery = await client.get(`/portal/webhooks/activity?endpoint=${everyView!.endpoint.id}`);
+    expect(ofEvery.html).toContain('order.created');
+    expect(ofEvery.html).toContain(`name="endpoint" value="${everyView!.endpoint.id}"`);
+    // The same URL again is refused on the form (409), nothing added.
+    const again = await client.post('/portal/webhooks/endpoints', { _csrf: await csrf(client), url: `${receiver.url}/paid` });
+    expect(again.res.status).toBe(409);
+    expect(await listEndpoints(server.services, await server.scopeOf(t.tenantId))).toHaveLength(2);
+  });
+
   it('reveals the secret only in the answer to the POST, with no-store, and never again', async () => {
     const t = await server.newTenant();
     const client = await signedIn(t.memberToken);

@@ -153,6 +153,8 @@ export interface EndpointRow<B> {
   url: string;
   secret_enc: string;
   signature_scheme: EndpointRecord['signatureScheme'];
+  /** JSON array of the event types it receives, or NULL for every type. */
+  event_types: string | null;
   active: B;
   version: number;
   last_test_delivery_id: string | null;
@@ -429,6 +431,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       url: r.url,
       secretEnc: r.secret_enc,
       signatureScheme: r.signature_scheme,
+      eventTypes: r.event_types === null ? null : (JSON.parse(r.event_types) as EndpointRecord['eventTypes']),
       active: d.fromBool(r.active),
       version: r.version,
       lastTestDeliveryId: r.last_test_delivery_id,
@@ -442,6 +445,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       url: e.url,
       secret_enc: e.secretEnc,
       signature_scheme: e.signatureScheme,
+      event_types: e.eventTypes === null ? null : JSON.stringify(e.eventTypes),
       active: d.toBool(e.active),
       version: e.version,
       last_test_delivery_id: e.lastTestDeliveryId,

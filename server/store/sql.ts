@@ -23,4 +23,6 @@ export interface Sql<B, J> {
   readonly true: string;
   /** The condition "column is one of values"; appends what it binds to params. */
   anyOf(column: string, values: readonly string[], params: unknown[]): string;
+  /** The condition "an endpoint whose event_types column is `eventTypes` receives the event type `type`" (NULL: every type). */
+  receives(eventTypes: string, type: string): string;
 }

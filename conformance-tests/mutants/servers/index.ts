@@ -36,6 +36,7 @@ import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
 import { RECOVER_MUTANTS } from './recover.ts';
 import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
 import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
+import { FAN_OUT_MUTANTS } from './fan-out.ts';
 
 export type { ServerMutant } from './mutant.ts';
 
@@ -201,8 +202,9 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     target: 'sender',
     build: signsWithCreationSecret.build,
     mustFail: ['sender.rotation.new-secret', 'sender.rotation.callback-secret', 'sender.recover.after-change'],
-    // The recovery after a rotation is signed with the first secret too.
-    failsOnly: /^sender\.(rotation\.(new-secret|callback-secret)|recover\.after-change)$/,
+    // The recovery after a rotation is signed with the first secret too; and with several endpoints,
+    // the first secret is another endpoint's (fan-out.own-secret).
+    failsOnly: /^sender\.(rotation\.(new-secret|callback-secret)|recover\.after-change|fan-out\.own-secret)$/,
   },
   {
     name: 'resends-first-signature',
@@ -211,7 +213,8 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     build: resendsFirstSignature.build,
     mustFail: ['sender.retry.fresh-timestamp', 'sender.retry.manual-fresh-timestamp'],
     // The retried callback after the rotation, and the delivery recovered after one, carry their first attempt's signature: the previous secret's.
-    failsOnly: /^sender\.(retry\.(fresh-timestamp|manual-fresh-timestamp)|rotation\.callback-secret|recover\.after-change)$/,
+    // Kept per event, the first signature is another endpoint's when the event goes to several (fan-out.own-secret).
+    failsOnly: /^sender\.(retry\.(fresh-timestamp|manual-fresh-timestamp)|rotation\.callback-secret|recover\.after-change|fan-out\.own-secret)$/,
   },
   {
     name: 'old-version-to-new-url',
@@ -239,4 +242,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['api.rules.paging.inserts-between-pages'],
     failsOnly: /^api\.rules\.paging\.inserts-between-pages$/,
   },
+  ...FAN_OUT_MUTANTS,
 ];

@@ -29,6 +29,7 @@ export function presentEndpoint({ endpoint: e, environment, lastTest }: Endpoint
     environment,
     url: e.url,
     signatureScheme: e.signatureScheme,
+    eventTypes: e.eventTypes === null ? null : [...e.eventTypes],
     active: e.active,
     version: e.version,
     createdAt: isoTime(e.createdAt),

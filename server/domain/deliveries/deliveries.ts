@@ -3,7 +3,7 @@
 // the manual retry of a failed one. Another environment's delivery is as unknown as a made-up id.
 import { InvalidCursorError } from '../store-errors.ts';
 import type { ReadTx, Tx } from '../store.ts';
-import type { AttemptRecord, DeliveryRecord, EventType, Millis } from '../model.ts';
+import { receives, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventType, type Millis } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { deliveryProgress, type DeliveryProgress } from './progress.ts';
@@ -29,6 +29,8 @@ export interface DeliveryListQuery {
   cursor?: string;
   /** Exact order id, merchant reference or event id. */
   q?: string;
+  /** Only this endpoint's deliveries. */
+  endpointId?: string;
 }
 
 export interface DeliveryPageView {
@@ -57,6 +59,19 @@ export async function deliveryView(tx: ReadTx, d: DeliveryRecord, now: Millis): 
   return { delivery: d, eventType: await eventTypeOf(tx, d), progress: deliveryProgress(d, now), lastAttempt: attempts[0] ?? null };
 }
 
+/**
+ * The current endpoint of an order or test delivery: its own while active (and, for an order
+ * event, still receiving its type), else the environment's newest active endpoint that would
+ * receive it (a test webhook: any), as the one replacing it; null when there is none.
+ */
+async function retryTarget(tx: Tx, scope: Scope, d: DeliveryRecord): Promise<EndpointRecord | null> {
+  const type = await eventTypeOf(tx, d);
+  const takes = (e: EndpointRecord): boolean => e.active && (d.kind !== 'order_event' || receives(e.eventTypes, type));
+  const own = d.endpointId === null ? null : await tx.endpoints.get(scope.environmentId, d.endpointId);
+  if (own !== null && takes(own)) return own;
+  return (await tx.endpoints.listActive(scope.environmentId)).find(takes) ?? null;
+}
+
 async function findDelivery(tx: ReadTx, scope: Scope, deliveryId: string): Promise<DeliveryRecord> {
   const d = await tx.deliveries.get(scope.environmentId, deliveryId);
   if (!d) throw deliveryNotFound(scope, deliveryId);
@@ -67,7 +82,7 @@ async function findDelivery(tx: ReadTx, scope: Scope, deliveryId: string): Promi
 export async function listDeliveries(services: Services, scope: Scope, query: DeliveryListQuery): Promise<DeliveryPageView> {
   try {
     return await services.store.read(async (tx) => {
-      const page = await tx.deliveries.list(scope.environmentId, { q: query.q ?? null, limit: query.limit, cursor: query.cursor ?? null });
+      const page = await tx.deliveries.list(scope.environmentId, { q: query.q ?? null, limit: query.limit, cursor: query.cursor ?? null, endpointId: query.endpointId ?? null });
       const now = services.clock.now();
       const deliveries: DeliveryView[] = [];
       for (const d of page.items) deliveries.push(await deliveryView(tx, d, now));
@@ -104,9 +119,9 @@ export async function getDelivery(services: Services, scope: Scope, deliveryId: 
 
 /**
  * Starts a new cycle of a `failed` delivery with its original event id and payload. Order and
- * test events go to the environment's current active endpoint (its id, version and url; the
- * worker signs with that endpoint's secret); payout callbacks go to their payout's notifyUrl,
- * signed with the current callback secret, and need no endpoint.
+ * test events go to the current endpoint (retryTarget; its id, version and url: the worker signs
+ * with that endpoint's secret); payout callbacks go to their payout's notifyUrl, signed with the
+ * current callback secret, and need no endpoint.
  */
 export async function retryDelivery(services: Services, scope: Scope, deliveryId: string): Promise<DeliveryView> {
   return services.store.transaction(async (tx) => {
@@ -118,11 +133,11 @@ export async function retryDelivery(services: Services, scope: Scope, deliveryId
     if (d.kind === 'payout_callback') {
       target = { endpointId: null, endpointVersion: null, url: d.url };
     } else {
-      const endpoint = await tx.endpoints.getActive(scope.environmentId);
+      const endpoint = await retryTarget(tx, scope, d);
       if (!endpoint) {
         throw new AppError(
           'delivery-not-retryable',
-          `The ${scope.environment} environment has no active webhook endpoint; create one before retrying delivery ${d.id}.`,
+          `The ${scope.environment} environment has no active webhook endpoint for delivery ${d.id}; create one before retrying.`,
         );
       }
       target = { endpointId: endpoint.id, endpointVersion: endpoint.version, url: endpoint.url };

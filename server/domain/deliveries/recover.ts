@@ -4,7 +4,7 @@
 // RECOVERY.spacingMs apart so the receiver is not flooded. A delivery still pending is not
 // matched, so each is queued once per request; at most RECOVERY.max per request.
 import { RECOVERY } from '../../../generated/vocabulary.ts';
-import type { Millis } from '../model.ts';
+import type { EndpointRecord, Millis } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { findActiveEndpoint } from '../endpoints/endpoints.ts';
 import { AppError } from '../errors.ts';
@@ -35,13 +35,18 @@ export async function recoverDeliveries(services: Services, scope: Scope, endpoi
     });
   }
   const delivered = req.include === 'all';
-  // Read outside the write transaction: the scan never holds the writer.
-  const matched = await services.store.read((tx) =>
-    tx.deliveries.recoverable(scope.environmentId, { endpointId, since: req.since, until: req.until, delivered, limit: RECOVERY.max + 1 }),
-  );
-  const batch = matched.slice(0, RECOVERY.max);
+  const query = (eventTypes: EndpointRecord['eventTypes']) => ({ endpointId, since: req.since, until: req.until, delivered, limit: RECOVERY.max + 1, eventTypes });
+  // Read outside the write transaction: the scan never holds the writer. Only the endpoint's
+  // types go again; an unknown endpoint matches nothing here and answers 404 below.
+  const read = await services.store.read(async (tx) => {
+    const e = await tx.endpoints.get(scope.environmentId, endpointId);
+    return { version: e?.version ?? null, matched: e === null ? [] : await tx.deliveries.recoverable(scope.environmentId, query(e.eventTypes)) };
+  });
   return services.store.transaction(async (tx) => {
     const endpoint = await findActiveEndpoint(tx, scope, endpointId);
+    // Its types changed between the read and now: match again with the current ones.
+    const matched = endpoint.version === read.version ? read.matched : await tx.deliveries.recoverable(scope.environmentId, query(endpoint.eventTypes));
+    const batch = matched.slice(0, RECOVERY.max);
     const now = services.clock.now();
     let recovered = 0;
     let lastDueAt: Millis | null = null;

@@ -1,10 +1,13 @@
-// The webhook endpoint of a tenant environment: one URL, its own signing secret (stored only
-// sealed, shown once at creation and at each rotation), an active flag and a version. Every
-// accepted change raises the version, and in the same transaction the pending deliveries of
-// older versions become `disabled`, so they are never sent to the replacement destination.
+// The webhook endpoints of a tenant environment (up to MAX_ACTIVE_ENDPOINTS active, issue 68),
+// each with one URL, its own signing secret (stored only sealed, shown once at creation and at
+// each rotation), the event types it receives, an active flag and a version. Every accepted
+// change raises the version, and in the same transaction that endpoint's pending deliveries of
+// older versions become `disabled`, so they are never sent to the replacement destination;
+// other endpoints' deliveries are not touched.
 import { generateSecret } from '../../../signing/signature.ts';
 import { UniqueViolation, type ReadTx, type Tx } from '../store.ts';
-import { type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis, type SignatureScheme } from '../model.ts';
+import { MAX_ACTIVE_ENDPOINTS } from '../../../generated/vocabulary.ts';
+import { ROUTABLE_TYPES, type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis, type RoutableEventType, type SignatureScheme } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { checkDestination } from '../destination-check.ts';
 import { AppError } from '../errors.ts';
@@ -34,10 +37,11 @@ export interface EndpointWithSecretView extends EndpointView {
 }
 
 /**
- * A new URL (a new version), a new signature scheme (same version: where deliveries go and what
- * signs them stay, only their headers change from the next attempt), both, or the disabling.
+ * A new URL or new event types (a new version), a new signature scheme (same version: where
+ * deliveries go and what signs them stay, only their headers change from the next attempt), any
+ * of them together, or the disabling. Event types come unchecked (checkEventTypes).
  */
-export type EndpointChange = { url?: string; signatureScheme?: SignatureScheme } | { active: false };
+export type EndpointChange = { url?: string; signatureScheme?: SignatureScheme; eventTypes?: readonly string[] } | { active: false };
 
 /** The default scheme (spec: WebhookSignatureScheme's default). */
 export const DEFAULT_SIGNATURE_SCHEME: SignatureScheme = 'service-signature';
@@ -50,9 +54,25 @@ function endpointInactive(endpointId: string): AppError {
   return new AppError('endpoint-inactive', `Webhook endpoint ${endpointId} is disabled; create a new endpoint instead.`);
 }
 
-function endpointExists(scope: Scope, activeId: string | null): AppError {
-  const which = activeId === null ? 'an active webhook endpoint' : `the active webhook endpoint ${activeId}`;
-  return new AppError('endpoint-exists', `The ${scope.environment} environment already has ${which}; edit or disable it first.`);
+function endpointExists(scope: Scope): AppError {
+  return new AppError('endpoint-exists', `An active webhook endpoint of the ${scope.environment} environment already has this URL; edit or disable it first.`);
+}
+
+function endpointLimitReached(scope: Scope): AppError {
+  return new AppError('endpoint-limit-reached', `The ${scope.environment} environment already has ${MAX_ACTIVE_ENDPOINTS} active webhook endpoints; disable one first.`);
+}
+
+/** The types an endpoint may receive, checked against the contract's routable event types; 422 naming each unknown one. */
+export function checkEventTypes(types: readonly string[], pointer: string): readonly RoutableEventType[] {
+  const known = ROUTABLE_TYPES as readonly string[];
+  const errors = types.flatMap((t, i) => (known.includes(t) ? [] : [{ pointer: `${pointer}/${i}`, detail: `${t} is not an order event type (${known.join(', ')}).` }]));
+  if (errors.length > 0) throw new AppError('unknown-event-type', 'eventTypes names a type that is not an order event.', { errors });
+  return types as readonly RoutableEventType[];
+}
+
+/** A UniqueViolation of the active URL rule as the contract's 409; anything else as it is. */
+function urlTaken(scope: Scope, e: unknown): unknown {
+  return e instanceof UniqueViolation && e.constraint === 'active_endpoint' ? endpointExists(scope) : e;
 }
 
 async function findEndpoint(tx: ReadTx, scope: Scope, endpointId: string): Promise<EndpointRecord> {
@@ -88,23 +108,27 @@ export async function saveNewVersion(tx: Tx, e: EndpointRecord, change: Partial<
   return next;
 }
 
-export async function createEndpoint(services: Services, scope: Scope, input: { url: string; signatureScheme?: SignatureScheme }): Promise<EndpointWithSecretView> {
+export interface NewEndpoint {
+  url: string;
+  signatureScheme?: SignatureScheme;
+  /** Unchecked; every type when left out. */
+  eventTypes?: readonly string[];
+}
+
+export async function createEndpoint(services: Services, scope: Scope, input: NewEndpoint): Promise<EndpointWithSecretView> {
   const url = checkDestination(services, input.url, 'url');
+  const eventTypes = input.eventTypes === undefined ? null : checkEventTypes(input.eventTypes, '/body/eventTypes');
   const secret = generateSecret();
   try {
     return await services.store.transaction(async (tx) => {
-      // Checked first for a message naming the active endpoint; the store's unique rule below
-      // still decides when two creations race.
-      const active = await tx.endpoints.getActive(scope.environmentId);
-      if (active) throw endpointExists(scope, active.id);
       const now = services.clock.now();
-      const endpoint = newEndpointRecord(services, scope.environmentId, url, secret, input.signatureScheme, now);
-      await tx.endpoints.insert(endpoint);
+      const endpoint = { ...newEndpointRecord(services, scope.environmentId, url, secret, input.signatureScheme, now), eventTypes };
+      // The store counts under a hold of the environment, so racing creations cannot pass the limit.
+      if (!(await tx.endpoints.insertWithin(endpoint, MAX_ACTIVE_ENDPOINTS))) throw endpointLimitReached(scope);
       return { endpoint, environment: scope.environment, lastTest: null, secret };
     });
   } catch (e) {
-    if (e instanceof UniqueViolation && e.constraint === 'active_endpoint') throw endpointExists(scope, null);
-    throw e;
+    throw urlTaken(scope, e);
   }
 }
 
@@ -123,27 +147,41 @@ export async function getEndpoint(services: Services, scope: Scope, endpointId: 
 }
 
 /**
- * `{url}` replaces the destination and keeps the secret; `{active: false}` disables the endpoint
- * for good; either raises the version. `{signatureScheme}` alone keeps the version (pending
- * deliveries go on, signed in the new scheme from their next attempt). A disabled endpoint takes
- * no change (409).
+ * `{url}` replaces the destination and keeps the secret; `{eventTypes}` replaces the types it
+ * receives; `{active: false}` disables the endpoint for good; each raises the version.
+ * `{signatureScheme}` alone keeps the version (pending deliveries go on, signed in the new scheme
+ * from their next attempt). A disabled endpoint takes no change (409); a URL another active
+ * endpoint has is a 409 too.
  */
 export async function updateEndpoint(services: Services, scope: Scope, endpointId: string, change: EndpointChange): Promise<EndpointView> {
-  return services.store.transaction(async (tx) => {
-    const e = await findActiveEndpoint(tx, scope, endpointId);
-    const now = services.clock.now();
-    let next: EndpointRecord;
-    if ('active' in change) next = await saveNewVersion(tx, e, { active: false, disabledAt: now }, now);
-    else {
-      const scheme = change.signatureScheme === undefined ? {} : { signatureScheme: change.signatureScheme };
-      if (change.url !== undefined) next = await saveNewVersion(tx, e, { url: checkDestination(services, change.url, 'url'), ...scheme }, now);
+  const edit = 'active' in change ? null : versionedEdit(services, change);
+  try {
+    return await services.store.transaction(async (tx) => {
+      const e = await findActiveEndpoint(tx, scope, endpointId);
+      const now = services.clock.now();
+      let next: EndpointRecord;
+      if (edit === null) next = await saveNewVersion(tx, e, { active: false, disabledAt: now }, now);
       else {
-        next = { ...e, ...scheme, updatedAt: now };
-        await tx.endpoints.update(next);
+        const scheme = 'signatureScheme' in change && change.signatureScheme !== undefined ? { signatureScheme: change.signatureScheme } : {};
+        if (Object.keys(edit).length > 0) next = await saveNewVersion(tx, e, { ...edit, ...scheme }, now);
+        else {
+          next = { ...e, ...scheme, updatedAt: now };
+          await tx.endpoints.update(next);
+        }
       }
-    }
-    return viewOf(tx, scope, next, now);
-  });
+      return viewOf(tx, scope, next, now);
+    });
+  } catch (e) {
+    throw urlTaken(scope, e);
+  }
+}
+
+/** The checked fields of a change that raise the version (URL, event types); empty when it has none. */
+function versionedEdit(services: Services, change: Exclude<EndpointChange, { active: false }>): Partial<Pick<EndpointRecord, 'url' | 'eventTypes'>> {
+  return {
+    ...(change.url === undefined ? {} : { url: checkDestination(services, change.url, 'url') }),
+    ...(change.eventTypes === undefined ? {} : { eventTypes: checkEventTypes(change.eventTypes, '/body/eventTypes') }),
+  };
 }
 
 /** A new signing secret, answered once; the previous one stops signing new attempts at once. */
@@ -165,6 +203,7 @@ export function newEndpointRecord(services: Services, environmentId: string, url
     url,
     secretEnc: services.secrets.seal(secret),
     signatureScheme: scheme ?? DEFAULT_SIGNATURE_SCHEME,
+    eventTypes: null,
     active: true,
     version: 1,
     lastTestDeliveryId: null,

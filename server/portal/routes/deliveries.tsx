@@ -23,10 +23,10 @@ const MAX_QUERY = 200;
 export async function loadActivity(
   services: Services,
   viewer: Viewer,
-  opts: { q: string; cursor: string | null },
+  opts: { q: string; cursor: string | null; endpoint?: string | null },
 ): Promise<DeliveryPageView & { error?: string }> {
   const q = opts.q.trim().slice(0, MAX_QUERY);
-  const query = { limit: ACTIVITY_PAGE_SIZE, ...(q ? { q } : {}) };
+  const query = { limit: ACTIVITY_PAGE_SIZE, ...(q ? { q } : {}), ...(opts.endpoint ? { endpointId: opts.endpoint } : {}) };
   try {
     return await listDeliveries(services, viewer.scope, { ...query, ...(opts.cursor ? { cursor: opts.cursor } : {}) });
   } catch (e) {
@@ -41,12 +41,13 @@ export function registerDeliveryRoutes(portal: Hono<PortalEnv>, services: Servic
     const viewer = c.var.viewer;
     const q = (c.req.query('q') ?? '').trim().slice(0, MAX_QUERY);
     const cursor = c.req.query('cursor') ?? null;
-    const activity = await loadActivity(services, viewer, { q, cursor });
+    const endpoint = c.req.query('endpoint')?.trim().slice(0, MAX_QUERY) || null;
+    const activity = await loadActivity(services, viewer, { q, cursor, endpoint });
     return page(
       c,
       <Layout {...chromeFor(viewer, q ? `Search: ${q}` : 'Webhook activity')}>
         <Breadcrumbs items={[{ href: '/portal/webhooks', label: 'Webhooks' }, { label: 'Activity' }]} />
-        <ActivitySection deliveries={activity.deliveries} nextCursor={activity.nextCursor} q={q} olderPage={cursor !== null} error={activity.error} />
+        <ActivitySection deliveries={activity.deliveries} nextCursor={activity.nextCursor} q={q} olderPage={cursor !== null} error={activity.error} endpoint={endpoint ?? undefined} />
       </Layout>,
     );
   });

@@ -19,7 +19,7 @@ import { chromeFor, messageResponse } from '../messages.tsx';
 import { formFields, page } from '../render.ts';
 import { gated, passkeyOffered, proofIsFresh } from '../proof.tsx';
 import type { Viewer } from '../session.ts';
-import { ConfirmPage, EditUrlPage, NewEndpointPage, type ConfirmKind, type UrlRefusal } from '../views/endpoint-forms.tsx';
+import { ConfirmPage, EditUrlPage, NewEndpointPage, typesOf, type ConfirmKind, type UrlRefusal } from '../views/endpoint-forms.tsx';
 import { SecretPage } from '../views/secret.tsx';
 import { RECOVER_PERIODS } from '../views/webhooks.tsx';
 import { recoverDeliveries } from '../../domain/deliveries/recover.ts';
@@ -96,12 +96,13 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     const long = tooLong(url);
     if (long) return form(long, 400);
     try {
-      const created = await createEndpoint(services, viewer.scope, { url, signatureScheme });
+      const eventTypes = typesOf(fields);
+      const created = await createEndpoint(services, viewer.scope, { url, signatureScheme, ...(eventTypes ? { eventTypes } : {}) });
       noStore(c);
       return page(c, <SecretPage chrome={chromeFor(viewer, 'Webhook added')} kind="created" endpoint={created.endpoint} secret={created.secret} />);
     } catch (e) {
       if (isRefusedUrl(e)) return form(refusalOf(e), 400);
-      if (isAppError(e) && e.slug === 'endpoint-exists') return form({ rule: null, detail: e.detail }, 409);
+      if (isAppError(e) && (e.slug === 'endpoint-exists' || e.slug === 'endpoint-limit-reached')) return form({ rule: null, detail: e.detail }, 409);
       throw e;
     }
   });

@@ -21,7 +21,7 @@ export function registerWebhooksPage(portal: Hono<PortalEnv>, services: Services
       <WebhooksPage
         chrome={chromeFor(viewer, 'Webhooks')}
         environment={viewer.scope.environment}
-        active={endpoints.find((v) => v.endpoint.active) ?? null}
+        active={endpoints.filter((v) => v.endpoint.active)}
         disabled={endpoints.filter((v) => !v.endpoint.active)}
         activity={activity}
         canManage={viewer.canManage}

@@ -6,8 +6,10 @@ import { Answer, KIND_LABEL, Notice, shortId, StateBadge, Time } from './parts.t
 
 export const ACTIVITY_PAGE_SIZE = 5;
 
-export function activityHref(opts: { q?: string | null; cursor?: string | null }): string {
+/** `endpoint`: one endpoint's activity (issue 68); the environment's when left out. */
+export function activityHref(opts: { q?: string | null; cursor?: string | null; endpoint?: string | null }): string {
   const params = new URLSearchParams();
+  if (opts.endpoint) params.set('endpoint', opts.endpoint);
   if (opts.q) params.set('q', opts.q);
   if (opts.cursor) params.set('cursor', opts.cursor);
   const query = params.toString();
@@ -92,9 +94,10 @@ export function ActivityTable(props: { deliveries: DeliveryView[]; empty: string
   );
 }
 
-export function SearchForm(props: { q: string }) {
+export function SearchForm(props: { q: string; endpoint?: string | undefined }) {
   return (
     <form method="get" action="/portal/webhooks/activity" class="search" role="search">
+      {props.endpoint ? <input type="hidden" name="endpoint" value={props.endpoint} /> : null}
       <label for="activity-q" class="visually-hidden">
         Search deliveries
       </label>
@@ -128,6 +131,8 @@ export function ActivitySection(props: {
   olderPage?: boolean;
   error?: string;
   endpointDisabledNote?: boolean;
+  /** One endpoint's activity; the environment's when left out. */
+  endpoint?: string | undefined;
 }) {
   const empty = props.q
     ? `No delivery matches “${props.q}”. Search takes an exact order id, order reference or event id.`
@@ -137,10 +142,18 @@ export function ActivitySection(props: {
   return (
     <section class="card" id="activity" aria-labelledby="activity-title">
       <div class="card__head">
-        <h2 id="activity-title">Webhook activity</h2>
-        <span class="muted small">Newest first · order events, test webhooks and payout callbacks</span>
+        <h2 id="activity-title">{props.endpoint ? 'Endpoint activity' : 'Webhook activity'}</h2>
+        <span class="muted small">
+          {props.endpoint ? (
+            <span data-testid="activity-endpoint">
+              Newest first · endpoint <code>{props.endpoint}</code>
+            </span>
+          ) : (
+            'Newest first · order events, test webhooks and payout callbacks of every endpoint'
+          )}
+        </span>
       </div>
-      <SearchForm q={props.q} />
+      <SearchForm q={props.q} endpoint={props.endpoint} />
       {props.error ? (
         <Notice tone="warning" testId="activity-error">
           <p>{props.error}</p>
@@ -156,7 +169,7 @@ export function ActivitySection(props: {
       <p id="activity-status" class="visually-hidden" aria-live="polite"></p>
       <div class="more">
         {props.nextCursor ? (
-          <a class="button" href={activityHref({ q: props.q, cursor: props.nextCursor })} data-load-more data-testid="load-more">
+          <a class="button" href={activityHref({ q: props.q, cursor: props.nextCursor, endpoint: props.endpoint ?? null })} data-load-more data-testid="load-more">
             Load 5 more
           </a>
         ) : props.deliveries.length > 0 ? (

@@ -3,7 +3,7 @@
 // so it holds without JavaScript; rotation and disabling also ask for a fresh proof (the
 // member token or a passkey, views/proof.tsx) when the last one is older than PORTAL_REVERIFY_AFTER.
 import { WEBHOOK_URL_MAX_LENGTH } from '../../../generated/vocabulary.ts';
-import type { EndpointRecord } from '../../domain/model.ts';
+import { ROUTABLE_TYPES, type EndpointRecord } from '../../domain/model.ts';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Breadcrumbs, Notice } from './parts.tsx';
@@ -65,6 +65,30 @@ function UrlField(props: { value: string; invalid: boolean }) {
   );
 }
 
+/** The form field of one event type's checkbox (typesOf reads them back). */
+export const eventTypeField = (type: string): string => `type:${type}`;
+
+/** The event types ticked on a form; none ticked is every type (undefined). */
+export function typesOf(fields: Record<string, string>): string[] | undefined {
+  const ticked = ROUTABLE_TYPES.filter((t) => fields[eventTypeField(t)] !== undefined);
+  return ticked.length === 0 ? undefined : ticked;
+}
+
+/** Which order events the endpoint receives (issue 68): none ticked is every type, including later ones. */
+function EventTypesField() {
+  return (
+    <fieldset class="field" data-testid="event-types">
+      <legend>Events to send</legend>
+      {ROUTABLE_TYPES.map((t) => (
+        <label class="check">
+          <input type="checkbox" name={eventTypeField(t)} value="on" data-testid={`event-type-${t}`} /> <code>{t}</code>
+        </label>
+      ))}
+      <p class="field__hint">Leave all unticked to receive every order event, including types added later.</p>
+    </fieldset>
+  );
+}
+
 export function NewEndpointPage(props: { chrome: Chrome; csrf: string; environment: string; url?: string; refusal?: UrlRefusal }) {
   return (
     <Layout {...props.chrome}>
@@ -72,13 +96,14 @@ export function NewEndpointPage(props: { chrome: Chrome; csrf: string; environme
       <section class="card card--medium">
         <h1>Add webhook</h1>
         <p class="lead">
-          The {props.environment} environment will send its order events and test webhooks to this URL. Its signing secret is shown once, right
-          after you add it.
+          The {props.environment} environment will send the order events you choose and this endpoint's test webhooks to this URL. Its signing
+          secret is shown once, right after you add it.
         </p>
         {props.refusal ? <Refusal refusal={props.refusal} /> : null}
         <form method="post" action="/portal/webhooks/endpoints" class="form">
           <CsrfField token={props.csrf} />
           <UrlField value={props.url ?? ''} invalid={props.refusal !== undefined} />
+          <EventTypesField />
           <SchemeField value="service-signature" />
           <div class="form-actions">
             <button type="submit" class="button button--primary" data-testid="create-endpoint">

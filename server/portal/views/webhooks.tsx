@@ -1,8 +1,10 @@
-// The Webhooks page of a tenant environment: the active endpoint with its manage controls and
-// Last test, earlier (disabled) endpoints, and the webhook activity.
+// The Webhooks page of a tenant environment: its active endpoints (up to MAX_ACTIVE_ENDPOINTS,
+// issue 68), each with its event types and manage controls, the newest one's Last test, earlier
+// (disabled) endpoints, and the webhook activity of them all.
 import type { DeliveryView } from '../../domain/deliveries/deliveries.ts';
 import type { EndpointView, TestSummary } from '../../domain/endpoints/endpoints.ts';
-import { ActivitySection } from './activity.tsx';
+import { MAX_ACTIVE_ENDPOINTS } from '../../../generated/vocabulary.ts';
+import { ActivitySection, activityHref } from './activity.tsx';
 import { SCHEME_LABELS, SchemeField } from './scheme.tsx';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
@@ -41,12 +43,14 @@ function LastTest(props: { lastTest: TestSummary | null }) {
   );
 }
 
-function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: string }) {
+/** `newest`: the first card, the one whose Last test the page polls (one live region per page). */
+function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: string; newest: boolean }) {
   const e = props.view.endpoint;
+  const titleId = `endpoint-title-${e.id}`;
   return (
-    <section class="card" aria-labelledby="endpoint-title" data-testid="endpoint">
+    <section class="card" aria-labelledby={titleId} data-testid="endpoint">
       <div class="card__head">
-        <h2 id="endpoint-title">Endpoint</h2>
+        <h2 id={titleId}>Endpoint</h2>
         <span class="status-dot status-dot--active">
           <span aria-hidden="true">●</span> Active
         </span>
@@ -62,6 +66,10 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
         <div>
           <dt>Signature scheme</dt>
           <dd data-testid="endpoint-scheme">{SCHEME_LABELS[e.signatureScheme]}</dd>
+        </div>
+        <div>
+          <dt>Events</dt>
+          <dd data-testid="endpoint-event-types">{e.eventTypes === null ? 'Every order event' : e.eventTypes.join(', ')}</dd>
         </div>
         <div>
           <dt>Created</dt>
@@ -80,6 +88,11 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
           <dd class="id">{e.id}</dd>
         </div>
       </dl>
+      <p class="small">
+        <a href={activityHref({ endpoint: e.id })} data-testid="endpoint-activity">
+          Activity of this endpoint
+        </a>
+      </p>
       {props.canManage ? (
         <div class="actions" data-testid="manage-controls">
           <form method="post" action={endpointHref(e.id, 'test')}>
@@ -114,7 +127,7 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
         The signing secret is shown only once, when the endpoint is created and at each rotation. No copy of it is available here; if it is lost,
         Rotate secret issues a new one.
       </p>
-      <LastTest lastTest={props.view.lastTest} />
+      {props.newest ? <LastTest lastTest={props.view.lastTest} /> : null}
     </section>
   );
 }
@@ -164,6 +177,9 @@ function EarlierEndpoints(props: { views: EndpointView[] }) {
             <span class="muted small">
               v{e.version} · disabled <Time at={e.disabledAt} />
             </span>
+            <a class="small" href={activityHref({ endpoint: e.id })}>
+              Activity
+            </a>
           </li>
         ))}
       </ul>
@@ -226,7 +242,8 @@ export function isDone(value: string | undefined): value is Done {
 export function WebhooksPage(props: {
   chrome: Chrome;
   environment: 'test' | 'live';
-  active: EndpointView | null;
+  /** Newest first. */
+  active: EndpointView[];
   disabled: EndpointView[];
   activity: { deliveries: DeliveryView[]; nextCursor: string | null };
   canManage: boolean;
@@ -250,8 +267,8 @@ export function WebhooksPage(props: {
             )}
           </h1>
           <p class="lead">
-            Order events and test webhooks of the {props.environment} environment are sent to one endpoint, signed with its own secret. The other
-            environment has its own endpoint and secret.
+            Order events of the {props.environment} environment are sent to each endpoint whose events include them (up to{' '}
+            {MAX_ACTIVE_ENDPOINTS} endpoints), each signed with its own secret. The other environment has its own endpoints and secrets.
           </p>
         </div>
       </div>
@@ -260,11 +277,18 @@ export function WebhooksPage(props: {
           <p>{done.detail}</p>
         </Notice>
       ) : null}
-      {props.active ? (
-        <ActiveEndpoint view={props.active} canManage={props.canManage} csrf={props.csrf} />
+      {props.active.length > 0 ? (
+        props.active.map((view, i) => <ActiveEndpoint view={view} canManage={props.canManage} csrf={props.csrf} newest={i === 0} />)
       ) : (
         <NoEndpoint canManage={props.canManage} environment={props.environment} />
       )}
+      {props.canManage && props.active.length > 0 && props.active.length < MAX_ACTIVE_ENDPOINTS ? (
+        <p class="actions">
+          <a class="button" href="/portal/webhooks/new" data-testid="add-webhook">
+            <span aria-hidden="true">+</span> Add another webhook
+          </a>
+        </p>
+      ) : null}
       <ActivitySection deliveries={props.activity.deliveries} nextCursor={props.activity.nextCursor} q="" />
       <EarlierEndpoints views={props.disabled} />
     </Layout>

@@ -5,7 +5,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EnvironmentRecord } from '../../domain/model.ts';
 import type { OrderCreation } from '../../domain/store.ts';
-import { seedEnvironment } from '../suite/fixtures.ts';
+import { endpointRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { fanOutDeliveryId } from '../fan-out.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
 import { DeliveryListeners } from '../tx.ts';
 import { bulkOrders } from './bulk-orders.ts';
@@ -74,6 +75,38 @@ describe('PostgreSQL bulk orders', () => {
       expect((await clients[0]!.query<{ n: number }>('SELECT count(*)::int AS n FROM orders')).rows[0]!.n).toBe(3_000);
     } finally {
       for (const c of clients) c.release();
+    }
+  });
+
+  it('fans each order out in the statement: one delivery per active endpoint taking order.created, with and without keys', async () => {
+    db = await createTestDatabase();
+    const store = await openPostgresStore({ connectionString: db.url, poolSize: 2, log: pino({ level: 'silent' }) });
+    await store.migrate();
+    const { env } = await seedEnvironment(store);
+    const bare = (await seedEnvironment(store)).env;
+    const every = endpointRecord(env, { url: 'https://hooks.northwind.example/every' });
+    const created = endpointRecord(env, { url: 'https://hooks.northwind.example/created', eventTypes: ['order.created'], version: 2 });
+    const paid = endpointRecord(env, { url: 'https://hooks.northwind.example/paid', eventTypes: ['order.paid'] });
+    await store.transaction(async (tx) => {
+      for (const e of [every, created, paid]) await tx.endpoints.insert(e);
+    });
+    const targets = [every, created].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const kind = bulkOrders(new OrderNumbers(new Conn(pool(1))), new DeliveryListeners(() => undefined));
+    const client = await pool(1).connect();
+    try {
+      for (const keyed of [false, true]) {
+        const items = [orderCreation(env, keyed ? `k-${env.id}-1` : null), orderCreation(bare), orderCreation(env)];
+        const outcomes = await kind.run(client, items);
+        expect(outcomes.map((o) => o.value)).toEqual(items.map((c, i) => ({ created: true, order: expect.anything(), delivery: i !== 1 })));
+        for (const c of items) {
+          const { items: got } = await store.read((tx) => tx.deliveries.list(c.order.environmentId, { q: c.order.id, limit: 10, cursor: null }));
+          const want = c.order.environmentId === bare.id ? [] : targets.map((ep, rank) => ({ ...c.delivery, id: fanOutDeliveryId(c.delivery.id, ep.id, rank + 1), endpointId: ep.id, endpointVersion: ep.version, url: ep.url }));
+          expect([...got].sort((a, b) => (a.endpointId! < b.endpointId! ? -1 : 1))).toEqual(want);
+        }
+      }
+    } finally {
+      client.release();
+      await store.close();
     }
   });
 });

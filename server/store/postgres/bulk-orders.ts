@@ -15,8 +15,10 @@ import { formatOrderNumber, idempotencyKeyRow } from '../repos/orders.ts';
 import type { BulkStatement, Outcome } from './group-commit.ts';
 import type { OrderNumbers } from './order-numbers.ts';
 import { mapping as m, untargetedDeliveryRow } from './rows.ts';
+import { fanOutDeliveryIdSql } from '../fan-out.ts';
+import { receives } from './sql.ts';
 
-/** The delivery row's columns that the active endpoint fills in. */
+/** The delivery row's columns that each active endpoint taking the event fills in. */
 const TARGET = ['endpoint_id', 'endpoint_version', 'url'];
 
 type Row = Record<string, unknown>;
@@ -70,6 +72,9 @@ function statement(rows: ReturnType<typeof rowsOf>[], types: Types): { name: str
   const o = orders.bind(rows.map((x) => x.order), types, values);
   const ev = events.bind(rows.map((x) => x.event), types, values);
   const d = deliveries.bind(rows.map((x) => x.delivery), types, values);
+  // Each delivery's event type, by the same ordinality: which endpoints take it (the fan-out).
+  const eventTypes = `$${values.push(rows.map((x) => x.event.type))}::text[]`;
+  const dExprs = d.exprs.map((e) => (e === 'r.id' ? fanOutDeliveryIdSql('r.id', 'ep.id', 'ep.rank') : e));
   const won = (expr: string): string => (keys === null ? '' : ` WHERE ${expr} IN (SELECT id FROM won)`);
   let withKeys = '';
   if (keys !== null) {
@@ -88,10 +93,13 @@ function statement(rows: ReturnType<typeof rowsOf>[], types: Types): { name: str
     ev AS (INSERT INTO events (${events.names.join(', ')})
       SELECT ${ev.exprs.join(', ')} FROM ${ev.from}${won('r.order_id')} ORDER BY r.ordinality),
     d AS (INSERT INTO deliveries (${deliveries.names.join(', ')}, ${TARGET.join(', ')})
-      SELECT ${d.exprs.join(', ')}, ep.id, ep.version, ep.url
+      SELECT ${dExprs.join(', ')}, ep.id, ep.version, ep.url
         FROM ${d.from}
-        JOIN webhook_endpoints ep ON ep.environment_id = r.environment_id AND ep.active = TRUE${keys === null ? '' : ' AND r.order_id IN (SELECT id FROM won)'}
-       ORDER BY r.ordinality
+        JOIN unnest(${eventTypes}) WITH ORDINALITY AS t(type, ordinality) ON t.ordinality = r.ordinality
+        CROSS JOIN LATERAL (
+          SELECT id, version, url, row_number() OVER (ORDER BY id) AS rank FROM webhook_endpoints
+           WHERE environment_id = r.environment_id AND active = TRUE AND ${receives('event_types', 't.type')}) ep
+       ${keys === null ? '' : 'WHERE r.order_id IN (SELECT id FROM won) '}ORDER BY r.ordinality, ep.rank
       RETURNING order_id)
     SELECT ${keys === null ? 'NULL::text[]' : '(SELECT array_agg(id) FROM won)'} AS created, (SELECT array_agg(order_id) FROM d) AS delivered`;
   // Two texts in all (with keys, without): each is prepared once per connection.

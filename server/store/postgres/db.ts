@@ -11,7 +11,7 @@ type Constraint = UniqueViolation['constraint'];
 /** The named constraints of migrations/ → which rule of the store it is (primary keys: *_pkey). */
 const UNIQUE_CONSTRAINTS: Record<string, Constraint> = {
   transactions_third_party_id: 'third_party_id',
-  webhook_endpoints_one_active: 'active_endpoint',
+  webhook_endpoints_active_url: 'active_endpoint',
   orders_order_number: 'order_number',
   service_accounts_email: 'service_account_email',
   order_idempotency_keys_key: 'idempotency_key',

@@ -1,4 +1,5 @@
 // The repositories' view of a PostgreSQL connection (../sql.ts): Conn already speaks $n.
+import { fanOutDeliveryIdSql } from '../fan-out.ts';
 import type { DialectHooks } from '../repos/index.ts';
 import { bind } from '../repos/query.ts';
 import type { Sql } from '../sql.ts';
@@ -21,7 +22,13 @@ export function postgresSql(db: Conn): Sql<boolean, unknown> {
       params.push([...values]);
       return `${column} = ANY($${params.length}::text[])`;
     },
+    receives,
   };
+}
+
+/** Sql.receives: the endpoint's JSON list of event types (text) holds `type`, or is NULL (every type). */
+export function receives(eventTypes: string, type: string): string {
+  return `(${eventTypes} IS NULL OR jsonb_exists(${eventTypes}::jsonb, ${type}))`;
 }
 
 /**
@@ -57,24 +64,26 @@ export function postgresHooks(db: Conn, numbers: OrderNumbers): DialectHooks {
       if (r?.inserted !== 1) throw await db.conflictOf(table, row);
       return r.balance === null ? null : shortDecimal(r.balance);
     },
-    async insertWithEvent(endpointOf, event, d, newOrder) {
+    async insertWithEvent(endpointsOf, event, d, newOrder) {
       // One round trip instead of three (each a wait of the group commit's one executing
       // connection). The delivery's columns arrive as one JSON object typed by the table's row
       // type: bare parameters in a SELECT list would be typed as text.
       const m = mapping;
       const ev = m.eventToRow(event);
       const rest = untargetedDeliveryRow(d);
-      const params: unknown[] = [event.environmentId, JSON.stringify(rest)];
+      const params: unknown[] = [event.environmentId, event.type, JSON.stringify(rest)];
       // Rows inserted by the statement's WITH clauses; foreign keys are checked at its end.
       const insertOf = (table: string, row: object): string =>
         `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.values(row).map((v) => bind(params, v)).join(', ')})`;
       const order = newOrder === undefined ? '' : `o AS (${insertOf('orders', m.orderToRow(newOrder))}), `;
       const cols = Object.keys(rest);
+      const col = (c: string): string => (c === 'id' ? fanOutDeliveryIdSql('r.id', 'ep.id', 'ep.rank') : `r.${c}`);
       const r = await db.one<{ id: string }>(
-        `WITH ${order}ev AS (${insertOf('events', ev)}), ep AS (${endpointOf})
+        `WITH ${order}ev AS (${insertOf('events', ev)}), ep AS (${endpointsOf})
          INSERT INTO deliveries (${cols.join(', ')}, endpoint_id, endpoint_version, url)
-         SELECT ${cols.map((c) => `r.${c}`).join(', ')}, ep.id, ep.version, ep.url
-           FROM ep, json_populate_record(NULL::deliveries, $2::json) r
+         SELECT ${cols.map(col).join(', ')}, ep.id, ep.version, ep.url
+           FROM ep, json_populate_record(NULL::deliveries, $3::json) r
+         ORDER BY ep.rank
          RETURNING id`,
         params,
       );

@@ -1,15 +1,30 @@
 import type { Sql } from '../sql.ts';
 import type { EndpointRepo } from '../../domain/store.ts';
-import { all, first, getter, inserter } from './query.ts';
+import { all, getter, inserter } from './query.ts';
 
 /** `insertionOrder` is the dialect's column of insertion order (DialectHooks). */
 export function endpointRepo<B, J>(sql: Sql<B, J>, insertionOrder: string): EndpointRepo {
   const m = sql.map;
+  const insert = inserter(sql, 'webhook_endpoints', m.endpointToRow);
   return {
-    insert: inserter(sql, 'webhook_endpoints', m.endpointToRow),
+    insert,
+    async insertWithin(e, maxActive) {
+      // An update of the environment's row holds it (PostgreSQL's row lock; SQLite has one
+      // writer anyway) until the transaction ends, so two creations count one after the other.
+      await sql.run('UPDATE environments SET id = id WHERE id = $1', [e.environmentId]);
+      const active = await sql.one<{ n: number | string }>(`SELECT count(*) AS n FROM webhook_endpoints WHERE environment_id = $1 AND active = ${sql.true}`, [e.environmentId]);
+      if (Number(active?.n ?? 0) >= maxActive) return false;
+      await insert(e);
+      return true;
+    },
     get: getter(sql, 'webhook_endpoints', m.endpointFromRow),
-    async getActive(environmentId) {
-      return first(sql, m.endpointFromRow, `SELECT * FROM webhook_endpoints WHERE environment_id = $1 AND active = ${sql.true}`, [environmentId]);
+    async listActive(environmentId) {
+      return all(
+        sql,
+        m.endpointFromRow,
+        `SELECT * FROM webhook_endpoints WHERE environment_id = $1 AND active = ${sql.true} ORDER BY created_at DESC, ${insertionOrder} DESC`,
+        [environmentId],
+      );
     },
     async list(environmentId) {
       return all(
@@ -27,9 +42,9 @@ export function endpointRepo<B, J>(sql: Sql<B, J>, insertionOrder: string): Endp
         sql.run(
           `UPDATE webhook_endpoints
               SET url = $3, secret_enc = $4, active = $5, version = $6, last_test_delivery_id = $7, updated_at = $8, disabled_at = $9,
-                  signature_scheme = $10
+                  signature_scheme = $10, event_types = $11
             WHERE environment_id = $1 AND id = $2`,
-          [r.environment_id, r.id, r.url, r.secret_enc, r.active, r.version, r.last_test_delivery_id, r.updated_at, r.disabled_at, r.signature_scheme],
+          [r.environment_id, r.id, r.url, r.secret_enc, r.active, r.version, r.last_test_delivery_id, r.updated_at, r.disabled_at, r.signature_scheme, r.event_types],
         ),
       );
     },

@@ -14,9 +14,10 @@ export interface DialectHooks {
    */
   insertAndAdjustWallet?(insert: { table: string; row: object & { id?: unknown } }, environmentId: string, delta: string): Promise<string | null>;
   /**
-   * DeliveryRepo.insertWithEvent's writes (the new order if any, the event, the delivery to the
-   * endpoint `endpointOf` selects: id, version, url; $1 is the environment) in one statement;
-   * true if a delivery went in. Absent where separate statements cost no more (SQLite).
+   * DeliveryRepo.insertWithEvent's writes (the new order if any, the event, a delivery to each
+   * endpoint `endpointsOf` selects: id, version, url, rank; $1 is the environment, $2 the
+   * event's type) in one statement; true if a delivery went in. Absent where separate
+   * statements cost no more (SQLite).
    */
-  insertWithEvent?(endpointOf: string, ...rows: Parameters<DeliveryRepo['insertWithEvent']>): Promise<boolean>;
+  insertWithEvent?(endpointsOf: string, ...rows: Parameters<DeliveryRepo['insertWithEvent']>): Promise<boolean>;
 }

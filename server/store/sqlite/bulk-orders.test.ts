@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { OrderCreation } from '../../domain/store.ts';
 import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
 import { endpointRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { fanOutDeliveryId } from '../fan-out.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
 import { TxScope } from '../tx.ts';
 import { sqliteBulkOrders } from './bulk-orders.ts';
@@ -47,6 +48,30 @@ describe('SQLite bulk orders', () => {
     expect(results.every((r) => r.created && r.delivery)).toBe(true);
     const seqs = await store.read((tx) => tx.events.list(env.id, { limit: 50, cursor: null, types: [] }));
     expect(seqs.items.map((e) => e.id).reverse()).toEqual(creations.map((c) => c.event.id));
+  });
+
+  it('fans a batch out in the same seven statements: each order one delivery per active endpoint taking order.created', async () => {
+    const { store, statements } = await open();
+    const { env } = await seedEnvironment(store);
+    const every = endpointRecord(env, { url: 'https://hooks.northwind.example/every' });
+    const created = endpointRecord(env, { url: 'https://hooks.northwind.example/created', eventTypes: ['order.created'], version: 2 });
+    const paid = endpointRecord(env, { url: 'https://hooks.northwind.example/paid', eventTypes: ['order.paid'] });
+    await store.transaction(async (tx) => {
+      for (const e of [every, created, paid]) await tx.endpoints.insert(e);
+    });
+    const targets = [every, created].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const creations = Array.from({ length: 10 }, () => orderCreation(env));
+    statements.length = 0;
+    const results = await Promise.all(creations.map((c) => store.createOrder(c)));
+    expect(writeHeads(statements)).toHaveLength(7);
+    expect(store.committer.stats.bulkUnits).toBe(10);
+    expect(results.every((r) => r.created && r.delivery)).toBe(true);
+    for (const c of creations) {
+      const { items } = await store.read((tx) => tx.deliveries.list(env.id, { q: c.order.id, limit: 10, cursor: null }));
+      expect([...items].sort((a, b) => (a.endpointId! < b.endpointId! ? -1 : 1))).toEqual(
+        targets.map((ep, rank) => ({ ...c.delivery, id: fanOutDeliveryId(c.delivery.id, ep.id, rank + 1), endpointId: ep.id, endpointVersion: ep.version, url: ep.url })),
+      );
+    }
   });
 
   it('a batch whose bulk write fails runs each order alone: the bad one fails, the others are created', async () => {

@@ -1,7 +1,7 @@
 // Store.createOrder for the orders a group-committed batch holds, together (a Bulk of
 // group-commit.ts), as PostgreSQL's bulk-orders.ts does. Alone, an order is seven to nine
-// statements (a savepoint, its number, its row, its event, the endpoint lookup, its delivery,
-// the release); here a batch's orders take one number update and one endpoint lookup per
+// statements (a savepoint, its number, its row, its event, the endpoint lookup, its deliveries,
+// the release); here a batch's orders take one number update and one endpoints lookup per
 // environment, the idempotency keys' lookup when any order has one, and one multi-row INSERT
 // per table, each statement prepared once per connection and batch size. An order whose key
 // is already taken (committed earlier, or by an earlier order of the same batch) writes
@@ -13,6 +13,8 @@ import type { Bulk } from './group-commit.ts';
 import type { Db } from './db.ts';
 import { mapping as m } from './rows.ts';
 import { MultiInsert, columnsOf } from './multi-insert.ts';
+import { fanOutDeliveryId } from '../fan-out.ts';
+import { receives } from '../../domain/model.ts';
 
 /** One order of the batch, and the scope its caller settles at commit (wake-ups, event listeners). */
 export interface BulkOrder {
@@ -24,7 +26,11 @@ interface Endpoint {
   id: string;
   version: number;
   url: string;
+  event_types: string | null;
 }
+
+/** An active endpoint, with the event types it receives parsed once for the batch. */
+type Target = Endpoint & { types: readonly string[] | null };
 
 /** The bulk kind of new orders on one SQLite connection. */
 export function sqliteBulkOrders(db: Db): Bulk<BulkOrder, OrderCreated> {
@@ -44,10 +50,14 @@ export function sqliteBulkOrders(db: Db): Bulk<BulkOrder, OrderCreated> {
         const order = { ...o, orderNumber: formatOrderNumber(numbers.next(o.environmentId)) };
         orders.push(m.orderToRow(order));
         events.push(m.eventToRow(c.event));
-        const ep = endpoints.get(o.environmentId);
-        if (ep !== undefined) deliveries.push(m.deliveryToRow({ ...c.delivery, endpointId: ep.id, endpointVersion: ep.version, url: ep.url }));
+        // The fan-out (fan-out.ts): one delivery per active endpoint taking the event's type.
+        const targets = (endpoints.get(o.environmentId) ?? []).filter((ep) => receives(ep.types, c.event.type));
+        targets.forEach((ep, rank) => {
+          const id = fanOutDeliveryId(c.delivery.id, ep.id, rank + 1);
+          deliveries.push(m.deliveryToRow({ ...c.delivery, id, endpointId: ep.id, endpointVersion: ep.version, url: ep.url }));
+        });
         if (c.idempotency !== null) keys.push(idempotencyKeyRow(o.environmentId, c.idempotency.key, { orderId: o.id, requestHash: c.idempotency.requestHash, createdAt: o.createdAt }));
-        return { created: true, order, delivery: ep !== undefined };
+        return { created: true, order, delivery: targets.length > 0 };
       });
       if (orders.length > 0) {
         inserts ??= {
@@ -125,16 +135,19 @@ function numberBlocks(db: Db, items: readonly BulkOrder[], winners: readonly boo
   };
 }
 
-/** Each environment's active endpoint, looked up once for the batch. */
-function activeEndpoints(db: Db, items: readonly BulkOrder[], winners: readonly boolean[]): Map<string, Endpoint> {
-  const found = new Map<string, Endpoint>();
+/** Each environment's active endpoints by id, looked up once for the batch. */
+function activeEndpoints(db: Db, items: readonly BulkOrder[], winners: readonly boolean[]): Map<string, Target[]> {
+  const found = new Map<string, Target[]>();
   const seen = new Set<string>();
   items.forEach(({ creation: c }, i) => {
     const environmentId = c.order.environmentId;
     if (!winners[i] || seen.has(environmentId)) return;
     seen.add(environmentId);
-    const ep = db.get<Endpoint>('SELECT id, version, url FROM webhook_endpoints WHERE environment_id = +? AND active = 1', environmentId);
-    if (ep !== undefined) found.set(environmentId, ep);
+    const eps = db.all<Endpoint>('SELECT id, version, url, event_types FROM webhook_endpoints WHERE environment_id = +? AND active = 1 ORDER BY id', environmentId);
+    found.set(
+      environmentId,
+      eps.map((ep) => ({ ...ep, types: ep.event_types === null ? null : (JSON.parse(ep.event_types) as string[]) })),
+    );
   });
   return found;
 }

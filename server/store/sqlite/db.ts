@@ -8,7 +8,7 @@ type Constraint = UniqueViolation['constraint'];
 /** "UNIQUE constraint failed: <columns>" → which rule of the store it is. */
 const UNIQUE_COLUMNS: Record<string, Constraint> = {
   'transactions.environment_id, transactions.type, transactions.third_party_id': 'third_party_id',
-  'webhook_endpoints.environment_id': 'active_endpoint',
+  'webhook_endpoints.environment_id, webhook_endpoints.url': 'active_endpoint',
   'orders.environment_id, orders.order_number': 'order_number',
   'service_accounts.tenant_id, service_accounts.email': 'service_account_email',
   'order_idempotency_keys.environment_id, order_idempotency_keys.idempotency_key': 'idempotency_key',

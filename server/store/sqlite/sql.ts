@@ -80,6 +80,9 @@ export function sqliteSql(db: Db): Sql<Bit, string> {
       params.push(...values);
       return `${column} IN (${values.map((_, i) => `$${first + i}`).join(', ')})`;
     },
+    receives(eventTypes, type) {
+      return `(${eventTypes} IS NULL OR EXISTS (SELECT 1 FROM json_each(${eventTypes}) WHERE value = ${type}))`;
+    },
   };
 }
 

@@ -143,6 +143,7 @@ export function endpointRecord(env: EnvironmentRecord, o: Partial<EndpointRecord
     url: 'https://hooks.northwind.example/payments',
     secretEnc: `v1.endpoint.${unique('secret')}`,
     signatureScheme: 'service-signature',
+    eventTypes: null,
     active: true,
     version: 1,
     lastTestDeliveryId: null,

@@ -40,7 +40,7 @@ export function isolationCases(s: () => Store): void {
       expect(await tx.events.get(B, event.id)).toBeNull();
       expect(await tx.events.list(B, { types: [], limit: 10, cursor: null })).toEqual({ items: [], nextCursor: null });
       expect(await tx.endpoints.get(B, ep.id)).toBeNull();
-      expect(await tx.endpoints.getActive(B)).toBeNull();
+      expect(await tx.endpoints.listActive(B)).toEqual([]);
       expect(await tx.endpoints.list(B)).toEqual([]);
       expect(await tx.deliveries.get(B, failed.id)).toBeNull();
       for (const q of [null, order.id, order.merchantReference, event.id]) {

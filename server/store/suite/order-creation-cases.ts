@@ -6,6 +6,7 @@ import type { EnvironmentRecord } from '../../domain/model.ts';
 import { newDeliveryId, newEventId } from '../../domain/ids.ts';
 import { deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEnvironment } from './fixtures.ts';
 import { until } from '../../../testing/until.ts';
+import { fanOutDeliveryId } from '../fan-out.ts';
 
 /** A creation of a new order of env (fresh ids), under `key` when given. */
 export function orderCreation(env: EnvironmentRecord, key: string | null = null): OrderCreation {
@@ -49,6 +50,36 @@ export function orderCreationCases(s: () => Store): void {
     await until(() => events.length === 2 && ready === 1, 'events.length === 2 && ready === 1');
     expect(events).toEqual([env.id, env.id]);
     for (const stop of stops) stop();
+  });
+
+  it('createOrder fans out, alone and in batches, with and without keys: one delivery per active endpoint taking order.created', async () => {
+    const { env } = await seedEnvironment(s());
+    const bare = (await seedEnvironment(s())).env;
+    const every = endpointRecord(env, { url: 'https://hooks.northwind.example/every' });
+    const created = endpointRecord(env, { url: 'https://hooks.northwind.example/created', eventTypes: ['order.created', 'order.paid'], version: 3 });
+    const paidOnly = endpointRecord(env, { url: 'https://hooks.northwind.example/paid', eventTypes: ['order.paid'] });
+    const disabled = endpointRecord(env, { url: 'https://hooks.northwind.example/old', active: false, disabledAt: 1 });
+    await s().transaction(async (tx) => {
+      for (const e of [every, created, paidOnly, disabled]) await tx.endpoints.insert(e);
+    });
+    const targets = [every, created].sort((a, b) => (a.id < b.id ? -1 : 1));
+    // Submitted together, so the group commit may batch them (bulk paths), some under keys.
+    const creations = Array.from({ length: 12 }, (_, i) => orderCreation(i % 4 === 3 ? bare : env, i % 3 === 0 ? `fan-key-${i}` : null));
+    const results = await Promise.all(creations.map((c) => s().createOrder(c)));
+    for (const [i, c] of creations.entries()) {
+      const r = results[i]!;
+      if (!r.created) throw new Error(`order ${i} not created`);
+      const { items } = await s().read((tx) => tx.deliveries.list(c.order.environmentId, { q: c.order.id, limit: 10, cursor: null }));
+      const got = [...items].sort((a, b) => (a.endpointId! < b.endpointId! ? -1 : 1));
+      if (c.order.environmentId === bare.id) {
+        expect([r.delivery, got]).toEqual([false, []]);
+        continue;
+      }
+      expect(r.delivery).toBe(true);
+      expect(got).toEqual(
+        targets.map((ep, rank) => ({ ...c.delivery, id: fanOutDeliveryId(c.delivery.id, ep.id, rank + 1), endpointId: ep.id, endpointVersion: ep.version, url: ep.url })),
+      );
+    }
   });
 
   it('createOrder under a key already recorded in the environment writes nothing and says so; another environment has its own keys', async () => {

@@ -5,6 +5,25 @@ import type { Store } from '../../domain/store.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, seedEnvironment } from './fixtures.ts';
 
 export function recoveryCases(s: () => Store): void {
+  it('recoverable matches only the event types given (the endpoint’s), every type for null', async () => {
+    const { env } = await seedEnvironment(s());
+    const ep = endpointRecord(env);
+    const created = eventRecord(env, { type: 'order.created' });
+    const paid = eventRecord(env, { type: 'order.paid' });
+    const ofCreated = deliveryRecord(created, ep, { createdAt: T0 + 1, state: 'failed', nextAttemptAt: null });
+    const ofPaid = deliveryRecord(paid, ep, { createdAt: T0 + 2, state: 'failed', nextAttemptAt: null });
+    await s().transaction(async (tx) => {
+      await tx.endpoints.insert(ep);
+      for (const e of [created, paid]) await tx.events.insert(e);
+      for (const d of [ofCreated, ofPaid]) await tx.deliveries.insert(d);
+    });
+    const q = (eventTypes: readonly string[] | null) =>
+      s().read((tx) => tx.deliveries.recoverable(env.id, { endpointId: ep.id, since: T0, until: T0 + 100, delivered: false, limit: 10, eventTypes }));
+    expect((await q(['order.paid'])).map((d) => d.id)).toEqual([ofPaid.id]);
+    expect((await q(['order.paid', 'order.created'])).map((d) => d.id)).toEqual([ofCreated.id, ofPaid.id]);
+    expect((await q(null)).map((d) => d.id)).toEqual([ofCreated.id, ofPaid.id]);
+  });
+
   it('recoverable matches the endpoint’s order deliveries of the window, failed (or delivered too), oldest first', async () => {
     const { env } = await seedEnvironment(s());
     const ep = endpointRecord(env);
@@ -26,7 +45,7 @@ export function recoveryCases(s: () => Store): void {
       await tx.events.insert(event);
       for (const d of [failedA, failedB, delivered, pending, before, atUntil, test, elsewhere]) await tx.deliveries.insert(d);
     });
-    const q = (delivered: boolean, limit = 10) => s().read((tx) => tx.deliveries.recoverable(env.id, { endpointId: ep.id, since: T0, until: T0 + 100, delivered, limit }));
+    const q = (delivered: boolean, limit = 10) => s().read((tx) => tx.deliveries.recoverable(env.id, { endpointId: ep.id, since: T0, until: T0 + 100, delivered, limit, eventTypes: null }));
     expect((await q(false)).map((d) => d.id)).toEqual([failedA.id, failedB.id]);
     expect((await q(true)).map((d) => d.id)).toEqual([failedA.id, failedB.id, delivered.id]);
     expect((await q(true, 1)).map((d) => d.id)).toEqual([failedA.id]);

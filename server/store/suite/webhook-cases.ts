@@ -2,8 +2,9 @@
 import { expect, it } from 'vitest';
 import { InvalidCursorError } from '../../domain/store-errors.ts';
 import type { Store } from '../../domain/store.ts';
-import type { EventRecord, EventType } from '../../domain/model.ts';
+import type { EndpointRecord, EventRecord, EventType } from '../../domain/model.ts';
 import { newDeliveryId } from '../../domain/ids.ts';
+import { fanOutDeliveryId } from '../fan-out.ts';
 import { T0, deliveryRecord, endpointRecord, eventRecord, expectUnique, orderRecord, seedEndpointAndEvent, seedEnvironment } from './fixtures.ts';
 import { until } from '../../../testing/until.ts';
 
@@ -61,7 +62,7 @@ export function webhookCases(s: () => Store): void {
     }
   });
 
-  it('only one active endpoint per environment; a disabled one plus a new active one is fine', async () => {
+  it('no two active endpoints of an environment share a URL; a disabled one plus a new active one at its URL is fine', async () => {
     const { env } = await seedEnvironment(s());
     const other = (await seedEnvironment(s())).env;
     const first = endpointRecord(env, { createdAt: T0 });
@@ -70,21 +71,51 @@ export function webhookCases(s: () => Store): void {
     await s().transaction((tx) => tx.endpoints.insert(endpointRecord(other)));
 
     const disabled = { ...first, active: false, version: 2, updatedAt: T0 + 5000, disabledAt: T0 + 5000 };
-    const second = endpointRecord(env, { url: 'https://hooks.northwind.example/v2/payments', createdAt: T0 + 6000, updatedAt: T0 + 6000 });
+    const second = endpointRecord(env, { createdAt: T0 + 6000, updatedAt: T0 + 6000 });
     await s().transaction(async (tx) => {
       await tx.endpoints.update(disabled);
       await tx.endpoints.insert(second);
     });
     await s().transaction(async (tx) => {
       expect(await tx.endpoints.get(env.id, first.id)).toEqual(disabled);
-      expect(await tx.endpoints.getActive(env.id)).toEqual(second);
+      expect(await tx.endpoints.listActive(env.id)).toEqual([second]);
       expect(await tx.endpoints.list(env.id)).toEqual([second, disabled]);
     });
-    // Re-activating the old one while the new one is active breaks the same rule.
+    // Re-activating the old one while the new one has its URL breaks the same rule.
     await expectUnique(s().transaction((tx) => tx.endpoints.update({ ...disabled, active: true, disabledAt: null })), 'active_endpoint');
     const rotated = { ...second, secretEnc: 'v1.endpoint.rotated', version: 2, lastTestDeliveryId: 'dlv_01KAQ5Z7R2T8W6X0Y4Z2A1B3C5', updatedAt: T0 + 7000 };
     await s().transaction((tx) => tx.endpoints.update(rotated));
-    expect(await s().transaction((tx) => tx.endpoints.getActive(env.id))).toEqual(rotated);
+    expect(await s().transaction((tx) => tx.endpoints.listActive(env.id))).toEqual([rotated]);
+  });
+
+  it('several active endpoints of an environment at different URLs, newest first; event types round-trip', async () => {
+    const { env } = await seedEnvironment(s());
+    const all = endpointRecord(env, { createdAt: T0 });
+    const paid = endpointRecord(env, { url: 'https://hooks.northwind.example/paid', eventTypes: ['order.paid'], createdAt: T0 + 1 });
+    const two = endpointRecord(env, { url: 'https://hooks.northwind.example/two', eventTypes: ['order.paid', 'order.payment_review_required'], createdAt: T0 + 2 });
+    await s().transaction(async (tx) => {
+      for (const e of [all, paid, two]) await tx.endpoints.insert(e);
+    });
+    expect(await s().read((tx) => tx.endpoints.listActive(env.id))).toEqual([two, paid, all]);
+    const changed = { ...paid, eventTypes: ['order.created'] as const, version: 2 };
+    await s().transaction((tx) => tx.endpoints.update(changed));
+    expect(await s().read((tx) => tx.endpoints.get(env.id, paid.id))).toEqual(changed);
+  });
+
+  it('insertWithin inserts only below the limit of active endpoints, counting none of another environment or disabled', async () => {
+    const { env } = await seedEnvironment(s());
+    const other = (await seedEnvironment(s())).env;
+    const at = (n: number, o: Partial<EndpointRecord> = {}) => endpointRecord(env, { url: `https://hooks.northwind.example/${n}`, createdAt: T0 + n, ...o });
+    await s().transaction(async (tx) => {
+      await tx.endpoints.insert(at(0, { active: false, disabledAt: T0 }));
+      await tx.endpoints.insert(endpointRecord(other));
+    });
+    expect(await s().transaction((tx) => tx.endpoints.insertWithin(at(1), 2))).toBe(true);
+    expect(await s().transaction((tx) => tx.endpoints.insertWithin(at(2), 2))).toBe(true);
+    const refused = at(3);
+    expect(await s().transaction((tx) => tx.endpoints.insertWithin(refused, 2))).toBe(false);
+    expect(await s().read((tx) => tx.endpoints.get(env.id, refused.id))).toBeNull();
+    await expectUnique(s().transaction((tx) => tx.endpoints.insertWithin(at(1), 5)), 'active_endpoint');
   });
 
   it('an endpoint keeps its signature scheme: each value round-trips through insert and update; an unknown one is refused', async () => {
@@ -94,7 +125,7 @@ export function webhookCases(s: () => Store): void {
     expect((await s().transaction((tx) => tx.endpoints.get(env.id, ep.id)))?.signatureScheme).toBe('both');
     for (const signatureScheme of ['standard-webhooks', 'service-signature'] as const) {
       await s().transaction((tx) => tx.endpoints.update({ ...ep, signatureScheme }));
-      expect(await s().transaction((tx) => tx.endpoints.getActive(env.id))).toEqual({ ...ep, signatureScheme });
+      expect(await s().transaction((tx) => tx.endpoints.listActive(env.id))).toEqual([{ ...ep, signatureScheme }]);
     }
     const bad = { ...ep, signatureScheme: 'hmac-md5' } as unknown as typeof ep;
     await expect(s().transaction((tx) => tx.endpoints.update(bad))).rejects.toThrow();
@@ -130,6 +161,19 @@ export function webhookCases(s: () => Store): void {
     const paged = await list('INV-2026-0002', 1);
     expect(paged.items).toEqual([d3]);
     expect(await list('INV-2026-0002', 1, paged.nextCursor)).toEqual({ items: [d2], nextCursor: null });
+    // One endpoint's activity, alone and with a search.
+    const other = endpointRecord(env, { url: 'https://hooks.northwind.example/other' });
+    const d5 = deliveryRecord(e2, other, { createdAt: T0 + 4000 });
+    await s().transaction(async (tx) => {
+      await tx.endpoints.insert(other);
+      await tx.deliveries.insert(d5);
+    });
+    const ofEndpoint = (endpointId: string, q: string | null = null) => s().read((tx) => tx.deliveries.list(env.id, { q, limit: 5, cursor: null, endpointId }));
+    expect((await ofEndpoint(other.id)).items).toEqual([d5]);
+    expect((await ofEndpoint(ep.id, e2.id)).items).toEqual([d3, d2]);
+    expect((await ofEndpoint(other.id, e2.id)).items).toEqual([d5]);
+    expect((await list(e2.id)).items).toEqual([d5, d3, d2]);
+    await s().transaction((tx) => tx.deliveries.list(env.id, { q: null, limit: 5, cursor: null, endpointId: null }));
   });
 
   it('insertWithEvent: the event, and its delivery to the active endpoint only when there is one', async () => {
@@ -170,6 +214,55 @@ export function webhookCases(s: () => Store): void {
     expect(await s().transaction((tx) => tx.events.get(env.id, lost.id))).toBeNull();
     expect(await s().transaction((tx) => tx.deliveries.get(env.id, lostDelivery.id))).toBeNull();
     stop();
+  });
+
+  it('insertWithEvent fans out: one delivery per active endpoint whose types include the event, ids from the first by endpoint id', async () => {
+    const { env } = await seedEnvironment(s());
+    const other = (await seedEnvironment(s())).env;
+    const { id: _, endpointId: __, endpointVersion: ___, url: ____, ...template } = deliveryRecord(eventRecord(env), null, { kind: 'order_event' });
+    const paid = endpointRecord(env, { url: 'https://hooks.northwind.example/paid', eventTypes: ['order.paid'] });
+    const review = endpointRecord(env, { url: 'https://hooks.northwind.example/review', eventTypes: ['order.payment_review_required'] });
+    const every = endpointRecord(env, { url: 'https://hooks.northwind.example/all', version: 4 });
+    const disabled = endpointRecord(env, { url: 'https://hooks.northwind.example/old', active: false, disabledAt: T0 });
+    await s().transaction(async (tx) => {
+      for (const e of [paid, review, every, disabled, endpointRecord(other)]) await tx.endpoints.insert(e);
+    });
+    const targetsOf = async (type: EventType) => {
+      const event = eventRecord(env, { type, orderId: `order-${type}` });
+      const d = { ...template, id: newDeliveryId(), eventId: event.id, orderId: event.orderId };
+      const inserted = await s().transaction((tx) => tx.deliveries.insertWithEvent(event, d));
+      const { items } = await s().read((tx) => tx.deliveries.list(env.id, { q: event.id, limit: 10, cursor: null }));
+      return { inserted, d, items: [...items].sort((a, b) => (a.endpointId! < b.endpointId! ? -1 : 1)) };
+    };
+    const p = await targetsOf('order.paid');
+    expect(p.inserted).toBe(true);
+    const [first, second] = [paid, every].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(p.items).toEqual([
+      { ...p.d, endpointId: first!.id, endpointVersion: first!.version, url: first!.url },
+      { ...p.d, id: fanOutDeliveryId(p.d.id, second!.id, 2), endpointId: second!.id, endpointVersion: second!.version, url: second!.url },
+    ]);
+    expect(p.items[1]!.id).toMatch(/^dlv_[0-9A-HJKMNP-TV-Z]{26}$/);
+    const c = await targetsOf('order.created');
+    expect(c.items).toEqual([{ ...c.d, endpointId: every.id, endpointVersion: 4, url: every.url }]);
+    expect((await s().read((tx) => tx.deliveries.list(other.id, { q: null, limit: 10, cursor: null }))).items).toEqual([]);
+  });
+
+  it('disableOlderVersions of one endpoint leaves its sibling endpoints pending deliveries alone', async () => {
+    const { env } = await seedEnvironment(s());
+    const changed = endpointRecord(env, { url: 'https://hooks.northwind.example/a', version: 2 });
+    const sibling = endpointRecord(env, { url: 'https://hooks.northwind.example/b' });
+    const event = eventRecord(env);
+    const mine = deliveryRecord(event, changed, { endpointVersion: 1 });
+    const theirs = deliveryRecord(event, sibling, { endpointVersion: 1 });
+    await s().transaction(async (tx) => {
+      await tx.endpoints.insert(changed);
+      await tx.endpoints.insert(sibling);
+      await tx.events.insert(event);
+      for (const d of [mine, theirs]) await tx.deliveries.insert(d);
+    });
+    expect(await s().transaction((tx) => tx.deliveries.disableOlderVersions(changed.id, 2, T0 + 1))).toBe(1);
+    expect((await s().read((tx) => tx.deliveries.get(env.id, mine.id)))?.state).toBe('disabled');
+    expect(await s().read((tx) => tx.deliveries.get(env.id, theirs.id))).toEqual(theirs);
   });
 
   it('insertWithEvent with a new order writes the order first, in the same unit: all of it or nothing', async () => {
