@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EnvironmentRecord } from '../../domain/model.ts';
 import type { OrderCreation } from '../../domain/store.ts';
-import { endpointRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { seedEnvironment, seedRoutedEndpoints } from '../suite/fixtures.ts';
 import { fanOutDeliveryId } from '../fan-out.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
 import { DeliveryListeners } from '../tx.ts';
@@ -84,13 +84,7 @@ describe('PostgreSQL bulk orders', () => {
     await store.migrate();
     const { env } = await seedEnvironment(store);
     const bare = (await seedEnvironment(store)).env;
-    const every = endpointRecord(env, { url: 'https://hooks.northwind.example/every' });
-    const created = endpointRecord(env, { url: 'https://hooks.northwind.example/created', eventTypes: ['order.created'], version: 2 });
-    const paid = endpointRecord(env, { url: 'https://hooks.northwind.example/paid', eventTypes: ['order.paid'] });
-    await store.transaction(async (tx) => {
-      for (const e of [every, created, paid]) await tx.endpoints.insert(e);
-    });
-    const targets = [every, created].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const { targets } = await seedRoutedEndpoints(store, env);
     const kind = bulkOrders(new OrderNumbers(new Conn(pool(1))), new DeliveryListeners(() => undefined));
     const client = await pool(1).connect();
     try {

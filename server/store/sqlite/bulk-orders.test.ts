@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { OrderCreation } from '../../domain/store.ts';
 import { isStoreUnavailable } from '../../domain/store-unavailable.ts';
-import { endpointRecord, seedEnvironment } from '../suite/fixtures.ts';
+import { endpointRecord, seedEnvironment, seedRoutedEndpoints } from '../suite/fixtures.ts';
 import { fanOutDeliveryId } from '../fan-out.ts';
 import { orderCreation } from '../suite/order-creation-cases.ts';
 import { TxScope } from '../tx.ts';
@@ -53,13 +53,7 @@ describe('SQLite bulk orders', () => {
   it('fans a batch out in the same seven statements: each order one delivery per active endpoint taking order.created', async () => {
     const { store, statements } = await open();
     const { env } = await seedEnvironment(store);
-    const every = endpointRecord(env, { url: 'https://hooks.northwind.example/every' });
-    const created = endpointRecord(env, { url: 'https://hooks.northwind.example/created', eventTypes: ['order.created'], version: 2 });
-    const paid = endpointRecord(env, { url: 'https://hooks.northwind.example/paid', eventTypes: ['order.paid'] });
-    await store.transaction(async (tx) => {
-      for (const e of [every, created, paid]) await tx.endpoints.insert(e);
-    });
-    const targets = [every, created].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const { targets } = await seedRoutedEndpoints(store, env);
     const creations = Array.from({ length: 10 }, () => orderCreation(env));
     statements.length = 0;
     const results = await Promise.all(creations.map((c) => store.createOrder(c)));

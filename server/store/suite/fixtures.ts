@@ -154,6 +154,20 @@ export function endpointRecord(env: EnvironmentRecord, o: Partial<EndpointRecord
   };
 }
 
+/**
+ * Three active endpoints of env, stored: one for every type, one for order.created (version 2)
+ * and one for order.paid; `targets` are the two an order.created event goes to, by id.
+ */
+export async function seedRoutedEndpoints(store: Store, env: EnvironmentRecord): Promise<{ every: EndpointRecord; created: EndpointRecord; paid: EndpointRecord; targets: EndpointRecord[] }> {
+  const every = endpointRecord(env, { url: 'https://hooks.northwind.example/every' });
+  const created = endpointRecord(env, { url: 'https://hooks.northwind.example/created', eventTypes: ['order.created'], version: 2 });
+  const paid = endpointRecord(env, { url: 'https://hooks.northwind.example/paid', eventTypes: ['order.paid'] });
+  await store.transaction(async (tx) => {
+    for (const e of [every, created, paid]) await tx.endpoints.insert(e);
+  });
+  return { every, created, paid, targets: [every, created].sort((a, b) => (a.id < b.id ? -1 : 1)) };
+}
+
 /** An active endpoint and an event of env, both stored in one transaction. */
 export async function seedEndpointAndEvent(store: Store, env: EnvironmentRecord, event: Partial<EventRecord> = {}): Promise<{ ep: EndpointRecord; event: EventRecord }> {
   const ep = endpointRecord(env);
