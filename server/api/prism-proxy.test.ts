@@ -88,7 +88,9 @@ describe('API scenarios through prism proxy --errors', () => {
     const endpoint = await mgmt.POST('/v2/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/hooks' } });
     expectStatus(endpoint, 201);
     const endpointId = endpoint.data!.id;
-    expectStatus(await mgmt.POST('/v2/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/other' } }), 409);
+    // Another active endpoint at the same URL (endpoint-exists), and an event type the AsyncAPI document does not route.
+    expectStatus(await mgmt.POST('/v2/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/hooks' } }), 409);
+    expectStatus(await mgmt.POST('/v2/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/other', eventTypes: ['order.shipped'] } }), 422);
     expectStatus(await mgmt.GET('/v2/webhooks/endpoints'), 200);
     expectStatus(await mgmt.GET('/v2/webhooks/endpoints/{endpointId}', { params: { path: { endpointId } } }), 200);
     expectStatus(await mgmt.POST('/v2/webhooks/endpoints/{endpointId}/test', { params: { path: { endpointId } } }), 201);
