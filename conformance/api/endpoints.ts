@@ -43,23 +43,20 @@ const EDIT_VERSION_RULE: ApiRule = {
 
 type Json = Record<string, unknown>;
 
-export function endpointChecks(o: StatefulChecksOptions): Check[] {
-  const s = o.state;
-  if (!s.hasOp('createWebhookEndpoint') || !s.hasOp('updateWebhookEndpoint') || !s.hasOp('listWebhookEndpoints')) return [];
-  const create = s.op('createWebhookEndpoint');
-  const update = s.op('updateWebhookEndpoint');
-  const list = s.op('listWebhookEndpoints');
-  const limit = MAX_ACTIVE_ENDPOINTS;
-  const url = (tag: string): string => `${s.webhookUrl().replace(/\/+$/, '')}/${tag}`;
+/** Creates an endpoint of the check at the --webhook-url with `/<tag>` added; answers the creation. */
+export type AddEndpoint = (tag: string, extra?: Json) => Promise<ApiResponse>;
 
-  /** Runs `body` with a helper that creates endpoints (disabled again at the end). */
-  const withEndpoints = (run: (ctx: CheckContext, evidence: Exchange[], add: (tag: string, extra?: Json) => Promise<ApiResponse>) => Promise<CheckOutcome>) =>
+/** Wraps a check's run with a helper that creates endpoints, each disabled again at its end. */
+export function endpointScope(o: Pick<StatefulChecksOptions, 'state' | 'client' | 'skipStateful'>) {
+  const s = o.state;
+  return (run: (ctx: CheckContext, evidence: Exchange[], add: AddEndpoint) => Promise<CheckOutcome>) =>
     statefulRun(o.skipStateful, async (ctx, evidence) => {
       await s.endpoint();
       const auth = await s.managementAuth();
       const made: string[] = [];
-      const add = async (tag: string, extra: Json = {}): Promise<ApiResponse> => {
-        const res = await o.client.call(create, { auth, body: { url: url(`${tag}-${ctx.seed.toString(36)}`), ...extra }, label: `create the endpoint ${tag}` }, ctx.signal);
+      const add: AddEndpoint = async (tag, extra = {}) => {
+        const url = `${s.webhookUrl().replace(/\/+$/, '')}/${tag}-${ctx.seed.toString(36)}`;
+        const res = await o.client.call(s.op('createWebhookEndpoint'), { auth, body: { url, ...extra }, label: `create the endpoint ${tag}` }, ctx.signal);
         evidence.push(res.exchange);
         if (res.status === 201 && isObj(res.json)) made.push(String(res.json.id));
         return res;
@@ -68,10 +65,20 @@ export function endpointChecks(o: StatefulChecksOptions): Check[] {
         return await run(ctx, evidence, add);
       } finally {
         for (const endpointId of made) {
-          evidence.push((await o.client.call(update, { auth, path: { endpointId }, body: { active: false }, label: 'disable an endpoint the check added' }, ctx.signal)).exchange);
+          evidence.push((await o.client.call(s.op('updateWebhookEndpoint'), { auth, path: { endpointId }, body: { active: false }, label: 'disable an endpoint the check added' }, ctx.signal)).exchange);
         }
       }
     });
+}
+
+export function endpointChecks(o: StatefulChecksOptions): Check[] {
+  const s = o.state;
+  if (!s.hasOp('createWebhookEndpoint') || !s.hasOp('updateWebhookEndpoint') || !s.hasOp('listWebhookEndpoints')) return [];
+  const create = s.op('createWebhookEndpoint');
+  const update = s.op('updateWebhookEndpoint');
+  const list = s.op('listWebhookEndpoints');
+  const limit = MAX_ACTIVE_ENDPOINTS;
+  const withEndpoints = endpointScope(o);
 
   const activeCount = async (ctx: CheckContext, evidence: Exchange[]): Promise<number> => {
     const res = await o.client.call(list, { auth: await s.managementAuth(), label: 'list the endpoints' }, ctx.signal);

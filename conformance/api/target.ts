@@ -6,6 +6,8 @@ import { recoverWindowChecks } from './recover-window.ts';
 import { streamOpeningChecks } from './stream-opening.ts';
 import { isolationChecks, unknownIdChecks } from './isolation.ts';
 import { exactSearchChecks } from './exact-search.ts';
+import { environmentChecks } from './environment.ts';
+import { refusalChecks } from './refusals.ts';
 import { paymentStatusChecks } from './payment-status.ts';
 import { faultRuleChecks, writeFaultChecks } from './write-faults.ts';
 import type { Target } from '../core/target.ts';
@@ -141,6 +143,8 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...strictApiChecks({ state, client, creds, skipStateful, ...(other ? { other } : {}) }),
         ...isolationChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
         ...unknownIdChecks({ operations, state, client, skipStateful }),
+        ...environmentChecks({ operations, state, client, skipStateful }),
+        ...refusalChecks({ operations, state, client, creds, skipStateful }),
         ...exactSearchChecks({ state, client, skipStateful }),
         ...paymentStatusChecks({ state, client, skipStateful }),
         ...writeFaultChecks({ operations, state, client, skipStateful }),

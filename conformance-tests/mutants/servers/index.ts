@@ -35,6 +35,7 @@ import { ROUND_FOUR_SERVER_MUTANTS } from './round-four.ts';
 import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
 import { RECOVER_MUTANTS } from './recover.ts';
 import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
+import { ROUND_SIX_API_MUTANTS } from './round-six-api.ts';
 import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
 import { FAN_OUT_MUTANTS } from './fan-out.ts';
 
@@ -228,6 +229,7 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...ROUND_FOUR_SENDER_MUTANTS,
   ...RECOVER_MUTANTS,
   ...ROUND_FIVE_API_MUTANTS,
+  ...ROUND_SIX_API_MUTANTS,
   ...ROUND_FIVE_SENDER_MUTANTS,
   ...FAULT_ANSWER_MUTANTS,
   ...FAULT_RULE_MUTANTS,
