@@ -40,7 +40,7 @@ const GROUP = 'error rows';
 /** Beyond the documented limit of every JSON body (common/responses.yaml: 65536 bytes), by far. */
 const OVERSIZED_BYTES = 1024 * 1024;
 /** notifyUrl values that break one destination rule each, whatever the development setting. */
-const REFUSED_DESTINATIONS: ReadonlyArray<[string, string]> = [
+export const REFUSED_DESTINATIONS: ReadonlyArray<[string, string]> = [
   ['https://10.20.30.40/payouts/completed', 'a private address'],
   ['https://169.254.10.20/payouts/completed', 'a link-local address'],
   ['https://merchant:secret@203.0.113.10/payouts/completed', 'credentials in the URL'],

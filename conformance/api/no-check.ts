@@ -8,12 +8,6 @@ const INTERNAL = 'needs an internal failure of the implementation, which a reque
 
 /** Rules the suite can judge from outside but does not yet, each listed by id. */
 const NOT_YET: Readonly<Record<string, readonly ContractRuleId[]>> = {
-  'not yet judged: issue 67 (a webhook endpoint URL that breaks a destination rule; judged on notifyUrl only)': [
-    'createWebhookEndpoint#problem-destination-not-allowed',
-    'updateWebhookEndpoint#problem-destination-not-allowed',
-  ],
-  'not yet judged: issue 68 (a URL edit to the URL of another active endpoint)': ['updateWebhookEndpoint#problem-endpoint-exists'],
-  'not yet judged: issue 68 (the activity of one endpoint, endpointId)': ['listDeliveries#endpoint-filter'],
   'not yet judged: issue 67 (a key that may not arm the fault, or a live key)': [
     'getSandboxWallet#status-403',
     'injectSandboxWriteFault#status-403',

@@ -8,6 +8,7 @@ import { isolationChecks, unknownIdChecks } from './isolation.ts';
 import { exactSearchChecks } from './exact-search.ts';
 import { environmentChecks } from './environment.ts';
 import { refusalChecks } from './refusals.ts';
+import { endpointRuleChecks } from './endpoint-rules.ts';
 import { paymentStatusChecks } from './payment-status.ts';
 import { faultRuleChecks, writeFaultChecks } from './write-faults.ts';
 import type { Target } from '../core/target.ts';
@@ -145,6 +146,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...unknownIdChecks({ operations, state, client, skipStateful }),
         ...environmentChecks({ operations, state, client, skipStateful }),
         ...refusalChecks({ operations, state, client, creds, skipStateful }),
+        ...endpointRuleChecks({ operations, state, client, creds, skipStateful }),
         ...exactSearchChecks({ state, client, skipStateful }),
         ...paymentStatusChecks({ state, client, skipStateful }),
         ...writeFaultChecks({ operations, state, client, skipStateful }),

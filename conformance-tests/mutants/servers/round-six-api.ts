@@ -62,6 +62,26 @@ const settlesTwice = (): Middleware => {
   };
 };
 
+/** The refusal `slug` of `path` answered as a success (the status given per method, an empty object): the rule is not applied. */
+const acceptsRefusal =
+  (path: RegExp, slug: string, statusByMethod: Readonly<Record<string, number>>): Middleware =>
+  () =>
+  async (c, next) => {
+    await next();
+    const status = statusByMethod[c.req.method];
+    if (status !== undefined && path.test(c.req.path) && (await problemOf(c.res)) === slug) c.res = Response.json({}, { status }); // the defect
+  };
+
+/** listDeliveries answers every endpoint's deliveries: a valid `endpointId` is dropped. */
+const endpointFilterIgnored: Middleware = (inner) => async (c, next) => {
+  const url = new URL(c.req.url);
+  if (c.req.method !== 'GET' || url.pathname !== '/v2/webhooks/deliveries' || !url.searchParams.has('endpointId')) return next();
+  await next();
+  if (c.res.status !== 200) return; // a valid endpointId only
+  url.searchParams.delete('endpointId'); // the defect
+  c.res = await resend(c, inner, url.href);
+};
+
 export const ROUND_SIX_API_MUTANTS: readonly ServerMutant[] = [
   {
     name: 'environment-ignored',
@@ -86,5 +106,47 @@ export const ROUND_SIX_API_MUTANTS: readonly ServerMutant[] = [
     build: mutant(settlesTwice),
     mustFail: ['api.rules.refusal.not-settleable'],
     failsOnly: /^api\.rules\.refusal\.not-settleable$/,
+  },
+
+  {
+    name: 'deposits-to-cancelled-order',
+    defect: 'a sandbox deposit to a cancelled order answers 201 instead of 409 order-not-open',
+    target: 'api',
+    build: mutant(() => acceptsRefusal(/^\/sandbox\/orders\/[^/]+\/deposits$/, 'order-not-open', { POST: 201 })),
+    mustFail: ['api.rules.refusal.order-not-open'],
+    failsOnly: /^api\.rules\.refusal\.order-not-open$/,
+  },
+  {
+    name: 'retries-delivered',
+    defect: 'a retry of a delivery that is not failed answers 200 instead of 409 delivery-not-retryable',
+    target: 'api',
+    build: mutant(() => acceptsRefusal(/^\/v2\/webhooks\/deliveries\/[^/]+\/retry$/, 'delivery-not-retryable', { POST: 200 })),
+    mustFail: ['api.rules.refusal.delivery-not-retryable'],
+    failsOnly: /^api\.rules\.refusal\.delivery-not-retryable$/,
+  },
+
+  {
+    name: 'webhook-url-unchecked',
+    defect: 'a webhook endpoint URL that breaks a destination rule is answered 201 (POST) and 200 (PATCH) instead of 400 destination-not-allowed; notifyUrl is still checked',
+    target: 'api',
+    build: mutant(() => acceptsRefusal(/^\/v2\/webhooks\/endpoints(\/[^/]+)?$/, 'destination-not-allowed', { POST: 201, PATCH: 200 })),
+    mustFail: ['api.rules.endpoints.url-destination'],
+    failsOnly: /^api\.rules\.endpoints\.url-destination$/,
+  },
+  {
+    name: 'edit-to-taken-url',
+    defect: 'a URL edit to the URL of another active endpoint answers 200 instead of 409 endpoint-exists',
+    target: 'api',
+    build: mutant(() => acceptsRefusal(/^\/v2\/webhooks\/endpoints\/[^/]+$/, 'endpoint-exists', { PATCH: 200 })),
+    mustFail: ['api.rules.endpoints.edit-to-taken'],
+    failsOnly: /^api\.rules\.endpoints\.edit-to-taken$/,
+  },
+  {
+    name: 'endpoint-filter-ignored',
+    defect: 'GET /v2/webhooks/deliveries ignores endpointId and lists every endpoint\'s deliveries',
+    target: 'api',
+    build: mutant(() => endpointFilterIgnored),
+    mustFail: ['api.rules.deliveries.endpoint-filter'],
+    failsOnly: /^api\.rules\.deliveries\.endpoint-filter$/,
   },
 ];
