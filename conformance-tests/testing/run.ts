@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createApiKey, createServiceAccount } from '../../server/domain/admin.ts';
+import { PERMISSIONS } from '../../generated/vocabulary.ts';
 import type { TestServer, TestTenant } from '../../server/testing/harness.ts';
 import type { CheckResult, CheckStatus } from '../../conformance/core/check.ts';
 import { runCli } from '../../conformance/core/cli.ts';
@@ -71,6 +72,7 @@ export const REFUND_EMAIL = 'refunds@merchant.example';
 export async function apiArgs(server: TestServer, a: TestTenant, b: TestTenant, webhookUrl: string, seed = 20261122): Promise<string[]> {
   await createServiceAccount(server.services, { tenantId: a.tenantId, email: REFUND_EMAIL });
   const limited = await createApiKey(server.services, { tenantId: a.tenantId, environment: 'test', permissions: [], label: 'conformance: no permission' });
+  const live = await createApiKey(server.services, { tenantId: a.tenantId, environment: 'live', permissions: [...PERMISSIONS], label: 'conformance: live key' });
   return [
     'api',
     '--base-url', server.url,
@@ -83,6 +85,8 @@ export async function apiArgs(server: TestServer, a: TestTenant, b: TestTenant, 
     '--other-tenant-id', b.tenantId,
     '--limited-api-key', limited.apiKey,
     '--limited-api-hash', limited.apiHash,
+    '--live-api-key', live.apiKey,
+    '--live-api-hash', live.apiHash,
     '--refund-email', REFUND_EMAIL,
     '--webhook-url', webhookUrl,
     '--seed', String(seed),

@@ -9,6 +9,7 @@ import { exactSearchChecks } from './exact-search.ts';
 import { environmentChecks } from './environment.ts';
 import { refusalChecks } from './refusals.ts';
 import { endpointRuleChecks } from './endpoint-rules.ts';
+import { keyChecks } from './keys.ts';
 import { paymentStatusChecks } from './payment-status.ts';
 import { faultRuleChecks, writeFaultChecks } from './write-faults.ts';
 import type { Target } from '../core/target.ts';
@@ -41,7 +42,7 @@ export function createApiTarget(deps: ApiTargetDeps = {}): Target {
     summary: 'checks an implementation of the Transactions, v2 order, management and sandbox APIs against the OpenAPI documents',
     implemented: true,
     synopsis:
-      'api --base-url URL --api-key K --api-hash H --tenant-id T [--orders-url URL] [--member-token M] [--other-api-key K2 --other-api-hash H2 --other-tenant-id T2] [--limited-api-key K3 --limited-api-hash H3] [--refund-email E] [--webhook-url URL] [--skip-stateful] [options]',
+      'api --base-url URL --api-key K --api-hash H --tenant-id T [--orders-url URL] [--member-token M] [--other-api-key K2 --other-api-hash H2 --other-tenant-id T2] [--limited-api-key K3 --limited-api-hash H3] [--live-api-key K4 --live-api-hash H4] [--refund-email E] [--webhook-url URL] [--skip-stateful] [options]',
     description: `
 For every operation of the four OpenAPI documents (spec/*.openapi.yaml):
 - a valid request, built from the documented examples and the state it needs (created first
@@ -76,6 +77,8 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
       'other-tenant-id': { type: 'string', value: 'T2', description: "the other tenant's id" },
       'limited-api-key': { type: 'string', value: 'K3', description: 'x-api-key of a key of the same tenant environment with no permission, for the permission-denied checks' },
       'limited-api-hash': { type: 'string', value: 'H3', description: 'its x-api-hash' },
+      'live-api-key': { type: 'string', value: 'K4', description: 'x-api-key of a key of the live environment of the same tenant, for the live-key-not-allowed checks of the sandbox (nothing is sent with it that the sandbox does not refuse)' },
+      'live-api-hash': { type: 'string', value: 'H4', description: 'its x-api-hash' },
       'refund-email': { type: 'string', value: 'E', description: 'the e-mail of a service account of the tenant, for the refund checks' },
       'webhook-url': { type: 'string', value: 'URL', description: 'a URL the implementation accepts as a webhook destination, for the endpoint checks' },
       'skip-stateful': { type: 'boolean', description: 'only schema-level checks a mock can honour (no state is created)' },
@@ -110,6 +113,9 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
       const limitedGiven = ['limited-api-key', 'limited-api-hash'].filter((n) => values[n] !== undefined);
       if (limitedGiven.length === 1) throw new UsageError('--limited-api-key and --limited-api-hash go together');
       const limited = limitedGiven.length === 2 ? { apiKey: credentialOption(values, 'limited-api-key', env, true), apiHash: credentialOption(values, 'limited-api-hash', env, true) } : undefined;
+      const liveGiven = ['live-api-key', 'live-api-hash'].filter((n) => values[n] !== undefined);
+      if (liveGiven.length === 1) throw new UsageError('--live-api-key and --live-api-hash go together');
+      const live = liveGiven.length === 2 ? { apiKey: credentialOption(values, 'live-api-key', env, true), apiHash: credentialOption(values, 'live-api-hash', env, true) } : undefined;
       const memberToken = credentialOption(values, 'member-token', env, false);
       const refundEmail = optionalString(values, 'refund-email');
       const webhookUrl = urlOption(values, 'webhook-url', false)?.href;
@@ -147,6 +153,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...environmentChecks({ operations, state, client, skipStateful }),
         ...refusalChecks({ operations, state, client, creds, skipStateful }),
         ...endpointRuleChecks({ operations, state, client, creds, skipStateful }),
+        ...keyChecks({ operations, state, client, creds, skipStateful, ...(live ? { live } : {}), ...(limited ? { limited } : {}) }),
         ...exactSearchChecks({ state, client, skipStateful }),
         ...paymentStatusChecks({ state, client, skipStateful }),
         ...writeFaultChecks({ operations, state, client, skipStateful }),
@@ -159,6 +166,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         memberToken ? 'management operations use the member token' : 'no --member-token: management operations use the API key if it has webhooks_manage',
         ...(other ? [] : ['no --other-* credentials: the cross-tenant isolation checks are skipped']),
         ...(limited ? [] : ['no --limited-api-key: the permission-denied checks are skipped']),
+        ...(live ? [] : ['no --live-api-key: the live-key-not-allowed checks of the sandbox are skipped']),
         ...(refundEmail ? [] : ['no --refund-email: the refund checks that need a service account are skipped']),
         ...(webhookUrl ? [] : ['no --webhook-url: the checks that need a webhook endpoint are skipped']),
       ];

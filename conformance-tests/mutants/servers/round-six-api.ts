@@ -82,6 +82,27 @@ const endpointFilterIgnored: Middleware = (inner) => async (c, next) => {
   c.res = await resend(c, inner, url.href);
 };
 
+/** A live key on the sandbox is refused as a missing permission: the problem type is not the contract's. */
+const liveKeyAsPermission: Middleware = () => async (c, next) => {
+  await next();
+  if (!c.req.path.startsWith('/sandbox/') || (await problemOf(c.res)) !== 'live-key-not-allowed') return;
+  const status = 403;
+  c.res = Response.json({ type: 'https://errors.payments.example/permission-denied', title: 'Permission denied', status, detail: 'This API key may not use the sandbox.' }, { status, headers: { 'content-type': 'application/problem+json' } }); // the defect
+};
+
+/** Any key arms the fault: a refused arming is made again with the credentials of the last one allowed. */
+const armsForAnyKey = (): Middleware => {
+  let allowed: Headers | null = null;
+  return (inner) => async (c, next) => {
+    if (c.req.method !== 'POST' || c.req.path !== '/sandbox/faults/next-write') return next();
+    const body = await c.req.raw.clone().text();
+    await next();
+    if (c.res.status === 200) allowed = new Headers(c.req.raw.headers);
+    if (allowed === null || (await problemOf(c.res)) !== 'permission-denied') return;
+    c.res = await inner(new Request(c.req.url, { method: 'POST', headers: allowed, body })); // the defect
+  };
+};
+
 export const ROUND_SIX_API_MUTANTS: readonly ServerMutant[] = [
   {
     name: 'environment-ignored',
@@ -148,5 +169,22 @@ export const ROUND_SIX_API_MUTANTS: readonly ServerMutant[] = [
     build: mutant(() => endpointFilterIgnored),
     mustFail: ['api.rules.deliveries.endpoint-filter'],
     failsOnly: /^api\.rules\.deliveries\.endpoint-filter$/,
+  },
+
+  {
+    name: 'live-key-as-permission',
+    defect: 'a live key on the sandbox is answered 403 permission-denied instead of 403 live-key-not-allowed',
+    target: 'api',
+    build: mutant(() => liveKeyAsPermission),
+    mustFail: ['api.getSandboxWallet.auth.live-key', 'api.settleSandboxPayout.auth.live-key', 'api.injectSandboxWriteFault.auth.live-key'],
+    failsOnly: /^api\.[A-Za-z]+\.auth\.live-key$/,
+  },
+  {
+    name: 'arms-for-any-key',
+    defect: 'a key without a write permission arms the sandbox write fault (the arming is made with the last allowed credentials)',
+    target: 'api',
+    build: mutant(armsForAnyKey),
+    mustFail: ['api.injectSandboxWriteFault.auth.permission-denied'],
+    failsOnly: /^api\.injectSandboxWriteFault\.auth\.permission-denied$/,
   },
 ];
