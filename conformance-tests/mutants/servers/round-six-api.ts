@@ -103,6 +103,23 @@ const armsForAnyKey = (): Middleware => {
   };
 };
 
+/**
+ * One server with several of the defects above, each on its own paths and problem types: every
+ * check of the set must fail, each by its own defect's answer. (One server per set, not per
+ * defect: each api run of a mutant costs the suite's test budget.)
+ */
+const several =
+  (...makes: ReadonlyArray<() => Middleware>) =>
+  (): Middleware => {
+    const made = makes.map((make) => make());
+    return (inner) => (c, next) => made.reduceRight<() => Promise<void>>((rest, m) => async () => void (await m(inner)(c, rest)), next)();
+  };
+
+const exactly = (ids: readonly string[]): RegExp => new RegExp(`^(${ids.map((id) => id.replace(/\./g, '\\.')).join('|')})$`);
+
+const REFUSALS = ['api.rules.refusal.endpoint-inactive', 'api.rules.refusal.not-settleable', 'api.rules.refusal.order-not-open', 'api.rules.refusal.delivery-not-retryable'];
+const ENDPOINT_RULES = ['api.rules.endpoints.url-destination', 'api.rules.endpoints.edit-to-taken', 'api.rules.deliveries.endpoint-filter'];
+
 export const ROUND_SIX_API_MUTANTS: readonly ServerMutant[] = [
   {
     name: 'environment-ignored',
@@ -113,78 +130,40 @@ export const ROUND_SIX_API_MUTANTS: readonly ServerMutant[] = [
     failsOnly: /^api\.[A-Za-z]+\.tenant\.other-environment$/,
   },
   {
-    name: 'rotates-disabled-endpoint',
-    defect: "rotating a disabled endpoint's secret answers 200 with a new secret instead of 409 endpoint-inactive",
+    name: 'state-refusals-accepted',
+    defect: "a disabled endpoint's secret rotated (200), a settled payout settled again (200), a deposit to a cancelled order (201), a retry of a delivery that is not failed (200): each instead of its 409",
     target: 'api',
-    build: mutant(() => rotatesDisabledEndpoint),
-    mustFail: ['api.rules.refusal.endpoint-inactive'],
-    failsOnly: /^api\.rules\.refusal\.endpoint-inactive$/,
+    build: mutant(
+      several(
+        () => rotatesDisabledEndpoint,
+        settlesTwice,
+        () => acceptsRefusal(/^\/sandbox\/orders\/[^/]+\/deposits$/, 'order-not-open', { POST: 201 }),
+        () => acceptsRefusal(/^\/v2\/webhooks\/deliveries\/[^/]+\/retry$/, 'delivery-not-retryable', { POST: 200 }),
+      ),
+    ),
+    mustFail: REFUSALS,
+    failsOnly: exactly(REFUSALS),
   },
   {
-    name: 'settles-twice',
-    defect: 'settling a settled payout answers 200 again instead of 409 not-settleable',
+    name: 'endpoint-rules-unchecked',
+    defect: "a webhook URL breaking a destination rule accepted on POST (201) and PATCH (200) while notifyUrl is still checked; a URL edit to another active endpoint's URL answered 200; ?endpointId= ignored by GET /v2/webhooks/deliveries",
     target: 'api',
-    build: mutant(settlesTwice),
-    mustFail: ['api.rules.refusal.not-settleable'],
-    failsOnly: /^api\.rules\.refusal\.not-settleable$/,
-  },
-
-  {
-    name: 'deposits-to-cancelled-order',
-    defect: 'a sandbox deposit to a cancelled order answers 201 instead of 409 order-not-open',
-    target: 'api',
-    build: mutant(() => acceptsRefusal(/^\/sandbox\/orders\/[^/]+\/deposits$/, 'order-not-open', { POST: 201 })),
-    mustFail: ['api.rules.refusal.order-not-open'],
-    failsOnly: /^api\.rules\.refusal\.order-not-open$/,
+    build: mutant(
+      several(
+        () => acceptsRefusal(/^\/v2\/webhooks\/endpoints(\/[^/]+)?$/, 'destination-not-allowed', { POST: 201, PATCH: 200 }),
+        () => acceptsRefusal(/^\/v2\/webhooks\/endpoints\/[^/]+$/, 'endpoint-exists', { PATCH: 200 }),
+        () => endpointFilterIgnored,
+      ),
+    ),
+    mustFail: ENDPOINT_RULES,
+    failsOnly: exactly(ENDPOINT_RULES),
   },
   {
-    name: 'retries-delivered',
-    defect: 'a retry of a delivery that is not failed answers 200 instead of 409 delivery-not-retryable',
+    name: 'sandbox-keys-unchecked',
+    defect: 'a live key on the sandbox answered 403 permission-denied instead of live-key-not-allowed; a key without a write permission arms the write fault',
     target: 'api',
-    build: mutant(() => acceptsRefusal(/^\/v2\/webhooks\/deliveries\/[^/]+\/retry$/, 'delivery-not-retryable', { POST: 200 })),
-    mustFail: ['api.rules.refusal.delivery-not-retryable'],
-    failsOnly: /^api\.rules\.refusal\.delivery-not-retryable$/,
-  },
-
-  {
-    name: 'webhook-url-unchecked',
-    defect: 'a webhook endpoint URL that breaks a destination rule is answered 201 (POST) and 200 (PATCH) instead of 400 destination-not-allowed; notifyUrl is still checked',
-    target: 'api',
-    build: mutant(() => acceptsRefusal(/^\/v2\/webhooks\/endpoints(\/[^/]+)?$/, 'destination-not-allowed', { POST: 201, PATCH: 200 })),
-    mustFail: ['api.rules.endpoints.url-destination'],
-    failsOnly: /^api\.rules\.endpoints\.url-destination$/,
-  },
-  {
-    name: 'edit-to-taken-url',
-    defect: 'a URL edit to the URL of another active endpoint answers 200 instead of 409 endpoint-exists',
-    target: 'api',
-    build: mutant(() => acceptsRefusal(/^\/v2\/webhooks\/endpoints\/[^/]+$/, 'endpoint-exists', { PATCH: 200 })),
-    mustFail: ['api.rules.endpoints.edit-to-taken'],
-    failsOnly: /^api\.rules\.endpoints\.edit-to-taken$/,
-  },
-  {
-    name: 'endpoint-filter-ignored',
-    defect: 'GET /v2/webhooks/deliveries ignores endpointId and lists every endpoint\'s deliveries',
-    target: 'api',
-    build: mutant(() => endpointFilterIgnored),
-    mustFail: ['api.rules.deliveries.endpoint-filter'],
-    failsOnly: /^api\.rules\.deliveries\.endpoint-filter$/,
-  },
-
-  {
-    name: 'live-key-as-permission',
-    defect: 'a live key on the sandbox is answered 403 permission-denied instead of 403 live-key-not-allowed',
-    target: 'api',
-    build: mutant(() => liveKeyAsPermission),
-    mustFail: ['api.getSandboxWallet.auth.live-key', 'api.settleSandboxPayout.auth.live-key', 'api.injectSandboxWriteFault.auth.live-key'],
-    failsOnly: /^api\.[A-Za-z]+\.auth\.live-key$/,
-  },
-  {
-    name: 'arms-for-any-key',
-    defect: 'a key without a write permission arms the sandbox write fault (the arming is made with the last allowed credentials)',
-    target: 'api',
-    build: mutant(armsForAnyKey),
-    mustFail: ['api.injectSandboxWriteFault.auth.permission-denied'],
-    failsOnly: /^api\.injectSandboxWriteFault\.auth\.permission-denied$/,
+    build: mutant(several(() => liveKeyAsPermission, armsForAnyKey)),
+    mustFail: ['api.getSandboxWallet.auth.live-key', 'api.settleSandboxPayout.auth.live-key', 'api.injectSandboxWriteFault.auth.live-key', 'api.injectSandboxWriteFault.auth.permission-denied'],
+    failsOnly: /^api\.([A-Za-z]+\.auth\.live-key|injectSandboxWriteFault\.auth\.permission-denied)$/,
   },
 ];
