@@ -67,6 +67,13 @@ describe('payments-conformance api against the bundled server', () => {
     for (const op of faulted) expect(coveredBy(`${op}#problem-outcome-unknown`)).toEqual([`api.${op}.fault.outcome-unknown`]);
     expect(coveredBy('recoverDeliveries#until-after-since')).toEqual(['api.rules.recover.until-after-since']);
     expect(coveredBy('streamEvents#opening-position')).toEqual(['api.rules.stream.opening-position']);
+    // The last api-side rules of issue 67: each by the check meant for it.
+    expect(coveredBy('rotateCallbackSecret#problem-tenant-mismatch')).toEqual(['api.rotateCallbackSecret.tenant.other-environment']);
+    expect(coveredBy('settleSandboxPayout#problem-not-settleable')).toEqual(['api.rules.refusal.not-settleable']);
+    expect(coveredBy('updateWebhookEndpoint#problem-destination-not-allowed')).toEqual(['api.rules.endpoints.url-destination']);
+    expect(coveredBy('listDeliveries#endpoint-filter')).toEqual(['api.rules.deliveries.endpoint-filter']);
+    expect(coveredBy('getSandboxWallet#problem-live-key-not-allowed')).toEqual(['api.getSandboxWallet.auth.live-key']);
+    expect(coveredBy('injectSandboxWriteFault#problem-permission-denied')).toEqual(['api.injectSandboxWriteFault.auth.permission-denied']);
   });
 
   it('skips only what the bundled server cannot offer in a test run, with the reason', () => {

@@ -78,7 +78,7 @@ function armingCheck(o: KeyChecksOptions): Check[] {
         await s.sandbox();
         const arm = s.op('injectSandboxWriteFault');
         const limited: Auth = { kind: 'key', ...o.limited };
-        const res = await o.client.call(arm, { auth: limited, body: { fault: 'store-unavailable' }, label: 'a key without a write permission arms store-unavailable' }, ctx.signal);
+        const res = await o.client.call(arm, { auth: limited, body: { fault: 'outcome-unknown' }, label: 'a key without a write permission arms outcome-unknown' }, ctx.signal);
         evidence.push(res.exchange);
         const v = judgeProblem(arm, res, { status: 403, slug: 'permission-denied' }, ARM_RULE, evidence);
         return v.status === 'passed' ? nextWriteClean(o, ctx, evidence) : v;
