@@ -210,6 +210,7 @@ export type ClaimedRow = DeliveryReadRow & {
   destination: string;
   secret_enc: string;
   signature_scheme: ClaimedDelivery['signatureScheme'];
+  max_per_second: number | null;
   e_id: string;
   e_environment_id: string;
   e_type: EventRecord['type'];
@@ -538,6 +539,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       }),
       secretEnc: r.secret_enc,
       signatureScheme: r.signature_scheme,
+      ...(r.max_per_second !== null ? { maxPerSecond: Number(r.max_per_second) } : {}),
     }),
   };
 }

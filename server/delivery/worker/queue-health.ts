@@ -51,6 +51,7 @@ export function queueHealth(clock: Clock, stalledAfterMs = STALLED_AFTER_MS): Qu
       completeAndClaim: (owner, completions, claim) => track('completeAndClaim', () => queue.completeAndClaim(owner, completions, claim)),
       nextDueAt: () => track('nextDueAt', () => queue.nextDueAt()),
       release: (owner, ids) => track('release', () => queue.release(owner, ids)),
+      pause: (destination, until) => track('release', () => queue.pause(destination, until)),
     }),
     stalled() {
       const now = clock.now();
