@@ -337,6 +337,26 @@ describe('delivery worker', () => {
     expect(rx.requests).toHaveLength(3);
   });
 
+  it("spaces an endpoint's attempts by its maxPerSecond, on its clock: over the cap they wait, none is dropped", async () => {
+    const rx = await receiver();
+    const { scope, endpoint } = await seedEndpoint(services, rx.url);
+    await store.transaction((tx) => tx.endpoints.update({ ...endpoint, maxPerSecond: 2 }));
+    for (let i = 0; i < 3; i++) await recordEvent(services, scope, { orderId: `0b1c2a9e-4b7d-4e0a-9c55-3d2f8b1a7e1${i}` });
+    const timers = new FakeTimers();
+    const w = worker({ timers });
+    w.start();
+    for (let n = 1; n <= 3; n++) {
+      await rx.waitFor(n);
+      if (n === 3) break;
+      // The next one waits exactly 1000 / 2 ms on the clock, however long the test takes.
+      await eventually(async () => timers.delays().includes(500) && w.inFlight() === 0);
+      expect(rx.requests).toHaveLength(n);
+      clock.advance(500);
+      timers.fireAll();
+    }
+    expect(rx.requests).toHaveLength(3);
+  });
+
   it('sends within milliseconds of the event being recorded (woken by the store, no polling)', async () => {
     const rx = await receiver();
     const { scope } = await seedEndpoint(services, rx.url);
