@@ -64,7 +64,10 @@ try {
     await tx.tenants.insertTenant(tenant);
     await tx.tenants.insertEnvironment(env);
     await tx.endpoints.insert(ep);
-    for (let i = 0; i < BACKLOG; i++) {
+  });
+  // 200 a transaction: one of 2 000 can outlast a store transaction's deadline on a loaded machine.
+  for (let from = 0; from < BACKLOG; from += 200) await store.transaction(async (tx) => {
+    for (let i = from; i < Math.min(BACKLOG, from + 200); i++) {
       const id = newEventId();
       const payload = JSON.stringify({ id, type: 'order.created', apiVersion: 'v2', createdAt: new Date(now).toISOString(), data: {} });
       const event: EventRecord = { id, environmentId: env.id, type: 'order.created', payload, orderId: null, merchantReference: null, transactionId: null, createdAt: now };
@@ -85,15 +88,20 @@ try {
   if (receipts.length === 0) throw new Error('no delivery arrived within 120 s');
   const from = receipts[0]!;
   const inWindow = receipts.filter((t) => t - from < SECONDS * 1000);
-  let busiest = 0;
-  for (let i = 0, j = 0; i < inWindow.length; i++) {
-    while (inWindow[i]! - inWindow[j]! >= 1000) j++;
-    busiest = Math.max(busiest, i - j + 1);
-  }
+  // The most receipts in any `ms` window: arrivals, so a stall of the sending thread or of this
+  // receiver on a loaded machine bunches sends that left on the cap's spacing.
+  const busiest = (ms: number): number => {
+    let most = 0;
+    for (let i = 0, j = 0; i < inWindow.length; i++) {
+      while (inWindow[i]! - inWindow[j]! >= ms) j++;
+      most = Math.max(most, i - j + 1);
+    }
+    return most;
+  };
   const mean = inWindow.length / SECONDS;
   console.log(`bench:rate-cap on ${machine()}: ${INSTANCES} instances on PostgreSQL, maxPerSecond ${RATE}, backlog ${BACKLOG}`);
-  console.log(`| delivered in ${SECONDS} s | mean /s | off the cap | busiest 1 s | duplicates |`);
-  console.log(`| ${inWindow.length} | ${mean.toFixed(2)} | ${(((mean - RATE) / RATE) * 100).toFixed(1)} % | ${busiest} | ${duplicates} |`);
+  console.log(`| delivered in ${SECONDS} s | mean /s | off the cap | busiest 1 s | busiest 5 s ÷ 5 | duplicates |`);
+  console.log(`| ${inWindow.length} | ${mean.toFixed(2)} | ${(((mean - RATE) / RATE) * 100).toFixed(1)} % | ${busiest(1000)} | ${(busiest(5000) / 5).toFixed(1)} | ${duplicates} |`);
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
   await db.drop();
