@@ -48,7 +48,8 @@
 //
 // The parts (server/delivery/worker/): limits.ts (options resolved and checked), attempt.ts
 // (sign, send, classify), health.ts (last outcome per destination), endpoint-limit.ts (the
-// adaptive limit per destination), dispatcher.ts (ready
+// adaptive limit per destination), pace.ts (a receiver's Retry-After and the endpoint's rate
+// cap: when each destination may send next), dispatcher.ts (ready
 // queues, send slots, held leases, claim room and spread: synchronous), sweep.ts (open attempts
 // to the slow budget), claims.ts (the pump's claims and those riding with a recorded batch),
 // completer.ts (linger, batch, write, retry), pump.ts (the loop), timers.ts (every wait), and
