@@ -235,6 +235,7 @@ export const CONTRACT_RULES = [
   {"id":"management#fan-out-own-secret","document":"management","kind":"written","rule":"Each endpoint has its own signing secret: each delivery is signed with its endpoint's secret."},
   {"id":"management#disabled-beside-active","document":"management","kind":"written","rule":"A disabled endpoint receives nothing, while the active endpoints beside it receive their events."},
   {"id":"management#version-per-endpoint","document":"management","kind":"written","rule":"That endpoint's pending deliveries of an older version become disabled instead of being sent. Other endpoints of the environment are not touched."},
+  {"id":"management#max-per-second","document":"management","kind":"written","rule":"An endpoint with maxPerSecond is sent at most that many attempts in any second, across every instance of the service; deliveries over the cap wait, none is dropped."},
   {"id":"listWebhookEndpoints#status-200","document":"management","operation":"listWebhookEndpoints","kind":"status","rule":"GET /v2/webhooks/endpoints answers 200: The endpoints, newest first."},
   {"id":"listWebhookEndpoints#status-400","document":"management","operation":"listWebhookEndpoints","kind":"status","rule":"GET /v2/webhooks/endpoints answers 400: An invalid query or path parameter (`validation-failed`), for example an unknown `environment`."},
   {"id":"listWebhookEndpoints#status-401","document":"management","operation":"listWebhookEndpoints","kind":"status","rule":"GET /v2/webhooks/endpoints answers 401: No valid credentials (`unauthenticated`); a member token missing, expired or unknown, or wrong `x-api-key`/`x-api-hash`."},
@@ -669,6 +670,8 @@ export const CONTRACT_RULES = [
   {"id":"injectSandboxWriteFault#problem-internal","document":"sandbox","operation":"injectSandboxWriteFault","kind":"problem","rule":"POST /sandbox/faults/next-write answers 500 internal (Internal error) as application/problem+json whose status is the HTTP status"},
   {"id":"injectSandboxWriteFault#problem-store-unavailable","document":"sandbox","operation":"injectSandboxWriteFault","kind":"problem","rule":"POST /sandbox/faults/next-write answers 503 store-unavailable (Service temporarily unavailable) as application/problem+json whose status is the HTTP status"},
   {"id":"webhooks#forward-compatible","document":"webhooks","kind":"written","rule":"Versioning 2: within v2 the payloads are forward compatible: ignore the fields you do not know and treat an unknown reviewReason as a review."},
+  {"id":"webhooks#retry-after","document":"webhooks","kind":"written","rule":"A 429 or 503 answer with Retry-After (delta-seconds or an HTTP date) makes that delivery's next attempt no sooner than it says, up to one hour; a shortened retry schedule (WEBHOOK_RETRY_SCALE) never shortens it."},
+  {"id":"webhooks#retry-after-endpoint","document":"webhooks","kind":"written","rule":"Until that Retry-After has passed, no other attempt goes to the same endpoint (or payout notifyUrl), from any instance of the service."},
 ] as const satisfies readonly ContractRule[];
 
 export interface ContractRule {

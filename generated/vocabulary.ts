@@ -32,6 +32,8 @@ export const STREAM_CURSOR_MAX_LENGTH = 200;
 export const RECOVERY = { max: 1000, spacingMs: 50 } as const;
 /** Active webhook endpoints an environment may have (`WebhookEndpointList.x-max-active`). */
 export const MAX_ACTIVE_ENDPOINTS = 16;
+/** An endpoint's rate cap, attempts a second (`WebhookMaxPerSecond` minimum and maximum). */
+export const MAX_PER_SECOND = { min: 1, max: 1000 } as const;
 /** The event types an endpoint can subscribe to: the AsyncAPI messages with `x-routable: true`, by `name`. */
 export const ROUTABLE_EVENT_TYPES = ["order.created", "order.paid", "order.payment_review_required"] as const;
 export type RoutableEventType = (typeof ROUTABLE_EVENT_TYPES)[number];

@@ -181,6 +181,8 @@ async function vocabulary(): Promise<string> {
   const recoveryMax = numberAt(asObject(asObject(recovery.properties).recovered).maximum, 'DeliveryRecovery.recovered.maximum');
   const recoverySpacing = numberAt(recovery['x-spacing-ms'], 'DeliveryRecovery.x-spacing-ms');
   const maxActive = numberAt(schemaIn(management.raw, 'WebhookEndpointList', rel(management.file))['x-max-active'], 'WebhookEndpointList.x-max-active');
+  const rateCap = schemaIn(management.raw, 'WebhookMaxPerSecond', rel(management.file));
+  const rateCapOf = `{ min: ${numberAt(rateCap.minimum, 'WebhookMaxPerSecond.minimum')}, max: ${numberAt(rateCap.maximum, 'WebhookMaxPerSecond.maximum')} }`;
   const routable = await routableEventTypes();
   const orders = docs.find((d) => d.name === 'orders');
   if (!orders) throw new Error('the orders document is missing');
@@ -218,6 +220,8 @@ async function vocabulary(): Promise<string> {
     `export const RECOVERY = { max: ${recoveryMax}, spacingMs: ${recoverySpacing} } as const;\n` +
     `/** Active webhook endpoints an environment may have (\`WebhookEndpointList.x-max-active\`). */\n` +
     `export const MAX_ACTIVE_ENDPOINTS = ${maxActive};\n` +
+    `/** An endpoint's rate cap, attempts a second (\`WebhookMaxPerSecond\` minimum and maximum). */\n` +
+    `export const MAX_PER_SECOND = ${rateCapOf} as const;\n` +
     `/** The event types an endpoint can subscribe to: the AsyncAPI messages with \`x-routable: true\`, by \`name\`. */\n` +
     `export const ROUTABLE_EVENT_TYPES = ${list(routable)} as const;\n` +
     `export type RoutableEventType = (typeof ROUTABLE_EVENT_TYPES)[number];\n` +

@@ -62,6 +62,10 @@ export const DELIVERY_RULES: readonly ContractRuleId[] = [
   'updateWebhookEndpoint#event-types-disables-pending',
   'sendTestWebhook#own-endpoint',
   'recoverDeliveries#per-endpoint',
+  // Back-pressure and the rate cap (issue 69).
+  'webhooks#retry-after',
+  'webhooks#retry-after-endpoint',
+  'management#max-per-second',
 ];
 
 /** The contract's rules `select` takes, as catalogue entries, each with its reason when it has one. */

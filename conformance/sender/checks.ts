@@ -29,6 +29,7 @@ import { rotationChecks } from './rotation.ts';
 import { fanOutChecks } from './fan-out.ts';
 import { schemeChecks } from './scheme.ts';
 import { successChecks } from './success.ts';
+import { retryAfterChecks } from './retry-after.ts';
 import type { AddCheck } from './rotation.ts';
 import type { Received, Responder } from './receiver.ts';
 import {
@@ -600,6 +601,9 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
 
   // ---- any 2xx is a success (success.ts) -----------------------------------------------------------
   successChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+
+  // ---- a receiver's Retry-After (retry-after.ts) ---------------------------------------------------
+  retryAfterChecks({ add, session, receiver, endpoint, waitMs: o.waitMs });
 
   // ---- recovery by time range (recover.ts) ---------------------------------------------------------
   recoverChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });

@@ -78,6 +78,8 @@ export interface paths {
          *     (`{active: false}`); a change or the disabling per request. Needs an active
          *     administrator or developer member token, or a key with `webhooks_manage`.
          *
+         *     - A new `maxPerSecond` alone keeps the version, the secret and the pending
+         *       deliveries: they are paced by the new cap (`management#max-per-second`).
          *     - A new `signatureScheme` alone keeps the version, the secret and the pending
          *       deliveries: their next attempts carry the headers of the new scheme. Move a
          *       receiver with `both` first, then `standard-webhooks` (Standard Webhooks,
@@ -574,7 +576,19 @@ export interface components {
             signatureScheme?: components["schemas"]["WebhookSignatureScheme"];
             /** @description The order event types the endpoint receives; every type (including types added later) when left out. */
             eventTypes?: components["schemas"]["WebhookEventTypes"];
+            /** @description The endpoint's rate cap; no cap when left out. */
+            maxPerSecond?: components["schemas"]["WebhookMaxPerSecond"];
         };
+        /**
+         * @description The most attempts the endpoint is sent in any second, across every instance of the
+         *     service (`management#max-per-second`). Deliveries over the cap wait; none is dropped,
+         *     and waiting counts no attempt. Attempts are spaced `1000 / maxPerSecond` ms apart, so
+         *     a burst never exceeds the cap by more than one. The adaptive limit of attempts in
+         *     flight and a receiver's `Retry-After` apply as well: the cap is an upper bound, not a
+         *     promise of that rate.
+         * @example 20
+         */
+        WebhookMaxPerSecond: number;
         /** @description Body of `PATCH /v2/webhooks/endpoints/{endpointId}`; exactly one of the two forms. */
         UpdateWebhookEndpointRequest: components["schemas"]["UpdateWebhookEndpointUrl"] | components["schemas"]["DisableWebhookEndpoint"];
         /**
@@ -590,8 +604,8 @@ export interface components {
         WebhookEventTypes: string[];
         /**
          * @description Replace the destination URL (the secret is kept; the version increases), the event
-         *     types (the version increases), choose the signature scheme (the version stays), or
-         *     several of them; at least one.
+         *     types (the version increases), choose the signature scheme or the rate cap (the
+         *     version stays), or several of them; at least one.
          */
         UpdateWebhookEndpointUrl: {
             url?: components["schemas"]["WebhookUrl"];
@@ -599,6 +613,8 @@ export interface components {
             eventTypes?: components["schemas"]["WebhookEventTypes"];
             /** @description The headers the endpoint's deliveries carry from their next attempt on. */
             signatureScheme?: components["schemas"]["WebhookSignatureScheme"];
+            /** @description The endpoint's rate cap from now on (the version stays; pending deliveries are kept and paced by it). A cap cannot be removed, only raised (up to 1000). */
+            maxPerSecond?: components["schemas"]["WebhookMaxPerSecond"];
         };
         /** @description Disable the endpoint for good; the version increases. A disabled endpoint cannot be re-enabled. */
         DisableWebhookEndpoint: {
@@ -615,6 +631,8 @@ export interface components {
             signatureScheme: components["schemas"]["WebhookSignatureScheme"];
             /** @description The order event types the endpoint receives; `null` for every type, including types added later (the default, and every endpoint created before event types existed). */
             eventTypes: components["schemas"]["WebhookEventTypes"] | null;
+            /** @description The endpoint's rate cap; `null` for none (the default). */
+            maxPerSecond: components["schemas"]["WebhookMaxPerSecond"] | null;
             /** @description `true` while the endpoint receives deliveries; `false` once disabled, for good. */
             active: boolean;
             /** @description 1 at creation; increases by one on every URL edit, secret rotation, change of eventTypes and disabling. */
@@ -1215,6 +1233,7 @@ export interface operations {
                      *           "url": "https://hooks.merchant.example/payments/webhooks",
                      *           "signatureScheme": "service-signature",
                      *           "eventTypes": null,
+                     *           "maxPerSecond": null,
                      *           "active": true,
                      *           "version": 2,
                      *           "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1233,6 +1252,7 @@ export interface operations {
                      *           "url": "https://old-hooks.merchant.example/webhooks",
                      *           "signatureScheme": "service-signature",
                      *           "eventTypes": null,
+                     *           "maxPerSecond": null,
                      *           "active": false,
                      *           "version": 4,
                      *           "createdAt": "2026-10-03T11:20:47.530Z",
@@ -1276,7 +1296,8 @@ export interface operations {
                  *       "url": "https://hooks.merchant.example/payments/webhooks",
                  *       "eventTypes": [
                  *         "order.paid"
-                 *       ]
+                 *       ],
+                 *       "maxPerSecond": 20
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
@@ -1300,6 +1321,7 @@ export interface operations {
                      *       "eventTypes": [
                      *         "order.paid"
                      *       ],
+                     *       "maxPerSecond": 20,
                      *       "active": true,
                      *       "version": 1,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1369,6 +1391,7 @@ export interface operations {
                      *       "url": "https://hooks.merchant.example/payments/webhooks",
                      *       "signatureScheme": "service-signature",
                      *       "eventTypes": null,
+                     *       "maxPerSecond": null,
                      *       "active": true,
                      *       "version": 2,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
@@ -1489,6 +1512,7 @@ export interface operations {
                      *       "url": "https://hooks.merchant.example/payments/webhooks",
                      *       "signatureScheme": "service-signature",
                      *       "eventTypes": null,
+                     *       "maxPerSecond": null,
                      *       "active": true,
                      *       "version": 2,
                      *       "createdAt": "2026-11-21T16:04:11.902Z",

@@ -189,7 +189,7 @@ async function seedEndpoints(store: Store, count: number): Promise<EndpointRecor
     for (let i = 0; i < count; i++) {
       const tenant = { id: newTenantId(), name: `Bench ${i}`, createdAt: now };
       const env: EnvironmentRecord = { id: newEnvironmentId(), tenantId: tenant.id, name: 'test', walletBalance: '0', callbackSecretEnc: box.seal(SECRET), createdAt: now };
-      const ep: EndpointRecord = { id: newEndpointId(), environmentId: env.id, url: `${receiver.url}/${i}`, secretEnc: box.seal(SECRET), signatureScheme: 'service-signature', eventTypes: null, active: true, version: 1, lastTestDeliveryId: null, createdAt: now, updatedAt: now, disabledAt: null };
+      const ep: EndpointRecord = { id: newEndpointId(), environmentId: env.id, url: `${receiver.url}/${i}`, secretEnc: box.seal(SECRET), signatureScheme: 'service-signature', eventTypes: null, maxPerSecond: null, active: true, version: 1, lastTestDeliveryId: null, createdAt: now, updatedAt: now, disabledAt: null };
       await tx.tenants.insertTenant(tenant);
       await tx.tenants.insertEnvironment(env);
       await tx.endpoints.insert(ep);

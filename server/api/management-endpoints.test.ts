@@ -31,6 +31,7 @@ describe('POST /v2/webhooks/endpoints', () => {
       url: hookUrl(),
       signatureScheme: 'service-signature',
       eventTypes: null,
+      maxPerSecond: null,
       active: true,
       version: 1,
       createdAt: expect.stringMatching(ISO),
@@ -197,6 +198,23 @@ describe('PATCH /v2/webhooks/endpoints/{endpointId} and rotate-secret', () => {
     expectProblem(await patch(m, created.id, { signatureScheme: 'hmac-md5' } as never), 400, 'validation-failed');
     expectProblem(await patch(m, created.id, {} as never), 400, 'validation-failed');
     expectProblem(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl(), signatureScheme: 'v1a' } as never }), 400, 'validation-failed');
+  });
+
+  it('maxPerSecond: none by default (null), as given at creation, changed by PATCH without a new version, pending deliveries kept; outside 1..1000 is 400', async () => {
+    const t = await server.newTenant();
+    const m = t.management;
+    const created = ok(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl(), maxPerSecond: 20 } }), 201);
+    expect(created.maxPerSecond).toBe(20);
+    expect((await endpointRecord(t.tenantId, created.id)).maxPerSecond).toBe(20);
+    const pending = await createOrder(t);
+    const changed = ok(await patch(m, created.id, { maxPerSecond: 5 }));
+    expect(changed).toEqual({ ...created, secret: undefined, maxPerSecond: 5, updatedAt: expect.stringMatching(ISO) });
+    expect(await deliveryOfOrder(m, pending)).toMatchObject({ state: 'pending', endpointVersion: 1 });
+    expect(ok(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/uncapped') } }), 201).maxPerSecond).toBeNull();
+    for (const bad of [0, 1001, 2.5, '20', null]) {
+      expectProblem(await patch(m, created.id, { maxPerSecond: bad } as never), 400, 'validation-failed');
+      expectProblem(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/bad'), maxPerSecond: bad } as never }), 400, 'validation-failed');
+    }
   });
 
   it('raise the version on a URL edit, a rotation and disabling, and turn older pending deliveries disabled', async () => {

@@ -20,7 +20,7 @@ const located = (path: string, scope: Scope): string => (scope.environment === '
 
 export const managementHandlers: HandlersFor<operations> = {
   async createWebhookEndpoint({ body }, { services, scope }) {
-    const created = await createEndpoint(services, scope, { url: body.url, signatureScheme: body.signatureScheme, eventTypes: body.eventTypes });
+    const created = await createEndpoint(services, scope, { url: body.url, signatureScheme: body.signatureScheme, eventTypes: body.eventTypes, maxPerSecond: body.maxPerSecond });
     return {
       status: 201,
       body: presentEndpointWithSecret(created),
@@ -37,8 +37,8 @@ export const managementHandlers: HandlersFor<operations> = {
   },
 
   async updateWebhookEndpoint({ path, body }, { services, scope }) {
-    // The schema admits exactly one of the two forms: a change (url, eventTypes, signatureScheme, any of them) or the disabling.
-    const change = 'active' in body ? { active: false as const } : { url: body.url, signatureScheme: body.signatureScheme, eventTypes: body.eventTypes };
+    // The schema admits exactly one of the two forms: a change (url, eventTypes, signatureScheme, maxPerSecond, any of them) or the disabling.
+    const change = 'active' in body ? { active: false as const } : { url: body.url, signatureScheme: body.signatureScheme, eventTypes: body.eventTypes, maxPerSecond: body.maxPerSecond };
     return { status: 200, body: presentEndpoint(await updateEndpoint(services, scope, path.endpointId, change)) };
   },
 

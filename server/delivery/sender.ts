@@ -40,6 +40,8 @@ export interface SendOutcome {
   /** Only a 2xx response is a success. */
   success: boolean;
   durationMs: number;
+  /** The answer's Retry-After header, as sent (retry-after.ts reads it on a 429 or 503); absent: none. */
+  retryAfter?: string;
 }
 
 export interface Sender {
@@ -116,7 +118,9 @@ export function createSender(opts: SenderOptions): Sender {
         signal: controller.signal,
       });
       const responseBody = await readLimited(res.body, RESPONSE_BODY_LIMIT);
+      const retryAfter = res.headers['retry-after'];
       return {
+        ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
         outcome: 'response',
         statusCode: res.statusCode,
         errorClass: null,

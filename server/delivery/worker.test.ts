@@ -299,6 +299,64 @@ describe('delivery worker', () => {
     expect(rx.requests).toHaveLength(4);
   });
 
+  it("honours a 429's Retry-After, unscaled, for the delivery and for the endpoint's next delivery; the attempt counts", async () => {
+    const rx = await receiver({ handler: (req, res, body, i) => answer(i === 0 ? 429 : 200, '', i === 0 ? { 'retry-after': '120' } : {})(req, res, body, i) });
+    const { scope } = await seedEndpoint(services, rx.url);
+    const first = await recordEvent(services, scope);
+    // WEBHOOK_RETRY_SCALE shortens our 5 s to 5 ms: never the receiver's 120 s.
+    const { look } = driven({ retry: { scale: 0.001, random: () => 0.5 } });
+    await look();
+    const throttled = await delivery(scope.environmentId, first.deliveryId);
+    expect(throttled.d).toMatchObject({ state: 'pending', attemptCount: 1, nextAttemptAt: clock.now() + 120_000 });
+    expect(throttled.attempts.map((a) => a.statusCode)).toEqual([429]);
+    const second = await recordEvent(services, scope, { orderId: '0b1c2a9e-4b7d-4e0a-9c55-3d2f8b1a7e11' });
+    clock.advance(119_999);
+    await look(); // the endpoint is paused: its new delivery, due now, waits too
+    expect(rx.requests).toHaveLength(1);
+    clock.advance(1);
+    await look();
+    expect(rx.requests).toHaveLength(3);
+    for (const { deliveryId } of [first, second]) expect((await delivery(scope.environmentId, deliveryId)).d.state).toBe('delivered');
+  });
+
+  it('holds the deliveries it holds for a throttled endpoint until its Retry-After ends, on its clock', async () => {
+    const rx = await receiver({ handler: (req, res, body, i) => answer(i === 0 ? 503 : 200, '', i === 0 ? { 'retry-after': '2' } : {})(req, res, body, i) });
+    const { scope } = await seedEndpoint(services, rx.url);
+    await recordEvent(services, scope);
+    await recordEvent(services, scope, { orderId: '0b1c2a9e-4b7d-4e0a-9c55-3d2f8b1a7e11' });
+    // One at a time: the second is claimed with the first and waits in this worker's ready queue.
+    const timers = new FakeTimers();
+    const w = worker({ timers, perEndpointLimit: 1, maxPerEndpointLimit: 1, retry: { scale: 0.001, random: () => 0.5 } });
+    w.start();
+    await rx.waitFor(1);
+    await eventually(async () => timers.delays().includes(2_000) && w.inFlight() === 0);
+    expect(rx.requests).toHaveLength(1);
+    clock.advance(2_000);
+    timers.fireAll();
+    await rx.waitFor(3);
+    expect(rx.requests).toHaveLength(3);
+  });
+
+  it("spaces an endpoint's attempts by its maxPerSecond, on its clock: over the cap they wait, none is dropped", async () => {
+    const rx = await receiver();
+    const { scope, endpoint } = await seedEndpoint(services, rx.url);
+    await store.transaction((tx) => tx.endpoints.update({ ...endpoint, maxPerSecond: 2 }));
+    for (let i = 0; i < 3; i++) await recordEvent(services, scope, { orderId: `0b1c2a9e-4b7d-4e0a-9c55-3d2f8b1a7e1${i}` });
+    const timers = new FakeTimers();
+    const w = worker({ timers });
+    w.start();
+    for (let n = 1; n <= 3; n++) {
+      await rx.waitFor(n);
+      if (n === 3) break;
+      // The next one waits exactly 1000 / 2 ms on the clock, however long the test takes.
+      await eventually(async () => timers.delays().includes(500) && w.inFlight() === 0);
+      expect(rx.requests).toHaveLength(n);
+      clock.advance(500);
+      timers.fireAll();
+    }
+    expect(rx.requests).toHaveLength(3);
+  });
+
   it('sends within milliseconds of the event being recorded (woken by the store, no polling)', async () => {
     const rx = await receiver();
     const { scope } = await seedEndpoint(services, rx.url);

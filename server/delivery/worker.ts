@@ -48,7 +48,8 @@
 //
 // The parts (server/delivery/worker/): limits.ts (options resolved and checked), attempt.ts
 // (sign, send, classify), health.ts (last outcome per destination), endpoint-limit.ts (the
-// adaptive limit per destination), dispatcher.ts (ready
+// adaptive limit per destination), pace.ts (a receiver's Retry-After and the endpoint's rate
+// cap: when each destination may send next), dispatcher.ts (ready
 // queues, send slots, held leases, claim room and spread: synchronous), sweep.ts (open attempts
 // to the slow budget), claims.ts (the pump's claims and those riding with a recorded batch),
 // completer.ts (linger, batch, write, retry), pump.ts (the loop), timers.ts (every wait), and
@@ -68,6 +69,7 @@ import { createCompleter, type Completer } from './worker/completer.ts';
 import { createDispatcher, type Budget, type Dispatcher, type Slot } from './worker/dispatcher.ts';
 import { destinationHealth } from './worker/health.ts';
 import { giveBackTo, type GiveBack, type Lease } from './worker/lease.ts';
+import { createPace } from './worker/pace.ts';
 import { resolveLimits, type LimitOptions } from './worker/limits.ts';
 import { createPump, type Pump } from './worker/pump.ts';
 import { queueHealth } from './worker/queue-health.ts';
@@ -156,6 +158,36 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   const giveBack = giveBackTo(queue, owner, log);
   const health = destinationHealth();
   const openSecret = boundedMemo(SECRET_CACHE_SIZE, (sealed) => opts.secrets.open(sealed));
+  const pace = createPace();
+  /** The one timer that dispatches again when a destination held back by its pace opens. */
+  let paceTimer: { at: number; handle: unknown } | null = null;
+  function wakeAt(at: number): void {
+    if (paceTimer !== null && paceTimer.at <= at) return;
+    if (paceTimer !== null) timers.clearTimeout(paceTimer.handle);
+    const handle = timers.setTimeout(() => {
+      paceTimer = null;
+      dispatcher.dispatch();
+    }, Math.max(0, at - clock.now()));
+    paceTimer = { at, handle };
+  }
+  /**
+   * Writes the pace of the destinations whose leases go back while held back (a Retry-After,
+   * a rate cap's next slot) before they go: whoever claims them next waits as this worker would.
+   */
+  async function giveBackPaced(leases: readonly Lease[]): Promise<void> {
+    const now = clock.now();
+    const dests = new Set(leases.map((l) => l.dest).filter((d) => pace.openAt(d, now) > now));
+    await Promise.all([...dests].map((d) => pauseInStore(d, pace.openAt(d, now))));
+    await giveBack(leases.map((l) => l.delivery.id));
+  }
+  /** A failure is logged, not thrown: other instances then only miss the pause. */
+  async function pauseInStore(dest: string, until: number): Promise<void> {
+    try {
+      await queue.pause(dest, until);
+    } catch (err) {
+      log.error({ destination: dest, err: err instanceof Error ? err.message : String(err) }, 'could not record the destination\'s pause; other instances may send to it before it ends');
+    }
+  }
   const attempt = attempter({ sender: opts.sender, clock, retry: opts.retry, schedule: opts.schedule ?? nextAttemptAt, log, openSecret, ...(opts.tracer ? { tracer: opts.tracer } : {}) });
 
   /** Sends one attempt; once answered, frees its slot and hands it to the completer. */
@@ -168,8 +200,12 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       return;
     }
     health.remember(slot.lease.dest, done.completion.result.attempt.success);
+    // A receiver's Retry-After holds its destination back here before the slot is reused...
+    if (done.pauseUntil !== undefined) pace.pause(slot.lease.dest, done.pauseUntil);
     // The slot is free now (its answer adapts the destination's limit); the completer records the attempt with others.
     dispatcher.freeSlot(slot, done.completion.result.attempt);
+    // ...and in the store before this lease is let go, so no other instance claims it meanwhile.
+    if (done.pauseUntil !== undefined) await pauseInStore(slot.lease.dest, done.pauseUntil);
     completer.record(done);
   }
 
@@ -177,6 +213,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     limits,
     health,
     clock,
+    pace,
     hooks: {
       start(lease: Lease, budget: Budget, seq: number) {
         const slot: Sending = { lease, budget, seq, abort: new AbortController(), abandoned: false, done: Promise.resolve() };
@@ -189,9 +226,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       },
       expired(leases) {
         if (log.isLevelEnabled('info')) log.info({ released: leases.length }, 'prefetched deliveries waited too long for their destination; leases given back');
-        void giveBack(leases.map((l) => l.delivery.id));
+        void giveBackPaced(leases);
       },
       sharedFull: () => sweep.arm(),
+      wakeAt,
     },
   });
   const claims = createClaims({ queue, owner, limits, clock, dispatcher, running: () => pump.running(), giveBack, pump: () => pump.request() });
@@ -226,6 +264,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     },
     stop(stopOpts = {}) {
       started = true; // a stopped worker does not start again
+      if (paceTimer !== null) timers.clearTimeout(paceTimer.handle);
       const parts: Parts = { dispatcher, pump, sweep, completer, giveBack, timers, log, unsubscribe };
       stopping ??= drain(parts, stopOpts.graceMs ?? limits.timeoutMs + 2_000).then(() => log.info('delivery worker stopped'));
       return stopping;

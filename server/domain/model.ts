@@ -202,6 +202,8 @@ export interface EndpointRecord {
   signatureScheme: SignatureScheme;
   /** The order event types it receives; null for every type (the default, and endpoints made before types existed). */
   eventTypes: readonly RoutableEventType[] | null;
+  /** The rate cap: at most this many attempts a second (spec: WebhookMaxPerSecond); null for none. */
+  maxPerSecond: number | null;
   active: boolean;
   version: number;
   lastTestDeliveryId: string | null;

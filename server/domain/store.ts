@@ -280,6 +280,8 @@ export interface ClaimedDelivery {
   secretEnc: string;
   /** The endpoint's signature scheme; `service-signature` for payout callbacks (spec/README.md). */
   signatureScheme: SignatureScheme;
+  /** The endpoint's rate cap (maxPerSecond); absent: none. */
+  maxPerSecond?: number;
 }
 
 export interface AttemptResult {
@@ -351,6 +353,12 @@ export interface DeliveryQueue {
   completeAndClaim(owner: string, completions: readonly Completion[], claim: ClaimOptions | null): Promise<CompleteAndClaim>;
   /** Gives leased deliveries back (drain on shutdown) without counting an attempt. */
   release(owner: string, deliveryIds: readonly string[]): Promise<void>;
+  /**
+   * Holds a destination (`e:<endpoint id>` or `u:<url>`, as deliveries.destination) back: no
+   * owner claims its deliveries before `until` (a pause it has already that ends later stays).
+   * A receiver's Retry-After, or a rate cap's next slot as its leases are given back.
+   */
+  pause(destination: string, until: Millis): Promise<void>;
   /**
    * Called by a process as it starts its delivery worker: gives back the leases that no live
    * worker can hold, without counting an attempt, so what was in flight when the last process

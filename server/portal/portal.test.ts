@@ -432,6 +432,29 @@ describe('portal secrets', () => {
     const [after] = await listEndpoints(server.services, scope);
     expect([after!.endpoint.signatureScheme, after!.endpoint.version]).toEqual(['both', 1]);
   });
+
+  it('sets a rate cap when adding a webhook and changes it on the endpoint card, keeping the version; out of range is 400', async () => {
+    const t = await server.newTenant();
+    const client = await signedIn(t.memberToken);
+    const form = await client.get('/portal/webhooks/new');
+    expect(form.html).toContain('data-testid="max-per-second"');
+    const refused = await client.post('/portal/webhooks/endpoints', { _csrf: csrfOf(form.html), url: `${receiver.url}/rate`, signatureScheme: 'service-signature', maxPerSecond: '0' });
+    expect(refused.res.status).toBe(400);
+    const scope = await server.scopeOf(t.tenantId);
+    expect(await listEndpoints(server.services, scope)).toEqual([]);
+    const created = await client.post('/portal/webhooks/endpoints', { _csrf: csrfOf(form.html), url: `${receiver.url}/rate`, signatureScheme: 'service-signature', maxPerSecond: '20' });
+    expect(created.res.status).toBe(200);
+    const [first] = await listEndpoints(server.services, scope);
+    expect(first!.endpoint.maxPerSecond).toBe(20);
+    const card = await client.get('/portal/webhooks');
+    expect(card.html).toContain('At most 20 a second');
+    const token = csrfOf(card.html);
+    const path = `/portal/webhooks/endpoints/${first!.endpoint.id}/scheme`;
+    expect((await client.post(path, { _csrf: token, version: '1', signatureScheme: 'service-signature', maxPerSecond: '1001' })).res.status).toBe(400);
+    expect((await client.post(path, { _csrf: token, version: '1', signatureScheme: 'service-signature', maxPerSecond: '5' })).res.status).toBe(303);
+    const [after] = await listEndpoints(server.services, scope);
+    expect([after!.endpoint.maxPerSecond, after!.endpoint.version]).toEqual([5, 1]);
+  });
 });
 
 describe('portal pages', () => {

@@ -36,6 +36,11 @@ const LIVE = `live AS (
      GROUP BY destination
   )`;
 
+// Destinations held back (destination_pauses): a receiver's Retry-After, or a rate cap's next
+// slot written as the holder gave its leases back. The table is small (one row per such
+// destination), so every claim step reads it whole; rows in the past are inert.
+const NOT_PAUSED = (destination: string) => `${destination} NOT IN (SELECT p.destination FROM destination_pauses p WHERE p.paused_until > @now)`;
+
 const UNLEASED = `NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.delivery_seq = d.seq AND l.expires_at > @now)`;
 
 // One destination's due, unleased deliveries (`destination`, an outer column), oldest first.
@@ -85,6 +90,7 @@ export function claimStatements(d: QueueDialect): { window: string; byDestinatio
     SELECT d.seq, d.next_attempt_at, d.destination FROM deliveries d
      WHERE d.state = 'pending' AND d.next_attempt_at <= @now AND ${UNLEASED}
        AND d.destination NOT IN (SELECT destination FROM live WHERE n >= @perEndpointLimit OR (CAST(@exclusive AS BOOLEAN) AND foreign_n > 0))
+       AND ${NOT_PAUSED('d.destination')}
      ORDER BY d.next_attempt_at, d.seq
      LIMIT @cap
   ), ranked AS (
@@ -105,6 +111,7 @@ export function claimStatements(d: QueueDialect): { window: string; byDestinatio
       FROM dests LEFT JOIN live ON live.destination = dests.destination
      WHERE dests.destination IS NOT NULL AND COALESCE(live.n, 0) < @perEndpointLimit
        AND NOT (CAST(@exclusive AS BOOLEAN) AND COALESCE(live.foreign_n, 0) > 0)
+       AND ${NOT_PAUSED('dests.destination')}
   ), due AS (
     SELECT open.destination, open.room, open.mine, c.seq, c.next_attempt_at,
            ROW_NUMBER() OVER (PARTITION BY open.destination ORDER BY c.next_attempt_at, c.seq) AS rank
@@ -115,7 +122,7 @@ export function claimStatements(d: QueueDialect): { window: string; byDestinatio
   const held = `
   WITH own AS (
     SELECT destination, @perEndpointLimit - COUNT(*) AS room FROM delivery_leases
-     WHERE expires_at > @now
+     WHERE expires_at > @now AND ${NOT_PAUSED('destination')}
      GROUP BY destination
     HAVING COUNT(*) FILTER (WHERE owner <> @owner) = 0 AND COUNT(*) < @perEndpointLimit
   ), ranked AS (
@@ -184,6 +191,7 @@ function slotsLeft(o: ClaimOptions, rows: readonly ClaimedRow[]): number | null 
 /** Everything an attempt needs beside each claimed delivery `d` and its lease: its event and the sealed secret to sign with. */
 export const CLAIMED_COLUMNS = `CASE WHEN d.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
          CASE WHEN d.endpoint_id IS NOT NULL THEN w.signature_scheme ELSE 'service-signature' END AS signature_scheme,
+         w.max_per_second AS max_per_second,
          e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
          e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
          e.transaction_id AS e_transaction_id, e.created_at AS e_created_at, e.trace_context AS e_trace_context`;
@@ -208,6 +216,11 @@ export const NEXT_DUE = `
       JOIN deliveries d ON d.seq = l.delivery_seq
      WHERE d.state = 'pending' AND d.next_attempt_at IS NOT NULL
   ) next`;
+
+/** Holds `destination` back until @until (never earlier than a pause it has already). */
+export const PAUSE = (later: (a: string, b: string) => string): string => `
+  INSERT INTO destination_pauses (destination, paused_until) VALUES (@destination, @until)
+  ON CONFLICT (destination) DO UPDATE SET paused_until = ${later('destination_pauses.paused_until', 'excluded.paused_until')}`;
 
 /** Queue depth for the operator's metrics at @now: one pass over the pending deliveries. */
 export const STATS = `

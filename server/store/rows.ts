@@ -155,6 +155,7 @@ export interface EndpointRow<B> {
   signature_scheme: EndpointRecord['signatureScheme'];
   /** JSON array of the event types it receives, or NULL for every type. */
   event_types: string | null;
+  max_per_second: number | null;
   active: B;
   version: number;
   last_test_delivery_id: string | null;
@@ -210,6 +211,7 @@ export type ClaimedRow = DeliveryReadRow & {
   destination: string;
   secret_enc: string;
   signature_scheme: ClaimedDelivery['signatureScheme'];
+  max_per_second: number | null;
   e_id: string;
   e_environment_id: string;
   e_type: EventRecord['type'];
@@ -432,6 +434,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       secretEnc: r.secret_enc,
       signatureScheme: r.signature_scheme,
       eventTypes: r.event_types === null ? null : (JSON.parse(r.event_types) as EndpointRecord['eventTypes']),
+      maxPerSecond: r.max_per_second === null || r.max_per_second === undefined ? null : Number(r.max_per_second),
       active: d.fromBool(r.active),
       version: r.version,
       lastTestDeliveryId: r.last_test_delivery_id,
@@ -446,6 +449,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       secret_enc: e.secretEnc,
       signature_scheme: e.signatureScheme,
       event_types: e.eventTypes === null ? null : JSON.stringify(e.eventTypes),
+      max_per_second: e.maxPerSecond ?? null,
       active: d.toBool(e.active),
       version: e.version,
       last_test_delivery_id: e.lastTestDeliveryId,
@@ -538,6 +542,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       }),
       secretEnc: r.secret_enc,
       signatureScheme: r.signature_scheme,
+      ...(r.max_per_second !== null ? { maxPerSecond: Number(r.max_per_second) } : {}),
     }),
   };
 }

@@ -5,6 +5,7 @@
 import * as followsRedirects from './follows-redirects.ts';
 import * as missingHashAccepted from './missing-hash-accepted.ts';
 import * as retriesPastTen from './retries-past-ten.ts';
+import * as ignoresRetryAfter from './ignores-retry-after.ts';
 import * as signsWithoutTimestamp from './signs-without-timestamp.ts';
 import * as status200For201 from './status-200-for-201.ts';
 import * as tenantLeak from './tenant-leak.ts';
@@ -171,6 +172,14 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     target: 'sender',
     build: retriesPastTen.build,
     mustFail: ['sender.attempts.at-most-ten'],
+  },
+  {
+    name: 'ignores-retry-after',
+    defect: "ignores a receiver's Retry-After: a 429 is retried on the schedule and the endpoint's other deliveries go on",
+    target: 'sender',
+    build: ignoresRetryAfter.build,
+    mustFail: ['sender.retry-after.delivery', 'sender.retry-after.endpoint'],
+    failsOnly: /^sender\.retry-after\.(delivery|endpoint)$/,
   },
   {
     name: 'new-event-id-on-manual-retry',

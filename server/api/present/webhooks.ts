@@ -30,6 +30,7 @@ export function presentEndpoint({ endpoint: e, environment, lastTest }: Endpoint
     url: e.url,
     signatureScheme: e.signatureScheme,
     eventTypes: e.eventTypes === null ? null : [...e.eventTypes],
+    maxPerSecond: e.maxPerSecond,
     active: e.active,
     version: e.version,
     createdAt: isoTime(e.createdAt),

@@ -6,6 +6,7 @@ import type { Clock } from '../../domain/clock.ts';
 import type { AttemptRecord } from '../../domain/model.ts';
 import type { AttemptResult, Completion } from '../../domain/store.ts';
 import type { RetryPolicy, nextAttemptAt } from '../schedule.ts';
+import { throttledFor } from '../retry-after.ts';
 import type { SendOutcome, Sender } from '../sender.ts';
 import { buildDeliveryRequest, type DeliveryRequest } from '../sign.ts';
 import type { Lease } from './lease.ts';
@@ -22,6 +23,8 @@ export interface Attempted {
   completion: Completion;
   /** Its log line's fields, outcome included. */
   summary: AttemptFields;
+  /** A 429 or 503 with Retry-After: its destination sends nothing before this (retry-after.ts). */
+  pauseUntil?: number;
 }
 
 export interface AttemptDeps {
@@ -59,10 +62,16 @@ export const attemptFields = (lease: Lease): AttemptFields => ({
   attempt: lease.delivery.attemptCount + 1,
 });
 
-/** The next state after an attempt that ended at `finishedAt`. */
-export function classify(attempt: AttemptRecord, finishedAt: number, schedule: RetrySchedule, retry: RetryPolicy): AttemptResult {
+/**
+ * The next state after an attempt that ended at `finishedAt`. A receiver's Retry-After
+ * (`notBefore`) moves the next attempt later, never earlier, and is never scaled; the attempt
+ * counts as one of the cycle's ten like any other failure, so a receiver that always throttles
+ * still ends the cycle.
+ */
+export function classify(attempt: AttemptRecord, finishedAt: number, schedule: RetrySchedule, retry: RetryPolicy, notBefore: number | null = null): AttemptResult {
   if (attempt.success) return { attempt, state: 'delivered', nextAttemptAt: null, deliveredAt: finishedAt };
-  const next = schedule(attempt.number, finishedAt, retry);
+  const scheduled = schedule(attempt.number, finishedAt, retry);
+  const next = scheduled === null ? null : Math.max(scheduled, notBefore ?? scheduled);
   return { attempt, state: next === null ? 'failed' : 'pending', nextAttemptAt: next, deliveredAt: null };
 }
 
@@ -108,9 +117,13 @@ export function attempter(deps: AttemptDeps): (lease: Lease, signal: AbortSignal
       responseBody: sent.responseBody,
       success: sent.success,
     };
-    const result = classify(attempt, deps.clock.now(), deps.schedule, deps.retry);
-    const summary = { ...fields, statusCode: sent.statusCode, errorClass: sent.errorClass, durationMs: sent.durationMs, state: result.state, nextAttemptAt: result.nextAttemptAt };
-    return { lease, completion: { deliveryId: delivery.id, leaseExpiresAt: delivery.leaseExpiresAt ?? 0, result }, summary };
+    const finishedAt = deps.clock.now();
+    const wait = throttledFor(sent.statusCode, sent.retryAfter, finishedAt);
+    const pauseUntil = wait === null ? null : finishedAt + wait;
+    const result = classify(attempt, finishedAt, deps.schedule, deps.retry, pauseUntil);
+    const summary = { ...fields, statusCode: sent.statusCode, errorClass: sent.errorClass, durationMs: sent.durationMs, state: result.state, nextAttemptAt: result.nextAttemptAt, ...(pauseUntil !== null ? { retryAfterMs: wait } : {}) };
+    const completion = { deliveryId: delivery.id, leaseExpiresAt: delivery.leaseExpiresAt ?? 0, result };
+    return { lease, completion, summary, ...(pauseUntil !== null ? { pauseUntil } : {}) };
   };
 }
 

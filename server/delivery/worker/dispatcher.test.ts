@@ -3,6 +3,7 @@ import { ManualClock } from '../../domain/clock.ts';
 import { claimedDelivery } from '../testing.ts';
 import { createDispatcher, type Budget, type Dispatcher, type Slot } from './dispatcher.ts';
 import { destinationHealth, type DestinationHealth } from './health.ts';
+import { createPace, type Pace } from './pace.ts';
 import type { Lease } from './lease.ts';
 import { PREFETCH_MAX_WAIT_MS, SEND_MARGIN_MS, resolveLimits, type LimitOptions, type Limits } from './limits.ts';
 
@@ -14,6 +15,8 @@ let limits: Limits;
 let started: Slot[];
 let expired: Lease[];
 let sharedFull: number;
+let wakes: number[];
+let pace: Pace;
 let d: Dispatcher<Slot>;
 
 function dispatcher(opts: LimitOptions): void {
@@ -22,6 +25,7 @@ function dispatcher(opts: LimitOptions): void {
     limits,
     health,
     clock,
+    pace,
     hooks: {
       start: (lease: Lease, budget: Budget, seq: number) => {
         const slot = { lease, budget, seq };
@@ -30,6 +34,7 @@ function dispatcher(opts: LimitOptions): void {
       },
       expired: (leases) => expired.push(...leases),
       sharedFull: () => void (sharedFull += 1),
+      wakeAt: (at) => void wakes.push(at),
     },
   });
 }
@@ -46,6 +51,8 @@ beforeEach(() => {
   started = [];
   expired = [];
   sharedFull = 0;
+  wakes = [];
+  pace = createPace();
 });
 
 describe('dispatcher', () => {
@@ -214,5 +221,30 @@ describe('dispatcher', () => {
     dispatcher({ concurrency: 2, perEndpointLimit: 1 });
     d.take([claimedDelivery({ endpointId: null, url: 'https://payouts.example/cb', leaseExpiresAt: clock.now() + limits.leaseMs })]);
     expect(dests(started)).toEqual(['u:https://payouts.example/cb']);
+  });
+
+  it('holds a paused destination back until its pace opens, asks to be woken then, and gives back what would be too old by then', () => {
+    dispatcher({ concurrency: 8, perEndpointLimit: 4 });
+    pace.pause('e:a', clock.now() + 1_000);
+    d.take([...batch('a', 2), ...batch('b', 1)]);
+    expect(dests(started)).toEqual(['e:b']);
+    expect(wakes).toEqual([clock.now() + 1_000]);
+    expect(d.readyAt('e:a')).toBe(2);
+    // A pause past PREFETCH_MAX_WAIT_MS: the held leases could not be sent by then, so they go back now.
+    pace.pause('e:a', clock.now() + PREFETCH_MAX_WAIT_MS + 1);
+    d.dispatch();
+    expect(expired.map((l) => l.dest)).toEqual(['e:a', 'e:a']);
+    expect(d.readyAt('e:a')).toBe(0);
+  });
+
+  it("spaces a capped destination's sends by its maxPerSecond, one per wake-up", () => {
+    dispatcher({ concurrency: 8, perEndpointLimit: 4 });
+    d.take(batch('a', 3).map((c) => ({ ...c, maxPerSecond: 10 })));
+    expect(started).toHaveLength(1);
+    expect(wakes.at(-1)).toBe(clock.now() + 100);
+    clock.advance(100);
+    d.dispatch();
+    expect(started).toHaveLength(2);
+    expect(wakes.at(-1)).toBe(clock.now() + 100);
   });
 });

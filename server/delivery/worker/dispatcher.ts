@@ -14,9 +14,13 @@
 //   Neither the slow budget nor the suspect deliveries waiting for it count against claims.
 // - A prefetched delivery is sent only while its lease covers the attempt with SEND_MARGIN_MS
 //   to spare and it waited at most PREFETCH_MAX_WAIT_MS; otherwise it is given back (`expired`).
+// - A destination held back by its pace (pace.ts: a receiver's Retry-After, the endpoint's rate
+//   cap) sends nothing before its open time: the dispatcher asks for a wake-up then (`wakeAt`)
+//   and gives back at once what would be too old to send by then.
 import type { Clock } from '../../domain/clock.ts';
 import type { ClaimedDelivery } from '../../domain/store.ts';
 import { endpointLimits, type Answer, type EndpointLimits } from './endpoint-limit.ts';
+import { createPace, type Pace } from './pace.ts';
 import type { DestinationHealth } from './health.ts';
 import { toLease, type Lease } from './lease.ts';
 import { PREFETCH_MAX_WAIT_MS, SEND_MARGIN_MS, type Limits } from './limits.ts';
@@ -39,6 +43,8 @@ export interface DispatcherHooks<S extends Slot> {
   expired(leases: readonly Lease[]): void;
   /** The shared budget is full: open attempts should move to the slow one after slowAfterMs. */
   sharedFull(): void;
+  /** A destination held back by its pace opens at `at`: dispatch again then. */
+  wakeAt?(at: number): void;
 }
 
 export interface Dispatcher<S extends Slot> {
@@ -78,6 +84,8 @@ interface DispatcherDeps<S extends Slot> {
   health: DestinationHealth;
   clock: Clock;
   hooks: DispatcherHooks<S>;
+  /** When each destination may send next; default a fresh one. */
+  pace?: Pace;
 }
 
 /** The dispatcher's state; the helpers below read it, the dispatcher alone changes it. */
@@ -158,30 +166,52 @@ function vacate(st: State<Slot>, slot: Slot): boolean {
   return true;
 }
 
-export function createDispatcher<S extends Slot>({ limits, health, clock, hooks }: DispatcherDeps<S>): Dispatcher<S> {
+export function createDispatcher<S extends Slot>({ limits, health, clock, hooks, pace = createPace() }: DispatcherDeps<S>): Dispatcher<S> {
   const perDest = endpointLimits({ initial: limits.perEndpointLimit, max: limits.maxPerEndpointLimit, healthyMs: limits.healthyLatencyMs });
   const st: State<S> = { limits, health, perDest, ready: new Map(), sendingTo: new Map(), inFlight: new Set(), held: new Set(), shared: 0, slow: 0, seq: 0, stopped: false };
   /** Leases too old to send, collected during one dispatch. */
   let expiring: Lease[] = [];
+  /** The earliest open time of a destination held back by its pace, during one dispatch. */
+  let wake = Infinity;
 
-  function launch(lease: Lease, budget: Budget): void {
+  function launch(lease: Lease, budget: Budget, now: number): void {
     if (budget === 'shared') st.shared += 1;
     else st.slow += 1;
     st.sendingTo.set(lease.dest, (st.sendingTo.get(lease.dest) ?? 0) + 1);
+    pace.took(lease.dest, now, lease.maxPerSecond);
     st.inFlight.add(hooks.start(lease, budget, ++st.seq));
+  }
+
+  function expire(lease: Lease): void {
+    st.held.delete(lease);
+    expiring.push(lease);
+  }
+
+  /** A destination held back until `openAt`: what would be too old to send by then goes back now. */
+  function holdBack(queue: Lease[], openAt: number): void {
+    wake = Math.min(wake, openAt);
+    let kept = 0;
+    for (const lease of queue) {
+      if (sendable(limits, lease, openAt)) queue[kept++] = lease;
+      else expire(lease);
+    }
+    queue.length = kept;
   }
 
   /** Starts what one destination's queue can send now; true when it waits for the shared budget. */
   function dispatchQueue(dest: string, queue: Lease[]): boolean {
     while (queue.length > 0) {
+      const now = clock.now();
+      const openAt = pace.openAt(dest, now);
+      if (openAt > now) {
+        holdBack(queue, openAt);
+        return false;
+      }
       const isSuspect = health.suspect(queue[0]!);
       if (!hasRoom(st, dest, isSuspect)) return !isSuspect && st.shared >= limits.concurrency;
       const lease = queue.shift()!;
-      if (sendable(limits, lease, clock.now())) launch(lease, isSuspect ? 'slow' : 'shared');
-      else {
-        st.held.delete(lease);
-        expiring.push(lease);
-      }
+      if (sendable(limits, lease, now)) launch(lease, isSuspect ? 'slow' : 'shared', now);
+      else expire(lease);
     }
     return false;
   }
@@ -199,6 +229,7 @@ export function createDispatcher<S extends Slot>({ limits, health, clock, hooks 
 
   function dispatch(): void {
     if (st.stopped) return;
+    wake = Infinity;
     const answeredWait = pass(true);
     const waitingForShared = pass(false) || answeredWait;
     // Also with nothing waiting here: a full shared budget holds claims back from spreading to
@@ -209,6 +240,7 @@ export function createDispatcher<S extends Slot>({ limits, health, clock, hooks 
       expiring = [];
       hooks.expired(leases);
     }
+    if (wake < Infinity) hooks.wakeAt?.(wake);
   }
 
   return {

@@ -35,6 +35,15 @@ describe('verdict', () => {
     expect(verdict(status(410), 500)).toBe('neutral');
     expect(verdict(status(301), 500)).toBe('neutral');
   });
+
+  it("halves on each of the Standard Webhooks guidance's throttle signals, 429, 502, 503 and 504, however fast (issue 69)", () => {
+    for (const code of [429, 502, 503, 504]) {
+      expect(verdict(status(code, 1), 500)).toBe('overload');
+      const limits = endpointLimits({ initial: 8, max: 8, healthyMs: 500 });
+      limits.record('e:a', status(code, 1), { seq: 1, lastSeq: 1, inFlight: 1 });
+      expect(limits.limit('e:a')).toBe(4);
+    }
+  });
 });
 
 describe('endpoint limits', () => {

@@ -9,7 +9,7 @@ import type { DeliveryQueue } from '../../domain/store.ts';
 export const STALLED_AFTER_MS = 5_000;
 
 export interface QueueHealth {
-  /** The queue whose claim, completeAndClaim, nextDueAt and release calls are observed. */
+  /** The queue whose claim, completeAndClaim, nextDueAt, release and pause calls are observed. */
   observe(queue: DeliveryQueue): DeliveryQueue;
   /** Why delivery cannot go on right now, or null while it works. */
   stalled(): string | null;
@@ -17,7 +17,7 @@ export interface QueueHealth {
   lastClaimAt(): number | null;
 }
 
-type Observed = 'claim' | 'completeAndClaim' | 'nextDueAt' | 'release';
+type Observed = 'claim' | 'completeAndClaim' | 'nextDueAt' | 'release' | 'pause';
 
 export function queueHealth(clock: Clock, stalledAfterMs = STALLED_AFTER_MS): QueueHealth {
   const pending = new Map<number, { what: Observed; since: number }>();
@@ -51,6 +51,7 @@ export function queueHealth(clock: Clock, stalledAfterMs = STALLED_AFTER_MS): Qu
       completeAndClaim: (owner, completions, claim) => track('completeAndClaim', () => queue.completeAndClaim(owner, completions, claim)),
       nextDueAt: () => track('nextDueAt', () => queue.nextDueAt()),
       release: (owner, ids) => track('release', () => queue.release(owner, ids)),
+      pause: (destination, until) => track('pause', () => queue.pause(destination, until)),
     }),
     stalled() {
       const now = clock.now();

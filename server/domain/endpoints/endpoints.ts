@@ -41,7 +41,7 @@ export interface EndpointWithSecretView extends EndpointView {
  * deliveries go and what signs them stay, only their headers change from the next attempt), any
  * of them together, or the disabling. Event types come unchecked (checkEventTypes).
  */
-export type EndpointChange = { url?: string; signatureScheme?: SignatureScheme; eventTypes?: readonly string[] } | { active: false };
+export type EndpointChange = { url?: string; signatureScheme?: SignatureScheme; eventTypes?: readonly string[]; maxPerSecond?: number } | { active: false };
 
 /** The default scheme (spec: WebhookSignatureScheme's default). */
 export const DEFAULT_SIGNATURE_SCHEME: SignatureScheme = 'service-signature';
@@ -113,6 +113,8 @@ export interface NewEndpoint {
   signatureScheme?: SignatureScheme;
   /** Unchecked; every type when left out. */
   eventTypes?: readonly string[];
+  /** The rate cap (checked by the contract's schema); none when left out. */
+  maxPerSecond?: number;
 }
 
 export async function createEndpoint(services: Services, scope: Scope, input: NewEndpoint): Promise<EndpointWithSecretView> {
@@ -122,7 +124,7 @@ export async function createEndpoint(services: Services, scope: Scope, input: Ne
   try {
     return await services.store.transaction(async (tx) => {
       const now = services.clock.now();
-      const endpoint = { ...newEndpointRecord(services, scope.environmentId, url, secret, input.signatureScheme, now), eventTypes };
+      const endpoint = { ...newEndpointRecord(services, scope.environmentId, url, secret, input.signatureScheme, now), eventTypes, maxPerSecond: input.maxPerSecond ?? null };
       // The store counts under a hold of the environment, so racing creations cannot pass the limit.
       if (!(await tx.endpoints.insertWithin(endpoint, MAX_ACTIVE_ENDPOINTS))) throw endpointLimitReached(scope);
       return { endpoint, environment: scope.environment, lastTest: null, secret };
@@ -149,8 +151,8 @@ export async function getEndpoint(services: Services, scope: Scope, endpointId: 
 /**
  * `{url}` replaces the destination and keeps the secret; `{eventTypes}` replaces the types it
  * receives; `{active: false}` disables the endpoint for good; each raises the version.
- * `{signatureScheme}` alone keeps the version (pending deliveries go on, signed in the new scheme
- * from their next attempt). A disabled endpoint takes no change (409); a URL another active
+ * `{signatureScheme}` and `{maxPerSecond}` keep the version (pending deliveries go on, signed in
+ * the new scheme and paced by the new cap from their next attempt). A disabled endpoint takes no change (409); a URL another active
  * endpoint has is a 409 too.
  */
 export async function updateEndpoint(services: Services, scope: Scope, endpointId: string, change: EndpointChange): Promise<EndpointView> {
@@ -162,7 +164,7 @@ export async function updateEndpoint(services: Services, scope: Scope, endpointI
       let next: EndpointRecord;
       if (edit === null) next = await saveNewVersion(tx, e, { active: false, disabledAt: now }, now);
       else {
-        const scheme = 'signatureScheme' in change && change.signatureScheme !== undefined ? { signatureScheme: change.signatureScheme } : {};
+        const scheme = 'active' in change ? {} : keptVersionEdit(change);
         if (Object.keys(edit).length > 0) next = await saveNewVersion(tx, e, { ...edit, ...scheme }, now);
         else {
           next = { ...e, ...scheme, updatedAt: now };
@@ -181,6 +183,14 @@ function versionedEdit(services: Services, change: Exclude<EndpointChange, { act
   return {
     ...(change.url === undefined ? {} : { url: checkDestination(services, change.url, 'url') }),
     ...(change.eventTypes === undefined ? {} : { eventTypes: checkEventTypes(change.eventTypes, '/body/eventTypes') }),
+  };
+}
+
+/** The fields of a change that keep the version (signature scheme, rate cap). */
+function keptVersionEdit(change: Exclude<EndpointChange, { active: false }>): Partial<Pick<EndpointRecord, 'signatureScheme' | 'maxPerSecond'>> {
+  return {
+    ...(change.signatureScheme === undefined ? {} : { signatureScheme: change.signatureScheme }),
+    ...(change.maxPerSecond === undefined ? {} : { maxPerSecond: change.maxPerSecond }),
   };
 }
 
@@ -204,6 +214,7 @@ export function newEndpointRecord(services: Services, environmentId: string, url
     secretEnc: services.secrets.seal(secret),
     signatureScheme: scheme ?? DEFAULT_SIGNATURE_SCHEME,
     eventTypes: null,
+    maxPerSecond: null,
     active: true,
     version: 1,
     lastTestDeliveryId: null,

@@ -20,6 +20,7 @@ import { formFields, page } from '../render.ts';
 import { gated, passkeyOffered, proofIsFresh } from '../proof.tsx';
 import type { Viewer } from '../session.ts';
 import { ConfirmPage, EditUrlPage, NewEndpointPage, typesOf, type ConfirmKind, type UrlRefusal } from '../views/endpoint-forms.tsx';
+import { RATE_INVALID, rateOf } from '../views/rate.tsx';
 import { SecretPage } from '../views/secret.tsx';
 import { RECOVER_PERIODS } from '../views/webhooks.tsx';
 import { recoverDeliveries } from '../../domain/deliveries/recover.ts';
@@ -87,6 +88,7 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     const fields = await formFields(c);
     const url = (fields.url ?? '').trim();
     const signatureScheme = schemeOf(fields.signatureScheme) ?? 'service-signature';
+    const maxPerSecond = rateOf(fields.maxPerSecond);
     const form = (refusal: UrlRefusal, status: 400 | 409) =>
       page(
         c,
@@ -95,9 +97,10 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
       );
     const long = tooLong(url);
     if (long) return form(long, 400);
+    if (maxPerSecond === 'invalid') return form({ rule: null, detail: RATE_INVALID }, 400);
     try {
       const eventTypes = typesOf(fields);
-      const created = await createEndpoint(services, viewer.scope, { url, signatureScheme, ...(eventTypes ? { eventTypes } : {}) });
+      const created = await createEndpoint(services, viewer.scope, { url, signatureScheme, ...(eventTypes ? { eventTypes } : {}), ...(maxPerSecond !== undefined ? { maxPerSecond } : {}) });
       noStore(c);
       return page(c, <SecretPage chrome={chromeFor(viewer, 'Webhook added')} kind="created" endpoint={created.endpoint} secret={created.secret} />);
     } catch (e) {
@@ -159,7 +162,10 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     if (signatureScheme === undefined) {
       return messageResponse(c, viewer, { heading: 'Unknown signature scheme', detail: `Choose one of ${webhookSignatureSchemeValues.join(', ')}. Nothing was changed.` }, 400);
     }
-    await updateEndpoint(services, viewer.scope, endpoint.id, { signatureScheme });
+    const maxPerSecond = rateOf(fields.maxPerSecond);
+    if (maxPerSecond === 'invalid') return messageResponse(c, viewer, { heading: 'Rate cap out of range', detail: `${RATE_INVALID} Nothing was changed.` }, 400);
+    // An empty field keeps the cap as it is: the contract removes none (WebhookMaxPerSecond).
+    await updateEndpoint(services, viewer.scope, endpoint.id, { signatureScheme, ...(maxPerSecond !== undefined ? { maxPerSecond } : {}) });
     return c.redirect('/portal/webhooks?done=scheme-changed', 303);
   });
 

@@ -8,6 +8,7 @@ import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 import { Breadcrumbs, Notice } from './parts.tsx';
 import { ProofField } from './proof.tsx';
+import { RateField } from './rate.tsx';
 import { SchemeField } from './scheme.tsx';
 import { endpointHref } from './webhooks.tsx';
 
@@ -105,6 +106,7 @@ export function NewEndpointPage(props: { chrome: Chrome; csrf: string; environme
           <UrlField value={props.url ?? ''} invalid={props.refusal !== undefined} />
           <EventTypesField />
           <SchemeField value="service-signature" />
+          <RateField value={null} />
           <div class="form-actions">
             <button type="submit" class="button button--primary" data-testid="create-endpoint">
               Add webhook

@@ -5,6 +5,7 @@ import type { DeliveryView } from '../../domain/deliveries/deliveries.ts';
 import type { EndpointView, TestSummary } from '../../domain/endpoints/endpoints.ts';
 import { MAX_ACTIVE_ENDPOINTS } from '../../../generated/vocabulary.ts';
 import { ActivitySection, activityHref } from './activity.tsx';
+import { RateField, rateLabel } from './rate.tsx';
 import { SCHEME_LABELS, SchemeField } from './scheme.tsx';
 import type { Chrome } from './layout.tsx';
 import { CsrfField, Layout } from './layout.tsx';
@@ -72,6 +73,10 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
           <dd data-testid="endpoint-event-types">{e.eventTypes === null ? 'Every order event' : e.eventTypes.join(', ')}</dd>
         </div>
         <div>
+          <dt>Rate cap</dt>
+          <dd data-testid="endpoint-max-per-second">{rateLabel(e.maxPerSecond)}</dd>
+        </div>
+        <div>
           <dt>Created</dt>
           <dd>
             <Time at={e.createdAt} />
@@ -117,8 +122,9 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
           <CsrfField token={props.csrf} />
           <input type="hidden" name="version" value={String(e.version)} />
           <SchemeField value={e.signatureScheme} />
+          <RateField value={e.maxPerSecond} />
           <button type="submit" class="button" data-testid="change-scheme">
-            Change scheme
+            Save scheme and rate cap
           </button>
         </form>
       ) : null}

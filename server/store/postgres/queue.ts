@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion, QueueStats } from '../../domain/store.ts';
 import { Conn, mapError } from './db.ts';
 import type { ClaimedRow } from '../rows.ts';
-import { CLAIMED_COLUMNS, CLAIMED_JOINS, NEXT_DUE, STATS, claimSteps, claimStatements, type QueueDialect } from '../queue-sql.ts';
+import { CLAIMED_COLUMNS, CLAIMED_JOINS, NEXT_DUE, PAUSE, STATS, claimSteps, claimStatements, type QueueDialect } from '../queue-sql.ts';
 import { mapping, textSafe } from './rows.ts';
 
 /**
@@ -242,6 +242,13 @@ export async function release(pool: pg.Pool, owner: string, deliveryIds: readonl
      DELETE FROM delivery_leases l USING d WHERE l.delivery_seq = d.seq AND l.owner = $2`,
     [[...deliveryIds], owner],
   );
+}
+
+const PAUSE_PG = numbered(PAUSE((a, b) => `GREATEST(${a}, ${b})`));
+
+/** Holds a destination back until `until` (queue-sql.ts: PAUSE). */
+export async function pause(pool: pg.Pool, destination: string, until: number): Promise<void> {
+  await new Conn(pool).run(PAUSE_PG.text, [destination, until]);
 }
 
 export async function nextDueAt(pool: pg.Pool): Promise<number | null> {

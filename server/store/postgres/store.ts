@@ -230,6 +230,7 @@ export class PostgresStore implements Store {
           // Other instances' workers may be waiting on these destinations too.
           await new Conn(this.queuePool).run('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, this.instanceId]);
         }),
+      pause: (destination, until) => this.track(() => queue.pause(this.queuePool, destination, until)),
       // Other instances may hold live leases: a dead instance's expire on their own.
       releaseOrphaned: () => Promise.resolve(0),
       nextDueAt: () => this.track(() => queue.nextDueAt(this.queuePool)),

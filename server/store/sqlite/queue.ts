@@ -6,7 +6,7 @@
 import type { ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion, QueueStats } from '../../domain/store.ts';
 import type { Db } from './db.ts';
 import type { ClaimedRow } from '../rows.ts';
-import { CLAIMED_COLUMNS, CLAIMED_JOINS, NEXT_DUE, STATS, claimSteps, claimStatements, type QueueDialect } from '../queue-sql.ts';
+import { CLAIMED_COLUMNS, CLAIMED_JOINS, NEXT_DUE, PAUSE, STATS, claimSteps, claimStatements, type QueueDialect } from '../queue-sql.ts';
 import { insertSql, mapping } from './rows.ts';
 import { keepPlan } from './sql.ts';
 
@@ -129,6 +129,13 @@ export function release(db: Db, owner: string, deliveryIds: readonly string[]): 
 /** Every lease given back (releaseOrphaned: the file's one owner is starting); how many. */
 export function releaseAll(db: Db): number {
   return db.run('DELETE FROM delivery_leases').changes;
+}
+
+const PAUSE_SQLITE = keepPlan(PAUSE((a, b) => `MAX(${a}, ${b})`));
+
+/** Holds a destination back until `until` (queue-sql.ts: PAUSE). */
+export function pause(db: Db, destination: string, until: number): void {
+  db.run(PAUSE_SQLITE, { destination, until });
 }
 
 export function nextDueAt(db: Db): number | null {

@@ -85,6 +85,7 @@ export class SqliteStore implements Store {
         const released = await this.exclusive(() => queue.release(this.db, owner, ids));
         if (released > 0) this.listeners.wake();
       },
+      pause: (destination, until) => this.exclusive(() => queue.pause(this.db, destination, until)),
       releaseOrphaned: async () => {
         const released = await this.exclusive(() => queue.releaseAll(this.db));
         if (released > 0) this.listeners.wake();

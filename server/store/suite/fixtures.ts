@@ -144,6 +144,7 @@ export function endpointRecord(env: EnvironmentRecord, o: Partial<EndpointRecord
     secretEnc: `v1.endpoint.${unique('secret')}`,
     signatureScheme: 'service-signature',
     eventTypes: null,
+    maxPerSecond: null,
     active: true,
     version: 1,
     lastTestDeliveryId: null,

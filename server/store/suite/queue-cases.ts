@@ -321,6 +321,33 @@ export function queueCases(s: () => Store): void {
     expect(after.filter((c) => c.delivery.endpointId === w.ep.id).map((c) => c.delivery.id)).toEqual(toEndpoint.map((d) => d.id));
   });
 
+  it("a claim carries the endpoint's rate cap as it is at the claim; none for an uncapped endpoint or a payout callback", async () => {
+    const w = await world(s());
+    const d = deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 });
+    const callback = deliveryRecord(w.event, null, { nextAttemptAt: T0 });
+    await insert(s(), d, callback);
+    expect((await s().queue.claim(opts('worker-a', T0))).map((c) => c.maxPerSecond)).toEqual([undefined, undefined]);
+    await s().queue.release('worker-a', [d.id, callback.id]);
+    await s().transaction((tx) => tx.endpoints.update({ ...w.ep, maxPerSecond: 20 }));
+    expect((await s().transaction((tx) => tx.endpoints.get(w.env.id, w.ep.id)))?.maxPerSecond).toBe(20);
+    const claimed = await s().queue.claim(opts('worker-b', T0));
+    expect(Object.fromEntries(claimed.map((c) => [c.delivery.id, c.maxPerSecond]))).toEqual({ [d.id]: 20, [callback.id]: undefined });
+  });
+
+  it('a paused destination is claimed by no owner, in any claim step, until its pause ends; a shorter pause keeps the longer one', async () => {
+    const w = await world(s());
+    const toEndpoint = Array.from({ length: 3 }, (_, i) => deliveryRecord(w.event, w.ep, { nextAttemptAt: T0 - 100 + i }));
+    const callback = deliveryRecord(w.event, null, { nextAttemptAt: T0 - 50 });
+    await insert(s(), ...toEndpoint, callback);
+    await s().queue.pause(`e:${w.ep.id}`, T0 + 2_000);
+    await s().queue.pause(`e:${w.ep.id}`, T0 + 1_000);
+    const ids = (cs: Array<{ delivery: { id: string } }>) => cs.map((c) => c.delivery.id);
+    // The window step, and the by-destination step (a full window of 1 row) skip it alike.
+    expect(ids(await s().queue.claim(opts('worker-a', T0, { exclusive: true })))).toEqual([callback.id]);
+    expect(await s().queue.claim(opts('worker-b', T0 + 1_999, { limit: 2, exclusive: true }))).toEqual([]);
+    expect(ids(await s().queue.claim(opts('worker-b', T0 + 2_000, { exclusive: true })))).toEqual(toEndpoint.map((d) => d.id));
+  });
+
   it('a spread claim takes on new destinations only as far as their send slots are wanted, and leaves the rest to other owners', async () => {
     const w = await world(s());
     const second = endpointRecord(w.env, { url: 'https://second.northwind.example/hooks', active: false });
