@@ -12,6 +12,8 @@ import type { TestServer, TestTenant } from '../../server/testing/harness.ts';
 import type { CheckResult, CheckStatus } from '../../conformance/core/check.ts';
 import { runCli } from '../../conformance/core/cli.ts';
 import type { JsonReport } from '../../conformance/core/json.ts';
+import type { Target } from '../../conformance/core/target.ts';
+import { TargetRegistry } from '../../conformance/core/target.ts';
 import { createTargetRegistry } from '../../conformance/targets.ts';
 
 export interface TargetRun {
@@ -21,14 +23,32 @@ export interface TargetRun {
   output: string;
 }
 
-/** `payments-conformance <args>` in-process; the JSON report is parsed back. */
-export async function runTarget(args: string[]): Promise<TargetRun> {
+/**
+ * `target` running only the checks named in `ids` (in its order), prepared as it prepares every
+ * run: for a run whose only question is whether those checks fail.
+ */
+export function onlyChecks(target: Target, ids: readonly string[]): Target {
+  const wanted = new Set(ids);
+  return {
+    ...target,
+    async prepare(values, ctx) {
+      const prepared = await target.prepare(values, ctx);
+      const checks = prepared.checks.filter((c) => wanted.has(c.id));
+      const missing = ids.filter((id) => !checks.some((c) => c.id === id));
+      if (missing.length > 0) throw new Error(`the ${target.name} target has no check ${missing.join(', ')}`);
+      return { ...prepared, checks };
+    },
+  };
+}
+
+/** `payments-conformance <args>` in-process (every target, or those of `registry`); the JSON report is parsed back. */
+export async function runTarget(args: string[], registry: TargetRegistry = createTargetRegistry()): Promise<TargetRun> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'conformance-run-'));
   const file = path.join(dir, 'report.json');
   let output = '';
   const sink = { write: (s: string) => (output += s) };
   try {
-    const exitCode = await runCli([...args, '--report', `json=${file}`], createTargetRegistry(), { stdout: sink, stderr: sink });
+    const exitCode = await runCli([...args, '--report', `json=${file}`], registry, { stdout: sink, stderr: sink });
     const report = JSON.parse(await readFile(file, 'utf8')) as JsonReport;
     return { exitCode, report, output };
   } catch (err) {
