@@ -45,6 +45,7 @@ import { BATCHED_ORDERS, driverLoop, findPgbench, pgbench, pgbenchScripts, type 
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
 import { startEcho, type Replies } from './echo.ts';
 import { connectionsTable, floorTable, ordersAgainstFloor, ordersUnderConnections, type Baseline, type ConnectionsRow, type FloorRow } from './orders-floor.ts';
+import { fanOutCase, fanOutTable } from './orders-fan-out.ts';
 import { BUNDLE_DIR_VARIABLE, buildChildBundles } from '../../server/testing/server-bundle.ts';
 import { ROOT } from '../lib/specs.ts';
 
@@ -466,6 +467,8 @@ if (batched !== null) console.log(`\n${batched}`);
 if (floorRows.length > 0) {
   console.log(`\n### POST /v2/orders against the floor (${rounds} rounds of ${duration} s, ${connections} connections, alternated; medians)\n`);
   console.log(floorTable(floorRows, baseline?.label));
+  console.log(`\n### POST /v2/orders to ${fanOutCase()}, beside one endpoint (the same rounds; medians)\n`);
+  console.log(fanOutTable(floorRows));
 }
 if (connectionRows.length > 0) {
   console.log(`\n### POST /v2/orders under 16 and 512 connections (${rounds} rounds of ${duration} s, alternated; medians)\n`);
