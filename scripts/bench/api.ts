@@ -45,7 +45,8 @@ import { BATCHED_ORDERS, driverLoop, findPgbench, pgbench, pgbenchScripts, type 
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
 import { startEcho, type Replies } from './echo.ts';
 import { connectionsTable, floorTable, ordersAgainstFloor, ordersUnderConnections, type Baseline, type ConnectionsRow, type FloorRow } from './orders-floor.ts';
-import { fanOutCase, fanOutTable } from './orders-fan-out.ts';
+import { fanOutCase } from './orders-fan-out.ts';
+import { fanOutTable } from './orders-fan-out-table.ts';
 import { BUNDLE_DIR_VARIABLE, buildChildBundles } from '../../server/testing/server-bundle.ts';
 import { ROOT } from '../lib/specs.ts';
 

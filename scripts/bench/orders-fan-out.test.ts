@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FloorRow, Run } from './orders-floor.ts';
-import { FAN_OUT, FAN_OUT_DELIVERIES, fanOutEndpoints, fanOutTable } from './orders-fan-out.ts';
+import { FAN_OUT, FAN_OUT_DELIVERIES, fanOutEndpoints } from './orders-fan-out.ts';
+import { fanOutTable } from './orders-fan-out-table.ts';
 
 const run = (rps: number, cpuUs: number, webhooks: number, pgUs: number | null = null): Run => ({ rps, p99: 5, errors: 0, non2xx: 0, cpuUs, pgUs, webhooks, goodput: rps, timeouts: 0, rssGrowthMb: null });
 
