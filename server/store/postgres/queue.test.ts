@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { T0, deliveryRecord, seedEndpointAndEvent, seedEnvironment } from '../suite/fixtures.ts';
-import { LeaseEnds, claim as claimOn, releaseLostClaim } from './queue.ts';
+import { LeaseEnds, releaseLostClaim } from './queue.ts';
 import { openPostgresStore, type PostgresStore } from './store.ts';
 import { createTestDatabase, type TestDatabase } from './testing.ts';
 
@@ -55,37 +55,5 @@ describe('PostgreSQL lost claims', () => {
     const lease = (id: string) => store.read((tx) => tx.deliveries.get(env.id, id));
     expect(await lease(first.id)).toMatchObject({ leaseOwner: null, leaseExpiresAt: null });
     expect(await lease(second.id)).toMatchObject({ leaseOwner: 'w', leaseExpiresAt: T0 + 30_001 });
-  });
-
-  it('a claim is one round trip once its connection has prepared the steps; the owner goes as a literal whatever its characters', async () => {
-    // What the test above left due goes to another owner first.
-    await store.queue.claim({ owner: 'earlier', now: T0, leaseMs: 30_000, limit: 100, perEndpointLimit: 100 });
-    const { env } = await seedEnvironment(store);
-    const { ep, event } = await seedEndpointAndEvent(store, env);
-    const due = [deliveryRecord(event, ep, { nextAttemptAt: T0 - 1 }), deliveryRecord(event, ep, { nextAttemptAt: T0 })];
-    await store.transaction(async (tx) => {
-      for (const d of due) await tx.deliveries.insert(d);
-    });
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-    const sent: string[] = [];
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
-        sent.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text: string }).text));
-        return query(...args);
-      };
-    });
-    try {
-      const ends = new LeaseEnds();
-      const o = { owner: "worker 'o'; --", now: T0, leaseMs: 30_000, limit: 1, perEndpointLimit: 10 };
-      expect((await claimOn(pool, o, ends)).map((c) => c.delivery.id)).toEqual([due[0]!.id]);
-      expect(sent.map((q) => q.split(' ')[0])).toEqual(['PREPARE', 'BEGIN;']);
-      sent.length = 0;
-      const [c] = await claimOn(pool, o, ends);
-      expect([c?.delivery.id, c?.delivery.leaseOwner]).toEqual([due[1]!.id, o.owner]);
-      expect(sent).toHaveLength(1);
-    } finally {
-      await pool.end();
-    }
   });
 });

@@ -6,14 +6,14 @@ import pg from 'pg';
 import type { ClaimOptions, ClaimedDelivery, CompleteAndClaim, Completion, QueueStats } from '../../domain/store.ts';
 import { Conn, mapError } from './db.ts';
 import type { ClaimedRow } from '../rows.ts';
-import { CLAIMED_COLUMNS, CLAIMED_JOINS, NEXT_DUE, STATS, claimSteps, claimStatements, type ClaimStep, type QueueDialect } from '../queue-sql.ts';
+import { CLAIMED_COLUMNS, CLAIMED_JOINS, NEXT_DUE, STATS, claimSteps, claimStatements, type QueueDialect } from '../queue-sql.ts';
 import { mapping, textSafe } from './rows.ts';
 
 /**
  * Claims take this transaction-scoped advisory lock (per database) one at a time. SKIP LOCKED
  * alone would keep two claimers from leasing the same delivery, but both could count the same
- * live leases per destination and together go past perEndpointLimit. A claim step is one
- * statement, so the wait is short.
+ * live leases per destination and together go past perEndpointLimit. A claim is one statement,
+ * so the wait is short.
  */
 const CLAIM_LOCK = 7_270_002;
 
@@ -62,73 +62,20 @@ function numbered(text: string): { text: string; names: string[] } {
 }
 
 const CLAIM = claimStatements(DIALECT);
-// Prepared by PREPARE (a simple query, once per connection) rather than by the driver's named
-// statements, so that a claim step can EXECUTE one inside a simple query.
 const STEPS = {
-  window: { name: 'queue_claim_window', ...numbered(CLAIM.window) },
+  window: { name: 'queue_claim', ...numbered(CLAIM.window) },
   byDestination: { name: 'queue_claim_by_destination', ...numbered(CLAIM.byDestination) },
   held: { name: 'queue_claim_held', ...numbered(CLAIM.held) },
 };
-const PREPARE_STEPS = Object.values(STEPS).map((s) => `PREPARE ${s.name} AS ${s.text}`).join(';\n');
-/** The queue pool's connections on which PREPARE_STEPS ran (a replaced connection is a new client). */
-const prepared = new WeakSet<pg.PoolClient>();
 
-/** A parameter of a claim step as an SQL literal (numbers, booleans, null and the owner's text). */
-function literal(client: pg.PoolClient, v: unknown): string {
-  if (v === null || v === undefined) return 'NULL';
-  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  if (typeof v === 'string') return client.escapeLiteral(v);
-  throw new Error(`a claim parameter cannot be written as a literal: ${String(v)}`);
-}
-
-/**
- * One claim step, one round trip: a simple query that begins, takes the claim lock, runs the
- * step and commits. Each statement of a simple query takes its own snapshot, so the step, after
- * the lock, sees the leases the previous claimer committed. The COMMIT does not wait for the WAL
- * flush (synchronous_commit off, this transaction only), so the claim lock is not held across a
- * flush: a claim lost to a server crash only loses leases (the deliveries are due again and sent
- * again, as at-least-once allows), and any later durable commit (a completion) flushes the WAL up
- * to and past it. Without the database's answer (connection lost) `lost` hears of it: the
- * COMMIT may have run.
- */
-async function claimStep(client: pg.PoolClient, step: ClaimStep, lost: () => void): Promise<(ClaimedRow & { window_full: number })[]> {
-  const s = STEPS[step.text];
-  const args = s.names.map((n) => literal(client, step.params[n])).join(', ');
-  try {
-    const results = (await client.query(
-      `BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock(${CLAIM_LOCK}); EXECUTE ${s.name}(${args}); COMMIT`,
-    )) as unknown as pg.QueryResult<ClaimedRow & { window_full: number }>[];
-    return results[3]!.rows;
-  } catch (err) {
-    if (!(err instanceof pg.DatabaseError)) lost();
-    throw err;
-  }
-}
-
-/**
- * Runs the claim's steps (queue-sql.ts: claimSteps) in turn on `client`, each its own
- * transaction: the second sees the first's leases, committed, as it would in one transaction.
- * A claim that fails after a step leased something hands its leases to `lost` (given back by
- * owner and lease end), as one transaction's rollback would have.
- */
-async function claimRows(client: pg.PoolClient, o: ClaimOptions, leaseEnd: number, lost: () => void): Promise<ClaimedRow[]> {
-  if (!prepared.has(client)) {
-    await client.query(PREPARE_STEPS);
-    prepared.add(client);
-  }
+/** Runs the claim's statements (queue-sql.ts: claimSteps) in turn on `client`. */
+async function claimRows(client: pg.PoolClient, o: ClaimOptions, leaseEnd: number): Promise<ClaimedRow[]> {
   const steps = claimSteps(o, DIALECT, leaseEnd);
   let step = steps.next({ rows: [], windowFull: false });
-  let leased = 0;
   while (!step.done) {
-    let rows: (ClaimedRow & { window_full: number })[];
-    try {
-      rows = await claimStep(client, step.value, lost);
-    } catch (err) {
-      if (leased > 0 && err instanceof pg.DatabaseError) lost();
-      throw err;
-    }
-    leased += rows.length;
+    const s = STEPS[step.value.text];
+    const params = step.value.params;
+    const { rows } = await client.query<ClaimedRow & { window_full: number }>({ name: s.name, text: s.text, values: s.names.map((n) => params[n]) });
     step = steps.next({ rows, windowFull: rows[0]?.window_full === 1 });
   }
   return step.value;
@@ -164,13 +111,27 @@ export async function claim(pool: pg.Pool, o: ClaimOptions, ends: LeaseEnds, los
   let broken: Error | undefined;
   let rows: ClaimedRow[];
   try {
-    rows = await claimRows(client, o, leaseEnd, () => lost?.(o, leaseEnd));
+    // BEGIN and the lock in one round trip (a simple query of three statements); the claim is
+    // its own statement: its snapshot must be taken after the lock, so it sees the leases the
+    // previous claimer committed. Then COMMIT: three round trips per claimed batch.
+    // The COMMIT does not wait for the WAL flush (synchronous_commit off, this transaction
+    // only), so the claim lock is not held across a flush: a claim lost to a server crash only
+    // loses leases (the deliveries are due again and sent again, as at-least-once allows), and
+    // any later durable commit (a completion) flushes the WAL up to and past it.
+    await client.query(`BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
+    try {
+      // The second statement sees the first's leases (the same transaction).
+      rows = await claimRows(client, o, leaseEnd);
+      await commitClaim(client, () => lost?.(o, leaseEnd));
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+      throw mapError(err);
+    }
   } catch (err) {
-    // A step that failed inside its transaction left it open (aborted): end it. The connection
-    // is not reused either way.
-    await client.query('ROLLBACK').catch(() => undefined);
-    broken = err instanceof Error ? err : new Error(String(err));
-    throw mapError(err);
+    broken ??= err instanceof Error ? err : new Error(String(err));
+    throw err;
   } finally {
     client.release(broken);
   }
@@ -245,6 +206,16 @@ export async function completeAndClaim(pool: pg.Pool, owner: string, completions
     return { applied, claimed: await claim(pool, options, ends, lost), claimError: null };
   } catch (err) {
     return { applied, claimed: [], claimError: err instanceof Error ? err : new Error(String(err)) };
+  }
+}
+
+/** COMMIT of a claim; without the database's answer (connection lost) `lost` hears of it. */
+async function commitClaim(client: pg.PoolClient, lost: () => void): Promise<void> {
+  try {
+    await client.query('COMMIT');
+  } catch (err) {
+    if (!(err instanceof pg.DatabaseError)) lost();
+    throw err;
   }
 }
 
