@@ -15,6 +15,8 @@
 //   POST /v2/orders            against its floor (orders-floor.ts, floor/server.ts): a minimal
 //        server writing the same rows with the same durability, alternated with the server
 //        round after round (--rounds), with and without an endpoint; the medians. The default.
+//        Then the server alone with four endpoints of different types (orders-fan-out.ts):
+//        deliveries/s beside the one-endpoint row's.
 //
 // The server runs from the same esbuild bundle the tests run (server-bundle.ts), built at the
 // start of the bench. --profile DIR writes a V8 CPU profile of every server process there

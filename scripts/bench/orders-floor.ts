@@ -3,8 +3,9 @@
 // and in the endpoint case its active endpoint), each run warmed up, the medians compared. The
 // floor writes the same rows with the same durability and sends nothing; the server also signs
 // and POSTs every webhook, and the webhooks its receiver got during the measured window are
-// reported beside the orders. Between rounds the server drains what it still owes, so a round
-// never inherits the previous one's backlog. Each round also runs the node:http echo answering
+// reported beside the orders. A third case, the server alone, sends each order to several
+// endpoints by type (orders-fan-out.ts). Between rounds the server drains what it still owes,
+// so a round never inherits the previous one's backlog. Each round also runs the node:http echo answering
 // the floor's bytes (echo.ts): the floor ÷ the echo, beside the floor's CPU an order, says on any
 // machine whether the floor is the least a server can do (FLOOR_LEAN).
 import { spawn } from 'node:child_process';
