@@ -1,10 +1,13 @@
-// npx tsx scripts/bench/queue-cost.ts [--deliveries N] [--batch B] [--endpoints K]: what the
-// PostgreSQL delivery queue itself costs per delivery, without HTTP: N order events queued (each
-// fanned out to the endpoints that take its type), then drained the way the worker drains them
-// (a claim of B, then each batch recorded with the next claim riding on it: completeAndClaim).
-// Reports the CPU of the queue's PostgreSQL backends (read from /proc by their pids, so other
-// databases' work on a shared machine does not count), Node's CPU, and what the drain wrote:
-// row versions of deliveries (HOT or not) and index entries.
+// npx tsx scripts/bench/queue-cost.ts [--deliveries N] [--batch B] [--endpoints K] [--steady]
+// [--exec SQL]: what the PostgreSQL delivery queue itself costs a delivery, without HTTP. N order
+// events are queued (each fanned out to the endpoints that take its type), then drained as the
+// worker drains them: a claim of B, each batch recorded (completeAndClaim), the next claimed.
+// --steady drains the first N unmeasured, then measures N more with B new events queued before
+// each claim (the backlog of the orders row, not a drain's). Reports the CPU of the queue's
+// PostgreSQL backends (read from /proc by their pids, so other databases' work on a shared
+// machine does not count), claims and recorded batches apart, Node's CPU, the deliveries' row
+// versions (HOT or not) and index scans. --exec runs SQL once migrated: a schema variant to
+// measure (an index dropped, a fillfactor). PLANS=1 lists the queue connections' plan counts.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -32,10 +35,9 @@ const pgCpu = (pids: readonly number[]): number => pids.reduce((a, p) => a + cpu
 const db = await createTestDatabase();
 const store = await openPostgresStore({ connectionString: db.url, guardNesting: false });
 await store.migrate();
-// --exec: SQL run once the schema is migrated (a variant of the schema to measure, e.g. an index dropped).
-if (values.exec !== undefined) await (store as unknown as { pool: pg.Pool }).pool.query(values.exec);
 const admin = new pg.Client({ connectionString: db.url });
 await admin.connect();
+if (values.exec !== undefined) await admin.query(values.exec);
 try {
   const { env } = await seedEnvironment(store);
   // K endpoints: the first takes every type, each other one type of its own.
