@@ -15,6 +15,8 @@
 //   POST /v2/orders            against its floor (orders-floor.ts, floor/server.ts): a minimal
 //        server writing the same rows with the same durability, alternated with the server
 //        round after round (--rounds), with and without an endpoint; the medians. The default.
+//        Then the server alone with four endpoints of different types (orders-fan-out.ts):
+//        deliveries/s beside the one-endpoint row's.
 //
 // The server runs from the same esbuild bundle the tests run (server-bundle.ts), built at the
 // start of the bench. --profile DIR writes a V8 CPU profile of every server process there
@@ -45,6 +47,8 @@ import { BATCHED_ORDERS, driverLoop, findPgbench, pgbench, pgbenchScripts, type 
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare } from './cpu.ts';
 import { startEcho, type Replies } from './echo.ts';
 import { connectionsTable, floorTable, ordersAgainstFloor, ordersUnderConnections, type Baseline, type ConnectionsRow, type FloorRow } from './orders-floor.ts';
+import { fanOutCase } from './orders-fan-out.ts';
+import { fanOutTable } from './orders-fan-out-table.ts';
 import { BUNDLE_DIR_VARIABLE, buildChildBundles } from '../../server/testing/server-bundle.ts';
 import { ROOT } from '../lib/specs.ts';
 
@@ -466,6 +470,8 @@ if (batched !== null) console.log(`\n${batched}`);
 if (floorRows.length > 0) {
   console.log(`\n### POST /v2/orders against the floor (${rounds} rounds of ${duration} s, ${connections} connections, alternated; medians)\n`);
   console.log(floorTable(floorRows, baseline?.label));
+  console.log(`\n### POST /v2/orders to ${fanOutCase()}, beside one endpoint (the same rounds; medians)\n`);
+  console.log(fanOutTable(floorRows));
 }
 if (connectionRows.length > 0) {
   console.log(`\n### POST /v2/orders under 16 and 512 connections (${rounds} rounds of ${duration} s, alternated; medians)\n`);

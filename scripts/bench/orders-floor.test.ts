@@ -15,9 +15,9 @@ function cells(table: string, kase: string): Record<string, string> {
 describe('the orders floor table', () => {
   const rows: FloorRow[] = [
     // Medians: server 3 000, floor 6 000, echo 20 000 (0.30, not lean); CPU floor 110, echo 20.
-    { store: 'sqlite', endpoint: false, server: [run(3000, 200), run(2900, 210), run(3100, 190)], floor: [run(6000, 110), run(5000, 120), run(7000, 100)], echo: [run(20000, 20), run(19000, 21), run(25000, 19)], baseline: [] },
+    { store: 'sqlite', endpoints: 0, server: [run(3000, 200), run(2900, 210), run(3100, 190)], floor: [run(6000, 110), run(5000, 120), run(7000, 100)], echo: [run(20000, 20), run(19000, 21), run(25000, 19)], baseline: [] },
     // Medians: floor 4 000, echo 10 000 (0.40, lean).
-    { store: 'sqlite', endpoint: true, server: [run(2000, 400, 2000)], floor: [run(4000, 200)], echo: [run(10000, 22)], baseline: [] },
+    { store: 'sqlite', endpoints: 1, server: [run(2000, 400, 2000)], floor: [run(4000, 200)], echo: [run(10000, 22)], baseline: [] },
   ];
 
   it('prints floor ÷ echo of the medians and judges the floor without an endpoint lean at FLOOR_LEAN', () => {

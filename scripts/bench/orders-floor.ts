@@ -3,8 +3,9 @@
 // and in the endpoint case its active endpoint), each run warmed up, the medians compared. The
 // floor writes the same rows with the same durability and sends nothing; the server also signs
 // and POSTs every webhook, and the webhooks its receiver got during the measured window are
-// reported beside the orders. Between rounds the server drains what it still owes, so a round
-// never inherits the previous one's backlog. Each round also runs the node:http echo answering
+// reported beside the orders. A third case, the server alone, sends each order to several
+// endpoints by type (orders-fan-out.ts). Between rounds the server drains what it still owes,
+// so a round never inherits the previous one's backlog. Each round also runs the node:http echo answering
 // the floor's bytes (echo.ts): the floor ÷ the echo, beside the floor's CPU an order, says on any
 // machine whether the floor is the least a server can do (FLOOR_LEAN).
 import { spawn } from 'node:child_process';
@@ -21,6 +22,7 @@ import { createTestDatabase, type TestDatabase } from '../../server/store/postgr
 import { cpuShare, cpuSnapshot } from './cpu.ts';
 import { startEcho } from './echo.ts';
 import { freePort, startServer, type DemoTenant, type RunningServer } from './lib.ts';
+import { FAN_OUT, fanOutCase, fanOutEndpoints, type EndpointSpec } from './orders-fan-out.ts';
 
 const FLOOR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'floor', 'server.ts');
 
@@ -66,13 +68,22 @@ export interface Run {
 
 export interface FloorRow {
   store: 'sqlite' | 'postgres';
-  endpoint: boolean;
+  /** Active endpoints of the tenant's environment: none, one, or the fan-out's (orders-fan-out.ts, server runs only). */
+  endpoints: 0 | 1 | typeof FAN_OUT.length;
   server: Run[];
   floor: Run[];
   /** The node:http echo of the floor's answer, in the same rounds. */
   echo: Run[];
   /** The baseline server's runs, when there is one. */
   baseline: Run[];
+  /** Webhooks the receiver got by path over the whole run (the fan-out's: one path an endpoint). */
+  receivedByPath?: Record<string, number>;
+}
+
+/** The median of a per-run figure over the runs that have it, rounded; null when none has it. */
+export function medianOf(runs: readonly Run[], f: (x: Run) => number | null): number | null {
+  const xs = runs.map(f).filter((x): x is number => x !== null);
+  return xs.length === 0 ? null : Math.round(median(xs));
 }
 
 export const median = (xs: readonly number[]): number => {
@@ -81,12 +92,19 @@ export const median = (xs: readonly number[]): number => {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 
-/** A loopback receiver that counts what it was sent. */
-async function counter(): Promise<{ server: Server; url: string; count: () => number }> {
+/** A loopback receiver that counts what it was sent, in all and by path. */
+async function counter(): Promise<{ server: Server; url: string; count: () => number; byPath: Map<string, number> }> {
   let received = 0;
-  const server = createServer((req, res) => req.resume().on('end', () => void (received += 1, res.writeHead(204).end())));
+  const byPath = new Map<string, number>();
+  const server = createServer((req, res) =>
+    req.resume().on('end', () => {
+      received += 1;
+      byPath.set(req.url ?? '', (byPath.get(req.url ?? '') ?? 0) + 1);
+      res.writeHead(204).end();
+    }),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, count: () => received };
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, count: () => received, byPath };
 }
 
 const headersOf = (t: DemoTenant): Record<string, string> => ({ 'content-type': 'application/json', 'x-api-key': t.apiKey, 'x-api-hash': t.apiHash });
@@ -163,8 +181,8 @@ async function startFloor(settings: FloorSettings, data: string, tenant: DemoTen
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => (child.kill('SIGTERM'), exited) };
 }
 
-/** The server's data and the floor's copy of it, with a tenant and, when asked, its endpoint. */
-async function prepare(settings: FloorSettings, endpointUrl: string | null, baseline?: Baseline): Promise<{ server: string; floor: string; tenant: DemoTenant; dbs: TestDatabase[] }> {
+/** The server's data and the floor's copy of it, with a tenant and the endpoints asked for. */
+async function prepare(settings: FloorSettings, endpoints: readonly EndpointSpec[], baseline?: Baseline): Promise<{ server: string; floor: string; tenant: DemoTenant; dbs: TestDatabase[] }> {
   const db = settings.store === 'postgres' ? await createTestDatabase() : null;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-floor-server-'));
   const env = serverEnv(settings, db?.url);
@@ -172,9 +190,9 @@ async function prepare(settings: FloorSettings, endpointUrl: string | null, base
   try {
     const adminEnv = { ...process.env, ...env, DATA_DIR: dataDir };
     const tenant = server.tenant ?? (baseline ? await baseline.createTenant(adminEnv) : await (await import('./admin.ts')).createTenantViaAdmin(adminEnv));
-    if (endpointUrl !== null) {
-      const management = createManagementClient({ baseUrl: server.url, memberToken: tenant.memberToken });
-      const created = await management.POST('/v2/webhooks/endpoints', { body: { url: endpointUrl } });
+    const management = createManagementClient({ baseUrl: server.url, memberToken: tenant.memberToken });
+    for (const body of endpoints) {
+      const created = await management.POST('/v2/webhooks/endpoints', { body });
       if (created.response.status !== 201) throw new Error(`endpoint: ${created.response.status}`);
     }
     await server.stop();
@@ -252,24 +270,31 @@ export async function ordersAgainstFloor(settings: FloorSettings): Promise<Floor
   const receiver = await counter();
   const rows: FloorRow[] = [];
   try {
-    for (const endpoint of [false, true]) {
-      const data = await prepare(settings, endpoint ? receiver.url : null);
-      const old = settings.baseline ? await prepare(settings, endpoint ? receiver.url : null, settings.baseline) : null;
-      const row: FloorRow = { store: settings.store, endpoint, server: [], floor: [], echo: [], baseline: [] };
+    for (const endpoints of [[], [{ url: receiver.url }], fanOutEndpoints(receiver.url)]) {
+      const fanOut = endpoints.length > 1;
+      const data = await prepare(settings, endpoints);
+      // An earlier commit may not route by type: the fan-out runs this tree's server alone.
+      const old = settings.baseline && !fanOut ? await prepare(settings, endpoints, settings.baseline) : null;
+      const row: FloorRow = { store: settings.store, endpoints: endpoints.length as FloorRow['endpoints'], server: [], floor: [], echo: [], baseline: [] };
       try {
         for (let i = 0; i < settings.rounds; i++) {
           row.server.push(await measureServer(settings, data.server, data.tenant, receiver.count));
+          if (fanOut) {
+            console.error(`${settings.store} orders, ${fanOutCase()}, round ${i + 1}: server ${row.server.at(-1)!.rps}/s, webhooks ${row.server.at(-1)!.webhooks}/s; received by path ${JSON.stringify(Object.fromEntries(receiver.byPath))}`);
+            continue;
+          }
           const floor = await measureFloor(settings, data.floor, data.tenant, receiver.count);
           row.floor.push(floor.run);
           row.echo.push(await measureEcho(settings, floor.reply, data.tenant, receiver.count));
           if (old) row.baseline.push(await measureServer(settings, old.server, old.tenant, receiver.count, settings.connections, settings.baseline));
           const [s, f, e, b] = [row.server.at(-1)!, row.floor.at(-1)!, row.echo.at(-1)!, row.baseline.at(-1)];
           const was = b ? `, ${settings.baseline!.label} ${b.rps}/s (${b.cpuUs} µs, webhooks ${b.webhooks}/s)` : '';
-          console.error(`${settings.store} orders${endpoint ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx), floor ${f.rps}/s (${f.cpuUs} µs), echo ${e.rps}/s (${e.cpuUs} µs), floor ÷ echo ${(f.rps / e.rps).toFixed(2)}${was}`);
+          console.error(`${settings.store} orders${row.endpoints === 1 ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx), floor ${f.rps}/s (${f.cpuUs} µs), echo ${e.rps}/s (${e.cpuUs} µs), floor ÷ echo ${(f.rps / e.rps).toFixed(2)}${was}`);
         }
       } finally {
         for (const db of [...data.dbs, ...(old?.dbs ?? [])]) await db.drop();
       }
+      if (fanOut) row.receivedByPath = Object.fromEntries(receiver.byPath);
       rows.push(row);
     }
   } finally {
@@ -289,7 +314,7 @@ export interface ConnectionsRow {
 /** Rounds of `few` then `many` connections, on one server's data, alternated. */
 export async function ordersUnderConnections(settings: FloorSettings, few = 16, many = 512): Promise<ConnectionsRow> {
   const receiver = await counter();
-  const data = await prepare(settings, null);
+  const data = await prepare(settings, []);
   const row: ConnectionsRow = { store: settings.store, few: [], many: [], connections: [few, many] };
   try {
     for (let i = 0; i < settings.rounds; i++) {
@@ -340,31 +365,29 @@ export const FLOOR_LEAN = 0.38;
 
 /** The floor table in markdown, medians of the rounds. */
 export function floorTable(rows: readonly FloorRow[], baseline?: string): string {
+  const m = medianOf;
   const old = baseline === undefined ? '' : ` ${baseline}: orders/s, ÷ floor, webhooks/s, Node CPU µs |`;
   const lines = [
     `| store | case | floor orders/s | server orders/s | server ÷ floor | goal | webhooks/s during the load (÷ orders) | Node CPU µs per order, floor → server | PostgreSQL CPU µs per order, floor → server | server errors/non-2xx | echo req/s | floor ÷ echo | echo CPU µs per request |${old}`,
     `|---|---|---:|---:|---:|---|---:|---|---|---:|---:|---|---:|${baseline === undefined ? '' : '---|'}`,
   ];
-  for (const r of rows) {
-    const m = (runs: Run[], f: (x: Run) => number | null): number | null => {
-      const xs = runs.map(f).filter((x): x is number => x !== null);
-      return xs.length === 0 ? null : Math.round(median(xs));
-    };
+  for (const r of rows.filter((x) => x.endpoints <= 1)) {
+    const endpoint = r.endpoints === 1;
     const floor = m(r.floor, (x) => x.rps)!;
     const server = m(r.server, (x) => x.rps)!;
     const ratio = server / floor;
-    const goal = r.endpoint ? FLOOR_GOALS.endpoint : FLOOR_GOALS.noEndpoint;
+    const goal = endpoint ? FLOOR_GOALS.endpoint : FLOOR_GOALS.noEndpoint;
     const hooks = m(r.server, (x) => x.webhooks)!;
-    const hookCell = r.endpoint ? `${hooks} (${(hooks / server).toFixed(2)}, goal ≥ ${FLOOR_GOALS.webhooksOfOrders})` : '–';
+    const hookCell = endpoint ? `${hooks} (${(hooks / server).toFixed(2)}, goal ≥ ${FLOOR_GOALS.webhooksOfOrders})` : '–';
     const pg = r.store === 'postgres' ? `${m(r.floor, (x) => x.pgUs)} → ${m(r.server, (x) => x.pgUs)}` : '–';
     const errors = r.server.reduce((a, x) => a + x.errors, 0);
     const non2xx = r.server.reduce((a, x) => a + x.non2xx, 0);
     const echo = m(r.echo, (x) => x.rps)!;
     const lean = floor / echo;
-    const leanCell = r.endpoint ? lean.toFixed(2) : `**${lean.toFixed(2)}** (lean ≥ ${FLOOR_LEAN} ${lean >= FLOOR_LEAN ? 'met' : 'not met'})`;
-    const was = r.baseline.length === 0 ? '' : ` ${m(r.baseline, (x) => x.rps)}, ${(m(r.baseline, (x) => x.rps)! / floor).toFixed(2)}, ${r.endpoint ? m(r.baseline, (x) => x.webhooks) : '–'}, ${m(r.baseline, (x) => x.cpuUs)} |`;
+    const leanCell = endpoint ? lean.toFixed(2) : `**${lean.toFixed(2)}** (lean ≥ ${FLOOR_LEAN} ${lean >= FLOOR_LEAN ? 'met' : 'not met'})`;
+    const was = r.baseline.length === 0 ? '' : ` ${m(r.baseline, (x) => x.rps)}, ${(m(r.baseline, (x) => x.rps)! / floor).toFixed(2)}, ${endpoint ? m(r.baseline, (x) => x.webhooks) : '–'}, ${m(r.baseline, (x) => x.cpuUs)} |`;
     lines.push(
-      `| ${r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${r.endpoint ? 'one endpoint' : 'no endpoint'} | ${floor} | ${server} | **${ratio.toFixed(2)}** | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${hookCell} | ${m(r.floor, (x) => x.cpuUs)} → ${m(r.server, (x) => x.cpuUs)} | ${pg} | ${errors}/${non2xx} | ${echo} | ${leanCell} | ${m(r.echo, (x) => x.cpuUs)} |${was}`,
+      `| ${r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${endpoint ? 'one endpoint' : 'no endpoint'} | ${floor} | ${server} | **${ratio.toFixed(2)}** | ≥ ${goal} ${ratio >= goal ? 'met' : 'not met'} | ${hookCell} | ${m(r.floor, (x) => x.cpuUs)} → ${m(r.server, (x) => x.cpuUs)} | ${pg} | ${errors}/${non2xx} | ${echo} | ${leanCell} | ${m(r.echo, (x) => x.cpuUs)} |${was}`,
     );
   }
   return lines.join('\n');
