@@ -11,15 +11,22 @@
 // during a roll until it cuts requests it cannot read in time (408), which is overload, not
 // what this test is about (the fault matrix and the benches are).
 //
+// Once both run the new code, the last phase pays some orders (order.paid) and adds two
+// endpoints routed by type (issue 68), one for order.paid and one for order.created.
+//
 // Asserted: no request failed but those Retry-After refusals; every acknowledged order is in
 // the database once and no other order is (0 lost, 0 duplicated); every event and payout
-// callback reached its destination; none reached the endpoint disabled before the load; the old
-// instance served on the new schema; both new instances registered their heartbeat.
+// callback reached its destination; the endpoint made on the previous release (no event types:
+// every type) received every order event of both types; each routed endpoint received exactly
+// its type's events made after it was added; every delivery verified with its own endpoint's
+// secret; none reached the endpoint disabled before the load; the old instance served on the
+// new schema; both new instances registered their heartbeat.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../../client/webhooks/index.ts';
 import { until } from '../../testing/until.ts';
 import { loadMigrations } from '../store/postgres/migrate.ts';
 import { createTestDatabase, type TestDatabase } from '../store/postgres/testing.ts';
@@ -38,15 +45,68 @@ const PER_PHASE = 200;
 const SEND_EVERY_MS = 50;
 /** Requests sent and not answered yet, at most (a refusal's wait for Retry-After is not one). */
 const MAX_ANSWERS_AWAITED = 100;
+/** In the last phase, one order in this many is paid (a deposit: order.paid). */
+const ORDERS_PER_DEPOSIT = 5;
+/** order.paid events acknowledged before the routed endpoints are added (some they must not get). */
+const PAID_BEFORE_ROUTING = 5;
 
 interface Creds {
   apiKey: string;
   apiHash: string;
 }
 
-/** A receiver per path: the active endpoint, the disabled one, the payouts' notifyUrl. */
+/** When a request was first sent and when it was acknowledged (ms since the epoch). */
+interface Window {
+  sent: number;
+  acked: number;
+}
+
+/** An endpoint subscribed to one event type, added during the last phase. */
+interface Routed {
+  path: string;
+  type: string;
+  /** When its creation was sent and answered. */
+  window: Window;
+}
+
+interface OrderEvent {
+  id: string;
+  type: string;
+  order_id: string;
+}
+
+/**
+ * What a routed endpoint received against its rule: exactly its type's events made after it was
+ * added. An event whose request was acknowledged before the endpoint's creation was sent must
+ * not reach it (`early`); one whose request was sent after the creation was answered must
+ * (`missed`, `after` of them); one made while both were in flight may or may not (`overlapping`).
+ */
+function judge(r: Routed, events: readonly OrderEvent[], got: ReadonlyMap<string, number>, windows: ReadonlyMap<string, Window>) {
+  const typeOf = new Map(events.map((e) => [e.id, e.type]));
+  const verdict = { received: got.size, otherType: [...got.keys()].filter((id) => typeOf.get(id) !== r.type).length, before: 0, early: 0, after: 0, missed: 0, overlapping: 0, unknown: 0 };
+  for (const e of events) {
+    if (e.type !== r.type) continue;
+    const w = windows.get(`${e.type} ${e.order_id}`);
+    if (!w) verdict.unknown++;
+    else if (w.acked < r.window.sent) {
+      verdict.before++;
+      if (got.has(e.id)) verdict.early++;
+    } else if (w.sent > r.window.acked) {
+      verdict.after++;
+      if (!got.has(e.id)) verdict.missed++;
+    } else verdict.overlapping++;
+  }
+  return verdict;
+}
+
+/** A receiver per path: the endpoints (active, disabled, routed), the payouts' notifyUrl. */
 class Receiver {
   readonly byPath = new Map<string, Map<string, number>>();
+  /**
+   * Every delivery as it came, to verify its signature at the end (a routed endpoint's secret is
+   * known only once its creation is answered, and its first delivery may come before that).
+   */
+  private readonly raw: Array<{ path: string; id: string; body: Buffer; headers: Record<string, string | string[] | undefined> }> = [];
   /**
    * Deliveries awaited (path and event id) and not received yet: kept as they arrive, so that
    * waiting for them all reads a count instead of matching every delivery row again per look.
@@ -56,11 +116,13 @@ class Receiver {
   url = '';
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
-      req.resume();
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const seen = this.byPath.get(req.url ?? '') ?? new Map<string, number>();
         this.byPath.set(req.url ?? '', seen);
         const id = String(req.headers['service-event-id'] ?? '');
+        this.raw.push({ path: req.url ?? '', id, body: Buffer.concat(chunks), headers: req.headers });
         seen.set(id, (seen.get(id) ?? 0) + 1);
         this.awaited.delete(`${req.url ?? ''} ${id}`);
         res.writeHead(200).end('ok');
@@ -68,6 +130,20 @@ class Receiver {
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+  /** The deliveries to the paths of `secrets` (path → its endpoint's secret) that do not verify with it, and why. */
+  unverified(secrets: ReadonlyMap<string, string>): string[] {
+    const bad: string[] = [];
+    for (const d of this.raw) {
+      const secret = secrets.get(d.path);
+      if (secret === undefined) continue;
+      try {
+        verifyWebhook({ rawBody: d.body, headers: d.headers, secrets: secret });
+      } catch (err) {
+        bad.push(`${d.path} ${d.id}: ${(err as Error).message}`);
+      }
+    }
+    return bad;
   }
   received(p: string): Map<string, number> {
     return this.byPath.get(p) ?? new Map();
@@ -126,6 +202,12 @@ class Traffic {
   private unanswered = 0;
   /** How many times the sender found MAX_ANSWERS_AWAITED unanswered and held what fell due. */
   held = 0;
+  /** One acknowledged order in this many is then paid; 0: none is. */
+  payEvery = 0;
+  /** Orders paid (their deposit acknowledged). */
+  readonly paid = new Set<string>();
+  /** Order event (`<type> <orderId>`) → the window of the request that made it. */
+  readonly windows = new Map<string, Window>();
 
   constructor(
     private readonly creds: Creds,
@@ -174,12 +256,27 @@ class Traffic {
 
   private async order(i: number): Promise<void> {
     const key = `roll-${this.prefix}-${i}`;
+    const sent = Date.now();
     const a = await this.call('POST', '/v2/orders', { merchantReference: key, amountMinor: 1000 }, { 'idempotency-key': key });
     if (!a) return;
     if ((a.status === 201 || a.status === 200) && typeof a.body.orderId === 'string') {
       this.orders.set(key, a.body.orderId);
       this.orderAckedBy.push({ by: a.by, at: Date.now() });
+      this.windows.set(`order.created ${a.body.orderId}`, { sent, acked: Date.now() });
+      if (this.payEvery > 0 && i % this.payEvery === 0) await this.deposit(a.body.orderId);
     } else this.failures.push(`order ${key}: ${a.status} ${JSON.stringify(a.body).slice(0, 200)} from ${a.by}`);
+  }
+
+  /** A verified deposit: the order (made without amountBaseUnits) is paid, order.paid emitted. */
+  private async deposit(orderId: string): Promise<void> {
+    const sent = Date.now();
+    // Sent again after an outcome-unknown answer, it is a surplus: no second event.
+    const a = await this.call('POST', `/sandbox/orders/${orderId}/deposits`, { amountBaseUnits: '1000', verified: true, txHash: `0x${randomBytes(32).toString('hex')}` });
+    if (!a) return;
+    if (a.status === 201 && (a.body.order as { paymentStatus?: string } | undefined)?.paymentStatus === 'paid') {
+      this.paid.add(orderId);
+      this.windows.set(`order.paid ${orderId}`, { sent, acked: Date.now() });
+    } else this.failures.push(`deposit to ${orderId}: ${a.status} ${JSON.stringify(a.body).slice(0, 200)} from ${a.by}`);
   }
 
   /** A payout, then its settlement (whose callback goes to notifyUrl). */
@@ -298,7 +395,10 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
     expect(first.status).toBe(201);
     const firstId = ((await first.json()) as { id: string }).id;
     expect((await fetch(`${oldA.url}/v2/webhooks/endpoints/${firstId}`, { method: 'PATCH', headers, body: JSON.stringify({ active: false }) })).status).toBe(200);
-    expect((await fetch(`${oldB.url}/v2/webhooks/endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: `${receiver.url}/hook` }) })).status).toBe(201);
+    const made = await fetch(`${oldB.url}/v2/webhooks/endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: `${receiver.url}/hook` }) });
+    expect(made.status).toBe(201);
+    // Made by a release without event types: after the roll it must go on receiving every type.
+    const secrets = new Map([['/hook', ((await made.json()) as { secret: string }).secret]]);
 
     const traffic = new Traffic(tenant, `${receiver.url}/payouts`);
     traffic.rotation.push({ url: oldA.url, label: 'old A' }, { url: oldB.url, label: 'old B' });
@@ -331,7 +431,26 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
       until(() => traffic.orderAckedBy.some((o) => o.by === 'old B' && o.at > rollA.migratedAt), 'an order acknowledged by old B on the new schema', 30_000),
     ]);
     const rollB = await roll(oldB, 'new B');
-    await acked(traffic.orders.size + PER_PHASE);
+    // Issue 68's routing. An older instance cannot fan an event out to several endpoints (it
+    // sends to one, or fails to write the event: compat.json's endpoint_event_types), so the
+    // routed endpoints are added only once both instances run this code, while this last
+    // phase's orders flow, some of them paid from before the routed endpoints exist.
+    const phaseEnd = traffic.orders.size + PER_PHASE;
+    traffic.payEvery = ORDERS_PER_DEPOSIT;
+    await until(() => traffic.paid.size >= PAID_BEFORE_ROUTING, () => `${PAID_BEFORE_ROUTING} orders paid (${traffic.paid.size})`, 30_000);
+    /** An endpoint for events of `type` only, added through a new instance, and when. */
+    const addRouted = async (path: string, type: string): Promise<Routed> => {
+      const sent = Date.now();
+      const r = await fetch(`${traffic.rotation[0]?.url}/v2/webhooks/endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: `${receiver.url}${path}`, eventTypes: [type] }), signal: AbortSignal.timeout(30_000) });
+      const acked = Date.now();
+      const body = (await r.json()) as { secret: string };
+      expect(r.status, JSON.stringify(body)).toBe(201);
+      secrets.set(path, body.secret);
+      return { path, type, window: { sent, acked } };
+    };
+    const routed = await Promise.all([addRouted('/paid', 'order.paid'), addRouted('/created', 'order.created')]);
+    // Some orders go after them even if the phase's had all been acknowledged meanwhile.
+    await acked(Math.max(phaseEnd, traffic.orders.size + PER_PHASE / 4));
     await traffic.stop();
     const loadMs = Date.now() - began;
     if (traffic.settledEarlier.size > 0) {
@@ -339,8 +458,8 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
       for (const { id } of completed.rows) traffic.settled.add(id);
     }
 
-    // Everything the database holds must reach its destination: order events at the active
-    // endpoint, payout callbacks at their notifyUrl. Every request has its answer, so the rows
+    // Everything the database holds must reach its destination: order events at the endpoints
+    // that take them, payout callbacks at their notifyUrl. Every request has its answer, so the rows
     // are all there; they are read again once all have come, and any row new then is waited for.
     const deliveries = async () =>
       (await direct.query<{ event_id: string; url: string }>("SELECT event_id, url FROM deliveries WHERE kind IN ('order_event', 'payout_callback')")).rows;
@@ -363,9 +482,11 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
     const perReference = new Map<string, number>();
     for (const o of stored) perReference.set(o.merchant_reference, (perReference.get(o.merchant_reference) ?? 0) + 1);
     const duplicated = [...perReference.values()].filter((n) => n > 1).length;
-    const events = (await direct.query<{ id: string }>("SELECT id FROM events WHERE type = 'order.created'")).rows.map((r) => r.id);
+    const events = (await direct.query<OrderEvent>("SELECT id, type, order_id FROM events WHERE type LIKE 'order.%'")).rows;
     const hook = receiver.received('/hook');
-    const undelivered = events.filter((id) => !hook.has(id)).length;
+    const undelivered = events.filter((e) => !hook.has(e.id)).length;
+    const judged = routed.map((r) => ({ path: r.path, ...judge(r, events, receiver.received(r.path), traffic.windows) }));
+    const unverified = receiver.unverified(secrets);
     const redelivered = [...hook.values()].filter((n) => n > 1).length;
     const callbacks = receiver.received('/payouts');
     const instances = (await direct.query<{ code_version: number }>('SELECT code_version FROM instances')).rows;
@@ -381,15 +502,25 @@ describe.skipIf(!RUN)('rolling upgrade from the previous release under load (Pos
       lost: lost + undelivered,
       duplicated,
       callerSaw: { failed: traffic.failures.length, ...traffic.refusals.counts },
-      notes: `events delivered more than once (at-least-once): ${redelivered}; to the disabled endpoint: ${receiver.received('/disabled').size}; failures: ${traffic.failures.slice(0, 5).join(' | ')}`,
+      notes:
+        `events delivered more than once (at-least-once): ${redelivered}; to the disabled endpoint: ${receiver.received('/disabled').size}; ` +
+        `${traffic.paid.size} orders paid; routed endpoints added after the roll: ${JSON.stringify(judged)}; failures: ${traffic.failures.slice(0, 5).join(' | ')}`,
     });
 
     expect(traffic.failures).toEqual([]);
     expect(lost, 'acknowledged orders missing').toBe(0);
     expect(duplicated, 'merchant references with more than one order').toBe(0);
     expect(stored.length, 'orders stored = orders acknowledged').toBe(traffic.orders.size);
-    expect(events.length).toBe(traffic.orders.size);
-    expect(undelivered, 'order.created events not received').toBe(0);
+    expect(events.filter((e) => e.type === 'order.created').length).toBe(traffic.orders.size);
+    expect(events.filter((e) => e.type === 'order.paid').length).toBe(traffic.paid.size);
+    expect(traffic.paid.size).toBeGreaterThan(PAID_BEFORE_ROUTING);
+    expect(undelivered, 'order events not received at the endpoint made on the previous release').toBe(0);
+    expect(unverified, 'deliveries not signed with their endpoint\'s secret').toEqual([]);
+    for (const j of judged) {
+      expect(j, `${j.path}: its type's events made after it was added, and no other`).toMatchObject({ otherType: 0, early: 0, missed: 0, unknown: 0 });
+      expect(j.before, `${j.path}: events of its type acknowledged before it was added`).toBeGreaterThan(0);
+      expect(j.after, `${j.path}: events of its type sent after it was added`).toBeGreaterThan(0);
+    }
     expect([...traffic.settled].length).toBe(traffic.payouts.size);
     expect(callbacks.size, 'payout callbacks received').toBe(traffic.settled.size);
     expect(receiver.received('/disabled').size, 'deliveries to the disabled endpoint').toBe(0);
