@@ -6,12 +6,7 @@ import { ruleBook, type RuleOf } from '../core/define.ts';
 import { DELIVERY_RULES, contractCatalogue, type NoCheckReasons } from '../core/contract-rules.ts';
 
 const NOT_YET: Readonly<Record<string, string>> = {
-  'updateWebhookEndpoint#scheme-headers': 'not yet judged: issue 67 (a scheme change while a delivery is pending)',
-  'updateWebhookEndpoint#disabling-disables-pending': 'not yet judged: issue 67 (a delivery pending a retry when the endpoint is disabled)',
-  'rotateWebhookSecret#rotation-disables-pending': 'not yet judged: issue 67 (a delivery pending a retry when the secret is rotated)',
   'recoverDeliveries#paced': 'not yet judged: issue 67 (the spacing of the recovered deliveries)',
-  'settleSandboxPayout#callback-every-outcome': 'not yet judged: issue 67 (the suite settles payouts as success only)',
-  'updateWebhookEndpoint#event-types-disables-pending': "not yet judged: issue 68 (a delivery pending a retry when its type is taken out of the endpoint's eventTypes)",
   'sendTestWebhook#own-endpoint': 'not yet judged: issue 68 (fan-out.* send a test from each endpoint as a marker but do not hold the others to receiving none of it)',
   'recoverDeliveries#per-endpoint': 'not yet judged: issue 68 (recovery with two endpoints and an eventTypes change; the suite recovers with one endpoint)',
 };
