@@ -29,6 +29,7 @@ import { rotationChecks } from './rotation.ts';
 import { fanOutChecks } from './fan-out.ts';
 import { callbackOutcomeChecks, fieldProblems, type Payout } from './outcomes.ts';
 import { pendingChangeChecks } from './pending-change.ts';
+import { recoverPacedChecks } from './recover-paced.ts';
 import { schemeChecks } from './scheme.ts';
 import { successChecks } from './success.ts';
 import type { AddCheck } from './rotation.ts';
@@ -613,6 +614,9 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
 
   // ---- a delivery pending a retry at each kind of endpoint change (pending-change.ts) ----------------
   pendingChangeChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+
+  // ---- recovery paced, and per endpoint (recover-paced.ts) ----------------------------------------
+  recoverPacedChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- a secret rotation: new events signed with the new secret -----------------------------------
   rotationChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}) });

@@ -255,9 +255,16 @@ export class SenderSession {
     return { id: String(found.id), state: String(found.state) as DeliveryRef['state'], createdAt: String(found.createdAt) };
   }
 
+  /** The newest deliveries (up to a page of 100) of endpoint `endpointId`. */
+  async deliveriesOf(endpointId: string, evidence: Exchange[], signal?: AbortSignal): Promise<Array<DeliveryRef & { eventId: string }>> {
+    const res = await this.#call('listDeliveries', this.#member(), (p) => ({ ...p, query: { endpointId, limit: '100' } }), `list the deliveries of endpoint ${endpointId}`, evidence, signal);
+    const data = Array.isArray((res.json as Json).data) ? ((res.json as Json).data as unknown[]) : [];
+    return data.filter(isObj).map((d) => ({ id: String(d.id), state: String(d.state) as DeliveryRef['state'], createdAt: String(d.createdAt), eventId: String(d.eventId) }));
+  }
+
   /** Recovery by time range: the endpoint's deliveries created in [since, until) go again. */
-  async recover(window: RecoverRequest, evidence: Exchange[], signal?: AbortSignal): Promise<Recovery> {
-    const id = this.#endpointId();
+  async recover(window: RecoverRequest, evidence: Exchange[], signal?: AbortSignal, endpointId?: string): Promise<Recovery> {
+    const id = endpointId ?? this.#endpointId();
     const res = await this.#call('recoverDeliveries', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: window }), `recover the deliveries created in [${window.since}, ${window.until ?? 'now'})`, evidence, signal);
     return res.json as Recovery;
   }

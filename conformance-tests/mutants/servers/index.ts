@@ -38,6 +38,7 @@ import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
 import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
 import { FAN_OUT_MUTANTS } from './fan-out.ts';
 import { PENDING_CHANGE_MUTANTS } from './pending-change.ts';
+import { RECOVER_SCOPE_MUTANTS } from './recover-scope.ts';
 
 export type { ServerMutant } from './mutant.ts';
 
@@ -245,4 +246,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   },
   ...FAN_OUT_MUTANTS,
   ...PENDING_CHANGE_MUTANTS,
+  ...RECOVER_SCOPE_MUTANTS,
 ];
