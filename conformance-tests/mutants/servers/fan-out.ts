@@ -7,6 +7,7 @@ import { SIGNATURE_HEADER, signatureHeader } from '../../../signing/signature.ts
 import { eventIdOf, headerName, withSender } from './sender-seam.ts';
 import { wrapApp } from './wrap.ts';
 import type { ServerMutant } from './mutant.ts';
+import { SHORT_WAIT } from './round-five-sender.ts';
 
 const ENDPOINTS = '/v2/webhooks/endpoints';
 
@@ -82,6 +83,8 @@ export const FAN_OUT_MUTANTS: ServerMutant[] = [
     name: 'disables-environment-on-change',
     defect: "a change of one endpoint disables the pending deliveries of every endpoint of the environment",
     target: 'sender',
+    // Its scenarios wait out --wait-ms for a marker that never comes: 10 s, not 30 s.
+    args: SHORT_WAIT,
     build: disablesEnvironmentOnChange,
     mustFail: ['sender.fan-out.version-per-endpoint'],
     // pending-change.ts's unchanged endpoint, the marker, is disabled too: its scenario never ends.
