@@ -613,7 +613,7 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
   fanOutChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- a delivery pending a retry at each kind of endpoint change (pending-change.ts) ----------------
-  pendingChangeChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+  pendingChangeChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs, attemptsWindowMs: o.attemptsWindowMs });
 
   // ---- recovery paced, and per endpoint (recover-paced.ts) ----------------------------------------
   recoverPacedChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });

@@ -66,9 +66,16 @@ interface Pending {
   broken: string | null;
 }
 
-export function pendingChangeChecks(o: SuccessOptions): void {
+export interface PendingChangeOptions extends SuccessOptions {
+  /** How long the retry schedule may take to reach the sibling's third attempt (--attempts-window-ms). */
+  attemptsWindowMs: number;
+}
+
+export function pendingChangeChecks(o: PendingChangeOptions): void {
   const { add, session, receiver } = o;
   const within = `within ${o.waitMs / 1000} s`;
+  // Two retries of the real schedule take about 35 s (5 s, then 30 s): the marker waits as the attempt checks do.
+  const markerMs = Math.max(o.waitMs, o.attemptsWindowMs);
   const held = Object.fromEntries(ROLES.map((r) => [r, holdFirst(500, 500)])) as Record<Role, ReturnType<typeof holdFirst>>;
   for (const r of ROLES) receiver.route(session.path(`pending-${r}`), held[r].responder);
   let memo: Promise<Pending> | null = null;
@@ -108,7 +115,9 @@ export function pendingChangeChecks(o: SuccessOptions): void {
       await session.changeEndpoint(id('scheme'), { signatureScheme: to }, `switch the signature scheme to ${to}`, evidence, signal);
       atChange.scheme = of('scheme').length;
       for (const r of ROLES) held[r].release();
-      if (!(await receiver.until(() => of('sibling').length >= MARKER_ATTEMPTS, o.waitMs, signal))) return result(`the unchanged endpoint's delivery, answered 500, was not tried ${MARKER_ATTEMPTS - 1} more times ${within} (the marker that ends the watch)`, eventId);
+      if (!(await receiver.until(() => of('sibling').length >= MARKER_ATTEMPTS, markerMs, signal))) {
+        return result(`the unchanged endpoint's delivery, answered 500, was not tried ${MARKER_ATTEMPTS - 1} more times within ${markerMs / 1000} s (the marker that ends the watch; --attempts-window-ms)`, eventId);
+      }
       const states = {} as Pending['states'];
       for (const c of CHANGES) states[c] = (await session.findDelivery(eventId, evidence, signal, id(c))).state;
       return result(null, eventId, states);

@@ -86,7 +86,7 @@ to run again, give --save-callback-secret FILE and then --callback-secret file:F
       },
       'skip-slow': { type: 'boolean', description: 'skip the check that holds an answer for 10 s' },
       'wait-ms': { type: 'string', value: 'N', description: 'how long to wait for an expected delivery', defaultText: '30000' },
-      'attempts-window-ms': { type: 'string', value: 'N', description: 'how long to watch for the ten attempts of an always-failing delivery', defaultText: '120000' },
+      'attempts-window-ms': { type: 'string', value: 'N', description: 'how long to watch for the ten attempts of an always-failing delivery (and for the two retries that end the pending.* watch)', defaultText: '120000' },
       scheme: {
         type: 'string',
         value: 'S',

@@ -83,8 +83,8 @@ export const FAN_OUT_MUTANTS: ServerMutant[] = [
     name: 'disables-environment-on-change',
     defect: "a change of one endpoint disables the pending deliveries of every endpoint of the environment",
     target: 'sender',
-    // Its scenarios wait out --wait-ms for a marker that never comes: 10 s, not 30 s.
-    args: SHORT_WAIT,
+    // Its scenarios wait out --wait-ms (pending-change.ts: --attempts-window-ms) for a marker that never comes: 10 s and 30 s, not 30 s and 120 s.
+    args: [...SHORT_WAIT, '--attempts-window-ms', '30000'],
     build: disablesEnvironmentOnChange,
     mustFail: ['sender.fan-out.version-per-endpoint'],
     // pending-change.ts's unchanged endpoint, the marker, is disabled too: its scenario never ends.
