@@ -250,8 +250,8 @@ export class SenderSession {
     const query = { q: eventId, ...(endpointId === undefined ? {} : { endpointId }) };
     const res = await this.#call('listDeliveries', this.#member(), (p) => ({ ...p, query }), `find the delivery of event ${eventId}`, evidence, signal);
     const data = Array.isArray((res.json as Json).data) ? ((res.json as Json).data as unknown[]) : [];
-    const found = data.find((d): d is Json => isObj(d) && d.eventId === eventId);
-    if (!found) throw new StepFailed(`the activity search for event ${eventId} found no delivery`, evidence);
+    const found = data.find((d): d is Json => isObj(d) && d.eventId === eventId && (endpointId === undefined || d.endpointId === endpointId));
+    if (!found) throw new StepFailed(`the activity search for event ${eventId} found no delivery${endpointId === undefined ? '' : ` to endpoint ${endpointId}`}`, evidence);
     return { id: String(found.id), state: String(found.state) as DeliveryRef['state'], createdAt: String(found.createdAt) };
   }
 
