@@ -36,11 +36,13 @@ describe.each(SCHEMES)('payments-conformance sender --scheme %s against the bund
     expect(idsWith(run.report, 'passed')).toEqual(expect.arrayContaining(['sender.scheme.required-headers', 'sender.rotation.new-secret', 'sender.retry.fresh-timestamp']));
   });
 
-  it('set the endpoints it configured to the scheme (its own and the ones the fan-out checks add)', async () => {
+  it('set the endpoints it configured to the scheme (its own and the ones the fan-out checks add), all but the one pending.scheme switches', async () => {
     const { server, tenantId } = runs.get(scheme)!;
     const environmentId = await server.environmentId(tenantId);
     const endpoints = await server.services.store.read((tx) => tx.endpoints.list(environmentId));
     expect(endpoints.length).toBeGreaterThan(1);
-    expect([...new Set(endpoints.map((e) => e.signatureScheme))]).toEqual([scheme]);
+    const switchedOnes = endpoints.filter((e) => e.url.endsWith('/pending-scheme'));
+    expect(switchedOnes.map((e) => e.signatureScheme)).toEqual([scheme === 'both' ? 'service-signature' : 'both']);
+    expect([...new Set(endpoints.filter((e) => !switchedOnes.includes(e)).map((e) => e.signatureScheme))]).toEqual([scheme]);
   });
 });

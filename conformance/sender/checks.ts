@@ -27,6 +27,9 @@ import { recoverChecks } from './recover.ts';
 import { recoverAfterChangeChecks } from './recover-change.ts';
 import { rotationChecks } from './rotation.ts';
 import { fanOutChecks } from './fan-out.ts';
+import { callbackOutcomeChecks, fieldProblems, type Payout } from './outcomes.ts';
+import { pendingChangeChecks } from './pending-change.ts';
+import { recoverPacedChecks } from './recover-paced.ts';
 import { schemeChecks } from './scheme.ts';
 import { successChecks } from './success.ts';
 import { retryAfterChecks } from './retry-after.ts';
@@ -230,7 +233,7 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
   const callbackMessage = callbackChannel?.messages[0];
   if (callbackMessage) {
     receiver.route(session.path('callback'), answer(200));
-    let payout: { transactionId: string; thirdPartyId: string; amount: unknown } | null = null;
+    let payout: Payout | null = null;
     const callback = (): Promise<Observed> =>
       once('callback', async () => {
         const evidence: Exchange[] = [];
@@ -248,15 +251,16 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
       if (!o.callbackSecret) throw new StepFailed('needs --callback-secret (the tenant environment\'s callback secret) to verify the callback\'s signature', [], true);
       return o.callbackSecret;
     };
-    deliveryChecks(callbackMessage, callbackMessage.name, callback, secret, CALLBACK_SIGNATURE_RULE, (r) => {
-      const body = parseBody(r) as Json | undefined;
-      if (!payout || !body) return [];
-      const wrong: string[] = [];
-      if (body.transactionId !== payout.transactionId) wrong.push(`transactionId ${JSON.stringify(body.transactionId)} (expected ${payout.transactionId})`);
-      if (body.thirdPartyId !== payout.thirdPartyId) wrong.push(`thirdPartyId ${JSON.stringify(body.thirdPartyId)} (expected ${payout.thirdPartyId})`);
-      if (body.amount !== payout.amount) wrong.push(`amount ${JSON.stringify(body.amount)} (expected ${JSON.stringify(payout.amount)})`);
-      if (body.status !== 'success') wrong.push(`status ${JSON.stringify(body.status)} (the payout was settled as success)`);
-      return wrong.map((w) => `body ${w}`);
+    deliveryChecks(callbackMessage, callbackMessage.name, callback, secret, CALLBACK_SIGNATURE_RULE, (r) => fieldProblems(r, payout, 'success'));
+    // The other settlement outcomes' callbacks (outcomes.ts), after the success one.
+    callbackOutcomeChecks({
+      add,
+      session,
+      receiver,
+      message: callbackMessage,
+      waitMs: o.waitMs,
+      ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}),
+      success: async () => ({ payout, ...(await callback()) }),
     });
   }
 
@@ -611,6 +615,12 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
 
   // ---- several endpoints, each with its event types (fan-out.ts) -----------------------------------
   fanOutChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+
+  // ---- a delivery pending a retry at each kind of endpoint change (pending-change.ts) ----------------
+  pendingChangeChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs, attemptsWindowMs: o.attemptsWindowMs });
+
+  // ---- recovery paced, and per endpoint (recover-paced.ts) ----------------------------------------
+  recoverPacedChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- a secret rotation: new events signed with the new secret -----------------------------------
   rotationChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}) });

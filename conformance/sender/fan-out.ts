@@ -6,6 +6,9 @@
 //                              order.created only the session's; the review endpoint nothing
 //   fan-out.own-secret         each endpoint's request verifies with its own secret, not another's
 //   fan-out.disabled-beside    the disabled endpoint gets nothing while the others do
+//   fan-out.test-own-endpoint  the test webhook sent from the order.paid endpoint and the one
+//                              from the review endpoint (whose eventTypes leave it out) each
+//                              reach their own endpoint, and no other endpoint gets a test
 // And a second scenario:
 //   fan-out.version-per-endpoint  two endpoints refuse an order.created (500, so it stays
 //                              pending); a URL edit of one leaves the other's delivery pending:
@@ -40,6 +43,12 @@ export const DISABLED_BESIDE_RULE: SenderRule = {
   quote: 'A disabled endpoint receives nothing, while the active endpoints beside it receive their events.',
 };
 
+export const TEST_OWN_ENDPOINT_RULE: SenderRule = {
+  covers: ['sendTestWebhook#own-endpoint'],
+  source: `${MANAGEMENT_API}#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1test/post`,
+  quote: 'The test goes to this endpoint only, whatever its eventTypes; the other endpoints of the environment get nothing.',
+};
+
 export const ENDPOINT_VERSIONS_RULE: SenderRule = {
   covers: ['management#version-per-endpoint'],
   source: `${MANAGEMENT_API}#/info/x-rules; PATCH /v2/webhooks/endpoints/{endpointId}`,
@@ -54,6 +63,9 @@ interface Routed {
   orderId: string;
   secrets: { all: string; paid: string; review: string };
   at: { all: Received[]; paid: Received[]; review: Received[]; disabled: Received[] };
+  /** The test webhooks each endpoint received during the scenario, and the event ids of the two sent. */
+  tests: { all: Received[]; paid: Received[]; review: Received[]; disabled: Received[] };
+  markers: { paid: string; review: string };
   /** Why the scenario ended early (the check fails with it); null when it ran to the end. */
   broken: string | null;
 }
@@ -72,9 +84,20 @@ export function fanOutChecks(o: SuccessOptions): void {
     const paid = await session.addEndpoint('fan-paid', ['order.paid'], evidence, signal);
     const review = await session.addEndpoint('fan-review', ['order.payment_review_required'], evidence, signal);
     const disabled = await session.addEndpoint('fan-disabled', undefined, evidence, signal);
+    const seenBefore = Object.fromEntries(Object.entries(paths).map(([k, p]) => [k, receiver.at(p).length])) as Record<keyof typeof paths, number>;
+    const markers = { paid: '', review: '' };
     const result = (broken: string | null, orderId = ''): Routed => {
       const of = (p: string): Received[] => receiver.at(p).filter((r) => body(r).data?.orderId === orderId);
-      return { evidence, orderId, broken, secrets: { all: secret, paid: paid.secret, review: review.secret }, at: { all: of(paths.all), paid: of(paths.paid), review: of(paths.review), disabled: of(paths.disabled) } };
+      const tests = (k: keyof typeof paths): Received[] => receiver.at(paths[k]).slice(seenBefore[k]).filter((r) => body(r).type === 'webhook.test');
+      return {
+        evidence,
+        orderId,
+        broken,
+        secrets: { all: secret, paid: paid.secret, review: review.secret },
+        at: { all: of(paths.all), paid: of(paths.paid), review: of(paths.review), disabled: of(paths.disabled) },
+        tests: { all: tests('all'), paid: tests('paid'), review: tests('review'), disabled: tests('disabled') },
+        markers,
+      };
     };
     try {
       await session.changeEndpoint(disabled.id, { active: false }, 'disable the fan-disabled endpoint', evidence, signal);
@@ -83,9 +106,10 @@ export function fanOutChecks(o: SuccessOptions): void {
       const paidAt = (p: string): boolean => receiver.at(p).some((r) => body(r).type === 'order.paid' && body(r).data?.orderId === order.orderId);
       if (!(await receiver.until(() => paidAt(paths.all) && paidAt(paths.paid), o.waitMs, signal))) return result(`order.paid did not reach both the every-type endpoint and the order.paid endpoint ${within}`, order.orderId);
       // Later markers: a test webhook from each typed endpoint, sent once the others have theirs.
-      const markers = [await session.sendTest(evidence, signal, paid.id), await session.sendTest(evidence, signal, review.id)];
+      markers.paid = await session.sendTest(evidence, signal, paid.id);
+      markers.review = await session.sendTest(evidence, signal, review.id);
       const marked = (p: string, id: string): boolean => receiver.at(p).some((r) => eventIdOf(r) === id);
-      await receiver.until(() => marked(paths.paid, markers[0]!) && marked(paths.review, markers[1]!), o.waitMs, signal);
+      await receiver.until(() => marked(paths.paid, markers.paid) && marked(paths.review, markers.review), o.waitMs, signal);
       await receiver.until(() => false, o.quietMs, signal);
       return result(null, order.orderId);
     } finally {
@@ -131,6 +155,21 @@ export function fanOutChecks(o: SuccessOptions): void {
     if (r.broken) return fail(r.broken, DISABLED_BESIDE_RULE, shown(r));
     if (r.at.disabled.length > 0) return fail(`${r.at.disabled.length} request(s) of the order reached the disabled endpoint while the active ones received it`, DISABLED_BESIDE_RULE, shown(r));
     return pass([`nothing of order ${r.orderId} reached the disabled endpoint within ${o.quietMs / 1000} s after the others had it`]);
+  });
+
+  add('fan-out.test-own-endpoint', 'delivery rules', "a test webhook goes to the endpoint it is sent from only, whatever its eventTypes: the other endpoints get none", [TEST_OWN_ENDPOINT_RULE], async ({ signal }) => {
+    const r = await routedOnce(signal);
+    if (r.broken) return fail(r.broken, TEST_OWN_ENDPOINT_RULE, shown(r));
+    const tests = Object.entries(r.tests).flatMap(([name, list]) => list.map((x, i) => asExchange(x, `${name} endpoint, test webhook ${i + 1}`)));
+    const own = { paid: r.markers.paid, review: r.markers.review, all: '', disabled: '' } as const;
+    for (const [name, list] of Object.entries(r.tests) as Array<[keyof typeof own, Received[]]>) {
+      const other = list.filter((x) => eventIdOf(x) !== own[name]);
+      if (other.length > 0) return fail(`the ${name} endpoint got ${other.length} test webhook(s) sent from another endpoint (event ${other.map(eventIdOf).join(', ')})`, TEST_OWN_ENDPOINT_RULE, [...r.evidence, ...tests]);
+    }
+    for (const name of ['paid', 'review'] as const) {
+      if (!r.tests[name].some((x) => eventIdOf(x) === own[name])) return fail(`the test webhook sent from the ${name} endpoint did not reach it ${within}${name === 'review' ? ' (its eventTypes leave webhook.test out: a test goes whatever they are)' : ''}`, TEST_OWN_ENDPOINT_RULE, [...r.evidence, ...tests]);
+    }
+    return pass([`each test reached its own endpoint; the others got none within ${o.quietMs / 1000} s after they arrived`]);
   });
 
   const refusing = { edited: session.path('fan-edited'), sibling: session.path('fan-sibling'), moved: session.path('fan-moved') };

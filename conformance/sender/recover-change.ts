@@ -13,10 +13,8 @@ import type { Received } from './receiver.ts';
 import { RECOVER_RULE } from './rules.ts';
 import { waitDelivered } from './recover.ts';
 import type { SuccessOptions } from './success.ts';
-import { asExchange, eventIdOf, missingSets, parseBody, signatureProblems, type Scheme } from './verify.ts';
+import { asExchange, eventIdOf, missingSets, parseBody, signatureProblems, switched } from './verify.ts';
 
-/** Another scheme than `s`, so the change is visible in the headers. */
-const switched = (s: Scheme): Scheme => (s === 'both' ? 'service-signature' : 'both');
 
 export function recoverAfterChangeChecks(o: SuccessOptions): void {
   const { add, session, receiver } = o;

@@ -116,7 +116,7 @@ function judge(later: Received[], inFlight: Received, secrets: { previous?: stri
 }
 
 /** Holds the first request until `release()`, then answers it `heldStatus`; answers every other request `status`. */
-function holdFirst(heldStatus: number, status: number): { responder: Responder; release: () => void } {
+export function holdFirst(heldStatus: number, status: number): { responder: Responder; release: () => void } {
   let first = true;
   let released = false;
   let waiting: (() => void) | null = null;

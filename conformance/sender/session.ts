@@ -15,6 +15,7 @@ import { isObj } from '../core/openapi/schema.ts';
 import { describeAnswer } from '../core/openapi/answer.ts';
 import { subSeed } from '../core/seed.ts';
 import type { components } from '../../generated/types/management.ts';
+import type { components as SandboxComponents } from '../../generated/types/sandbox.ts';
 import { SCHEMES, type Scheme } from './verify.ts';
 
 type Json = Record<string, unknown>;
@@ -24,9 +25,12 @@ function schemeOf(e: Json): Scheme {
   return SCHEMES.find((x) => x === e.signatureScheme) ?? 'service-signature';
 }
 type Schemas = components['schemas'];
+type SandboxSchemas = SandboxComponents['schemas'];
 /** The body of recoverDeliveries and its answer, as the contract types them. */
 export type RecoverRequest = Schemas['RecoverDeliveriesRequest'];
 export type Recovery = Schemas['DeliveryRecovery'];
+/** The settlement outcomes of settleSandboxPayout. */
+export type SettleStatus = SandboxSchemas['SandboxSettleRequest']['status'];
 /** What the checks read of a listed delivery. */
 export type DeliveryRef = Pick<Schemas['Delivery'], 'id' | 'state' | 'createdAt'>;
 
@@ -163,11 +167,16 @@ export class SenderSession {
 
   /** Rotates the endpoint's signing secret; the session signs-checks with the new one from now on. Answers the previous one. */
   async rotate(evidence: Exchange[], signal?: AbortSignal): Promise<{ previous: string; secret: string }> {
-    const id = this.#endpointId();
-    const res = await this.#call('rotateWebhookSecret', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), 'rotate the signing secret', evidence, signal);
+    const secret = await this.rotateSecretOf(this.#endpointId(), evidence, signal);
     const previous = this.endpoint!.secret;
-    this.endpoint!.secret = String((res.json as Json).secret);
-    return { previous, secret: this.endpoint!.secret };
+    this.endpoint!.secret = secret;
+    return { previous, secret };
+  }
+
+  /** Rotates the signing secret of endpoint `id` (the session's or one it added); answers the new one. */
+  async rotateSecretOf(id: string, evidence: Exchange[], signal?: AbortSignal): Promise<string> {
+    const res = await this.#call('rotateWebhookSecret', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), 'rotate the signing secret', evidence, signal);
+    return String((res.json as Json).secret);
   }
 
   /** Rotates the tenant environment's callback secret; answers the new one. */
@@ -180,11 +189,11 @@ export class SenderSession {
   }
 
   /** Another endpoint of the environment (issue 68) at `scenario`'s URL receiving `eventTypes` (every type when left out): its id and secret. */
-  async addEndpoint(scenario: string, eventTypes: string[] | undefined, evidence: Exchange[], signal?: AbortSignal): Promise<{ id: string; secret: string }> {
+  async addEndpoint(scenario: string, eventTypes: string[] | undefined, evidence: Exchange[], signal?: AbortSignal): Promise<{ id: string; secret: string; scheme: Scheme }> {
     const body = { url: this.url(scenario), ...this.#scheme(), ...(eventTypes === undefined ? {} : { eventTypes }) };
     const res = await this.#call('createWebhookEndpoint', this.#member(), (p) => ({ ...p, body }), `create an endpoint for ${scenario}`, evidence, signal);
     const e = res.json as Json;
-    return { id: String(e.id), secret: String(e.secret) };
+    return { id: String(e.id), secret: String(e.secret), scheme: schemeOf(e) };
   }
 
   /** Changes an endpoint the session added (`body`: url, eventTypes, or active false). */
@@ -236,18 +245,26 @@ export class SenderSession {
     );
   }
 
-  /** The delivery of an event, found by its event id (the activity search). */
-  async findDelivery(eventId: string, evidence: Exchange[], signal?: AbortSignal): Promise<DeliveryRef> {
-    const res = await this.#call('listDeliveries', this.#member(), (p) => ({ ...p, query: { q: eventId } }), `find the delivery of event ${eventId}`, evidence, signal);
+  /** The delivery of an event, found by its event id (the activity search); to endpoint `endpointId` when given (an event goes to several). */
+  async findDelivery(eventId: string, evidence: Exchange[], signal?: AbortSignal, endpointId?: string): Promise<DeliveryRef> {
+    const query = { q: eventId, ...(endpointId === undefined ? {} : { endpointId }) };
+    const res = await this.#call('listDeliveries', this.#member(), (p) => ({ ...p, query }), `find the delivery of event ${eventId}`, evidence, signal);
     const data = Array.isArray((res.json as Json).data) ? ((res.json as Json).data as unknown[]) : [];
-    const found = data.find((d): d is Json => isObj(d) && d.eventId === eventId);
-    if (!found) throw new StepFailed(`the activity search for event ${eventId} found no delivery`, evidence);
+    const found = data.find((d): d is Json => isObj(d) && d.eventId === eventId && (endpointId === undefined || d.endpointId === endpointId));
+    if (!found) throw new StepFailed(`the activity search for event ${eventId} found no delivery${endpointId === undefined ? '' : ` to endpoint ${endpointId}`}`, evidence);
     return { id: String(found.id), state: String(found.state) as DeliveryRef['state'], createdAt: String(found.createdAt) };
   }
 
+  /** The newest deliveries (up to a page of 100) of endpoint `endpointId`. */
+  async deliveriesOf(endpointId: string, evidence: Exchange[], signal?: AbortSignal): Promise<Array<DeliveryRef & { eventId: string }>> {
+    const res = await this.#call('listDeliveries', this.#member(), (p) => ({ ...p, query: { endpointId, limit: '100' } }), `list the deliveries of endpoint ${endpointId}`, evidence, signal);
+    const data = Array.isArray((res.json as Json).data) ? ((res.json as Json).data as unknown[]) : [];
+    return data.filter(isObj).map((d) => ({ id: String(d.id), state: String(d.state) as DeliveryRef['state'], createdAt: String(d.createdAt), eventId: String(d.eventId) }));
+  }
+
   /** Recovery by time range: the endpoint's deliveries created in [since, until) go again. */
-  async recover(window: RecoverRequest, evidence: Exchange[], signal?: AbortSignal): Promise<Recovery> {
-    const id = this.#endpointId();
+  async recover(window: RecoverRequest, evidence: Exchange[], signal?: AbortSignal, endpointId?: string): Promise<Recovery> {
+    const id = endpointId ?? this.#endpointId();
     const res = await this.#call('recoverDeliveries', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: window }), `recover the deliveries created in [${window.since}, ${window.until ?? 'now'})`, evidence, signal);
     return res.json as Recovery;
   }
@@ -264,8 +281,8 @@ export class SenderSession {
     return String((res.json as Json).eventId);
   }
 
-  /** A payout with notifyUrl at `scenario`, settled as success: the payout-completed callback. */
-  async settledPayout(scenario: string, evidence: Exchange[], signal?: AbortSignal): Promise<{ transactionId: string; thirdPartyId: string; amount: unknown }> {
+  /** A payout with notifyUrl at `scenario`, settled with `status` (success by default): the payout-completed callback. */
+  async settledPayout(scenario: string, evidence: Exchange[], signal?: AbortSignal, status: SettleStatus = 'success'): Promise<{ transactionId: string; thirdPartyId: string; amount: unknown }> {
     const created = await this.#call(
       'createPayout',
       this.#key(),
@@ -276,7 +293,7 @@ export class SenderSession {
     );
     const payout = created.json as Json;
     const sent = isObj(created.parts.body) ? created.parts.body : {};
-    await this.#call('settleSandboxPayout', this.#key(), (p) => ({ ...p, path: { transactionId: String(payout.transactionId) }, body: { status: 'success' } }), 'settle the payout (sandbox)', evidence, signal);
+    await this.#call('settleSandboxPayout', this.#key(), (p) => ({ ...p, path: { transactionId: String(payout.transactionId) }, body: { status } }), `settle the payout as ${status} (sandbox)`, evidence, signal);
     return { transactionId: String(payout.transactionId), thirdPartyId: String(payout.thirdPartyId), amount: sent.amount };
   }
 }

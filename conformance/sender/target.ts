@@ -52,7 +52,14 @@ shown at creation and rotation), and triggers events through the v2 order API an
   include-all request, same event id and body, validly signed; the others do not; then, after
   a URL edit, a secret rotation and a scheme switch, a recovered delivery reaches the new URL
   only, signed with the new secret, in the new scheme (the scheme is set back), and nothing
-  reaches the old URL before a test webhook sent afterwards;
+  reaches the old URL before a test webhook sent afterwards; eight orders' deliveries of one
+  added endpoint recovered after its eventTypes were narrowed: the k-th to arrive no sooner
+  than k x 50 ms after the request, only its own types, nothing to another endpoint;
+- a delivery pending a retry (first attempt held, then 500) when its endpoint is disabled,
+  its secret rotated or its eventTypes narrowed: never sent again, reads disabled; when its
+  scheme changes: tried again in the new scheme;
+- the payout callback of every settlement outcome (success, cancelled);
+- a test webhook reaches its own endpoint only;
 - every delivery carries the header sets of the endpoint's signatureScheme (both: each set,
   verified on its own, on every attempt);
 - the endpoint disabled: no delivery. The run leaves the endpoint disabled.
@@ -79,7 +86,7 @@ to run again, give --save-callback-secret FILE and then --callback-secret file:F
       },
       'skip-slow': { type: 'boolean', description: 'skip the check that holds an answer for 10 s' },
       'wait-ms': { type: 'string', value: 'N', description: 'how long to wait for an expected delivery', defaultText: '30000' },
-      'attempts-window-ms': { type: 'string', value: 'N', description: 'how long to watch for the ten attempts of an always-failing delivery', defaultText: '120000' },
+      'attempts-window-ms': { type: 'string', value: 'N', description: 'how long to watch for the ten attempts of an always-failing delivery (and for the two retries that end the pending.* watch)', defaultText: '120000' },
       scheme: {
         type: 'string',
         value: 'S',

@@ -65,6 +65,8 @@ export function headerProblems(r: Received, message: MessageSpec): string[] {
 /** An endpoint's signatureScheme: which header sets each of its deliveries carries. */
 export type Scheme = 'service-signature' | 'standard-webhooks' | 'both';
 export const SCHEMES: readonly Scheme[] = ['service-signature', 'standard-webhooks', 'both'];
+/** Another scheme than `s`, so a change is visible in the headers. */
+export const switched = (s: Scheme): Scheme => (s === 'both' ? 'service-signature' : 'both');
 
 /**
  * Problems with the signature of one delivery, verified with `secret` (empty when it verifies):

@@ -7,6 +7,7 @@ import { SIGNATURE_HEADER, signatureHeader } from '../../../signing/signature.ts
 import { eventIdOf, headerName, withSender } from './sender-seam.ts';
 import { wrapApp } from './wrap.ts';
 import type { ServerMutant } from './mutant.ts';
+import { SHORT_WAIT } from './round-five-sender.ts';
 
 const ENDPOINTS = '/v2/webhooks/endpoints';
 
@@ -65,7 +66,8 @@ export const FAN_OUT_MUTANTS: ServerMutant[] = [
     target: 'sender',
     build: everyEventToEveryEndpoint,
     mustFail: ['sender.fan-out.by-type'],
-    failsOnly: /^sender\.fan-out\.by-type$/,
+    // Nor are eventTypes changed: the scenarios that narrow them (pending-change.ts, recover-paced.ts) fail too.
+    failsOnly: /^sender\.(fan-out\.by-type|pending\.[a-z-]+|recover\.(paced|per-endpoint))$/,
   },
   {
     name: 'signs-with-first-endpoint-secret',
@@ -73,15 +75,19 @@ export const FAN_OUT_MUTANTS: ServerMutant[] = [
     target: 'sender',
     build: signsWithFirstEndpointSecret,
     mustFail: ['sender.fan-out.own-secret'],
-    // A delivery recovered after a rotation is an event sent before: its first secret is the previous one.
-    failsOnly: /^sender\.(fan-out\.own-secret|recover\.after-change)$/,
+    // A delivery recovered after a rotation is an event sent before: its first secret is the
+    // previous one. pending.scheme verifies an endpoint's retries with its own secret.
+    failsOnly: /^sender\.(fan-out\.own-secret|recover\.after-change|pending\.scheme)$/,
   },
   {
     name: 'disables-environment-on-change',
     defect: "a change of one endpoint disables the pending deliveries of every endpoint of the environment",
     target: 'sender',
+    // Its scenarios wait out --wait-ms (pending-change.ts: --attempts-window-ms) for a marker that never comes: 10 s and 30 s, not 30 s and 120 s.
+    args: [...SHORT_WAIT, '--attempts-window-ms', '30000'],
     build: disablesEnvironmentOnChange,
     mustFail: ['sender.fan-out.version-per-endpoint'],
-    failsOnly: /^sender\.fan-out\.version-per-endpoint$/,
+    // pending-change.ts's unchanged endpoint, the marker, is disabled too: its scenario never ends.
+    failsOnly: /^sender\.(fan-out\.version-per-endpoint|pending\.[a-z-]+)$/,
   },
 ];

@@ -39,6 +39,8 @@ import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
 import { ROUND_SIX_API_MUTANTS } from './round-six-api.ts';
 import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
 import { FAN_OUT_MUTANTS } from './fan-out.ts';
+import { PENDING_CHANGE_MUTANTS } from './pending-change.ts';
+import { RECOVER_SCOPE_MUTANTS } from './recover-scope.ts';
 
 export type { ServerMutant } from './mutant.ts';
 
@@ -214,7 +216,8 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['sender.rotation.new-secret', 'sender.rotation.callback-secret', 'sender.recover.after-change'],
     // The recovery after a rotation is signed with the first secret too; and with several endpoints,
     // the first secret is another endpoint's (fan-out.own-secret).
-    failsOnly: /^sender\.(rotation\.(new-secret|callback-secret)|recover\.after-change|fan-out\.own-secret)$/,
+    // pending.scheme verifies the retries of an added endpoint with that endpoint's own secret.
+    failsOnly: /^sender\.(rotation\.(new-secret|callback-secret)|recover\.after-change|fan-out\.own-secret|pending\.scheme)$/,
   },
   {
     name: 'resends-first-signature',
@@ -224,7 +227,7 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['sender.retry.fresh-timestamp', 'sender.retry.manual-fresh-timestamp'],
     // The retried callback after the rotation, and the delivery recovered after one, carry their first attempt's signature: the previous secret's.
     // Kept per event, the first signature is another endpoint's when the event goes to several (fan-out.own-secret).
-    failsOnly: /^sender\.(retry\.(fresh-timestamp|manual-fresh-timestamp)|rotation\.callback-secret|recover\.after-change|fan-out\.own-secret)$/,
+    failsOnly: /^sender\.(retry\.(fresh-timestamp|manual-fresh-timestamp)|rotation\.callback-secret|recover\.after-change|fan-out\.own-secret|pending\.scheme)$/,
   },
   {
     name: 'old-version-to-new-url',
@@ -254,4 +257,6 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     failsOnly: /^api\.rules\.paging\.inserts-between-pages$/,
   },
   ...FAN_OUT_MUTANTS,
+  ...PENDING_CHANGE_MUTANTS,
+  ...RECOVER_SCOPE_MUTANTS,
 ];

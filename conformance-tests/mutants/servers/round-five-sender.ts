@@ -95,17 +95,24 @@ function recoverStrayHeldBack(services: Services, config: Config): BuiltApp {
 
 const only = (ids: string[]): RegExp => new RegExp(`^(${ids.map((i) => i.replace(/\./g, '\\.')).join('|')})$`);
 const REQUIRED = 'sender.scheme.required-headers';
+/**
+ * Every scenario with several endpoints waits out --wait-ms against this mutant (their events go
+ * elsewhere): 10 s, ample on the scaled schedule, instead of 30 s each.
+ */
+export const SHORT_WAIT = ['--wait-ms', '10000'];
 const FRESH = ['sender.retry.fresh-timestamp', 'sender.retry.manual-fresh-timestamp'];
 // These mutants remember per event, not per endpoint: when an event goes to several endpoints
 // (issue 68), the later endpoints get the first one's headers or URL, which fan-out.* catch too.
 const OWN_SECRET = 'sender.fan-out.own-secret';
 const VERSION_PER_ENDPOINT = 'sender.fan-out.version-per-endpoint';
+// The scenarios of issue 67 with several endpoints too (pending-change.ts, recover-paced.ts).
+const SEVERAL_ENDPOINTS = ['sender.pending.disabled', 'sender.pending.rotated', 'sender.pending.event-types', 'sender.pending.scheme', 'sender.recover.paced', 'sender.recover.per-endpoint'];
 
 export const ROUND_FIVE_SENDER_MUTANTS: readonly ServerMutant[] = [
   { name: 'standard-sends-service-only', defect: 'an endpoint in standard-webhooks gets Service-Signature and no webhook-* headers', target: 'sender', args: ['--scheme', 'standard-webhooks'], build: standardSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
   { name: 'both-sends-service-only', defect: 'an endpoint in both gets the Service-* set alone', target: 'sender', args: ['--scheme', 'both'], build: bothSendsServiceOnly, mustFail: [REQUIRED], failsOnly: only([REQUIRED]) },
   { name: 'both-reuses-standard-headers', defect: "in both, every retry carries its first attempt's webhook-id, webhook-timestamp and webhook-signature", target: 'sender', args: ['--scheme', 'both'], build: bothReusesStandardHeaders, mustFail: FRESH, failsOnly: only([...FRESH, OWN_SECRET]) },
-  { name: 'recover-to-original-url', defect: 'a recovered delivery goes to the URL of its original delivery, not the current one', target: 'sender', build: recoverToOriginalUrl, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change', VERSION_PER_ENDPOINT]) },
-  { name: 'recover-stray-held-back', defect: 'a recovered delivery also goes to the URL of its original delivery, late: just before the next request', target: 'sender', build: recoverStrayHeldBack, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change']) },
+  { name: 'recover-to-original-url', defect: 'a recovered delivery goes to the URL of its original delivery, not the current one', target: 'sender', args: SHORT_WAIT, build: recoverToOriginalUrl, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change', VERSION_PER_ENDPOINT, ...SEVERAL_ENDPOINTS]) },
+  { name: 'recover-stray-held-back', defect: 'a recovered delivery also goes to the URL of its original delivery, late: just before the next request', target: 'sender', build: recoverStrayHeldBack, mustFail: ['sender.recover.after-change'], failsOnly: only(['sender.recover.after-change', 'sender.recover.per-endpoint']) },
   { name: 'standard-signs-with-previous-too', defect: 'in standard-webhooks, after a rotation webhook-signature carries a v1 made with the previous secret beside the new one', target: 'sender', args: ['--scheme', 'standard-webhooks'], build: standardSignsWithPreviousToo, mustFail: ['sender.rotation.new-secret'], failsOnly: only(['sender.rotation.new-secret']) },
 ];
