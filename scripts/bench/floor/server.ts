@@ -37,6 +37,8 @@ interface Order {
   id: string;
   number: string;
   reference: string;
+  /** The reference as JSON, for the event's payload and the answer. */
+  referenceJson: string;
   amountMinor: number;
   at: number;
   createdAt: string;
@@ -59,9 +61,6 @@ const ORDER_COLS = 'id, environment_id, order_number, merchant_reference, amount
 const EVENT_COLS = 'id, environment_id, type, payload, order_id, merchant_reference, created_at';
 const DELIVERY_COLS = 'id, environment_id, event_id, kind, endpoint_id, endpoint_version, url, state, attempt_count, cycle, next_attempt_at, order_id, merchant_reference, created_at, updated_at';
 
-/** `(?, ?, …), …`: n rows of k placeholders. */
-const placeholders = (n: number, k: number): string => Array.from({ length: n }, () => `(${Array(k).fill('?').join(', ')})`).join(', ');
-
 async function sqliteWriter(): Promise<Writer> {
   const { default: Database } = await import('better-sqlite3');
   const db = new Database(env.DB_FILE!);
@@ -73,13 +72,16 @@ async function sqliteWriter(): Promise<Writer> {
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const bump = db.prepare('INSERT INTO order_number_sequences (environment_id, last_value) VALUES (?, ?) ON CONFLICT (environment_id) DO UPDATE SET last_value = last_value + excluded.last_value RETURNING last_value').pluck();
-  // One set of INSERTs a batch size, each prepared the first time a batch of that size comes.
+  // One set of INSERTs a batch size, each prepared the first time a batch of that size comes;
+  // what every row has alike is in the text, not bound row by row (a tenth less CPU for them).
   const inserts: (Statement[] | undefined)[] = [];
+  const rows = (n: number, row: string): string => Array(n).fill(row).join(', ');
+  const envSql = `'${envId.replaceAll("'", "''")}'`;
   const insertsFor = (n: number): Statement[] =>
     (inserts[n] ??= [
-      db.prepare(`INSERT INTO orders (${ORDER_COLS}) VALUES ${placeholders(n, 10)}`),
-      db.prepare(`INSERT INTO events (${EVENT_COLS}) VALUES ${placeholders(n, 7)}`),
-      ...(ep ? [db.prepare(`INSERT INTO deliveries (${DELIVERY_COLS}) VALUES ${placeholders(n, 15)}`)] : []),
+      db.prepare(`INSERT INTO orders (${ORDER_COLS}) VALUES ${rows(n, `(?, ${envSql}, ?, ?, ?, '0', 'open', 'unpaid', ?, ?)`)}`),
+      db.prepare(`INSERT INTO events (${EVENT_COLS}) VALUES ${rows(n, `(?, ${envSql}, 'order.created', ?, ?, ?, ?)`)}`),
+      ...(ep ? [db.prepare(`INSERT INTO deliveries (${DELIVERY_COLS}) VALUES ${rows(n, `(?, ${envSql}, ?, 'order_event', ?, ?, ?, 'pending', 0, 1, ?, ?, ?, ?, ?)`)}`)] : []),
     ]);
   // The log exists once this connection has written (a clean close of the last one removes it).
   let wal: number | null = null;
@@ -88,19 +90,19 @@ async function sqliteWriter(): Promise<Writer> {
     begin.run();
     const first = (bump.get(envId, n) as number) - n + 1;
     const [orders, events, deliveries] = insertsFor(n);
-    const o = new Array<unknown>(n * 10);
-    const e = new Array<unknown>(n * 7);
+    const o = new Array<unknown>(n * 6);
+    const e = new Array<unknown>(n * 5);
     for (let i = 0; i < n; i++) {
       const x = batch[i]!;
       x.number = orderNumber(first + i);
-      orderRow(x, o, i * 10, envId);
-      eventRow(x, e, i * 7, envId);
+      orderRow(x, o, i * 6);
+      eventRow(x, e, i * 5);
     }
     orders!.run(o);
     events!.run(e);
     if (ep) {
-      const d = new Array<unknown>(n * 15);
-      for (let i = 0; i < n; i++) deliveryRow(batch[i]!, d, i * 15, envId, ep);
+      const d = new Array<unknown>(n * 10);
+      for (let i = 0; i < n; i++) deliveryRow(batch[i]!, d, i * 10, ep);
       deliveries!.run(d);
     }
     commit.run();
@@ -109,46 +111,35 @@ async function sqliteWriter(): Promise<Writer> {
   };
 }
 
-// A row's values from `i` on, in the column order of ORDER_COLS, EVENT_COLS, DELIVERY_COLS.
-function orderRow(o: Order, v: unknown[], i: number, envId: string): void {
+// A row's bound values from `i` on, in the order of the placeholders of insertsFor.
+function orderRow(o: Order, v: unknown[], i: number): void {
   v[i] = o.id;
-  v[i + 1] = envId;
-  v[i + 2] = o.number;
+  v[i + 1] = o.number;
+  v[i + 2] = o.reference;
+  v[i + 3] = o.amountMinor;
+  v[i + 4] = o.at;
+  v[i + 5] = o.at;
+}
+
+function eventRow(o: Order, v: unknown[], i: number): void {
+  v[i] = o.eventId;
+  v[i + 1] = o.payload;
+  v[i + 2] = o.id;
   v[i + 3] = o.reference;
-  v[i + 4] = o.amountMinor;
-  v[i + 5] = '0';
-  v[i + 6] = 'open';
-  v[i + 7] = 'unpaid';
+  v[i + 4] = o.at;
+}
+
+function deliveryRow(o: Order, v: unknown[], i: number, ep: Endpoint): void {
+  v[i] = newDeliveryId(o.at);
+  v[i + 1] = o.eventId;
+  v[i + 2] = ep.id;
+  v[i + 3] = ep.version;
+  v[i + 4] = ep.url;
+  v[i + 5] = o.at;
+  v[i + 6] = o.id;
+  v[i + 7] = o.reference;
   v[i + 8] = o.at;
   v[i + 9] = o.at;
-}
-
-function eventRow(o: Order, v: unknown[], i: number, envId: string): void {
-  v[i] = o.eventId;
-  v[i + 1] = envId;
-  v[i + 2] = 'order.created';
-  v[i + 3] = o.payload;
-  v[i + 4] = o.id;
-  v[i + 5] = o.reference;
-  v[i + 6] = o.at;
-}
-
-function deliveryRow(o: Order, v: unknown[], i: number, envId: string, ep: Endpoint): void {
-  v[i] = newDeliveryId(o.at);
-  v[i + 1] = envId;
-  v[i + 2] = o.eventId;
-  v[i + 3] = 'order_event';
-  v[i + 4] = ep.id;
-  v[i + 5] = ep.version;
-  v[i + 6] = ep.url;
-  v[i + 7] = 'pending';
-  v[i + 8] = 0;
-  v[i + 9] = 1;
-  v[i + 10] = o.at;
-  v[i + 11] = o.id;
-  v[i + 12] = o.reference;
-  v[i + 13] = o.at;
-  v[i + 14] = o.at;
 }
 
 async function postgresWriter(): Promise<Writer> {
@@ -217,13 +208,27 @@ const FIXED_FIELDS = '"currency":"USD","status":"open","paymentStatus":"unpaid",
 const BODY_END = ',"payments":[]}';
 
 function answer(o: Order): void {
-  const body = `{"orderId":"${o.id}","orderNumber":"${o.number}","merchantReference":${JSON.stringify(o.reference)},"amountMinor":${o.amountMinor},${FIXED_FIELDS},"createdAt":"${o.createdAt}","updatedAt":"${o.createdAt}"${BODY_END}`;
+  const body = `{"orderId":"${o.id}","orderNumber":"${o.number}","merchantReference":${o.referenceJson},"amountMinor":${o.amountMinor},${FIXED_FIELDS},"createdAt":"${o.createdAt}","updatedAt":"${o.createdAt}"${BODY_END}`;
   o.res.writeHead(201, ['content-type', 'application/json', 'location', `/v2/orders/${o.id}`]).end(body);
 }
 
-function authorised(req: IncomingMessage): boolean {
-  const hash = Buffer.from(String(req.headers['x-api-hash'] ?? ''));
-  return req.headers['x-api-key'] === KEY && hash.length === HASH.length && timingSafeEqual(hash, HASH);
+/**
+ * 0 when the request carries the key and its hash, each once, and declares a body within
+ * MAX_BODY, else the status that refuses it: read off the raw headers, as the parsed headers
+ * object is built on first use (the echo never builds it either).
+ */
+function refusal(raw: readonly string[]): number {
+  let key: string | null = null;
+  let hash: string | null = null;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 9 && name.toLowerCase() === 'x-api-key') key = key === null ? raw[i + 1]! : '';
+    else if (name.length === 10 && name.toLowerCase() === 'x-api-hash') hash = hash === null ? raw[i + 1]! : '';
+    else if (name.length === 14 && name.toLowerCase() === 'content-length' && Number(raw[i + 1]) > MAX_BODY) return 413;
+  }
+  if (key !== KEY || hash === null) return 401;
+  const given = Buffer.from(hash);
+  return given.length === HASH.length && timingSafeEqual(given, HASH) ? 0 : 401;
 }
 
 // What the contract allows of an order's body (CreateOrderRequest), read from generated/ once.
@@ -254,9 +259,9 @@ function orderOf(input: { merchantReference: string; amountMinor: number }, res:
   const createdAt = at === lastAt ? lastIso : ((lastAt = at), (lastIso = new Date(at).toISOString()));
   const id = newOrderId(at);
   const eventId = newEventId(at);
-  const reference = JSON.stringify(input.merchantReference);
-  const payload = `{"id":"${eventId}","type":"order.created","apiVersion":"2","createdAt":"${createdAt}","data":{"orderId":"${id}","merchantReference":${reference},"amountMinor":${input.amountMinor},"currency":"USD","status":"open","receivedBaseUnits":"0"}}`;
-  return { id, number: '', reference: input.merchantReference, amountMinor: input.amountMinor, at, createdAt, eventId, payload, res };
+  const referenceJson = JSON.stringify(input.merchantReference);
+  const payload = `{"id":"${eventId}","type":"order.created","apiVersion":"2","createdAt":"${createdAt}","data":{"orderId":"${id}","merchantReference":${referenceJson},"amountMinor":${input.amountMinor},"currency":"USD","status":"open","receivedBaseUnits":"0"}}`;
+  return { id, number: '', reference: input.merchantReference, referenceJson, amountMinor: input.amountMinor, at, createdAt, eventId, payload, res };
 }
 
 const refuse = (res: ServerResponse, status: number, detail: string): void =>
@@ -286,8 +291,8 @@ const postgres = env.STORE === 'postgres';
 const submit = groupCommit(postgres ? await postgresWriter() : await sqliteWriter(), postgres ? 2 : 1);
 createServer((req, res) => {
   if (req.method !== 'POST' || req.url !== '/v2/orders') return void res.writeHead(404).end();
-  if (!authorised(req)) return void res.writeHead(401).end();
-  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY) return refuse(res, 413, 'the body is too large');
+  const refused = refusal(req.rawHeaders);
+  if (refused !== 0) return void res.writeHead(refused).end();
   const r = req as Request;
   r.body = null;
   r.res = res;
