@@ -3,23 +3,20 @@
 // node:http, one API key compared in memory, and a group commit. It writes, into the product's
 // own schema (a tenant made by `npm run admin -- tenant create`), what the server writes: the
 // order, its order.created event and, when the environment has an active endpoint, the
-// delivery, with the server's ids (server/domain/ids.ts: time first, so every index on them
-// grows at its end). Durability as the server's: SQLite in WAL with synchronous=NORMAL and an
-// fdatasync of the log before anyone is answered; PostgreSQL with synchronous_commit=on. It
-// validates the body as the contract says (limits read from generated/) and answers a body of
-// the server's shape.
+// delivery, with the server's ids (server/domain/ids.ts). Durability as the server's: SQLite in
+// WAL with synchronous=NORMAL and an fdatasync of the log before anyone is answered; PostgreSQL
+// with synchronous_commit=on. It validates the body as the contract says (limits read from
+// generated/) and answers a body of the server's shape.
 //
-// Lean by construction (issue 71): plain Node (`node scripts/bench/floor/server.ts`: Node strips
-// the types once at load, no loader hooks), every statement prepared once (the multi-row INSERTs
-// once per batch size), the answer's fixed bytes built once, the environment and its endpoint
-// read once at start (the bench sets them before it starts the floor), one COMMIT and one
-// fdatasync a batch, no closure nor promise per request. SQLite checkpoints its log every
-// 10 000 pages, not 1 000. The ids are the server's: with random ones (version 4 UUIDs, random
-// event ids) each order dirtied another page of the ids' indexes, which every commit copied to
-// the log and every fdatasync wrote: 74 µs of CPU an order for the batch's statements and its
-// sync, against 32 µs with time-ordered ids (batches of 32, on the bench's machine).
+// Lean by construction (issue 71): plain Node (Node strips the types once at load, no loader
+// hooks), every statement prepared once (the multi-row INSERTs once per batch size), the
+// answer's fixed bytes built once, the environment and its endpoint read once at start, one
+// COMMIT and one fdatasync a batch, no closure nor promise per request; SQLite checkpoints
+// every 10 000 pages, not 1 000. Ids that grow with time, as the server's: with random ones
+// each order dirtied another page of every index on an id, which each commit copied to the log
+// and each fdatasync wrote (74 against 32 µs of CPU an order for a batch of 32).
 // Left out on purpose: metrics, logs, the request deadline, per-order savepoints,
-// Idempotency-Key, the token fields of an order (answered 400), sending the webhooks.
+// Idempotency-Key, the token fields of an order (answered 422), sending the webhooks.
 //
 // Environment: STORE (sqlite|postgres), DB_FILE or DATABASE_URL, API_KEY, API_HASH,
 // PORT. Prints "ready" once listening; exits on SIGTERM or SIGINT (a --cpu-prof is written).
