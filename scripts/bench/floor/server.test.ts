@@ -2,7 +2,6 @@
 // loopback): it answers what the server answers, writes the server's rows with the server's
 // ids, and refuses what the contract refuses, so the floor the server is measured against does
 // the work a correct server must do.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,38 +14,26 @@ import { createSecretBox } from '../../../server/domain/secrets.ts';
 import { createDestinationPolicy } from '../../../server/destination/policy.ts';
 import { silentLog } from '../../../server/http/middleware/testing.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/store.ts';
-import { freePort } from '../lib.ts';
+import { startFloor } from '../orders-floor.ts';
 
-const FLOOR = path.join(import.meta.dirname, 'server.ts');
 let dir: string;
-let file: string;
 let tenant: CreatedTenant;
-let floor: ChildProcess;
+let floor: Awaited<ReturnType<typeof startFloor>> | undefined;
 let url: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'floor-test-'));
-  file = path.join(dir, 'payments.db');
-  const store = await openSqliteStore({ file });
+  const store = await openSqliteStore({ file: path.join(dir, 'payments.db') });
   await store.migrate();
   tenant = await createTenant({ store, clock: systemClock, secrets: createSecretBox(randomBytes(32)), destinations: createDestinationPolicy({ allowInsecure: true, nodeEnv: 'test' }), log: silentLog }, { name: 'Floor' });
   await store.close();
-  const port = await freePort();
-  // As orders-floor.ts starts it: Node strips the types (behind a flag before Node 23).
-  const strip = Number(process.versions.node.split('.')[0]) < 23 ? ['--experimental-strip-types'] : [];
-  floor = spawn(process.execPath, [...strip, '--no-warnings', FLOOR], {
-    env: { ...process.env, STORE: 'sqlite', PORT: String(port), API_KEY: tenant.apiKey, API_HASH: tenant.apiHash, DB_FILE: file },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    floor.stdout!.once('data', () => resolve());
-    floor.once('exit', (code) => reject(new Error(`the floor exited with ${code}`)));
-  });
-  url = `http://127.0.0.1:${port}/v2/orders`;
+  // As the bench starts it.
+  floor = await startFloor('sqlite', dir, tenant);
+  url = `${floor.url}/v2/orders`;
 });
 
 afterAll(async () => {
-  if (floor?.exitCode === null) await new Promise((r) => (floor.once('exit', r), floor.kill('SIGTERM')));
+  await floor?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -63,7 +50,7 @@ describe('the orders floor', () => {
     // A version 7 UUID, as server/domain/ids.ts makes them.
     expect(order.orderId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(answers[0]!.headers.get('location')).toBe(`/v2/orders/${order.orderId}`);
-    const db = new Database(file, { readonly: true });
+    const db = new Database(path.join(dir, 'payments.db'), { readonly: true });
     try {
       const row = db.prepare('SELECT order_number, merchant_reference, amount_minor, status, payment_status, received_base_units FROM orders WHERE id = ?').get(order.orderId);
       expect(row).toEqual({ order_number: order.orderNumber, merchant_reference: order.merchantReference, amount_minor: 4999, status: 'open', payment_status: 'unpaid', received_base_units: '0' });
