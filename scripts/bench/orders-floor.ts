@@ -165,12 +165,12 @@ async function settled(count: () => number): Promise<void> {
   }
 }
 
-/** The floor as a child on `data`; stopped by the caller. */
-async function startFloor(settings: FloorSettings, data: string, tenant: DemoTenant): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
+/** The floor as a child on `data` (a data folder, or PostgreSQL's URL) for the tenant's key; stopped by the caller. */
+export async function startFloor(store: FloorSettings['store'], data: string, tenant: Pick<DemoTenant, 'apiKey' | 'apiHash'>): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
   const port = await freePort();
   const strip = Number(process.versions.node.split('.')[0]) < 23 ? ['--experimental-strip-types'] : [];
   const child = spawn(process.execPath, [...strip, '--no-warnings', FLOOR], {
-    env: { ...process.env, STORE: settings.store, PORT: String(port), API_KEY: tenant.apiKey, API_HASH: tenant.apiHash, ...(settings.store === 'postgres' ? { DATABASE_URL: data } : { DB_FILE: path.join(data, 'payments.db') }) },
+    env: { ...process.env, STORE: store, PORT: String(port), API_KEY: tenant.apiKey, API_HASH: tenant.apiHash, ...(store === 'postgres' ? { DATABASE_URL: data } : { DB_FILE: path.join(data, 'payments.db') }) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -240,7 +240,7 @@ interface FloorRun {
 }
 
 async function measureFloor(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number): Promise<FloorRun> {
-  const floor = await startFloor(settings, data, tenant);
+  const floor = await startFloor(settings.store, data, tenant);
   try {
     const answer = await fetch(`${floor.url}/v2/orders`, { method: 'POST', headers: headersOf(tenant), body: orderBody() });
     const reply = { status: answer.status, body: await answer.text() };
