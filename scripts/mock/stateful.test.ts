@@ -39,6 +39,8 @@ function apiArgsOf(url: string, a: MockTenant, b: MockTenant, webhookUrl: string
     'other-tenant-id': b.tenantId,
     'limited-api-key': a.noPermissionKey.apiKey,
     'limited-api-hash': a.noPermissionKey.apiHash,
+    'live-api-key': a.liveKey?.apiKey ?? '',
+    'live-api-hash': a.liveKey?.apiHash ?? '',
     'refund-email': a.refundEmail,
     'webhook-url': webhookUrl,
     seed: '20261122',
@@ -83,6 +85,7 @@ describe('npm run mock -- --stateful --tenants 2', () => {
     for (const t of file.tenants) {
       expect(t.readOnlyKey.permissions.sort()).toEqual(['orders_read', 'transactions_read']);
       expect(t.noPermissionKey.permissions).toEqual([]);
+      expect(t.liveKey?.apiKey).toMatch(/^pk_live_/);
       expect(t.viewerMemberToken).toMatch(/^mt_/);
       expect(t.refundEmail).toContain('@');
     }

@@ -1,12 +1,13 @@
 // The stateful mock's test tenants (`--tenants N`) and the JSON file their credentials are
 // written to, for a frontend's scripts to read. Each tenant has a funded test wallet, a key with
-// every permission, a read-only key, a key with no permission (to see 403s), an administrator
+// every permission, a read-only key, a key with no permission (to see 403s), a live key (to see
+// the sandbox refuse live credentials), an administrator
 // and a viewer member, and a service account whose e-mail refunds name. Secrets are stored
 // only hashed, so a kept state folder keeps its tenants file too: a restart reads it back.
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createApiKey, createMember, createServiceAccount, createTenant, type GivenCredentials } from '../../server/domain/admin.ts';
 import type { Services } from '../../server/domain/context.ts';
-import type { Permission } from '../../server/domain/model.ts';
+import { ALL_PERMISSIONS, type EnvironmentName, type Permission } from '../../server/domain/model.ts';
 
 export const READ_ONLY: readonly Permission[] = ['transactions_read', 'orders_read'];
 
@@ -24,6 +25,8 @@ export interface MockTenant {
   apiHash: string;
   readOnlyKey: MockKey;
   noPermissionKey: MockKey;
+  /** A key of the live environment with every permission (absent in a file written before it was added). */
+  liveKey?: MockKey;
   /** The administrator's member token (the portal, the management API). */
   memberToken: string;
   viewerMemberToken: string;
@@ -42,8 +45,8 @@ export interface TenantsFile {
 async function createMockTenant(services: Services, n: number, given: GivenCredentials): Promise<MockTenant> {
   const created = await createTenant(services, { name: `Mock Merchant ${n}`, given: n === 1 ? given : {} });
   const tenantId = created.tenantId;
-  const key = async (permissions: readonly Permission[], label: string): Promise<MockKey> => {
-    const k = await createApiKey(services, { tenantId, environment: 'test', permissions, label });
+  const key = async (permissions: readonly Permission[], label: string, environment: EnvironmentName = 'test'): Promise<MockKey> => {
+    const k = await createApiKey(services, { tenantId, environment, permissions, label });
     return { apiKey: k.apiKey, apiHash: k.apiHash, permissions: k.permissions };
   };
   // A host name of the tenant's own (an id's `_` is not allowed in one), under a reserved domain.
@@ -57,6 +60,7 @@ async function createMockTenant(services: Services, n: number, given: GivenCrede
     apiHash: created.apiHash,
     readOnlyKey: await key(READ_ONLY, 'mock: read-only'),
     noPermissionKey: await key([], 'mock: no permission'),
+    liveKey: await key(ALL_PERMISSIONS, 'mock: live', 'live'),
     memberToken: created.memberToken,
     viewerMemberToken: viewer.memberToken,
     callbackSecret: created.callbackSecret,
