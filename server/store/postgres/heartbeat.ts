@@ -180,5 +180,9 @@ export function heartbeatPool(connectionString: string): pg.Pool {
   });
   // An idle connection's failure: the next beat opens another.
   pool.on('error', () => undefined);
+  // The pool listens only while a connection is idle: a reset between a beat's statements
+  // (the connection checked out, no query running) would be an 'error' nobody hears, which
+  // ends the process. The beat's own query fails with it and is retried.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }

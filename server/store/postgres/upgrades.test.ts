@@ -296,6 +296,20 @@ describe('rolling upgrades on PostgreSQL', () => {
     }
   });
 
+  it("a heartbeat connection reset while it is checked out between statements is heard (not an 'error' nobody listens to, which ends the process), and the next beat opens another", async () => {
+    const pool = await database();
+    const own = heartbeatPool(urlOf(pool));
+    const held = await own.connect();
+    const { pid } = (await held.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
+    const ended = new Promise((resolve) => held.once('end', resolve));
+    // The server ends the connection while no query runs on it (a reset the fault proxy makes).
+    await pool.query('SELECT pg_terminate_backend($1)', [pid]);
+    await ended;
+    held.release(true);
+    expect((await own.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await own.end();
+  });
+
   it('a beat that fails is logged once and tried again after BEAT_RETRY_MS until one writes it, then every HEARTBEAT_MS', async () => {
     const pool = await database();
     await migrate(pool);
