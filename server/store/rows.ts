@@ -161,6 +161,10 @@ export interface EndpointRow<B> {
   created_at: number;
   updated_at: number;
   disabled_at: number | null;
+  disabled_reason: EndpointRecord['disabledReason'];
+  failing_since: number | null;
+  consecutive_failures: number;
+  failing_notified_at: number | null;
 }
 
 /** A delivery's row as written: its lease is the queue's, never part of an INSERT. */
@@ -438,6 +442,10 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       createdAt: r.created_at,
       updatedAt: r.updated_at,
       disabledAt: r.disabled_at,
+      disabledReason: r.disabled_reason,
+      failingSince: r.failing_since === null ? null : Number(r.failing_since),
+      consecutiveFailures: Number(r.consecutive_failures),
+      failingNotifiedAt: r.failing_notified_at === null ? null : Number(r.failing_notified_at),
     }),
     endpointToRow: (e: EndpointRecord): EndpointRow<B> => ({
       id: e.id,
@@ -452,6 +460,10 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       created_at: e.createdAt,
       updated_at: e.updatedAt,
       disabled_at: e.disabledAt,
+      disabled_reason: e.disabledReason,
+      failing_since: e.failingSince,
+      consecutive_failures: e.consecutiveFailures,
+      failing_notified_at: e.failingNotifiedAt,
     }),
     deliveryFromRow: (r: DeliveryReadRow): DeliveryRecord => ({
       id: r.id,

@@ -42,9 +42,13 @@ export function endpointRepo<B, J>(sql: Sql<B, J>, insertionOrder: string): Endp
         sql.run(
           `UPDATE webhook_endpoints
               SET url = $3, secret_enc = $4, active = $5, version = $6, last_test_delivery_id = $7, updated_at = $8, disabled_at = $9,
-                  signature_scheme = $10, event_types = $11
+                  signature_scheme = $10, event_types = $11, disabled_reason = $12, failing_since = $13,
+                  consecutive_failures = $14, failing_notified_at = $15
             WHERE environment_id = $1 AND id = $2`,
-          [r.environment_id, r.id, r.url, r.secret_enc, r.active, r.version, r.last_test_delivery_id, r.updated_at, r.disabled_at, r.signature_scheme, r.event_types],
+          [
+            ...[r.environment_id, r.id, r.url, r.secret_enc, r.active, r.version, r.last_test_delivery_id, r.updated_at, r.disabled_at, r.signature_scheme, r.event_types],
+            ...[r.disabled_reason, r.failing_since, r.consecutive_failures, r.failing_notified_at],
+          ],
         ),
       );
     },

@@ -1,0 +1,3 @@
+-- 0017: reserved for the endpoints' pause and rate columns (issue 69's back-pressure, another
+-- branch). Empty here so that this branch's 0018 keeps its number; at the merge the real 0017
+-- replaces this file.

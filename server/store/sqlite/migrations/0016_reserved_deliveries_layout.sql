@@ -1,0 +1,3 @@
+-- 0016: reserved for the deliveries table's restructuring (issue 69's sibling work, another
+-- branch). Empty here so that this branch's 0018 keeps its number; at the merge the real 0016
+-- replaces this file.
