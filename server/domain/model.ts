@@ -1,6 +1,7 @@
 // The domain's model: the records the domain works with and the vocabulary they use. Every
 // enum comes from the contract (generated/ from spec/), so a value added to the spec reaches
 // the code through `npm run generate`; the Store (its port: domain/store.ts) persists these records.
+import { createHash } from 'node:crypto';
 import type { components as ManagementSchemas } from '../../generated/types/management.ts';
 import type { components as OrderSchemas } from '../../generated/types/orders.ts';
 import type { components as TransactionSchemas } from '../../generated/types/transactions.ts';
@@ -45,6 +46,19 @@ export const ROUTABLE_TYPES: readonly RoutableEventType[] = ROUTABLE_EVENT_TYPES
 export function receives(eventTypes: readonly string[] | null, type: string): boolean {
   return eventTypes === null || eventTypes.includes(type);
 }
+/**
+ * The fan-out's delivery ids (issue 68): the event's delivery id goes to the first endpoint by
+ * id; every other one gets an id derived from it and the endpoint's, so one statement can write
+ * them all (store/fan-out.ts writes the same rule in SQL) and an id is never reused: ids stay
+ * `dlv_` + 26 Crockford letters, time first (FAN_OUT_ID_HEAD kept), and 16 hexadecimal capitals
+ * are in the Crockford alphabet.
+ */
+export function fanOutDeliveryId(id: string, endpointId: string, rank: number): string {
+  if (rank === 1) return id;
+  return id.slice(0, FAN_OUT_ID_HEAD) + createHash('md5').update(id + endpointId).digest('hex').slice(0, 16).toUpperCase();
+}
+/** `dlv_` and the 10 letters of time that a derived id keeps. */
+export const FAN_OUT_ID_HEAD = 14;
 export type DeliveryKind = Management['DeliveryKind'];
 export type DeliveryState = Management['DeliveryState'];
 export type AttemptOutcome = Management['DeliveryAttempt']['outcome'];

@@ -5,7 +5,7 @@
 // of every type (eventTypes null receives the order events only). Delivery ids follow the
 // fan-out's rule (store/fan-out.ts).
 import type { components } from '../../generated/types/events.ts';
-import { fanOutDeliveryId } from './fan-out-id.ts';
+import { fanOutDeliveryId } from './model.ts';
 import type { Clock } from './clock.ts';
 import type { Tx } from './store.ts';
 import type { EndpointRecord, EventRecord, Millis, OperationalEventType } from './model.ts';

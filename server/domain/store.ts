@@ -280,6 +280,8 @@ export interface ClaimedDelivery {
   secretEnc: string;
   /** The endpoint's signature scheme; `service-signature` for payout callbacks (spec/README.md). */
   signatureScheme: SignatureScheme;
+  /** The endpoint's failed attempts in a row when claimed (issue 69); 0 or absent: healthy, or no endpoint. */
+  endpointFailures?: number;
 }
 
 export interface AttemptResult {

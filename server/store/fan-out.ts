@@ -1,7 +1,7 @@
 // The fan-out of an event to the active endpoints whose types include it (issue 68): which
-// endpoints take it, and each delivery's id, by the domain's rule (domain/fan-out-id.ts) written
+// endpoints take it, and each delivery's id, by the domain's rule (domain/model.ts) written
 // here in SQL too, the same in both, so one statement can write them all (PostgreSQL).
-import { FAN_OUT_ID_HEAD, fanOutDeliveryId } from '../domain/fan-out-id.ts';
+import { FAN_OUT_ID_HEAD, fanOutDeliveryId } from '../domain/model.ts';
 
 export { fanOutDeliveryId };
 

@@ -214,6 +214,8 @@ export type ClaimedRow = DeliveryReadRow & {
   destination: string;
   secret_enc: string;
   signature_scheme: ClaimedDelivery['signatureScheme'];
+  /** Null for payout callbacks (no endpoint). */
+  endpoint_failures: number | string | null;
   e_id: string;
   e_environment_id: string;
   e_type: EventRecord['type'];
@@ -550,6 +552,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       }),
       secretEnc: r.secret_enc,
       signatureScheme: r.signature_scheme,
+      endpointFailures: r.endpoint_failures === null ? 0 : Number(r.endpoint_failures),
     }),
   };
 }
