@@ -163,7 +163,9 @@ export async function updateEndpoint(services: Services, scope: Scope, endpointI
       if (edit === null) next = await saveNewVersion(tx, e, { active: false, disabledAt: now, disabledReason: 'requested' }, now);
       else {
         const scheme = 'signatureScheme' in change && change.signatureScheme !== undefined ? { signatureScheme: change.signatureScheme } : {};
-        if (Object.keys(edit).length > 0) next = await saveNewVersion(tx, e, { ...edit, ...scheme }, now);
+        // A new URL is a new destination: the old one's run of failures is not its.
+        const health = edit.url === undefined ? {} : { failingSince: null, consecutiveFailures: 0, failingNotifiedAt: null };
+        if (Object.keys(edit).length > 0) next = await saveNewVersion(tx, e, { ...edit, ...scheme, ...health }, now);
         else {
           next = { ...e, ...scheme, updatedAt: now };
           await tx.endpoints.update(next);
