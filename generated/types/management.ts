@@ -518,13 +518,13 @@ export interface components {
          */
         DeliveryProgress: "queued" | "sending" | "retrying" | "delivered" | "failed" | "disabled";
         /**
-         * @description `order_event`: an order event to the webhook endpoint. `webhook_test`: a
+         * @description `order_event`: an event of the feed to the webhook endpoint: an order event, or an
+         *     operational event (`webhook_endpoint.*`, issue 69) about another endpoint. `webhook_test`: a
          *     `webhook.test` event to the webhook endpoint. `payout_callback`: a payout-completed
          *     notification to a payout's `notifyUrl`, signed with the callback secret.
-         *     `operational_event`: a `webhook_endpoint.*` event about another endpoint's health.
          * @enum {string}
          */
-        DeliveryKind: "order_event" | "webhook_test" | "payout_callback" | "operational_event";
+        DeliveryKind: "order_event" | "webhook_test" | "payout_callback";
         /**
          * @description Why an attempt got no HTTP answer.
          * @enum {string}
@@ -1978,7 +1978,7 @@ export const payoutCompletedNotificationStatusValues: ReadonlyArray<FlattenedDee
 export const webhookSignatureSchemeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookSignatureScheme"]> = ["service-signature", "standard-webhooks", "both"];
 export const deliveryStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryState"]> = ["pending", "delivered", "failed", "disabled"];
 export const deliveryProgressValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryProgress"]> = ["queued", "sending", "retrying", "delivered", "failed", "disabled"];
-export const deliveryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryKind"]> = ["order_event", "webhook_test", "payout_callback", "operational_event"];
+export const deliveryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryKind"]> = ["order_event", "webhook_test", "payout_callback"];
 export const deliveryErrorClassValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryErrorClass"]> = ["timeout", "connection_refused", "connection_reset", "dns_failure", "tls_error", "destination_not_allowed", "network_error"];
 export const deliveryEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryEventType"]> = ["order.created", "order.paid", "order.payment_review_required", "webhook.test", "payout.completed", "webhook_endpoint.failing", "webhook_endpoint.disabled", "webhook_endpoint.recovered"];
 export const recoverDeliveriesRequestIncludeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecoverDeliveriesRequest"]["include"]> = ["failed", "all"];

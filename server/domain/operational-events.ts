@@ -1,9 +1,11 @@
 // Operational events (issue 69): webhook_endpoint.failing, .disabled and .recovered, about one
 // endpoint's health. Each is recorded like an order event (the feed and the stream list it) and
-// gets one delivery, kind operational_event, per other active endpoint of the environment whose
+// gets one delivery per other active endpoint of the environment whose
 // eventTypes name its type: never the endpoint it is about (it is failing), and never an endpoint
 // of every type (eventTypes null receives the order events only). Delivery ids follow the
-// fan-out's rule (store/fan-out.ts).
+// fan-out's rule (model.ts fanOutDeliveryId). Their kind is `order_event`, "an event of the
+// feed to an endpoint" (spec: DeliveryKind): a kind of their own would need SQLite's deliveries
+// table rebuilt for its CHECK, a contract migration, for no behaviour that differs.
 import type { components } from '../../generated/types/events.ts';
 import { fanOutDeliveryId } from './model.ts';
 import type { Clock } from './clock.ts';
@@ -71,7 +73,7 @@ export async function recordOperationalEvent(tx: Tx, clock: Clock, subject: Endp
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const first = newDeliveryId(createdAt);
   for (const [i, e] of to.entries()) {
-    const d = newDelivery(event, 'operational_event');
+    const d = newDelivery(event, 'order_event');
     await tx.deliveries.insert({ ...d, id: fanOutDeliveryId(first, e.id, i + 1), endpointId: e.id, endpointVersion: e.version, url: e.url });
   }
   return event;

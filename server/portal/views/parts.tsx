@@ -97,7 +97,6 @@ export const KIND_LABEL: Record<DeliveryKind, string> = {
   order_event: 'Order event',
   webhook_test: 'Test webhook',
   payout_callback: 'Payout callback',
-  operational_event: 'Endpoint health event',
 };
 
 export function shortId(id: string, keep = 12): string {
