@@ -238,6 +238,9 @@ export const CONTRACT_RULES = [
   {"id":"management#disable-on-gone","document":"management","kind":"written","rule":"An endpoint that answers 410 Gone is disabled after that one attempt (disabledReason gone): the version changes and its pending deliveries become disabled."},
   {"id":"management#disable-after-failing","document":"management","kind":"written","rule":"An endpoint whose every attempt failed for WEBHOOK_DISABLE_AFTER (5 days by default) and at least 10 attempts in a row is disabled (disabledReason failing)."},
   {"id":"management#disabled-stays-disabled","document":"management","kind":"written","rule":"An endpoint the service disabled stays disabled: no later attempt is sent to it."},
+  {"id":"management#operational-not-to-subject","document":"management","kind":"written","rule":"An operational event (webhook_endpoint.*) is never sent to the endpoint it is about."},
+  {"id":"management#operational-disabled-gone","document":"management","kind":"written","rule":"After a 410 Gone, the environment's other active endpoints that subscribe to webhook_endpoint.disabled receive it, with reason gone."},
+  {"id":"management#operational-explicit","document":"management","kind":"written","rule":"Operational events go only to active endpoints whose eventTypes name them (an endpoint of every type, eventTypes null, receives the order events only)."},
   {"id":"listWebhookEndpoints#status-200","document":"management","operation":"listWebhookEndpoints","kind":"status","rule":"GET /v2/webhooks/endpoints answers 200: The endpoints, newest first."},
   {"id":"listWebhookEndpoints#status-400","document":"management","operation":"listWebhookEndpoints","kind":"status","rule":"GET /v2/webhooks/endpoints answers 400: An invalid query or path parameter (`validation-failed`), for example an unknown `environment`."},
   {"id":"listWebhookEndpoints#status-401","document":"management","operation":"listWebhookEndpoints","kind":"status","rule":"GET /v2/webhooks/endpoints answers 401: No valid credentials (`unauthenticated`); a member token missing, expired or unknown, or wrong `x-api-key`/`x-api-hash`."},
@@ -672,9 +675,6 @@ export const CONTRACT_RULES = [
   {"id":"injectSandboxWriteFault#problem-internal","document":"sandbox","operation":"injectSandboxWriteFault","kind":"problem","rule":"POST /sandbox/faults/next-write answers 500 internal (Internal error) as application/problem+json whose status is the HTTP status"},
   {"id":"injectSandboxWriteFault#problem-store-unavailable","document":"sandbox","operation":"injectSandboxWriteFault","kind":"problem","rule":"POST /sandbox/faults/next-write answers 503 store-unavailable (Service temporarily unavailable) as application/problem+json whose status is the HTTP status"},
   {"id":"webhooks#forward-compatible","document":"webhooks","kind":"written","rule":"Versioning 2: within v2 the payloads are forward compatible: ignore the fields you do not know and treat an unknown reviewReason as a review."},
-  {"id":"webhooks#operational-not-to-subject","document":"webhooks","kind":"written","rule":"An operational event (webhook_endpoint.*) is never sent to the endpoint it is about."},
-  {"id":"webhooks#operational-disabled-gone","document":"webhooks","kind":"written","rule":"A 410 Gone disables the endpoint at once and sends webhook_endpoint.disabled with reason gone to the environment's other endpoints that subscribe to it."},
-  {"id":"webhooks#operational-explicit","document":"webhooks","kind":"written","rule":"Operational events go only to active endpoints whose eventTypes name them (an endpoint of every type, eventTypes null, receives the order events only)."},
 ] as const satisfies readonly ContractRule[];
 
 export interface ContractRule {

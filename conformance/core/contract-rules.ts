@@ -62,6 +62,13 @@ export const DELIVERY_RULES: readonly ContractRuleId[] = [
   'updateWebhookEndpoint#event-types-disables-pending',
   'sendTestWebhook#own-endpoint',
   'recoverDeliveries#per-endpoint',
+  // Endpoint health (issue 69).
+  'management#disable-on-gone',
+  'management#disable-after-failing',
+  'management#disabled-stays-disabled',
+  'management#operational-not-to-subject',
+  'management#operational-disabled-gone',
+  'management#operational-explicit',
 ];
 
 /** The contract's rules `select` takes, as catalogue entries, each with its reason when it has one. */

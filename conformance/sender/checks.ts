@@ -27,6 +27,7 @@ import { recoverChecks } from './recover.ts';
 import { recoverAfterChangeChecks } from './recover-change.ts';
 import { rotationChecks } from './rotation.ts';
 import { fanOutChecks } from './fan-out.ts';
+import { healthChecks } from './health.ts';
 import { schemeChecks } from './scheme.ts';
 import { successChecks } from './success.ts';
 import type { AddCheck } from './rotation.ts';
@@ -607,6 +608,7 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
 
   // ---- several endpoints, each with its event types (fan-out.ts) -----------------------------------
   fanOutChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
+  healthChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, quietMs: o.quietMs });
 
   // ---- a secret rotation: new events signed with the new secret -----------------------------------
   rotationChecks({ add, session, receiver, endpoint, waitMs: o.waitMs, ...(o.callbackSecret ? { callbackSecret: o.callbackSecret } : {}) });

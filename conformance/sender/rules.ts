@@ -14,6 +14,8 @@ const NOT_YET: Readonly<Record<string, string>> = {
   'updateWebhookEndpoint#event-types-disables-pending': "not yet judged: issue 68 (a delivery pending a retry when its type is taken out of the endpoint's eventTypes)",
   'sendTestWebhook#own-endpoint': 'not yet judged: issue 68 (fan-out.* send a test from each endpoint as a marker but do not hold the others to receiving none of it)',
   'recoverDeliveries#per-endpoint': 'not yet judged: issue 68 (recovery with two endpoints and an eventTypes change; the suite recovers with one endpoint)',
+  'management#disable-after-failing': 'not yet judged: issue 69 (five days of failures; a target has no documented way to shorten WEBHOOK_DISABLE_AFTER for the suite)',
+  'management#operational-explicit': "not yet judged: issue 69 (health.* watch the alerting endpoint and the gone one, not the session's every-type endpoint)",
 };
 const senderNoCheck: NoCheckReasons = (r) => NOT_YET[r.id];
 
