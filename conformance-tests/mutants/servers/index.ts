@@ -37,6 +37,7 @@ import { RECOVER_MUTANTS } from './recover.ts';
 import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
 import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
 import { FAN_OUT_MUTANTS } from './fan-out.ts';
+import { ENDPOINT_HEALTH_MUTANTS } from './endpoint-health.ts';
 
 export type { ServerMutant } from './mutant.ts';
 
@@ -243,4 +244,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     failsOnly: /^api\.rules\.paging\.inserts-between-pages$/,
   },
   ...FAN_OUT_MUTANTS,
+  ...ENDPOINT_HEALTH_MUTANTS,
 ];
