@@ -368,16 +368,16 @@ export function senderChecks(o: SenderChecksOptions): Check[] {
     return pass();
   });
 
-  // ---- only a 2xx counts: a 4xx is unsuccessful too ------------------------------------------------
-  const clientError = scenario('client-error', firstFailsThen200(answer(410)), async (path, signal) => {
+  // ---- only a 2xx counts: a 4xx is unsuccessful too (a 409: a 410 disables the endpoint, issue 69) -----
+  const clientError = scenario('client-error', firstFailsThen200(answer(409)), async (path, signal) => {
     await receiver.until(() => attemptsOf(path).length >= 2, o.waitMs, signal);
   });
-  add('retry.after-4xx', 'delivery rules', 'a 410 answer counts as unsuccessful (only a 2xx delivers): the delivery is retried', [RETRY_RULE], async () => {
+  add('retry.after-4xx', 'delivery rules', 'a 409 answer counts as unsuccessful (only a 2xx delivers): the delivery is retried', [RETRY_RULE], async () => {
     const { path, evidence } = await clientError();
     const attempts = attemptsOf(path);
     const shown = [...evidence, ...attempts.map((r, i) => asExchange(r, `attempt ${i + 1}`))];
     if (attempts.length === 0) return fail(`no delivery arrived within ${o.waitMs / 1000} s of creating an order`, RETRY_RULE, shown);
-    if (attempts.length < 2) return fail(`the first attempt was answered 410 and no second attempt arrived within ${o.waitMs / 1000} s: a non-2xx answer is unsuccessful and retried`, RETRY_RULE, shown);
+    if (attempts.length < 2) return fail(`the first attempt was answered 409 and no second attempt arrived within ${o.waitMs / 1000} s: a non-2xx answer is unsuccessful and retried`, RETRY_RULE, shown);
     return pass();
   });
 
