@@ -153,15 +153,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["WebhookEndpointHealthData"] & {
-                /**
-                 * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
-                 * @enum {string}
-                 */
-                reason: "gone" | "failing";
-                /** @description Time of the disable. */
-                disabledAt: components["schemas"]["Timestamp"];
-            };
+            data: components["schemas"]["WebhookEndpointDisabledData"];
         };
         /** @description `webhook_endpoint.recovered`: the first successful attempt after `webhook_endpoint.failing`. */
         WebhookEndpointRecoveredEvent: {
@@ -171,10 +163,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["WebhookEndpointHealthData"] & {
-                /** @description Time of the successful attempt. */
-                recoveredAt: components["schemas"]["Timestamp"];
-            };
+            data: components["schemas"]["WebhookEndpointRecoveredData"];
         };
         /**
          * @description Stable event id, 64 lowercase hex characters; the same on every attempt and every manual retry.
@@ -320,6 +309,49 @@ export interface components {
             /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
             lastStatusCode?: number;
         };
+        /** @description Data of `webhook_endpoint.disabled`, the fields of `WebhookEndpointHealthData` and why and when it was disabled. */
+        WebhookEndpointDisabledData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /**
+             * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
+             * @enum {string}
+             */
+            reason: "gone" | "failing";
+            /** @description Time of the disable. */
+            disabledAt: components["schemas"]["Timestamp"];
+        };
+        /** @description Data of `webhook_endpoint.recovered`, the fields of `WebhookEndpointHealthData` and when it succeeded again. */
+        WebhookEndpointRecoveredData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /** @description Time of the successful attempt. */
+            recoveredAt: components["schemas"]["Timestamp"];
+        };
     };
     responses: never;
     parameters: never;
@@ -337,10 +369,10 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const payoutCompletedNotificationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PayoutCompletedNotification"]["status"]> = ["success", "cancelled"];
-export const webhookEndpointDisabledEventDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledEvent"]["data"]["reason"]> = ["gone", "failing"];
 export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
 export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];
 export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];
+export const webhookEndpointDisabledDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledData"]["reason"]> = ["gone", "failing"];
 export type operations = Record<string, never>;
 
 /** The body of every message of the AsyncAPI document (order webhooks, webhook.test, the payout-completed callback). */

@@ -548,10 +548,23 @@ export interface components {
              */
             until?: string;
             /**
-             * @description `failed` (default): the failed deliveries; `all`: the failed and the delivered ones.
+             * @description `failed` (default): the failed deliveries; `all`: the failed and the delivered ones. Not with `missedBy`.
              * @enum {string}
              */
             include?: "failed" | "all";
+            /**
+             * @description Nothing lost after a disable (issue 69): the id of a disabled endpoint of the same
+             *     environment. Instead of this endpoint's own deliveries, every event created in
+             *     `[since, until)` of the types this endpoint receives that `missedBy` did not
+             *     deliver and that this endpoint has no delivery of is sent to this endpoint, in a new
+             *     delivery with its original event id and payload, paced as a recovery. Pass the
+             *     disabled endpoint's `createdAt` as `since` for everything it missed (the events
+             *     it delivered are skipped; its `failingSince` is later than the event of its first
+             *     failed attempt). An id that is
+             *     not a disabled endpoint of the environment answers `400` `validation-failed` with
+             *     the pointer `/body/missedBy`.
+             */
+            missedBy?: components["schemas"]["WebhookEndpointId"];
         };
         /** @description What a recovery queued. */
         DeliveryRecovery: {
@@ -967,6 +980,30 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["WebhookEndpointHealthData"];
         };
+        /** @description Data of `webhook_endpoint.disabled`, the fields of `WebhookEndpointHealthData` and why and when it was disabled. */
+        WebhookEndpointDisabledData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /**
+             * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
+             * @enum {string}
+             */
+            reason: "gone" | "failing";
+            /** @description Time of the disable. */
+            disabledAt: components["schemas"]["Timestamp"];
+        };
         /**
          * @description `webhook_endpoint.disabled`: the service disabled the endpoint, `reason` `gone` (it
          *     answered `410 Gone`) or `failing` (every attempt failed for `WEBHOOK_DISABLE_AFTER`, 5
@@ -980,15 +1017,26 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["WebhookEndpointHealthData"] & {
-                /**
-                 * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
-                 * @enum {string}
-                 */
-                reason: "gone" | "failing";
-                /** @description Time of the disable. */
-                disabledAt: components["schemas"]["Timestamp"];
-            };
+            data: components["schemas"]["WebhookEndpointDisabledData"];
+        };
+        /** @description Data of `webhook_endpoint.recovered`, the fields of `WebhookEndpointHealthData` and when it succeeded again. */
+        WebhookEndpointRecoveredData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /** @description Time of the successful attempt. */
+            recoveredAt: components["schemas"]["Timestamp"];
         };
         /** @description `webhook_endpoint.recovered`: the first successful attempt after `webhook_endpoint.failing`. */
         WebhookEndpointRecoveredEvent: {
@@ -998,10 +1046,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["WebhookEndpointHealthData"] & {
-                /** @description Time of the successful attempt. */
-                recoveredAt: components["schemas"]["Timestamp"];
-            };
+            data: components["schemas"]["WebhookEndpointRecoveredData"];
         };
         /**
          * @description The caller's own unique id for this operation. Unique per tenant environment and operation.
@@ -1987,4 +2032,4 @@ export const deliveryAttemptOutcomeValues: ReadonlyArray<FlattenedDeepRequired<c
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
 export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
 export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];
-export const webhookEndpointDisabledEventDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledEvent"]["data"]["reason"]> = ["gone", "failing"];
+export const webhookEndpointDisabledDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledData"]["reason"]> = ["gone", "failing"];

@@ -644,6 +644,30 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["WebhookEndpointHealthData"];
         };
+        /** @description Data of `webhook_endpoint.disabled`, the fields of `WebhookEndpointHealthData` and why and when it was disabled. */
+        WebhookEndpointDisabledData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /**
+             * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
+             * @enum {string}
+             */
+            reason: "gone" | "failing";
+            /** @description Time of the disable. */
+            disabledAt: components["schemas"]["Timestamp"];
+        };
         /**
          * @description `webhook_endpoint.disabled`: the service disabled the endpoint, `reason` `gone` (it
          *     answered `410 Gone`) or `failing` (every attempt failed for `WEBHOOK_DISABLE_AFTER`, 5
@@ -657,15 +681,26 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["WebhookEndpointHealthData"] & {
-                /**
-                 * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
-                 * @enum {string}
-                 */
-                reason: "gone" | "failing";
-                /** @description Time of the disable. */
-                disabledAt: components["schemas"]["Timestamp"];
-            };
+            data: components["schemas"]["WebhookEndpointDisabledData"];
+        };
+        /** @description Data of `webhook_endpoint.recovered`, the fields of `WebhookEndpointHealthData` and when it succeeded again. */
+        WebhookEndpointRecoveredData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /** @description Time of the successful attempt. */
+            recoveredAt: components["schemas"]["Timestamp"];
         };
         /** @description `webhook_endpoint.recovered`: the first successful attempt after `webhook_endpoint.failing`. */
         WebhookEndpointRecoveredEvent: {
@@ -675,10 +710,7 @@ export interface components {
             /** @constant */
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
-            data: components["schemas"]["WebhookEndpointHealthData"] & {
-                /** @description Time of the successful attempt. */
-                recoveredAt: components["schemas"]["Timestamp"];
-            };
+            data: components["schemas"]["WebhookEndpointRecoveredData"];
         };
     };
     responses: {
@@ -1163,4 +1195,4 @@ export const transactionStatusValues: ReadonlyArray<FlattenedDeepRequired<compon
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
 export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];
 export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];
-export const webhookEndpointDisabledEventDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledEvent"]["data"]["reason"]> = ["gone", "failing"];
+export const webhookEndpointDisabledDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledData"]["reason"]> = ["gone", "failing"];

@@ -139,6 +139,12 @@ export interface EventRepo {
    * read that goes on from the last cursor misses nothing, from any instance.
    */
   streamAfter(environmentId: string, opts: { cursor: string; types: readonly EventType[]; limit: number }): Promise<StreamedEvent[]>;
+  /**
+   * Nothing lost after a disable (issue 69): the events of `types` created in [since, until)
+   * that endpoint `missedBy` has no delivered delivery of and endpoint `to` has no delivery of,
+   * oldest first, at most `limit`.
+   */
+  missed(environmentId: string, q: { missedBy: string; to: string; types: readonly EventType[]; since: Millis; until: Millis; limit: number }): Promise<EventRecord[]>;
 }
 
 /** An event of the stream with the opaque cursor that resumes after it. */
@@ -264,7 +270,7 @@ export interface ReadTx {
   tenants: Pick<TenantRepo, 'getTenant' | 'getEnvironment' | 'findEnvironment' | 'getApiKey' | 'getMemberByTokenHash' | 'findServiceAccount' | 'getMember'>;
   transactions: Pick<TransactionRepo, 'get' | 'findByThirdPartyId' | 'listByUser' | 'search' | 'listByOrder'>;
   orders: Pick<OrderRepo, 'get' | 'findIdempotencyKey'>;
-  events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter'>;
+  events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter' | 'missed'>;
   endpoints: Pick<EndpointRepo, 'get' | 'listActive' | 'list'>;
   deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts' | 'recoverable'>;
   passkeys: Pick<PasskeyRepo, 'getByCredentialId' | 'listByMember'>;
