@@ -3,6 +3,8 @@
 // (disabled) endpoints, and the webhook activity of them all.
 import type { DeliveryView } from '../../domain/deliveries/deliveries.ts';
 import type { EndpointView, TestSummary } from '../../domain/endpoints/endpoints.ts';
+import { DEFAULT_DISABLE_AFTER_MS, DISABLE_MIN_FAILURES } from '../../domain/endpoints/health.ts';
+import type { DisabledReason } from '../../domain/model.ts';
 import { MAX_ACTIVE_ENDPOINTS } from '../../../generated/vocabulary.ts';
 import { ActivitySection, activityHref } from './activity.tsx';
 import { SCHEME_LABELS, SchemeField } from './scheme.tsx';
@@ -58,6 +60,14 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
       <code class="endpoint-url" data-testid="endpoint-url">
         {e.url}
       </code>
+      {e.failingSince === null ? null : (
+        <Notice tone="warning" title="Failing" testId="endpoint-failing">
+          <p>
+            Every attempt since <Time at={e.failingSince} /> failed ({e.consecutiveFailures} in a row). Deliveries are retried; an endpoint that answers 410, or
+            keeps failing ({Math.round(DEFAULT_DISABLE_AFTER_MS / 86_400_000)} days by default, and {DISABLE_MIN_FAILURES} attempts), is disabled.
+          </p>
+        </Notice>
+      )}
       <dl class="facts">
         <div>
           <dt>Version</dt>
@@ -156,6 +166,13 @@ function NoEndpoint(props: { canManage: boolean; environment: string }) {
   );
 }
 
+/** Why an endpoint was disabled, as the portal says it (issue 69); after a disable the replacement recovers what it missed (missedBy). */
+const DISABLED_REASON: Readonly<Record<DisabledReason, string>> = {
+  requested: 'disabled by a member',
+  gone: 'disabled by the service: it answered 410 Gone. Create a new endpoint, then recover with missedBy (see the docs)',
+  failing: 'disabled by the service: every attempt failed. Create a new endpoint, then recover with missedBy (see the docs)',
+};
+
 function EarlierEndpoints(props: { views: EndpointView[] }) {
   if (props.views.length === 0) return null;
   return (
@@ -174,8 +191,8 @@ function EarlierEndpoints(props: { views: EndpointView[] }) {
               <span class="badge__label">Disabled</span>
             </span>
             <code>{e.url}</code>
-            <span class="muted small">
-              v{e.version} · disabled <Time at={e.disabledAt} />
+            <span class="muted small" data-testid="disabled-reason">
+              v{e.version} · disabled <Time at={e.disabledAt} /> · {DISABLED_REASON[e.disabledReason ?? 'requested']}
             </span>
             <a class="small" href={activityHref({ endpoint: e.id })}>
               Activity
