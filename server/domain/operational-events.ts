@@ -7,10 +7,9 @@
 // feed to an endpoint" (spec: DeliveryKind): a kind of their own would need SQLite's deliveries
 // table rebuilt for its CHECK, a contract migration, for no behaviour that differs.
 import type { components } from '../../generated/types/events.ts';
-import { fanOutDeliveryId } from './model.ts';
 import type { Clock } from './clock.ts';
 import type { Tx } from './store.ts';
-import type { EndpointRecord, EventRecord, Millis, OperationalEventType } from './model.ts';
+import { fanOutDeliveryId, type EndpointRecord, type EventRecord, type Millis, type OperationalEventType } from './model.ts';
 import { API_VERSION, newDelivery } from './events.ts';
 import { newDeliveryId, newEventId } from './ids.ts';
 import { isoTime } from './iso-time.ts';
@@ -40,14 +39,14 @@ export function operationalEventBody(id: string, type: OperationalEventType, cre
     consecutiveFailures: d.consecutiveFailures,
     ...(d.lastStatusCode === undefined ? {} : { lastStatusCode: d.lastStatusCode }),
   };
-  const head = { id, apiVersion: API_VERSION, createdAt: isoTime(createdAt) };
+  const at = isoTime(createdAt);
   switch (type) {
     case 'webhook_endpoint.failing':
-      return { id, type, apiVersion: head.apiVersion, createdAt: head.createdAt, data: base };
+      return { id, type, apiVersion: API_VERSION, createdAt: at, data: base };
     case 'webhook_endpoint.disabled':
-      return { id, type, apiVersion: head.apiVersion, createdAt: head.createdAt, data: { ...base, reason: d.reason ?? 'failing', disabledAt: isoTime(d.disabledAt ?? createdAt) } };
+      return { id, type, apiVersion: API_VERSION, createdAt: at, data: { ...base, reason: d.reason ?? 'failing', disabledAt: isoTime(d.disabledAt ?? createdAt) } };
     case 'webhook_endpoint.recovered':
-      return { id, type, apiVersion: head.apiVersion, createdAt: head.createdAt, data: { ...base, recoveredAt: isoTime(d.recoveredAt ?? createdAt) } };
+      return { id, type, apiVersion: API_VERSION, createdAt: at, data: { ...base, recoveredAt: isoTime(d.recoveredAt ?? createdAt) } };
   }
 }
 

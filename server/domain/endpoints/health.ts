@@ -104,7 +104,9 @@ export async function recordEndpointAttempts(deps: HealthDeps, attempts: readonl
   const byEndpoint = new Map<string, EndpointAttempt[]>();
   for (const a of [...attempts].sort((x, y) => x.at - y.at)) {
     const key = `${a.environmentId}/${a.endpointId}`;
-    byEndpoint.set(key, [...(byEndpoint.get(key) ?? []), a]);
+    const list = byEndpoint.get(key);
+    if (list) list.push(a);
+    else byEndpoint.set(key, [a]);
   }
   const outcome: HealthOutcome = { disabled: [], raised: [] };
   await deps.store.transaction(async (tx) => {
