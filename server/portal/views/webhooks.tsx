@@ -46,7 +46,7 @@ function LastTest(props: { lastTest: TestSummary | null }) {
 }
 
 /** `newest`: the first card, the one whose Last test the page polls (one live region per page). */
-function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: string; newest: boolean }) {
+function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: string; newest: boolean; disabled: readonly EndpointView[] }) {
   const e = props.view.endpoint;
   const titleId = `endpoint-title-${e.id}`;
   return (
@@ -133,6 +133,7 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
         </form>
       ) : null}
       {props.canManage ? <RecoverForm endpointId={e.id} csrf={props.csrf} /> : null}
+      {props.canManage ? <RecoverMissedForm endpointId={e.id} csrf={props.csrf} disabled={props.disabled} /> : null}
       <p class="muted small">
         The signing secret is shown only once, when the endpoint is created and at each rotation. No copy of it is available here; if it is lost,
         Rotate secret issues a new one.
@@ -227,6 +228,33 @@ function RecoverForm(props: { endpointId: string; csrf: string }) {
   );
 }
 
+/**
+ * Nothing lost (issue 69): every event a disabled endpoint missed, sent to this one with its
+ * original id (the same proof-gated Recover route, with missedBy). Offered for endpoints the
+ * service disabled; a member's own disable is offered too (the merchant knows why).
+ */
+function RecoverMissedForm(props: { endpointId: string; csrf: string; disabled: readonly EndpointView[] }) {
+  if (props.disabled.length === 0) return null;
+  return (
+    <form method="post" action={endpointHref(props.endpointId, 'recover')} class="actions" data-testid="recover-missed-form">
+      <CsrfField token={props.csrf} />
+      <label>
+        Every event missed by{' '}
+        <select name="missedBy" data-testid="recover-missed-by">
+          {props.disabled.map(({ endpoint: d }) => (
+            <option value={d.id}>
+              {d.url} ({d.disabledReason ?? 'requested'})
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="button" data-testid="recover-missed">
+        Recover to this endpoint
+      </button>
+    </form>
+  );
+}
+
 export type Done = 'test-sent' | 'url-changed' | 'scheme-changed' | 'disabled' | 'recovered';
 
 const DONE: Record<Done, { title: string; detail: string }> = {
@@ -295,7 +323,7 @@ export function WebhooksPage(props: {
         </Notice>
       ) : null}
       {props.active.length > 0 ? (
-        props.active.map((view, i) => <ActiveEndpoint view={view} canManage={props.canManage} csrf={props.csrf} newest={i === 0} />)
+        props.active.map((view, i) => <ActiveEndpoint view={view} canManage={props.canManage} csrf={props.csrf} newest={i === 0} disabled={props.disabled} />)
       ) : (
         <NoEndpoint canManage={props.canManage} environment={props.environment} />
       )}
