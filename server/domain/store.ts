@@ -163,6 +163,12 @@ export interface EndpointRepo {
    */
   insertWithin(e: EndpointRecord, maxActive: number): Promise<boolean>;
   get(environmentId: string, id: string): Promise<EndpointRecord | null>;
+  /**
+   * The endpoint read under a hold of its row until the transaction ends (PostgreSQL's row lock;
+   * SQLite has one writer anyway): a read-modify-write that must not overwrite a concurrent
+   * change (a rotation, an edit) with what it read before it.
+   */
+  getHeld(environmentId: string, id: string): Promise<EndpointRecord | null>;
   /** The environment's active endpoints, newest first. */
   listActive(environmentId: string): Promise<EndpointRecord[]>;
   /** Newest first, disabled ones included. */

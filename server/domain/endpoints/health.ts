@@ -117,7 +117,8 @@ export async function recordEndpointAttempts(deps: HealthDeps, attempts: readonl
 
 async function applyTo(tx: Tx, deps: HealthDeps, list: readonly EndpointAttempt[], outcome: HealthOutcome): Promise<void> {
   const first = list[0]!;
-  const e = await tx.endpoints.get(first.environmentId, first.endpointId);
+  // Held: a rotation or an edit committing meanwhile is read, never overwritten with the row read before it.
+  const e = await tx.endpoints.getHeld(first.environmentId, first.endpointId);
   if (!e || !e.active) return;
   const current = list.filter((a) => a.endpointVersion === e.version);
   if (!mayChange(e, current)) return;

@@ -1,6 +1,7 @@
 import type { Sql } from '../sql.ts';
 import type { EndpointRepo } from '../../domain/store.ts';
 import { all, getter, inserter } from './query.ts';
+import type { EndpointRow } from '../rows.ts';
 
 /** `insertionOrder` is the dialect's column of insertion order (DialectHooks). */
 export function endpointRepo<B, J>(sql: Sql<B, J>, insertionOrder: string): EndpointRepo {
@@ -18,6 +19,12 @@ export function endpointRepo<B, J>(sql: Sql<B, J>, insertionOrder: string): Endp
       return true;
     },
     get: getter(sql, 'webhook_endpoints', m.endpointFromRow),
+    async getHeld(environmentId, id) {
+      // The update takes the row lock (and waits for a writer holding it); the read after it sees that writer's commit.
+      await sql.run('UPDATE webhook_endpoints SET id = id WHERE environment_id = $1 AND id = $2', [environmentId, id]);
+      const row = await sql.one<EndpointRow<B>>('SELECT * FROM webhook_endpoints WHERE environment_id = $1 AND id = $2', [environmentId, id]);
+      return row ? m.endpointFromRow(row) : null;
+    },
     async listActive(environmentId) {
       return all(
         sql,
