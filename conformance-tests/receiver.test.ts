@@ -242,6 +242,9 @@ describe('receiver target against broken receivers', () => {
         'receiver.duplicate.order.payment_review_required',
         'receiver.duplicate.webhook.test',
         'receiver.duplicate.payout.completed',
+        'receiver.duplicate.webhook_endpoint.failing',
+        'receiver.duplicate.webhook_endpoint.disabled',
+        'receiver.duplicate.webhook_endpoint.recovered',
         // The documented retry example repeats orderPaidExact's event id: a duplicate too.
         'receiver.accepts.order.paid.orderPaidExactRetry',
       ],

@@ -35,7 +35,7 @@ export const MAX_ACTIVE_ENDPOINTS = 16;
 /** An endpoint's rate cap, attempts a second (`WebhookMaxPerSecond` minimum and maximum). */
 export const MAX_PER_SECOND = { min: 1, max: 1000 } as const;
 /** The event types an endpoint can subscribe to: the AsyncAPI messages with `x-routable: true`, by `name`. */
-export const ROUTABLE_EVENT_TYPES = ["order.created", "order.paid", "order.payment_review_required"] as const;
+export const ROUTABLE_EVENT_TYPES = ["order.created", "order.paid", "order.payment_review_required", "webhook_endpoint.failing", "webhook_endpoint.disabled", "webhook_endpoint.recovered"] as const;
 export type RoutableEventType = (typeof ROUTABLE_EVENT_TYPES)[number];
 
 /** How long events, deliveries and attempts (per environment) and Idempotency-Keys are kept (orders `info.x-retention`). */

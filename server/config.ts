@@ -6,6 +6,7 @@ import { retentionSettings, type RetentionSettings } from './retention/settings.
 import { parseKeyRing } from './domain/secrets.ts';
 import { ATTEMPT_TIMEOUT_MS } from './delivery/schedule.ts';
 import { DEFAULT_HEALTHY_LATENCY_MS, DEFAULT_MAX_PER_ENDPOINT_LIMIT, DEFAULT_PER_ENDPOINT_LIMIT } from './delivery/worker/limits.ts';
+import { DEFAULT_DISABLE_AFTER_MS } from './domain/endpoints/health.ts';
 
 /** The folder `npm run docs` builds the HTML API reference into. */
 export const DEFAULT_DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'api');
@@ -23,6 +24,8 @@ export interface Config {
   allowInsecureUrls: boolean;
   /** Factor applied to the retry schedule (1 = the real schedule). */
   retryScale: number;
+  /** WEBHOOK_DISABLE_AFTER (seconds, default 5 days): how long every attempt to an endpoint must fail before it is disabled (issue 69). */
+  disableAfterMs: number;
   /** The key ring that seals signing secrets (domain/secrets.ts parseKeyRing: one base64url key of 32 bytes, or `id:key,...` newest first); generated into DATA_DIR when unset (SQLite only). */
   secretsKey: string | null;
   /** Validate every response against the spec (tests and development). */
@@ -95,6 +98,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = portSetting(env, 'PORT', 8080);
   const retryScale = Number(env.WEBHOOK_RETRY_SCALE ?? 1);
   if (!Number.isFinite(retryScale) || retryScale <= 0) throw new ConfigError(`WEBHOOK_RETRY_SCALE must be a positive number, not ${env.WEBHOOK_RETRY_SCALE}`);
+  const disableAfter = Number(env.WEBHOOK_DISABLE_AFTER ?? DEFAULT_DISABLE_AFTER_MS / 1000);
+  if (!Number.isInteger(disableAfter) || disableAfter <= 0) throw new ConfigError(`WEBHOOK_DISABLE_AFTER must be whole seconds above 0, not ${env.WEBHOOK_DISABLE_AFTER}`);
   const nodeEnv = env.NODE_ENV ?? 'development';
   const allowInsecureUrls = env.WEBHOOK_ALLOW_INSECURE_URLS === 'true';
   if (allowInsecureUrls && nodeEnv === 'production') {
@@ -190,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv,
     allowInsecureUrls,
     retryScale,
+    disableAfterMs: disableAfter * 1000,
     secretsKey,
     validateResponses: env.VALIDATE_RESPONSES === 'true' || (env.VALIDATE_RESPONSES === undefined && nodeEnv === 'development'),
   };

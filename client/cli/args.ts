@@ -8,6 +8,8 @@ import { defaultStatePath } from './state.ts';
 /** The event types an endpoint can subscribe to (the contract's routable messages), and webhook.test. */
 export const TRIGGER_EVENTS = [...ROUTABLE_EVENT_TYPES, 'webhook.test'] as const;
 export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
+/** What `trigger` can cause: the operational events (webhook_endpoint.*) are the service's own, raised when an endpoint fails. */
+export type TriggerableEvent = Exclude<TriggerEvent, `webhook_endpoint.${string}`>;
 
 export interface Connection {
   baseUrl: string;
@@ -36,7 +38,7 @@ export interface ListenArgs extends Connection {
 
 export interface TriggerArgs extends Connection {
   command: 'trigger';
-  event: TriggerEvent;
+  event: TriggerableEvent;
   /** `--set path=value` overrides of the event's example data, in order. */
   sets: Array<{ path: string; value: string }>;
   /** `--data '{...}'`: an object merged over the event's example data. */
@@ -135,7 +137,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   }
   if (command === 'trigger') {
     if (rest.length !== 1) throw new UsageError(`trigger takes one event: ${TRIGGER_EVENTS.join(' | ')}`);
-    return { command, ...connection(), event: eventType(rest[0]!), sets: (values.set ?? []).map(assignment), data: values.data ?? null };
+    return { command, ...connection(), event: triggerable(eventType(rest[0]!)), sets: (values.set ?? []).map(assignment), data: values.data ?? null };
   }
   throw new UsageError(`unknown command: ${command}`);
 }
@@ -191,6 +193,11 @@ function httpUrl(value: string, name: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be an http or https URL: ${value}`);
   return value;
+}
+
+function triggerable(e: TriggerEvent): TriggerableEvent {
+  if (e.startsWith('webhook_endpoint.')) throw new UsageError(`${e} is raised by the service when an endpoint fails; listen shows it, trigger cannot cause it`);
+  return e as TriggerableEvent;
 }
 
 function eventType(value: string): TriggerEvent {

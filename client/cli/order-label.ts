@@ -7,12 +7,15 @@ import type { Connection } from './args.ts';
 /** Orders remembered; a session sees few, this only bounds a long one. */
 const REMEMBERED = 1000;
 
-/** The label of an event body: the order number, the order id's start when it cannot be read, '-' without an order. */
+/** The label of an event body: the order number, the order id's start when it cannot be read, the endpoint of an operational event, '-' otherwise. */
 export function createOrderLabels(connection: Connection, fetchImpl?: typeof fetch): (body: string) => Promise<string> {
   const orders = createOrdersClient({ baseUrl: connection.baseUrl, apiKey: connection.apiKey, apiHash: connection.apiSecret, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
   const numbers = new Map<string, string>();
   return async (body) => {
-    const orderId = (JSON.parse(body) as { data?: { orderId?: unknown } }).data?.orderId;
+    const data = (JSON.parse(body) as { data?: { orderId?: unknown; endpointId?: unknown; reason?: unknown } }).data;
+    // An operational event (webhook_endpoint.*, issue 69) is about an endpoint: its id, and why when it was disabled.
+    if (typeof data?.endpointId === 'string') return typeof data.reason === 'string' ? `${data.endpointId} (${data.reason})` : data.endpointId;
+    const orderId = data?.orderId;
     if (typeof orderId !== 'string') return '-';
     const known = numbers.get(orderId);
     if (known) return known;

@@ -5,11 +5,11 @@
 // the rest (the order id, its status, ...) is the service's, and asking to change it is an error.
 import { Validator, type Schema } from '@cfworker/json-schema';
 import webhooks from '../../generated/asyncapi/webhooks.bundled.json' with { type: 'json' };
-import type { TriggerArgs, TriggerEvent } from './args.ts';
+import type { TriggerArgs, TriggerableEvent } from './args.ts';
 import { UsageError } from './args.ts';
 
 /** The data fields `trigger` can pass on: to the order request, or (reviewReason) to the sandbox review. */
-const SETTABLE: Readonly<Record<TriggerEvent, readonly string[]>> = {
+const SETTABLE: Readonly<Record<TriggerableEvent, readonly string[]>> = {
   'order.created': ['merchantReference', 'amountMinor', 'assetId', 'networkId', 'amountBaseUnits'],
   'order.paid': ['merchantReference', 'amountMinor', 'assetId', 'networkId', 'amountBaseUnits'],
   'order.payment_review_required': ['merchantReference', 'amountMinor', 'assetId', 'networkId', 'amountBaseUnits', 'reviewReason'],
@@ -75,7 +75,7 @@ function parseJson(text: string, name: string): unknown {
 }
 
 /** The event's first example data and its data schema (with the document's components, for its $refs). */
-function documentOf(event: TriggerEvent): { example: Data; schema: Schema } {
+function documentOf(event: TriggerableEvent): { example: Data; schema: Schema } {
   const doc = webhooks as unknown as { components: { messages: Record<string, Message>; schemas: Record<string, Schema> } };
   for (const message of Object.values(doc.components.messages)) {
     const example = message.examples?.find((e) => e.payload?.type === event)?.payload?.data;

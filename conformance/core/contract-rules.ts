@@ -66,6 +66,13 @@ export const DELIVERY_RULES: readonly ContractRuleId[] = [
   'webhooks#retry-after',
   'webhooks#retry-after-endpoint',
   'management#max-per-second',
+  // Endpoint health (issue 69).
+  'management#disable-on-gone',
+  'management#disable-after-failing',
+  'management#disabled-stays-disabled',
+  'management#operational-not-to-subject',
+  'management#operational-disabled-gone',
+  'management#operational-explicit',
 ];
 
 /** The contract's rules `select` takes, as catalogue entries, each with its reason when it has one. */

@@ -15,7 +15,7 @@ describe('the walk of the AsyncAPI document', () => {
       ['orderWebhooks', ['merchant'], 'sendOrderWebhook'],
       ['payoutCompleted', ['notifyUrl'], 'sendPayoutCompletedCallback'],
     ]);
-    expect(messages.map((m) => m.name)).toEqual(['order.created', 'order.paid', 'order.payment_review_required', 'webhook.test', 'payout.completed']);
+    expect(messages.map((m) => m.name)).toEqual(['order.created', 'order.paid', 'order.payment_review_required', 'webhook.test', 'webhook_endpoint.failing', 'webhook_endpoint.disabled', 'webhook_endpoint.recovered', 'payout.completed']);
     expect(messages.find((m) => m.name === 'order.paid')?.pointer).toBe('webhooks.asyncapi.yaml#/components/messages/orderPaid');
     expect(messages.filter((m) => m.bodyCarriesEventId).map((m) => m.name)).not.toContain('payout.completed');
     for (const m of messages) expect(m.examples.length).toBeGreaterThan(0);

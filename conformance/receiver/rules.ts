@@ -4,7 +4,7 @@
 import { ASYNCAPI_FILE } from '../core/asyncapi.ts';
 import { INTERFACE, entry, numbered } from '../core/coverage.ts';
 import { ruleBook, type RuleOf } from '../core/define.ts';
-import { DELIVERY_RULES, contractCatalogue } from '../core/contract-rules.ts';
+import { DELIVERY_RULES as SENDER_SIDE, contractCatalogue } from '../core/contract-rules.ts';
 
 const MERCHANT_SIDE = 'a duty of the merchant\'s business logic after verification (reading the order, pausing fulfilment, recovery); a black-box request cannot observe it';
 
@@ -18,7 +18,7 @@ export const RECEIVER_CATALOGUE = [
   entry('interface#receiver-2xx', INTERFACE, 'Webhook receiver: 2xx only after durably accepting the event'),
   entry('interface#errors-receiver-reject', INTERFACE, 'Errors: webhook receiver | signature invalid, or timestamp outside 300 seconds'),
   // The AsyncAPI document's own rules, but those only deliveries show (the sender target's).
-  ...contractCatalogue((r) => r.document === 'webhooks' && !DELIVERY_RULES.includes(r.id), () => undefined),
+  ...contractCatalogue((r) => r.document === 'webhooks' && !SENDER_SIDE.includes(r.id), () => undefined),
 ] as const;
 
 export const RECEIVER = ruleBook('receiver', RECEIVER_CATALOGUE);

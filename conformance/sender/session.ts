@@ -201,6 +201,12 @@ export class SenderSession {
     await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body }), label, evidence, signal);
   }
 
+  /** An endpoint as the management API shows it now (GET). */
+  async endpointState(id: string, evidence: Exchange[], signal?: AbortSignal): Promise<Json> {
+    const res = await this.#call('getWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id } }), `read endpoint ${id}`, evidence, signal);
+    return res.json as Json;
+  }
+
   async disable(evidence: Exchange[], signal?: AbortSignal): Promise<void> {
     const id = this.#endpointId();
     await this.#call('updateWebhookEndpoint', this.#member(), (p) => ({ ...p, path: { endpointId: id }, body: { active: false } }), 'disable the endpoint', evidence, signal);

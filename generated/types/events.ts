@@ -127,6 +127,45 @@ export interface components {
             status: "success" | "cancelled";
         };
         /**
+         * @description `webhook_endpoint.failing`: the endpoint failed 4 attempts in a row
+         *     (`x-failing-after`). Sent once per run of failures; a success ends the run
+         *     (`webhook_endpoint.recovered`).
+         */
+        WebhookEndpointFailingEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.failing";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointHealthData"];
+        };
+        /**
+         * @description `webhook_endpoint.disabled`: the service disabled the endpoint, `reason` `gone` (it
+         *     answered `410 Gone`) or `failing` (every attempt failed for `WEBHOOK_DISABLE_AFTER`, 5
+         *     days by default, and at least 10 attempts). The endpoint stays disabled; see "After a
+         *     disable" in the management API.
+         */
+        WebhookEndpointDisabledEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.disabled";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointDisabledData"];
+        };
+        /** @description `webhook_endpoint.recovered`: the first successful attempt after `webhook_endpoint.failing`. */
+        WebhookEndpointRecoveredEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.recovered";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointRecoveredData"];
+        };
+        /**
          * @description Stable event id, 64 lowercase hex characters; the same on every attempt and every manual retry.
          * @example 5d41402abc4b2a76b9719d911017c592a1f0e4b8c3d2e1f00112233445566778
          */
@@ -250,6 +289,69 @@ export interface components {
          * @example 150.25
          */
         Amount: number;
+        /**
+         * @description The endpoint an operational event is about. It is never sent to that endpoint: only to
+         *     the environment's other active endpoints whose `eventTypes` name the event's type.
+         */
+        WebhookEndpointHealthData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+        };
+        /** @description Data of `webhook_endpoint.disabled`, the fields of `WebhookEndpointHealthData` and why and when it was disabled. */
+        WebhookEndpointDisabledData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /**
+             * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
+             * @enum {string}
+             */
+            reason: "gone" | "failing";
+            /** @description Time of the disable. */
+            disabledAt: components["schemas"]["Timestamp"];
+        };
+        /** @description Data of `webhook_endpoint.recovered`, the fields of `WebhookEndpointHealthData` and when it succeeded again. */
+        WebhookEndpointRecoveredData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /** @description Time of the successful attempt. */
+            recoveredAt: components["schemas"]["Timestamp"];
+        };
     };
     responses: never;
     parameters: never;
@@ -270,7 +372,8 @@ export const payoutCompletedNotificationStatusValues: ReadonlyArray<FlattenedDee
 export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
 export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];
 export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];
+export const webhookEndpointDisabledDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledData"]["reason"]> = ["gone", "failing"];
 export type operations = Record<string, never>;
 
 /** The body of every message of the AsyncAPI document (order webhooks, webhook.test, the payout-completed callback). */
-export type WebhookEvent = components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["PayoutCompletedNotification"];
+export type WebhookEvent = components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["PayoutCompletedNotification"] | components["schemas"]["WebhookEndpointFailingEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointRecoveredEvent"];

@@ -436,7 +436,7 @@ export interface components {
          */
         TransactionId: string;
         /** @description Any event the service sends to a webhook endpoint. */
-        WebhookEvent: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"] | components["schemas"]["WebhookTestEvent"];
+        WebhookEvent: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["WebhookEndpointFailingEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointRecoveredEvent"];
         /**
          * @description Body of the payout-completed callback sent to the payout's `notifyUrl` when the payout
          *     settles. It carries no event id: the `Service-Event-Id` header identifies the
@@ -520,7 +520,8 @@ export interface components {
          */
         DeliveryProgress: "queued" | "sending" | "retrying" | "delivered" | "failed" | "disabled";
         /**
-         * @description `order_event`: an order event to the webhook endpoint. `webhook_test`: a
+         * @description `order_event`: an event of the feed to the webhook endpoint: an order event, or an
+         *     operational event (`webhook_endpoint.*`, issue 69) about another endpoint. `webhook_test`: a
          *     `webhook.test` event to the webhook endpoint. `payout_callback`: a payout-completed
          *     notification to a payout's `notifyUrl`, signed with the callback secret.
          * @enum {string}
@@ -535,7 +536,7 @@ export interface components {
          * @description Type of the event delivered; `payout.completed` for payout callbacks.
          * @enum {string}
          */
-        DeliveryEventType: "order.created" | "order.paid" | "order.payment_review_required" | "webhook.test" | "payout.completed";
+        DeliveryEventType: "order.created" | "order.paid" | "order.payment_review_required" | "webhook.test" | "payout.completed" | "webhook_endpoint.failing" | "webhook_endpoint.disabled" | "webhook_endpoint.recovered";
         /** @description Body of `POST /v2/webhooks/endpoints/{endpointId}/recover`. */
         RecoverDeliveriesRequest: {
             /**
@@ -549,10 +550,23 @@ export interface components {
              */
             until?: string;
             /**
-             * @description `failed` (default): the failed deliveries; `all`: the failed and the delivered ones.
+             * @description `failed` (default): the failed deliveries; `all`: the failed and the delivered ones. Not with `missedBy`.
              * @enum {string}
              */
             include?: "failed" | "all";
+            /**
+             * @description Nothing lost after a disable (issue 69): the id of a disabled endpoint of the same
+             *     environment. Instead of this endpoint's own deliveries, every event created in
+             *     `[since, until)` of the types this endpoint receives that `missedBy` did not
+             *     deliver and that this endpoint has no delivery of is sent to this endpoint, in a new
+             *     delivery with its original event id and payload, paced as a recovery. Pass the
+             *     disabled endpoint's `createdAt` as `since` for everything it missed (the events
+             *     it delivered are skipped; its `failingSince` is later than the event of its first
+             *     failed attempt). An id that is
+             *     not a disabled endpoint of the environment answers `400` `validation-failed` with
+             *     the pointer `/body/missedBy`.
+             */
+            missedBy?: components["schemas"]["WebhookEndpointId"];
         };
         /** @description What a recovery queued. */
         DeliveryRecovery: {
@@ -594,9 +608,11 @@ export interface components {
         /**
          * @description Order event types an endpoint receives. Each is the `name` of an order event message
          *     of `webhooks.asyncapi.yaml` (`order.created`, `order.paid`,
-         *     `order.payment_review_required`); any other answers `422` (`unknown-event-type`) with
-         *     its pointer in `errors`. `webhook.test` is not listed: a test goes to the endpoint it
-         *     is sent from, whatever its types.
+         *     `order.payment_review_required`) or of an operational event (`webhook_endpoint.failing`,
+         *     `webhook_endpoint.disabled`, `webhook_endpoint.recovered`: only endpoints that name
+         *     them receive them, never the endpoint they are about); any other answers `422`
+         *     (`unknown-event-type`) with its pointer in `errors`. `webhook.test` is not listed: a
+         *     test goes to the endpoint it is sent from, whatever its types.
          * @example [
          *       "order.paid"
          *     ]
@@ -643,6 +659,14 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
             /** @description Time the endpoint was disabled; `null` while active. */
             disabledAt: components["schemas"]["Timestamp"] | null;
+            /**
+             * @description Why the endpoint was disabled; `null` while active. `requested`: by a PATCH or the
+             *     portal. `gone`: it answered `410 Gone`. `failing`: every attempt failed for
+             *     `WEBHOOK_DISABLE_AFTER` (5 days by default) and at least 10 attempts.
+             */
+            disabledReason: ("requested" | "gone" | "failing") | null;
+            /** @description Time of the first of the endpoint's current run of failed attempts; `null` when its latest attempt succeeded (or none was made). */
+            failingSince: components["schemas"]["Timestamp"] | null;
             /** @description The latest test webhook sent to the endpoint; `null` when none was sent. */
             lastTest: components["schemas"]["WebhookTestSummary"] | null;
         };
@@ -939,6 +963,108 @@ export interface components {
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["WebhookTestData"];
+        };
+        /**
+         * @description The endpoint an operational event is about. It is never sent to that endpoint: only to
+         *     the environment's other active endpoints whose `eventTypes` name the event's type.
+         */
+        WebhookEndpointHealthData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+        };
+        /**
+         * @description `webhook_endpoint.failing`: the endpoint failed 4 attempts in a row
+         *     (`x-failing-after`). Sent once per run of failures; a success ends the run
+         *     (`webhook_endpoint.recovered`).
+         */
+        WebhookEndpointFailingEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.failing";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointHealthData"];
+        };
+        /** @description Data of `webhook_endpoint.disabled`, the fields of `WebhookEndpointHealthData` and why and when it was disabled. */
+        WebhookEndpointDisabledData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /**
+             * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
+             * @enum {string}
+             */
+            reason: "gone" | "failing";
+            /** @description Time of the disable. */
+            disabledAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description `webhook_endpoint.disabled`: the service disabled the endpoint, `reason` `gone` (it
+         *     answered `410 Gone`) or `failing` (every attempt failed for `WEBHOOK_DISABLE_AFTER`, 5
+         *     days by default, and at least 10 attempts). The endpoint stays disabled; see "After a
+         *     disable" in the management API.
+         */
+        WebhookEndpointDisabledEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.disabled";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointDisabledData"];
+        };
+        /** @description Data of `webhook_endpoint.recovered`, the fields of `WebhookEndpointHealthData` and when it succeeded again. */
+        WebhookEndpointRecoveredData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /** @description Time of the successful attempt. */
+            recoveredAt: components["schemas"]["Timestamp"];
+        };
+        /** @description `webhook_endpoint.recovered`: the first successful attempt after `webhook_endpoint.failing`. */
+        WebhookEndpointRecoveredEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.recovered";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointRecoveredData"];
         };
         /**
          * @description The caller's own unique id for this operation. Unique per tenant environment and operation.
@@ -1239,6 +1365,8 @@ export interface operations {
                      *           "createdAt": "2026-11-21T16:04:11.902Z",
                      *           "updatedAt": "2026-11-22T07:58:40.215Z",
                      *           "disabledAt": null,
+                     *           "disabledReason": null,
+                     *           "failingSince": null,
                      *           "lastTest": {
                      *             "deliveryId": "dlv_01JD5B0T3W5Y7A9C1E3G5J7L9N",
                      *             "eventId": "9fc4860c91da8a1ccd17cc168f8e9621b6c2001bf1bd786f22eaf14107e0b66f",
@@ -1258,6 +1386,8 @@ export interface operations {
                      *           "createdAt": "2026-10-03T11:20:47.530Z",
                      *           "updatedAt": "2026-11-21T16:01:55.018Z",
                      *           "disabledAt": "2026-11-21T16:01:55.018Z",
+                     *           "disabledReason": "requested",
+                     *           "failingSince": null,
                      *           "lastTest": null
                      *         }
                      *       ]
@@ -1327,6 +1457,8 @@ export interface operations {
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
                      *       "updatedAt": "2026-11-21T16:04:11.902Z",
                      *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
                      *       "lastTest": null,
                      *       "secret": "whsec_Allh44n1y2fywOv61F4hQrfjEhZ_DCLILr224rmF-Xg"
                      *     }
@@ -1397,6 +1529,8 @@ export interface operations {
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
                      *       "updatedAt": "2026-11-22T07:58:40.215Z",
                      *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
                      *       "lastTest": {
                      *         "deliveryId": "dlv_01JD5B0T3W5Y7A9C1E3G5J7L9N",
                      *         "eventId": "9fc4860c91da8a1ccd17cc168f8e9621b6c2001bf1bd786f22eaf14107e0b66f",
@@ -1518,6 +1652,8 @@ export interface operations {
                      *       "createdAt": "2026-11-21T16:04:11.902Z",
                      *       "updatedAt": "2026-11-22T07:58:40.215Z",
                      *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
                      *       "lastTest": null,
                      *       "secret": "whsec_mLVuwVFWc8rYW57f_C_k6lEdMhiwkSDnJ8ZabZZcQrU"
                      *     }
@@ -1913,9 +2049,11 @@ export const deliveryStateValues: ReadonlyArray<FlattenedDeepRequired<components
 export const deliveryProgressValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryProgress"]> = ["queued", "sending", "retrying", "delivered", "failed", "disabled"];
 export const deliveryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryKind"]> = ["order_event", "webhook_test", "payout_callback"];
 export const deliveryErrorClassValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryErrorClass"]> = ["timeout", "connection_refused", "connection_reset", "dns_failure", "tls_error", "destination_not_allowed", "network_error"];
-export const deliveryEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryEventType"]> = ["order.created", "order.paid", "order.payment_review_required", "webhook.test", "payout.completed"];
+export const deliveryEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryEventType"]> = ["order.created", "order.paid", "order.payment_review_required", "webhook.test", "payout.completed", "webhook_endpoint.failing", "webhook_endpoint.disabled", "webhook_endpoint.recovered"];
 export const recoverDeliveriesRequestIncludeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecoverDeliveriesRequest"]["include"]> = ["failed", "all"];
+export const webhookEndpointBaseDisabledReasonOneOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointBase"]["disabledReason"]> = ["requested", "gone", "failing"];
 export const deliveryAttemptOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryAttempt"]["outcome"]> = ["response", "error"];
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
 export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReviewReason"]> = ["order_cancelled", "deposit_revoked", "late_or_missing_inclusion"];
 export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];
+export const webhookEndpointDisabledDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledData"]["reason"]> = ["gone", "failing"];

@@ -135,7 +135,9 @@ export interface paths {
         /**
          * List order events
          * @description Lists every order event of the tenant environment, newest first, whether or not a
-         *     webhook delivery was made. Requires the `orders_read` permission.
+         *     webhook delivery was made, and the operational events about its webhook endpoints
+         *     (`webhook_endpoint.failing`, `webhook_endpoint.disabled`,
+         *     `webhook_endpoint.recovered`). Requires the `orders_read` permission.
          *
          *     - This is the merchant's recovery path for failed or missed notifications. A missing
          *       delivery row does not prove that no order changed: without an active endpoint at
@@ -173,8 +175,9 @@ export interface paths {
          * @description Streams the events of the tenant environment of the key as they are recorded, as
          *     Server-Sent Events (`text/event-stream`, the WHATWG HTML "server-sent events" format
          *     that `EventSource` reads). Requires the `orders_read` permission. It carries the
-         *     order events (`order.created`, `order.paid`, `order.payment_review_required`) and
-         *     `webhook.test` events, never payout callbacks. This is what
+         *     order events (`order.created`, `order.paid`, `order.payment_review_required`), the
+         *     operational events (`webhook_endpoint.failing`, `webhook_endpoint.disabled`,
+         *     `webhook_endpoint.recovered`) and `webhook.test` events, never payout callbacks. This is what
          *     `payments-webhooks listen` reads to forward events to a receiver on a laptop.
          *
          *     - The stream opens with a message that carries only an `id` (after the comment
@@ -221,6 +224,13 @@ export interface components {
          * @enum {string}
          */
         OrderEventType: "order.created" | "order.paid" | "order.payment_review_required";
+        /** @description The type of an event of the feed; an order event type or an operational one. */
+        FeedEventType: components["schemas"]["OrderEventType"] | components["schemas"]["OperationalEventType"];
+        /**
+         * @description The type of an operational event about a webhook endpoint's health.
+         * @enum {string}
+         */
+        OperationalEventType: "webhook_endpoint.failing" | "webhook_endpoint.disabled" | "webhook_endpoint.recovered";
         /**
          * @description An error, as `application/problem+json` (RFC 9457). `type` is a stable URI that
          *     clients may switch on; `title` is its fixed summary; `detail` says what went wrong
@@ -293,6 +303,8 @@ export interface components {
         PaymentStatus: "unpaid" | "partially_paid" | "paid" | "review_required";
         /** @description An order event (the events feed lists these). */
         OrderEvent: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"];
+        /** @description An event of the feed (`GET /v2/events` and its stream), an order event or an operational event. */
+        FeedEvent: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"] | components["schemas"]["WebhookEndpointFailingEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointRecoveredEvent"];
         /**
          * @description Order lifecycle status (not the payment state). `open` from creation; it can still read
          *     `open` after payment is made, so never fulfil on it: read `paymentStatus`. `cancelled`
@@ -447,8 +459,8 @@ export interface components {
         StreamCursor: string;
         /** @description A page of order events, newest first. */
         EventPage: {
-            /** @description Order events, newest first; at most `limit`. */
-            data: components["schemas"]["OrderEvent"][];
+            /** @description Order and operational events, newest first; at most `limit`. */
+            data: components["schemas"]["FeedEvent"][];
             /** @description Cursor of the next (older) page, or `null` on the last page. */
             nextCursor: string | null;
         };
@@ -592,6 +604,113 @@ export interface components {
             apiVersion: "v2";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["OrderPaymentReviewRequiredEventData"];
+        };
+        /**
+         * @description A tenant environment.
+         * @enum {string}
+         */
+        Environment: "test" | "live";
+        /**
+         * @description The endpoint an operational event is about. It is never sent to that endpoint: only to
+         *     the environment's other active endpoints whose `eventTypes` name the event's type.
+         */
+        WebhookEndpointHealthData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+        };
+        /**
+         * @description `webhook_endpoint.failing`: the endpoint failed 4 attempts in a row
+         *     (`x-failing-after`). Sent once per run of failures; a success ends the run
+         *     (`webhook_endpoint.recovered`).
+         */
+        WebhookEndpointFailingEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.failing";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointHealthData"];
+        };
+        /** @description Data of `webhook_endpoint.disabled`, the fields of `WebhookEndpointHealthData` and why and when it was disabled. */
+        WebhookEndpointDisabledData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /**
+             * @description `gone`: the endpoint answered `410`. `failing`: every attempt failed for the disable period.
+             * @enum {string}
+             */
+            reason: "gone" | "failing";
+            /** @description Time of the disable. */
+            disabledAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description `webhook_endpoint.disabled`: the service disabled the endpoint, `reason` `gone` (it
+         *     answered `410 Gone`) or `failing` (every attempt failed for `WEBHOOK_DISABLE_AFTER`, 5
+         *     days by default, and at least 10 attempts). The endpoint stays disabled; see "After a
+         *     disable" in the management API.
+         */
+        WebhookEndpointDisabledEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.disabled";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointDisabledData"];
+        };
+        /** @description Data of `webhook_endpoint.recovered`, the fields of `WebhookEndpointHealthData` and when it succeeded again. */
+        WebhookEndpointRecoveredData: {
+            /** @description Id of the endpoint the event is about. */
+            endpointId: string;
+            environment: components["schemas"]["Environment"];
+            /**
+             * Format: uri
+             * @description The endpoint's destination URL when the event was raised.
+             */
+            url: string;
+            /** @description Start of the run of failed attempts (its first failed attempt). */
+            failingSince: components["schemas"]["Timestamp"];
+            /** @description Failed attempts in a row to the endpoint, all its deliveries counted. */
+            consecutiveFailures: number;
+            /** @description Status of the latest failed attempt; absent when it had no answer (timeout, network error). */
+            lastStatusCode?: number;
+            /** @description Time of the successful attempt. */
+            recoveredAt: components["schemas"]["Timestamp"];
+        };
+        /** @description `webhook_endpoint.recovered`: the first successful attempt after `webhook_endpoint.failing`. */
+        WebhookEndpointRecoveredEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook_endpoint.recovered";
+            /** @constant */
+            apiVersion: "v2";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["WebhookEndpointRecoveredData"];
         };
     };
     responses: {
@@ -947,10 +1066,10 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description Only events of this type. Omit it for every order event.
+                 * @description Only events of this type. Omit it for every order and operational event.
                  * @example order.paid
                  */
-                type?: components["schemas"]["OrderEventType"];
+                type?: components["schemas"]["FeedEventType"];
             };
             header?: {
                 /**
@@ -1067,6 +1186,7 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const orderEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventType"]> = ["order.created", "order.paid", "order.payment_review_required"];
+export const operationalEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperationalEventType"]> = ["webhook_endpoint.failing", "webhook_endpoint.disabled", "webhook_endpoint.recovered"];
 export const paymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PaymentStatus"]> = ["unpaid", "partially_paid", "paid", "review_required"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["open", "cancelled"];
 export const orderPaymentStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderPayment"]["status"]> = ["pending", "completed", "revoked"];
@@ -1074,3 +1194,5 @@ export const reviewReasonValues: ReadonlyArray<FlattenedDeepRequired<components>
 export const transactionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TransactionStatus"]> = ["pending", "completed", "cancelled", "active", "revoked", "pending_confirmation", "refunded"];
 export const destinationRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DestinationRule"]> = ["invalid-url", "https-required", "port-443-required", "no-credentials", "no-fragment", "loopback-address", "private-address", "link-local-address", "cgnat-address", "multicast-address", "reserved-address", "ipv6-not-supported", "unresolvable-host"];
 export const orderEventDataStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderEventData"]["status"]> = ["open", "unpaid", "partially_paid", "paid", "review_required"];
+export const environmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Environment"]> = ["test", "live"];
+export const webhookEndpointDisabledDataReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEndpointDisabledData"]["reason"]> = ["gone", "failing"];

@@ -31,7 +31,7 @@ import { signatureHeader } from '../../signing/signature.ts';
 import { createManagementClient } from '../../client/api.ts';
 import { newDeliveryId, newEndpointId, newEnvironmentId, newEventId, newTenantId } from '../../server/domain/ids.ts';
 import { createSecretBox } from '../../server/domain/secrets.ts';
-import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../server/domain/model.ts';
+import { HEALTHY, type DeliveryRecord, type EndpointRecord, type EnvironmentRecord, type EventRecord } from '../../server/domain/model.ts';
 import type { Store } from '../../server/domain/store.ts';
 import { cpuShare, cpuSnapshot, describeShare, type CpuShare, type CpuSnapshot } from './cpu.ts';
 import { machine, startServer, type RunningServer } from './lib.ts';
@@ -189,7 +189,7 @@ async function seedEndpoints(store: Store, count: number): Promise<EndpointRecor
     for (let i = 0; i < count; i++) {
       const tenant = { id: newTenantId(), name: `Bench ${i}`, createdAt: now };
       const env: EnvironmentRecord = { id: newEnvironmentId(), tenantId: tenant.id, name: 'test', walletBalance: '0', callbackSecretEnc: box.seal(SECRET), createdAt: now };
-      const ep: EndpointRecord = { id: newEndpointId(), environmentId: env.id, url: `${receiver.url}/${i}`, secretEnc: box.seal(SECRET), signatureScheme: 'service-signature', eventTypes: null, maxPerSecond: null, active: true, version: 1, lastTestDeliveryId: null, createdAt: now, updatedAt: now, disabledAt: null };
+      const ep: EndpointRecord = { id: newEndpointId(), environmentId: env.id, url: `${receiver.url}/${i}`, secretEnc: box.seal(SECRET), signatureScheme: 'service-signature', eventTypes: null, maxPerSecond: null, active: true, version: 1, lastTestDeliveryId: null, createdAt: now, updatedAt: now, disabledAt: null, ...HEALTHY };
       await tx.tenants.insertTenant(tenant);
       await tx.tenants.insertEnvironment(env);
       await tx.endpoints.insert(ep);

@@ -107,7 +107,7 @@ async function measure(name: string, writer: RunningServer, reader: RunningServe
     const ids = new Map<string, number>();
     for (let cursor: string | undefined, more = true; more; ) {
       const page = await orders.GET('/v2/events', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } });
-      for (const e of page.data!.data) if (created.has(e.data.orderId)) ids.set(e.id, Date.parse(e.createdAt));
+      for (const e of page.data!.data) if ('orderId' in e.data && created.has(e.data.orderId)) ids.set(e.id, Date.parse(e.createdAt));
       cursor = page.data!.nextCursor ?? undefined;
       more = cursor !== undefined;
     }

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { newDeliveryId, newEndpointId, newEnvironmentId, newEventId, newTenantId } from '../../server/domain/ids.ts';
 import { createSecretBox } from '../../server/domain/secrets.ts';
-import type { DeliveryRecord, EndpointRecord, EnvironmentRecord, EventRecord } from '../../server/domain/model.ts';
+import { HEALTHY, type DeliveryRecord, type EndpointRecord, type EnvironmentRecord, type EventRecord } from '../../server/domain/model.ts';
 import { createTestDatabase } from '../../server/store/postgres/testing.ts';
 import { openPostgresStore } from '../../server/store/postgres/store.ts';
 import { checkSettings, positiveIntSetting } from '../lib/settings.ts';
@@ -59,7 +59,7 @@ try {
   const now = Date.now();
   const tenant = { id: newTenantId(), name: 'Bench rate cap', createdAt: now };
   const env: EnvironmentRecord = { id: newEnvironmentId(), tenantId: tenant.id, name: 'test', walletBalance: '0', callbackSecretEnc: box.seal(SECRET), createdAt: now };
-  const ep: EndpointRecord = { id: newEndpointId(), environmentId: env.id, url, secretEnc: box.seal(SECRET), signatureScheme: 'service-signature', eventTypes: null, maxPerSecond: RATE, active: true, version: 1, lastTestDeliveryId: null, createdAt: now, updatedAt: now, disabledAt: null };
+  const ep: EndpointRecord = { id: newEndpointId(), environmentId: env.id, url, secretEnc: box.seal(SECRET), signatureScheme: 'service-signature', eventTypes: null, maxPerSecond: RATE, active: true, version: 1, lastTestDeliveryId: null, createdAt: now, updatedAt: now, disabledAt: null, ...HEALTHY };
   await store.transaction(async (tx) => {
     await tx.tenants.insertTenant(tenant);
     await tx.tenants.insertEnvironment(env);

@@ -19,7 +19,7 @@ const addFormats: FormatsPlugin = typeof formatsModule === 'function' ? formatsM
 const EXAMPLE_SECRET = 'whsec_RG9jc09ubHlfRXhhbXBsZV9TZWNyZXRfMzJfYnl0ZXM';
 const SIGNATURE = /^t=([0-9]{1,12}),v1=([0-9a-f]{64})$/;
 
-const MESSAGES = ['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'webhookTest', 'payoutCompleted'] as const;
+const MESSAGES = ['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'webhookTest', 'payoutCompleted', 'webhookEndpointFailing', 'webhookEndpointDisabled', 'webhookEndpointRecovered'] as const;
 
 interface MessageExample {
   name: string;
@@ -72,7 +72,7 @@ describe('webhooks.asyncapi.yaml', () => {
       components: { messages: Record<string, { payload?: { $ref: string }; headers?: { $ref: string }; examples?: unknown[] }> };
     };
     expect(raw.asyncapi).toBe('3.0.0');
-    expect(Object.keys(raw.channels.orderWebhooks?.messages ?? {})).toEqual(['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'webhookTest']);
+    expect(Object.keys(raw.channels.orderWebhooks?.messages ?? {})).toEqual(['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'webhookTest', 'webhookEndpointFailing', 'webhookEndpointDisabled', 'webhookEndpointRecovered']);
     expect(Object.keys(raw.channels.payoutCompleted?.messages ?? {})).toEqual(['payoutCompleted']);
     expect(raw.operations.sendOrderWebhook).toMatchObject({ action: 'send', channel: { $ref: '#/channels/orderWebhooks' }, bindings: { http: { method: 'POST' } } });
     expect(raw.operations.sendPayoutCompletedCallback).toMatchObject({ action: 'send', channel: { $ref: '#/channels/payoutCompleted' }, bindings: { http: { method: 'POST' } } });

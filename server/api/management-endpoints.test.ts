@@ -37,6 +37,8 @@ describe('POST /v2/webhooks/endpoints', () => {
       createdAt: expect.stringMatching(ISO),
       updatedAt: created.createdAt,
       disabledAt: null,
+      disabledReason: null,
+      failingSince: null,
       lastTest: null,
       secret: expect.stringMatching(SECRET),
     });
@@ -241,7 +243,7 @@ describe('PATCH /v2/webhooks/endpoints/{endpointId} and rotate-secret', () => {
     const v3Order = await createOrder(t);
     expect(await deliveryOfOrder(m, v3Order)).toMatchObject({ state: 'pending', endpointVersion: 3 });
     const disabled = ok(await patch(m, created.id, { active: false }));
-    expect(disabled).toMatchObject({ id: created.id, active: false, version: 4, disabledAt: disabled.updatedAt, url: hookUrl('/webhooks-v2') });
+    expect(disabled).toMatchObject({ id: created.id, active: false, version: 4, disabledAt: disabled.updatedAt, disabledReason: 'requested', url: hookUrl('/webhooks-v2') });
     expect(await deliveryOfOrder(m, v3Order)).toMatchObject({ state: 'disabled', endpointVersion: 3 });
 
     // Without an active endpoint an order gets no delivery, and the activity stays visible.

@@ -76,6 +76,7 @@ export const managementHandlers: HandlersFor<operations> = {
       since: Date.parse(body.since),
       until: body.until === undefined ? services.clock.now() : Date.parse(body.until),
       include: body.include ?? 'failed',
+      ...(body.missedBy === undefined ? {} : { missedBy: body.missedBy }),
     });
     const at = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
     return { status: 202, body: { recovered: r.recovered, lastDueAt: at(r.lastDueAt), nextSince: at(r.nextSince) } };

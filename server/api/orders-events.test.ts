@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordPayoutCallback, recordTestEvent } from '../domain/events.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { allEvents, deposit, HEX64, ISO, type Order, type OrderEvent, orderTesting, receiver, txHash, USD_ONLY, WITH_TOKEN } from './testing/orders.ts';
+import { allEvents, orderEventsOf, deposit, HEX64, ISO, type Order, type OrderEvent, orderTesting, receiver, txHash, USD_ONLY, WITH_TOKEN } from './testing/orders.ts';
 import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 
 let server: TestServer;
@@ -26,7 +26,7 @@ describe('GET /v2/events', () => {
     for (;;) {
       const r = await t.orders.GET('/v2/events', { params: { query: { limit: 5, ...(cursor ? { cursor } : {}) } } });
       expect(r.response.status).toBe(200);
-      pages.push(r.data!.data);
+      pages.push(orderEventsOf(r.data!.data));
       if (r.data!.nextCursor === null) break;
       expect(r.data!.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
       cursor = r.data!.nextCursor;

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/types/orders.ts';
 import { startTestServer, type TestServer, type TestTenant } from '../testing/harness.ts';
+import { orderEventsOf } from './testing/orders.ts';
 
 type OrderEvent = components['schemas']['OrderEvent'];
 
@@ -36,7 +37,7 @@ async function post(t: TestTenant, text: string, key?: string): Promise<Answer> 
 async function createdEvents(t: TestTenant): Promise<OrderEvent[]> {
   const r = await t.orders.GET('/v2/events', { params: { query: { type: 'order.created', limit: 100 } } });
   expect(r.response.status).toBe(200);
-  return r.data!.data;
+  return orderEventsOf(r.data!.data);
 }
 
 const BODY = { merchantReference: 'cart-idem', amountMinor: 4999, assetId: 'USDC', networkId: 'ethereum', amountBaseUnits: '49990000' };

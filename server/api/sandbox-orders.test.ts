@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE_BASE } from '../../generated/problem-types.ts';
 import type { components } from '../../generated/types/orders.ts';
 import { startTestServer, type TestServer } from '../testing/harness.ts';
-import { type Clients, type CreateOrderRequest, deposit, HEX64, ISO, type Order, type OrderEvent, orderTesting, txHash } from './testing/orders.ts';
+import { type Clients, type CreateOrderRequest, deposit, HEX64, ISO, type Order, type OrderEvent, orderEventsOf, orderTesting, txHash } from './testing/orders.ts';
 import { expectProblem, keyOf, sendRaw } from '../testing/raw-http.ts';
 
 type ReviewReason = components['schemas']['ReviewReason'];
@@ -43,7 +43,7 @@ async function getOrder(c: Pick<Clients, 'orders'>, orderId: string): Promise<Or
 async function events(c: Pick<Clients, 'orders'>): Promise<OrderEvent[]> {
   const r = await c.orders.GET('/v2/events', { params: { query: { limit: 100 } } });
   expect(r.response.status).toBe(200);
-  return r.data!.data;
+  return orderEventsOf(r.data!.data);
 }
 
 let server: TestServer;

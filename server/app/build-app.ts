@@ -119,6 +119,8 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
     maxPerEndpointLimit: config.endpointConcurrency.max,
     healthyLatencyMs: config.endpointConcurrency.healthyMs,
     onAttempt: (r) => metrics.attempt(r),
+    disableAfterMs: config.disableAfterMs,
+    onHealth: (o) => metrics.endpointHealth(o),
     ...(tracer ? { tracer: attemptTracer(tracer) } : {}),
     ...(thread !== null ? { sender: sendFromThread(thread) } : {}),
     ...opts.delivery,

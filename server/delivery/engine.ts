@@ -2,6 +2,7 @@
 // destination policy) and one worker on the store's queue. server/app/build-app.ts starts it with
 // the app and stops it (draining in-flight attempts) on shutdown.
 import type { Services } from '../domain/context.ts';
+import { DEFAULT_DISABLE_AFTER_MS, recordEndpointAttempts, type HealthOutcome } from '../domain/endpoints/health.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
 import { createSender, type Sender, type SenderOptions } from './sender.ts';
 import { realTimers } from '../timers.ts';
@@ -43,6 +44,10 @@ export interface DeliveryEngineOptions {
   onAttempt?: DeliveryWorkerOptions['onAttempt'];
   /** Traces each attempt (tracing on: observability/tracing/delivery.ts). */
   tracer?: DeliveryWorkerOptions['tracer'];
+  /** WEBHOOK_DISABLE_AFTER: how long every attempt must fail before the endpoint is disabled (default 5 days). */
+  disableAfterMs?: number;
+  /** Told of what each endpoint-health write did (the operator's metrics count the operational events). */
+  onHealth?: (o: HealthOutcome) => void;
   /** How often the watchdog looks (watchdog.ts; default WATCHDOG_MS, 0: no watchdog). */
   watchdogMs?: number;
   watchdogTimers?: Timers;
@@ -87,6 +92,10 @@ export function createDeliveryEngine(services: Services, opts: DeliveryEngineOpt
       ...(opts.timers !== undefined ? { timers: opts.timers } : {}),
       ...(opts.schedule !== undefined ? { schedule: opts.schedule } : {}),
       ...(opts.onAttempt !== undefined ? { onAttempt: opts.onAttempt } : {}),
+      health: {
+        record: (attempts) => recordEndpointAttempts({ store: services.store, clock: services.clock, policy: { disableAfterMs: opts.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS } }, attempts),
+        ...(opts.onHealth ? { onOutcome: opts.onHealth } : {}),
+      },
     });
   } catch (err) {
     void sender.close();

@@ -74,6 +74,7 @@ import { resolveLimits, type LimitOptions } from './worker/limits.ts';
 import { createPump, type Pump } from './worker/pump.ts';
 import { queueHealth } from './worker/queue-health.ts';
 import { createSweep, type Sweep } from './worker/sweep.ts';
+import { createEndpointHealth, type EndpointHealth, type EndpointHealthDeps } from './worker/endpoint-health.ts';
 import { realTimers, type Timers } from '../timers.ts';
 
 export { DEFAULT_LEASE_MARGIN_MS, MIN_LEASE_MARGIN_MS, PREFETCH_MAX_WAIT_MS, SEND_MARGIN_MS, SLOW_AFTER_MS, SLOW_CONCURRENCY } from './worker/limits.ts';
@@ -106,6 +107,8 @@ export interface DeliveryWorkerOptions extends LimitOptions {
   onAttempt?: (result: AttemptResult) => void;
   /** Traces each attempt (tracing on); absent, nothing is traced. */
   tracer?: AttemptTracer;
+  /** Endpoint health (issue 69): told of every attempt to an endpoint; absent, no health is kept. */
+  health?: Omit<EndpointHealthDeps, 'timers' | 'clock' | 'log' | 'holdMs'>;
 }
 
 export interface DeliveryWorker {
@@ -140,6 +143,7 @@ interface Parts {
   pump: Pump;
   sweep: Sweep;
   completer: Completer;
+  endpoints: EndpointHealth | null;
   giveBack: GiveBack;
   timers: Timers;
   log: Logger;
@@ -157,6 +161,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   const queue = queueState.observe(store.queue);
   const giveBack = giveBackTo(queue, owner, log);
   const health = destinationHealth();
+  const endpoints: EndpointHealth | null = opts.health ? createEndpointHealth({ ...opts.health, timers, clock, log, holdMs: limits.leaseMs }) : null;
   const openSecret = boundedMemo(SECRET_CACHE_SIZE, (sealed) => opts.secrets.open(sealed));
   const pace = createPace();
   /** The one timer that dispatches again when a destination held back by its pace opens. */
@@ -192,7 +197,14 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
 
   /** Sends one attempt; once answered, frees its slot and hands it to the completer. */
   async function send(slot: Sending): Promise<void> {
+    if (endpoints?.gone(slot.lease.dest)) {
+      // Its endpoint answered 410 and is being disabled: not sent; the lease runs out, by when the delivery is disabled.
+      dispatcher.letGo(slot.lease);
+      dispatcher.freeSlot(slot);
+      return;
+    }
     const done = await attempt(slot.lease, slot.abort.signal);
+    endpoints?.answered(slot.lease, done.completion.result);
     if (slot.abandoned) {
       log.info(attemptFields(slot.lease), 'attempt abandoned at shutdown; the delivery was released for another worker');
       dispatcher.letGo(slot.lease);
@@ -245,7 +257,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     settle(done, ok, message) {
       dispatcher.letGo(done.lease);
       logOutcome(log, done, ok, message);
-      if (ok) opts.onAttempt?.(done.completion.result);
+      if (ok) {
+        opts.onAttempt?.(done.completion.result);
+        endpoints?.observe(done.lease, done.completion.result);
+      }
     },
   });
 
@@ -265,7 +280,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     stop(stopOpts = {}) {
       started = true; // a stopped worker does not start again
       if (paceTimer !== null) timers.clearTimeout(paceTimer.handle);
-      const parts: Parts = { dispatcher, pump, sweep, completer, giveBack, timers, log, unsubscribe };
+      const parts: Parts = { dispatcher, pump, sweep, completer, endpoints, giveBack, timers, log, unsubscribe };
       stopping ??= drain(parts, stopOpts.graceMs ?? limits.timeoutMs + 2_000).then(() => log.info('delivery worker stopped'));
       return stopping;
     },
@@ -315,6 +330,7 @@ async function drain(p: Parts, graceMs: number): Promise<void> {
   // dropped; its leases expire and the deliveries are sent again (at-least-once).
   await within(p.timers, RECORD_GRACE_MS, p.completer.idle());
   const dropped = p.completer.abandon();
+  if (p.endpoints) await within(p.timers, RECORD_GRACE_MS, p.endpoints.idle());
   if (dropped > 0) p.log.warn({ dropped }, 'attempts left unrecorded at shutdown (the store did not answer); their deliveries will be sent again');
 }
 

@@ -80,7 +80,7 @@ async function insertDelivery(
 }
 
 /** A new delivery of the event, due at once, without its target. */
-function newDelivery(event: EventRecord, kind: DeliveryKind): UntargetedDelivery {
+export function newDelivery(event: EventRecord, kind: DeliveryKind): UntargetedDelivery {
   return {
     id: newDeliveryId(event.createdAt),
     environmentId: event.environmentId,

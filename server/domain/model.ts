@@ -1,11 +1,12 @@
 // The domain's model: the records the domain works with and the vocabulary they use. Every
 // enum comes from the contract (generated/ from spec/), so a value added to the spec reaches
 // the code through `npm run generate`; the Store (its port: domain/store.ts) persists these records.
+import { createHash } from 'node:crypto';
 import type { components as ManagementSchemas } from '../../generated/types/management.ts';
 import type { components as OrderSchemas } from '../../generated/types/orders.ts';
 import type { components as TransactionSchemas } from '../../generated/types/transactions.ts';
 import { environmentValues } from '../../generated/types/management.ts';
-import { orderEventTypeValues } from '../../generated/types/orders.ts';
+import { operationalEventTypeValues, orderEventTypeValues } from '../../generated/types/orders.ts';
 import { PERMISSIONS, ROUTABLE_EVENT_TYPES, type MemberRole, type Permission, type RoutableEventType } from '../../generated/vocabulary.ts';
 
 type Management = ManagementSchemas['schemas'];
@@ -29,6 +30,12 @@ export type EventType = Management['DeliveryEventType'];
 export type OrderEventType = Orders['OrderEventType'];
 /** The order events, the only events the feed lists (never webhook.test or payout callbacks). */
 export const ORDER_EVENT_TYPES: readonly OrderEventType[] = orderEventTypeValues;
+/** The operational events about an endpoint's health (issue 69): sent only to endpoints that name them. */
+export type OperationalEventType = Orders['OperationalEventType'];
+export const OPERATIONAL_EVENT_TYPES: readonly OperationalEventType[] = operationalEventTypeValues;
+/** What the feed lists: the order events and the operational ones. */
+export type FeedEventType = Orders['FeedEventType'];
+export const FEED_EVENT_TYPES: readonly FeedEventType[] = [...ORDER_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES];
 /** The event types an endpoint can subscribe to (the AsyncAPI's routable messages). */
 export type { RoutableEventType };
 export const ROUTABLE_TYPES: readonly RoutableEventType[] = ROUTABLE_EVENT_TYPES;
@@ -39,6 +46,19 @@ export const ROUTABLE_TYPES: readonly RoutableEventType[] = ROUTABLE_EVENT_TYPES
 export function receives(eventTypes: readonly string[] | null, type: string): boolean {
   return eventTypes === null || eventTypes.includes(type);
 }
+/**
+ * The fan-out's delivery ids (issue 68): the event's delivery id goes to the first endpoint by
+ * id; every other one gets an id derived from it and the endpoint's, so one statement can write
+ * them all (store/fan-out.ts writes the same rule in SQL) and an id is never reused: ids stay
+ * `dlv_` + 26 Crockford letters, time first (FAN_OUT_ID_HEAD kept), and 16 hexadecimal capitals
+ * are in the Crockford alphabet.
+ */
+export function fanOutDeliveryId(id: string, endpointId: string, rank: number): string {
+  if (rank === 1) return id;
+  return id.slice(0, FAN_OUT_ID_HEAD) + createHash('md5').update(id + endpointId).digest('hex').slice(0, 16).toUpperCase();
+}
+/** `dlv_` and the 10 letters of time that a derived id keeps. */
+export const FAN_OUT_ID_HEAD = 14;
 export type DeliveryKind = Management['DeliveryKind'];
 export type DeliveryState = Management['DeliveryState'];
 export type AttemptOutcome = Management['DeliveryAttempt']['outcome'];
@@ -210,7 +230,25 @@ export interface EndpointRecord {
   createdAt: Millis;
   updatedAt: Millis;
   disabledAt: Millis | null;
+  /** Why it was disabled; null while active (and for endpoints disabled before issue 69: read as requested). */
+  disabledReason: DisabledReason | null;
+  /** The current run of failed attempts (issue 69): its first attempt's time, null after a success. */
+  failingSince: Millis | null;
+  consecutiveFailures: number;
+  /** When webhook_endpoint.failing was raised for the current run; null when it was not (yet). */
+  failingNotifiedAt: Millis | null;
 }
+
+/** The health fields of an endpoint nothing has failed to yet (a new one). */
+export const HEALTHY: Pick<EndpointRecord, 'disabledReason' | 'failingSince' | 'consecutiveFailures' | 'failingNotifiedAt'> = {
+  disabledReason: null,
+  failingSince: null,
+  consecutiveFailures: 0,
+  failingNotifiedAt: null,
+};
+
+/** Why an endpoint was disabled (spec: WebhookEndpointBase.disabledReason). */
+export type DisabledReason = NonNullable<Management['WebhookEndpointBase']['disabledReason']>;
 
 export interface DeliveryRecord {
   id: string;

@@ -139,6 +139,12 @@ export interface EventRepo {
    * read that goes on from the last cursor misses nothing, from any instance.
    */
   streamAfter(environmentId: string, opts: { cursor: string; types: readonly EventType[]; limit: number }): Promise<StreamedEvent[]>;
+  /**
+   * Nothing lost after a disable (issue 69): the events of `types` created in [since, until)
+   * that endpoint `missedBy` has no delivered delivery of and endpoint `to` has no delivery of,
+   * oldest first, at most `limit`.
+   */
+  missed(environmentId: string, q: { missedBy: string; to: string; types: readonly EventType[]; since: Millis; until: Millis; limit: number }): Promise<EventRecord[]>;
 }
 
 /** An event of the stream with the opaque cursor that resumes after it. */
@@ -157,6 +163,12 @@ export interface EndpointRepo {
    */
   insertWithin(e: EndpointRecord, maxActive: number): Promise<boolean>;
   get(environmentId: string, id: string): Promise<EndpointRecord | null>;
+  /**
+   * The endpoint read under a hold of its row until the transaction ends (PostgreSQL's row lock;
+   * SQLite has one writer anyway): a read-modify-write that must not overwrite a concurrent
+   * change (a rotation, an edit) with what it read before it.
+   */
+  getHeld(environmentId: string, id: string): Promise<EndpointRecord | null>;
   /** The environment's active endpoints, newest first. */
   listActive(environmentId: string): Promise<EndpointRecord[]>;
   /** Newest first, disabled ones included. */
@@ -264,7 +276,7 @@ export interface ReadTx {
   tenants: Pick<TenantRepo, 'getTenant' | 'getEnvironment' | 'findEnvironment' | 'getApiKey' | 'getMemberByTokenHash' | 'findServiceAccount' | 'getMember'>;
   transactions: Pick<TransactionRepo, 'get' | 'findByThirdPartyId' | 'listByUser' | 'search' | 'listByOrder'>;
   orders: Pick<OrderRepo, 'get' | 'findIdempotencyKey'>;
-  events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter'>;
+  events: Pick<EventRepo, 'get' | 'list' | 'streamHead' | 'streamAfter' | 'missed'>;
   endpoints: Pick<EndpointRepo, 'get' | 'listActive' | 'list'>;
   deliveries: Pick<DeliveryRepo, 'get' | 'list' | 'attempts' | 'recoverable'>;
   passkeys: Pick<PasskeyRepo, 'getByCredentialId' | 'listByMember'>;
@@ -282,6 +294,8 @@ export interface ClaimedDelivery {
   signatureScheme: SignatureScheme;
   /** The endpoint's rate cap (maxPerSecond); absent: none. */
   maxPerSecond?: number;
+  /** The endpoint's failed attempts in a row when claimed (issue 69); 0 or absent: healthy, or no endpoint. */
+  endpointFailures?: number;
 }
 
 export interface AttemptResult {

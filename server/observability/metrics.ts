@@ -40,6 +40,8 @@ export interface Metrics {
   attempt(result: AttemptResult): void;
   /** The delivery engine's sending thread failed (delivery/thread/thread-sender.ts onThreadLost). */
   senderThreadFailed(): void;
+  /** What one endpoint-health write did (issue 69): operational events raised, endpoints disabled. */
+  endpointHealth(o: { disabled: ReadonlyArray<{ reason: string }>; raised: readonly string[] }): void;
   /** The pruner's batches (retention-metrics.ts). */
   readonly retention: RetentionMetrics;
   /** One store transaction: committed or rolled back, and how long it took. */
@@ -90,6 +92,18 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
   const threadFailures = new Counter({
     name: 'webhook_sender_thread_failures_total',
     help: "Failures of the delivery engine's sending thread (it crashed or could not start); its attempts were sent from the API thread.",
+    registers,
+  });
+  const operationalEvents = new Counter({
+    name: 'webhook_operational_events_total',
+    help: 'Operational events raised about webhook endpoints (webhook_endpoint.failing, .disabled, .recovered), by type.',
+    labelNames: ['type'] as const,
+    registers,
+  });
+  const endpointsDisabled = new Counter({
+    name: 'webhook_endpoints_disabled_total',
+    help: 'Webhook endpoints the service disabled on its own, by reason (gone: a 410 answer; failing: every attempt failed for WEBHOOK_DISABLE_AFTER).',
+    labelNames: ['reason'] as const,
     registers,
   });
   const commitSeconds = new Histogram({
@@ -229,6 +243,10 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
     },
     senderThreadFailed() {
       threadFailures.inc();
+    },
+    endpointHealth(o) {
+      for (const type of o.raised) operationalEvents.inc({ type });
+      for (const d of o.disabled) endpointsDisabled.inc({ reason: d.reason });
     },
     transaction(outcome, seconds) {
       commitChild(outcome).observe(seconds);

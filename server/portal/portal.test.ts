@@ -319,6 +319,32 @@ describe('portal secrets', () => {
     expect(await listEndpoints(server.services, await server.scopeOf(t.tenantId))).toHaveLength(2);
   });
 
+  it('shows a Failing notice on an endpoint in a run of failures, and the reason of one the service disabled (issue 69)', async () => {
+    const t = await server.newTenant();
+    const client = await signedIn(t.memberToken);
+    const { endpointId } = await addEndpoint(client, '/health');
+    const scope = await server.scopeOf(t.tenantId);
+    const record = async () => (await server.services.store.read((tx) => tx.endpoints.get(scope.environmentId, endpointId)))!;
+    const before = await record();
+    await server.services.store.transaction((tx) => tx.endpoints.update({ ...before, failingSince: clock.now(), consecutiveFailures: 5 }));
+    expect((await client.get('/portal/webhooks')).html).toContain('data-testid="endpoint-failing"');
+    const e = await record();
+    await server.services.store.transaction((tx) => tx.endpoints.update({ ...e, active: false, version: e.version + 1, disabledAt: clock.now(), disabledReason: 'gone' }));
+    const page = (await client.get('/portal/webhooks')).html;
+    expect(page).not.toContain('data-testid="endpoint-failing"');
+    expect(/data-testid="disabled-reason">([^]*?)<\/span>/.exec(page)?.[1]).toContain('it answered 410 Gone');
+
+    // Nothing lost: a replacement recovers every event the disabled one missed, through the proof-gated Recover route.
+    const missedOrder = (await t.orders.POST('/v2/orders', { body: { merchantReference: 'missed-while-disabled', amountMinor: 700 } })).data!.orderId;
+    const { endpointId: replacement } = await addEndpoint(client, '/health-2');
+    const cards = (await client.get('/portal/webhooks')).html;
+    expect(cards).toContain('data-testid="recover-missed-form"');
+    const posted = await client.post(`/portal/webhooks/endpoints/${replacement}/recover`, { _csrf: csrfOf(cards), missedBy: endpointId });
+    expect(posted.res.status).toBe(303);
+    const toReplacement = await listDeliveries(server.services, scope, { q: missedOrder, limit: 5 });
+    expect(toReplacement.deliveries.map((d) => d.delivery.endpointId)).toEqual([replacement]);
+  });
+
   it('reveals the secret only in the answer to the POST, with no-store, and never again', async () => {
     const t = await server.newTenant();
     const client = await signedIn(t.memberToken);

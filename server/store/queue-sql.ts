@@ -188,10 +188,15 @@ function slotsLeft(o: ClaimOptions, rows: readonly ClaimedRow[]): number | null 
   return Math.max(0, o.spread.slots - used);
 }
 
-/** Everything an attempt needs beside each claimed delivery `d` and its lease: its event and the sealed secret to sign with. */
+/**
+ * Everything an attempt needs beside each claimed delivery `d` and its lease: its event and the
+ * sealed secret to sign with, and its endpoint's failures in a row (issue 69: only a success to
+ * an endpoint in a run of failures has health to record; a healthy one's costs nothing more).
+ */
 export const CLAIMED_COLUMNS = `CASE WHEN d.endpoint_id IS NOT NULL THEN w.secret_enc ELSE env.callback_secret_enc END AS secret_enc,
          CASE WHEN d.endpoint_id IS NOT NULL THEN w.signature_scheme ELSE 'service-signature' END AS signature_scheme,
          w.max_per_second AS max_per_second,
+         w.consecutive_failures AS endpoint_failures,
          e.id AS e_id, e.environment_id AS e_environment_id, e.type AS e_type, e.payload AS e_payload,
          e.order_id AS e_order_id, e.merchant_reference AS e_merchant_reference,
          e.transaction_id AS e_transaction_id, e.created_at AS e_created_at, e.trace_context AS e_trace_context`;

@@ -162,6 +162,10 @@ export interface EndpointRow<B> {
   created_at: number;
   updated_at: number;
   disabled_at: number | null;
+  disabled_reason: EndpointRecord['disabledReason'];
+  failing_since: number | null;
+  consecutive_failures: number;
+  failing_notified_at: number | null;
 }
 
 /** A delivery's row as written: its lease is the queue's, never part of an INSERT. */
@@ -212,6 +216,8 @@ export type ClaimedRow = DeliveryReadRow & {
   secret_enc: string;
   signature_scheme: ClaimedDelivery['signatureScheme'];
   max_per_second: number | null;
+  /** Null for payout callbacks (no endpoint). */
+  endpoint_failures: number | string | null;
   e_id: string;
   e_environment_id: string;
   e_type: EventRecord['type'];
@@ -441,6 +447,10 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       createdAt: r.created_at,
       updatedAt: r.updated_at,
       disabledAt: r.disabled_at,
+      disabledReason: r.disabled_reason,
+      failingSince: r.failing_since === null ? null : Number(r.failing_since),
+      consecutiveFailures: Number(r.consecutive_failures),
+      failingNotifiedAt: r.failing_notified_at === null ? null : Number(r.failing_notified_at),
     }),
     endpointToRow: (e: EndpointRecord): EndpointRow<B> => ({
       id: e.id,
@@ -456,6 +466,10 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       created_at: e.createdAt,
       updated_at: e.updatedAt,
       disabled_at: e.disabledAt,
+      disabled_reason: e.disabledReason,
+      failing_since: e.failingSince,
+      consecutive_failures: e.consecutiveFailures,
+      failing_notified_at: e.failingNotifiedAt,
     }),
     deliveryFromRow: (r: DeliveryReadRow): DeliveryRecord => ({
       id: r.id,
@@ -543,6 +557,7 @@ export function rowMapping<B, J>(d: Dialect<B, J>) {
       secretEnc: r.secret_enc,
       signatureScheme: r.signature_scheme,
       ...(r.max_per_second !== null ? { maxPerSecond: Number(r.max_per_second) } : {}),
+      endpointFailures: r.endpoint_failures === null ? 0 : Number(r.endpoint_failures),
     }),
   };
 }

@@ -41,6 +41,7 @@ import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
 import { FAN_OUT_MUTANTS } from './fan-out.ts';
 import { PENDING_CHANGE_MUTANTS } from './pending-change.ts';
 import { RECOVER_SCOPE_MUTANTS } from './recover-scope.ts';
+import { ENDPOINT_HEALTH_MUTANTS } from './endpoint-health.ts';
 
 export type { ServerMutant } from './mutant.ts';
 
@@ -260,4 +261,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...FAN_OUT_MUTANTS,
   ...PENDING_CHANGE_MUTANTS,
   ...RECOVER_SCOPE_MUTANTS,
+  ...ENDPOINT_HEALTH_MUTANTS,
 ];

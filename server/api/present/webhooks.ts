@@ -36,6 +36,9 @@ export function presentEndpoint({ endpoint: e, environment, lastTest }: Endpoint
     createdAt: isoTime(e.createdAt),
     updatedAt: isoTime(e.updatedAt),
     disabledAt: isoOrNull(e.disabledAt),
+    // Disabled before issue 69 recorded why: by request, the only way there was.
+    disabledReason: e.active ? null : (e.disabledReason ?? 'requested'),
+    failingSince: isoOrNull(e.failingSince),
     lastTest: lastTest === null ? null : { deliveryId: lastTest.deliveryId, eventId: lastTest.eventId, progress: lastTest.progress, at: isoTime(lastTest.at) },
   };
 }

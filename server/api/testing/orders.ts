@@ -12,6 +12,12 @@ import type { TestServer } from '../../testing/harness.ts';
 export type Order = components['schemas']['Order'];
 export type OrderPayment = components['schemas']['OrderPayment'];
 export type OrderEvent = components['schemas']['OrderEvent'];
+export type FeedEvent = components['schemas']['FeedEvent'];
+
+/** The order events of a feed page (the feed also lists operational events, issue 69). */
+export function orderEventsOf(items: readonly FeedEvent[]): OrderEvent[] {
+  return items.filter((e): e is OrderEvent => e.type.startsWith('order.'));
+}
 export type CreateOrderRequest = components['schemas']['CreateOrderRequest'];
 export type Clients = ReturnType<TestServer['clientsFor']>;
 
@@ -53,7 +59,7 @@ export async function allEvents(c: Pick<Clients, 'orders'>, query: { type?: Orde
   for (let page = 0; page < 100; page++) {
     const r = await c.orders.GET('/v2/events', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } });
     expect(r.response.status).toBe(200);
-    events.push(...r.data!.data);
+    events.push(...orderEventsOf(r.data!.data));
     if (r.data!.nextCursor === null) return events;
     cursor = r.data!.nextCursor;
   }

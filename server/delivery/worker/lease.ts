@@ -11,7 +11,7 @@ export interface Lease extends ClaimedDelivery {
 
 export function toLease(c: ClaimedDelivery): Lease {
   const dest = c.delivery.endpointId !== null ? `e:${c.delivery.endpointId}` : `u:${c.delivery.url}`;
-  return { delivery: c.delivery, event: c.event, secretEnc: c.secretEnc, signatureScheme: c.signatureScheme, dest, ...(c.maxPerSecond !== undefined ? { maxPerSecond: c.maxPerSecond } : {}) };
+  return { delivery: c.delivery, event: c.event, secretEnc: c.secretEnc, signatureScheme: c.signatureScheme, endpointFailures: c.endpointFailures ?? 0, dest, ...(c.maxPerSecond !== undefined ? { maxPerSecond: c.maxPerSecond } : {}) };
 }
 
 /**

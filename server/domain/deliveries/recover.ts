@@ -8,20 +8,17 @@ import type { EndpointRecord, Millis } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { findActiveEndpoint } from '../endpoints/endpoints.ts';
 import { AppError } from '../errors.ts';
+import { recoverMissed, type RecoveryView } from './missed.ts';
 
 export interface RecoveryRequest {
   since: Millis;
   until: Millis;
   include: 'failed' | 'all';
+  /** A disabled endpoint of the environment: recover the events it missed instead (issue 69, missed.ts). */
+  missedBy?: string;
 }
 
-export interface RecoveryView {
-  recovered: number;
-  /** When the last queued delivery becomes due; null when none was queued. */
-  lastDueAt: Millis | null;
-  /** The since of the next request when more matched than one request queues; null when done. */
-  nextSince: Millis | null;
-}
+export type { RecoveryView };
 
 export async function recoverDeliveries(services: Services, scope: Scope, endpointId: string, req: RecoveryRequest): Promise<RecoveryView> {
   for (const [field, ms] of [['since', req.since], ['until', req.until]] as const) {
@@ -34,6 +31,7 @@ export async function recoverDeliveries(services: Services, scope: Scope, endpoi
       errors: [{ pointer: '/body/until', detail: 'must be later than since' }],
     });
   }
+  if (req.missedBy !== undefined) return recoverMissed(services, scope, endpointId, { since: req.since, until: req.until, missedBy: req.missedBy });
   const delivered = req.include === 'all';
   const query = (eventTypes: EndpointRecord['eventTypes']) => ({ endpointId, since: req.since, until: req.until, delivered, limit: RECOVERY.max + 1, eventTypes });
   // Read outside the write transaction: the scan never holds the writer. Only the endpoint's

@@ -7,7 +7,7 @@
 import { generateSecret } from '../../../signing/signature.ts';
 import { UniqueViolation, type ReadTx, type Tx } from '../store.ts';
 import { MAX_ACTIVE_ENDPOINTS } from '../../../generated/vocabulary.ts';
-import { ROUTABLE_TYPES, type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis, type RoutableEventType, type SignatureScheme } from '../model.ts';
+import { HEALTHY, ROUTABLE_TYPES, type DeliveryRecord, type EndpointRecord, type EnvironmentName, type Millis, type RoutableEventType, type SignatureScheme } from '../model.ts';
 import type { Scope, Services } from '../context.ts';
 import { checkDestination } from '../destination-check.ts';
 import { AppError } from '../errors.ts';
@@ -162,10 +162,12 @@ export async function updateEndpoint(services: Services, scope: Scope, endpointI
       const e = await findActiveEndpoint(tx, scope, endpointId);
       const now = services.clock.now();
       let next: EndpointRecord;
-      if (edit === null) next = await saveNewVersion(tx, e, { active: false, disabledAt: now }, now);
+      if (edit === null) next = await saveNewVersion(tx, e, { active: false, disabledAt: now, disabledReason: 'requested' }, now);
       else {
         const scheme = 'active' in change ? {} : keptVersionEdit(change);
-        if (Object.keys(edit).length > 0) next = await saveNewVersion(tx, e, { ...edit, ...scheme }, now);
+        // A new URL is a new destination: the old one's run of failures is not its.
+        const health = edit.url === undefined ? {} : { failingSince: null, consecutiveFailures: 0, failingNotifiedAt: null };
+        if (Object.keys(edit).length > 0) next = await saveNewVersion(tx, e, { ...edit, ...scheme, ...health }, now);
         else {
           next = { ...e, ...scheme, updatedAt: now };
           await tx.endpoints.update(next);
@@ -221,6 +223,7 @@ export function newEndpointRecord(services: Services, environmentId: string, url
     createdAt: now,
     updatedAt: now,
     disabledAt: null,
+    ...HEALTHY,
   };
 }
 

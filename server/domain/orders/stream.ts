@@ -7,10 +7,10 @@ import { InvalidCursorError } from '../store-errors.ts';
 import type { StreamedEvent } from '../store.ts';
 import type { Scope, Services } from '../context.ts';
 import { AppError } from '../errors.ts';
-import type { EventType } from '../model.ts';
+import { FEED_EVENT_TYPES, type EventType } from '../model.ts';
 
-/** The types the stream carries: order events and webhook.test, never payout callbacks. */
-export const STREAM_EVENT_TYPES: readonly EventType[] = ['order.created', 'order.paid', 'order.payment_review_required', 'webhook.test'];
+/** The types the stream carries: order events, the operational events (issue 69) and webhook.test, never payout callbacks. */
+export const STREAM_EVENT_TYPES: readonly EventType[] = [...FEED_EVENT_TYPES, 'webhook.test'];
 
 /** How the stream waits; real timers in production, tests may drive their own. */
 export interface StreamTimers {

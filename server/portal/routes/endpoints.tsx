@@ -10,7 +10,7 @@ import { WEBHOOK_URL_MAX_LENGTH } from '../../../generated/vocabulary.ts';
 import type { Services } from '../../domain/context.ts';
 import { checkDestination } from '../../domain/destination-check.ts';
 import { isAppError, type AppError } from '../../domain/errors.ts';
-import { createEndpoint, getEndpoint, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../../domain/endpoints/endpoints.ts';
+import { createEndpoint, getEndpoint, listEndpoints, rotateEndpointSecret, sendTestWebhook, updateEndpoint } from '../../domain/endpoints/endpoints.ts';
 import type { EndpointRecord, SignatureScheme } from '../../domain/model.ts';
 import { webhookSignatureSchemeValues } from '../../../generated/types/management.ts';
 import type { PortalEnv } from '../env.ts';
@@ -241,7 +241,16 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
   gated(portal, services, '/webhooks/endpoints/:endpointId/recover', async (c) => {
     const endpoint = await activeEndpoint(c);
     if (endpoint instanceof Response) return endpoint;
-    const hours = (await formFields(c)).hours ?? '';
+    const fields = await formFields(c);
+    if (fields.missedBy !== undefined) {
+      // Nothing lost (issue 69): everything the disabled endpoint missed since it was created.
+      const missed = (await listEndpoints(services, c.var.viewer.scope)).find((v) => v.endpoint.id === fields.missedBy && !v.endpoint.active);
+      if (!missed) return messageResponse(c, c.var.viewer, { heading: 'Unknown endpoint', detail: 'Choose one of the disabled endpoints offered. Nothing was changed.' }, 400);
+      const now = services.clock.now();
+      await recoverDeliveries(services, c.var.viewer.scope, endpoint.id, { since: missed.endpoint.createdAt, until: now + 1, include: 'failed', missedBy: missed.endpoint.id });
+      return c.redirect('/portal/webhooks?done=recovered#activity', 303);
+    }
+    const hours = fields.hours ?? '';
     // Own keys only: `in` would take `constructor` and the other names every object inherits.
     if (!Object.hasOwn(RECOVER_PERIODS, hours)) {
       return messageResponse(c, c.var.viewer, { heading: 'Unknown period', detail: 'Choose one of the periods offered. Nothing was changed.' }, 400);

@@ -3,6 +3,8 @@
 // (disabled) endpoints, and the webhook activity of them all.
 import type { DeliveryView } from '../../domain/deliveries/deliveries.ts';
 import type { EndpointView, TestSummary } from '../../domain/endpoints/endpoints.ts';
+import { DEFAULT_DISABLE_AFTER_MS, DISABLE_MIN_FAILURES } from '../../domain/endpoints/health.ts';
+import type { DisabledReason } from '../../domain/model.ts';
 import { MAX_ACTIVE_ENDPOINTS } from '../../../generated/vocabulary.ts';
 import { ActivitySection, activityHref } from './activity.tsx';
 import { RateField, rateLabel } from './rate.tsx';
@@ -45,7 +47,7 @@ function LastTest(props: { lastTest: TestSummary | null }) {
 }
 
 /** `newest`: the first card, the one whose Last test the page polls (one live region per page). */
-function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: string; newest: boolean }) {
+function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: string; newest: boolean; disabled: readonly EndpointView[] }) {
   const e = props.view.endpoint;
   const titleId = `endpoint-title-${e.id}`;
   return (
@@ -59,6 +61,14 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
       <code class="endpoint-url" data-testid="endpoint-url">
         {e.url}
       </code>
+      {e.failingSince === null ? null : (
+        <Notice tone="warning" title="Failing" testId="endpoint-failing">
+          <p>
+            Every attempt since <Time at={e.failingSince} /> failed ({e.consecutiveFailures} in a row). Deliveries are retried; an endpoint that answers 410, or
+            keeps failing ({Math.round(DEFAULT_DISABLE_AFTER_MS / 86_400_000)} days by default, and {DISABLE_MIN_FAILURES} attempts), is disabled.
+          </p>
+        </Notice>
+      )}
       <dl class="facts">
         <div>
           <dt>Version</dt>
@@ -129,6 +139,7 @@ function ActiveEndpoint(props: { view: EndpointView; canManage: boolean; csrf: s
         </form>
       ) : null}
       {props.canManage ? <RecoverForm endpointId={e.id} csrf={props.csrf} /> : null}
+      {props.canManage ? <RecoverMissedForm endpointId={e.id} csrf={props.csrf} disabled={props.disabled} /> : null}
       <p class="muted small">
         The signing secret is shown only once, when the endpoint is created and at each rotation. No copy of it is available here; if it is lost,
         Rotate secret issues a new one.
@@ -162,6 +173,13 @@ function NoEndpoint(props: { canManage: boolean; environment: string }) {
   );
 }
 
+/** Why an endpoint was disabled, as the portal says it (issue 69); after a disable the replacement recovers what it missed (missedBy). */
+const DISABLED_REASON: Readonly<Record<DisabledReason, string>> = {
+  requested: 'disabled by a member',
+  gone: 'disabled by the service: it answered 410 Gone. Create a new endpoint, then recover with missedBy (see the docs)',
+  failing: 'disabled by the service: every attempt failed. Create a new endpoint, then recover with missedBy (see the docs)',
+};
+
 function EarlierEndpoints(props: { views: EndpointView[] }) {
   if (props.views.length === 0) return null;
   return (
@@ -180,8 +198,8 @@ function EarlierEndpoints(props: { views: EndpointView[] }) {
               <span class="badge__label">Disabled</span>
             </span>
             <code>{e.url}</code>
-            <span class="muted small">
-              v{e.version} · disabled <Time at={e.disabledAt} />
+            <span class="muted small" data-testid="disabled-reason">
+              v{e.version} · disabled <Time at={e.disabledAt} /> · {DISABLED_REASON[e.disabledReason ?? 'requested']}
             </span>
             <a class="small" href={activityHref({ endpoint: e.id })}>
               Activity
@@ -211,6 +229,33 @@ function RecoverForm(props: { endpointId: string; csrf: string }) {
       </label>
       <button type="submit" class="button" data-testid="recover">
         Recover
+      </button>
+    </form>
+  );
+}
+
+/**
+ * Nothing lost (issue 69): every event a disabled endpoint missed, sent to this one with its
+ * original id (the same proof-gated Recover route, with missedBy). Offered for endpoints the
+ * service disabled; a member's own disable is offered too (the merchant knows why).
+ */
+function RecoverMissedForm(props: { endpointId: string; csrf: string; disabled: readonly EndpointView[] }) {
+  if (props.disabled.length === 0) return null;
+  return (
+    <form method="post" action={endpointHref(props.endpointId, 'recover')} class="actions" data-testid="recover-missed-form">
+      <CsrfField token={props.csrf} />
+      <label>
+        Every event missed by{' '}
+        <select name="missedBy" data-testid="recover-missed-by">
+          {props.disabled.map(({ endpoint: d }) => (
+            <option value={d.id}>
+              {d.url} ({d.disabledReason ?? 'requested'})
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="button" data-testid="recover-missed">
+        Recover to this endpoint
       </button>
     </form>
   );
@@ -284,7 +329,7 @@ export function WebhooksPage(props: {
         </Notice>
       ) : null}
       {props.active.length > 0 ? (
-        props.active.map((view, i) => <ActiveEndpoint view={view} canManage={props.canManage} csrf={props.csrf} newest={i === 0} />)
+        props.active.map((view, i) => <ActiveEndpoint view={view} canManage={props.canManage} csrf={props.csrf} newest={i === 0} disabled={props.disabled} />)
       ) : (
         <NoEndpoint canManage={props.canManage} environment={props.environment} />
       )}

@@ -12,7 +12,7 @@ import {
 } from '../../domain/ids.ts';
 import { UniqueViolation } from '../../domain/store.ts';
 import type { Store } from '../../domain/store.ts';
-import type { AttemptRecord, DeliveryRecord, EndpointRecord, EnvironmentName, EnvironmentRecord, EventRecord, MemberRecord, OrderRecord, TenantRecord, TransactionRecord } from '../../domain/model.ts';
+import { HEALTHY, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EnvironmentName, type EnvironmentRecord, type EventRecord, type MemberRecord, type OrderRecord, type TenantRecord, type TransactionRecord } from '../../domain/model.ts';
 
 /** 2026-11-22T08:00:00Z, the suite's "now". */
 export const T0 = Date.UTC(2026, 10, 22, 8, 0, 0);
@@ -151,6 +151,7 @@ export function endpointRecord(env: EnvironmentRecord, o: Partial<EndpointRecord
     createdAt: T0,
     updatedAt: T0,
     disabledAt: null,
+    ...HEALTHY,
     ...o,
   };
 }

@@ -53,7 +53,7 @@ export function queueCases(s: () => Store): void {
     await insert(s(), future, now, delivered, callback, failed, early);
     const claimed = await s().queue.claim(opts('worker-a', T0));
     expect(claimed.map((c) => c.delivery.id)).toEqual([early.id, callback.id, now.id]);
-    expect(claimed[0]).toEqual({ delivery: { ...early, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 }, event: w.event, secretEnc: w.ep.secretEnc, signatureScheme: w.ep.signatureScheme });
+    expect(claimed[0]).toEqual({ delivery: { ...early, leaseOwner: 'worker-a', leaseExpiresAt: T0 + 30_000 }, event: w.event, secretEnc: w.ep.secretEnc, signatureScheme: w.ep.signatureScheme, endpointFailures: 0 });
     expect(claimed[1]?.secretEnc).toBe(w.env.callbackSecretEnc);
     expect(claimed[1]?.signatureScheme).toBe('service-signature');
     expect(await s().queue.claim(opts('worker-a', T0))).toEqual([]);
@@ -68,6 +68,11 @@ export function queueCases(s: () => Store): void {
     await s().transaction((tx) => tx.endpoints.update({ ...w.ep, signatureScheme: 'standard-webhooks' }));
     const claimed = await s().queue.claim(opts('worker-a', T0));
     expect(Object.fromEntries(claimed.map((c) => [c.delivery.id, c.signatureScheme]))).toEqual({ [d.id]: 'standard-webhooks', [callback.id]: 'service-signature' });
+    // Issue 69: the endpoint's failures in a row ride with the claim (a payout callback has none).
+    await s().transaction((tx) => tx.endpoints.update({ ...w.ep, signatureScheme: 'standard-webhooks', failingSince: T0, consecutiveFailures: 3 }));
+    await s().queue.release('worker-a', claimed.map((c) => c.delivery.id));
+    const again = await s().queue.claim(opts('worker-a', T0 + 2));
+    expect(Object.fromEntries(again.map((c) => [c.delivery.id, c.endpointFailures]))).toEqual({ [d.id]: 3, [callback.id]: 0 });
   });
 
   it('leases are the queue\'s: inserting a delivery that has one is refused and writes nothing', async () => {
