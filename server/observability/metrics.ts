@@ -19,6 +19,8 @@ export interface Sources {
   inFlight?: () => number;
   /** When this instance's delivery worker last claimed successfully (null: never or no worker). */
   lastClaimAt?: () => number | null;
+  /** The delivery worker's claims and recorded batches, and the deliveries they held. */
+  queueCounts?: () => { claims: number; claimed: number; batches: number; recorded: number };
   /** The store's connections (PostgreSQL): destroyed for a missed deadline, calls refused, listener up. */
   connections?: () => { destroyed: number; refused: number; clientErrors: number; listening: boolean };
   /** The cache of rendered list pages (http/page-cache.ts), when on. */
@@ -147,6 +149,24 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
       this.set(at === null ? -1 : Math.max(0, (opts.clock.now() - at) / 1000));
     },
   });
+  /** A counter the delivery worker keeps: each scrape copies its total. */
+  const workerCount = (name: string, help: string, pick: (c: NonNullable<ReturnType<NonNullable<Sources['queueCounts']>>>) => number): void =>
+    void new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const c = sources.queueCounts?.();
+        if (!c) return;
+        this.reset();
+        this.inc(pick(c));
+      },
+    });
+  // Deliveries per claim and per recorded batch: how well the queue batches (each has a fixed cost).
+  workerCount('webhook_queue_claims_total', "Claims of the delivery worker's queue that succeeded (one statement each, alone or riding with a recorded batch).", (c) => c.claims);
+  workerCount('webhook_queue_claimed_total', 'Deliveries those claims leased.', (c) => c.claimed);
+  workerCount('webhook_queue_record_batches_total', 'Batches of attempts the delivery worker recorded (one store call each).', (c) => c.batches);
+  workerCount('webhook_queue_recorded_total', 'Attempts those batches recorded.', (c) => c.recorded);
   /** A counter the store keeps: each scrape copies its total. */
   const storeCount = (name: string, help: string, pick: (c: { destroyed: number; refused: number; clientErrors: number }) => number): void =>
     void new Counter({
