@@ -235,7 +235,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     },
   });
   const claims = createClaims({ queue, owner, limits, clock, dispatcher, running: () => pump.running(), giveBack, pump: () => pump.request() });
-  const pump = createPump({ timers, clock, log, claim: claims.claim, holding: () => dispatcher.held() > 0, nextDueAt: () => queue.nextDueAt(), claimWait: claims.waitMs });
+  const pump = createPump({ timers, clock, log, claim: claims.claim, holding: () => dispatcher.held() > 0, nextDueAt: () => queue.nextDueAt() });
   const sweep = createSweep({ timers, slowAfterMs: limits.slowAfterMs, dispatcher, moved: () => pump.request() });
   const completer = createCompleter({
     timers,

@@ -3,7 +3,7 @@ import { ManualClock } from '../../domain/clock.ts';
 import type { ClaimOptions, ClaimedDelivery, Completion } from '../../domain/store.ts';
 import { claimedDelivery } from '../testing.ts';
 import type { Attempted } from './attempt.ts';
-import { CLAIM_AT_LEAST_EVERY_MS, CLAIM_WAIT_MAX_MS, CLAIM_WAIT_PER_DELIVERY_MS, claimWaitMs, createClaims, type Claims } from './claims.ts';
+import { CLAIM_AT_LEAST_EVERY_MS, createClaims, type Claims } from './claims.ts';
 import { toLease } from './lease.ts';
 import { resolveLimits } from './limits.ts';
 
@@ -86,9 +86,8 @@ describe('claims', () => {
     const r = await claims.record([attempted('busy')]);
     expect(claimOptions.at(-1)).toMatchObject({ limit: 11, exclusive: true }); // sized for the room the batch frees
     expect(r).toMatchObject({ wanted: true, refill: true, limit: 11 });
-    // Right after a claim that found something (once its coalescing wait is over): only a destination running low claims again.
+    // Right after a claim that found something: only a destination running low claims again.
     await claims.afterRecord(r);
-    clock.advance(claimWaitMs(1, 11));
     await claims.record([attempted('busy')]);
     expect(claimOptions.at(-1)).toBeNull();
     await claims.record([attempted('busy'), attempted('low')]);
@@ -116,30 +115,6 @@ describe('claims', () => {
       expect(pumps, why).toBe(before + 1);
       [claimError, room, held] = [null, 10, 5];
     }
-  });
-
-  it('claims coalesce: after a claim that was not full the next waits for what it found, up to a cap; after a full one it claims at once', async () => {
-    expect(claims.waitMs()).toBe(0); // a lone webhook on an idle worker: at once
-    toClaim = [claimedDelivery(), claimedDelivery(), claimedDelivery()];
-    await claims.claim();
-    expect(claims.waitMs()).toBeCloseTo(3 * CLAIM_WAIT_PER_DELIVERY_MS);
-    // A batch recorded meanwhile carries no claim, whatever runs low.
-    readyAt.set('e:busy', 0);
-    await claims.record([attempted('busy')]);
-    expect(claimOptions.at(-1)).toBeNull();
-    clock.advance(3 * CLAIM_WAIT_PER_DELIVERY_MS);
-    expect(claims.waitMs()).toBe(0);
-    await claims.record([attempted('busy')]);
-    expect(claimOptions.at(-1)).not.toBeNull();
-    // A steady stream: the wait grows with what each claim found, never past the cap.
-    toClaim = Array.from({ length: 9 }, () => claimedDelivery());
-    await claims.claim();
-    expect(claims.waitMs()).toBeCloseTo(Math.min(CLAIM_WAIT_MAX_MS, 9 * CLAIM_WAIT_PER_DELIVERY_MS));
-    expect(claimWaitMs(99, 100)).toBe(CLAIM_WAIT_MAX_MS);
-    // A full claim: a backlog in the store, claimed again at once.
-    toClaim = Array.from({ length: 10 }, () => claimedDelivery());
-    await claims.claim();
-    expect(claims.waitMs()).toBe(0);
   });
 
   it('stopping meanwhile: what rode along is given back, not held', async () => {

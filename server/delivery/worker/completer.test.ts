@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../domain/clock.ts';
 import { FakeTimers, captureLogger, claimedDelivery } from '../testing.ts';
 import type { Attempted } from './attempt.ts';
-import { COMPLETE_LINGER_MAX_MS, COMPLETE_LINGER_MIN, COMPLETE_LINGER_MS, COMPLETE_LINGER_PER_ATTEMPT_MS, LEASE_ENDED, createCompleter, lingerMs, type Completer } from './completer.ts';
+import { COMPLETE_LINGER_MIN, COMPLETE_LINGER_MS, LEASE_ENDED, createCompleter, type Completer } from './completer.ts';
 import { toLease } from './lease.ts';
 import { ERROR_BACKOFF_MS } from './timers.ts';
 
@@ -80,24 +80,6 @@ describe('batch completer', () => {
     await vi.waitFor(() => expect(written).toBe(2));
     expect(writes[1]).toHaveLength(COMPLETE_LINGER_MIN);
     expect(timers.pending.size).toBe(0); // the linger timer was cleared: enough had finished
-  });
-
-  it('the linger grows with the last write under a steady stream, up to a cap, and shrinks back with a trickle', async () => {
-    lingering = true;
-    const lingerFor = async (n: number): Promise<number[]> => {
-      for (let i = 0; i < n; i++) completer.record(done());
-      await vi.waitFor(() => expect(timers.pending.size).toBe(1));
-      const delays = timers.delays();
-      const before = written;
-      timers.fireAll();
-      await vi.waitFor(() => expect(written).toBe(before + 1));
-      return delays;
-    };
-    expect(await lingerFor(5)).toEqual([COMPLETE_LINGER_MS]);
-    expect(await lingerFor(20)).toEqual([COMPLETE_LINGER_MS + 5 * COMPLETE_LINGER_PER_ATTEMPT_MS]);
-    expect(await lingerFor(1)).toEqual([COMPLETE_LINGER_MS + 20 * COMPLETE_LINGER_PER_ATTEMPT_MS]);
-    expect(await lingerFor(1)).toEqual([COMPLETE_LINGER_MS + COMPLETE_LINGER_PER_ATTEMPT_MS]);
-    expect(lingerMs(COMPLETE_LINGER_MIN - 1)).toBe(COMPLETE_LINGER_MAX_MS);
   });
 
   it('after a failed write, keeps what its lease covers, drops the rest, and retries after a doubling back-off', async () => {

@@ -3,13 +3,11 @@
 // same turn of the event loop share one: under load every commit records many attempts, and an
 // idle worker records one at once.
 //
-// While other attempts are still in flight, it waits for COMPLETE_LINGER_MIN finished attempts,
-// or until the oldest has waited COMPLETE_LINGER_MS plus COMPLETE_LINGER_PER_ATTEMPT_MS for each
-// attempt the last write recorded, at most COMPLETE_LINGER_MAX_MS: a steady stream grows its
-// batches until the wait reaches the cap, a trickle keeps the short wait. Each record is a
-// commit with a fixed cost (on SQLite about 100 µs of the event loop: BEGIN, COMMIT writing the
-// touched pages, the log sync's dispatch; on PostgreSQL about 410 µs of its CPU plus 64 µs an
-// attempt, scripts/bench/queue-cost.ts) that the short wait alone paid every 5 to 8 attempts. Only the recording waits: the send slot is free as soon as the answer arrives, the
+// While other attempts are still in flight, it waits up to COMPLETE_LINGER_MS for
+// COMPLETE_LINGER_MIN finished attempts before it records them. Each record is a commit with a
+// fixed cost (on SQLite about 100 µs of the event loop: BEGIN, COMMIT writing the touched
+// pages, the log sync's dispatch) that a fast disk's quick sync would otherwise pay every 6 to 8
+// attempts. Only the recording waits: the send slot is free as soon as the answer arrives, the
 // lease covers the wait many times over, and an idle worker (nothing else in flight) or a
 // stopping one records at once.
 //
@@ -24,15 +22,6 @@ import { errorBackoff } from './timers.ts';
 
 export const COMPLETE_LINGER_MIN = 64;
 export const COMPLETE_LINGER_MS = 2;
-/** The linger grows by this for each attempt the last write recorded... */
-export const COMPLETE_LINGER_PER_ATTEMPT_MS = 0.4;
-/** ...up to this. */
-export const COMPLETE_LINGER_MAX_MS = 10;
-
-/** How long the oldest finished attempt lingers, after a write of `lastBatch` attempts. */
-export function lingerMs(lastBatch: number): number {
-  return Math.min(COMPLETE_LINGER_MAX_MS, COMPLETE_LINGER_MS + lastBatch * COMPLETE_LINGER_PER_ATTEMPT_MS);
-}
 /** Most attempts recorded in one write. */
 export const COMPLETE_BATCH = 256;
 
@@ -69,8 +58,6 @@ export function createCompleter<R extends { applied: readonly boolean[] }>(deps:
   let retryTimer: unknown = null;
   let lingerTimer: unknown = null;
   let abandoned = false;
-  /** Attempts the last write recorded: the load the linger adapts to. */
-  let lastBatch = 0;
   const backoff = errorBackoff();
 
   /** Attempts are queued and nothing else will write them: no write running, none scheduled this turn, no retry waiting. */
@@ -86,7 +73,7 @@ export function createCompleter<R extends { applied: readonly boolean[] }>(deps:
       lingerTimer ??= timers.setTimeout(() => {
         lingerTimer = null;
         writeNextTurn();
-      }, lingerMs(lastBatch));
+      }, COMPLETE_LINGER_MS);
       return;
     }
     writeNextTurn();
@@ -126,7 +113,6 @@ export function createCompleter<R extends { applied: readonly boolean[] }>(deps:
   async function write(): Promise<void> {
     const batch = queued.slice(0, COMPLETE_BATCH);
     queued = queued.slice(batch.length);
-    lastBatch = batch.length;
     let r: R;
     try {
       r = await deps.write(batch);

@@ -12,7 +12,6 @@ let timers: FakeTimers;
 let rounds: Array<Partial<ClaimRound> | Error>;
 let claims: number;
 let holding: boolean;
-let wait: number;
 let due: number | null;
 let logs: ReturnType<typeof captureLogger>;
 let pump: Pump;
@@ -23,7 +22,6 @@ beforeEach(() => {
   rounds = [];
   claims = 0;
   holding = false;
-  wait = 0;
   due = null;
   logs = captureLogger();
   pump = createPump({
@@ -38,7 +36,6 @@ beforeEach(() => {
     },
     holding: () => holding,
     nextDueAt: async () => due,
-    claimWait: () => wait,
   });
 });
 
@@ -55,23 +52,6 @@ describe('pump', () => {
     pump.start();
     expect(await sleeps()).toEqual([500]);
     expect(claims).toBe(3);
-  });
-
-  it('a wake-up during a coalescing wait sleeps what is left of it, then claims', async () => {
-    holding = true;
-    wait = 3;
-    pump.start();
-    expect(await sleeps()).toEqual([3]);
-    expect(claims).toBe(0);
-    clock.advance(1);
-    wait = 2;
-    pump.request(); // a wake-up: the wait stays the claims' own
-    expect(await sleeps()).toEqual([2]);
-    expect(claims).toBe(0);
-    clock.advance(2);
-    wait = 0;
-    timers.fireAll();
-    await vi.waitFor(() => expect(claims).toBe(1));
   });
 
   it('sleeps MAX_IDLE_MS when nothing is pending, and never longer', async () => {

@@ -29,11 +29,9 @@ export interface PumpDeps {
   /** Whether the worker holds any lease (the completer then has the pump go on). */
   holding(): boolean;
   nextDueAt(): Promise<number | null>;
-  /** How long the next claim waits to coalesce with what falls due meanwhile (claims.ts); absent: 0. */
-  claimWait?(): number;
 }
 
-export function createPump({ timers, clock, log, claim, holding, nextDueAt, claimWait = () => 0 }: PumpDeps): Pump {
+export function createPump({ timers, clock, log, claim, holding, nextDueAt }: PumpDeps): Pump {
   let running = false;
   let sleepHandle: unknown = null;
   let pumping: Promise<void> | null = null;
@@ -90,8 +88,6 @@ export function createPump({ timers, clock, log, claim, holding, nextDueAt, clai
   async function fill(): Promise<void> {
     for (;;) {
       if (!running) return;
-      const wait = claimWait();
-      if (wait > 0) return sleep(wait); // a wake-up meanwhile looks again, and sleeps what is left
       const { claimed, limit, at } = await claim();
       if (limit === 0) return; // full: the completer pumps again
       if (claimed === limit) continue; // maybe more are due
