@@ -321,7 +321,8 @@ export async function ordersAgainstFloor(settings: FloorSettings): Promise<Floor
           row.echo.push(await measureEcho(settings, floor.reply, data.tenant, receiver.count));
           if (old) row.baseline.push(await measureServer(settings, old.server, old.tenant, receiver.count, settings.connections, settings.baseline));
           const [s, f, e, b] = [row.server.at(-1)!, row.floor.at(-1)!, row.echo.at(-1)!, row.baseline.at(-1)];
-          const was = b ? `, ${settings.baseline!.label} ${b.rps}/s (${b.cpuUs} µs, webhooks ${b.webhooks}/s)` : '';
+          const bPer = b?.batching ? `, ${b.batching.perClaim} deliveries a claim, ${b.batching.perBatch} a recorded batch, PostgreSQL ${b.pgUs} µs an order` : '';
+          const was = b ? `, ${settings.baseline!.label} ${b.rps}/s (${b.cpuUs} µs, webhooks ${b.webhooks}/s${bPer})` : '';
           const per = s.batching ? `, ${s.batching.perClaim} deliveries a claim, ${s.batching.perBatch} a recorded batch, PostgreSQL ${s.pgUs} µs an order` : '';
           console.error(`${settings.store} orders${row.endpoints === 1 ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx${per}), floor ${f.rps}/s (${f.cpuUs} µs), echo ${e.rps}/s (${e.cpuUs} µs), floor ÷ echo ${(f.rps / e.rps).toFixed(2)}${was}`);
         }
