@@ -64,6 +64,35 @@ export interface Run {
   timeouts: number;
   /** The measured process's peak resident memory during the window, above its resident memory before it (MB); null off Linux. */
   rssGrowthMb: number | null;
+  /** The server's deliveries per claim and per recorded batch during the window (its /metrics); absent for the floor and echo. */
+  batching?: Batching | null;
+}
+
+/** Deliveries per claim and per recorded batch (the queue's fixed costs are per statement). */
+export interface Batching {
+  perClaim: number;
+  perBatch: number;
+}
+
+/** Lets the bench read the server's /metrics. */
+const METRICS_TOKEN = 'orders-floor-bench-metrics-token-0123456789';
+const QUEUE_COUNTERS = ['claims', 'claimed', 'record_batches', 'recorded'] as const;
+
+async function queueCounts(url: string): Promise<Record<(typeof QUEUE_COUNTERS)[number], number> | null> {
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  const pick = (name: string): number | null => {
+    const m = new RegExp(`^webhook_queue_${name}_total (\\d+)`, 'm').exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  const values = QUEUE_COUNTERS.map(pick);
+  if (values.some((v) => v === null)) return null; // a baseline without these counters
+  return Object.fromEntries(QUEUE_COUNTERS.map((k, i) => [k, values[i]!])) as Record<(typeof QUEUE_COUNTERS)[number], number>;
+}
+
+function batchingOf(a: Awaited<ReturnType<typeof queueCounts>>, b: Awaited<ReturnType<typeof queueCounts>>): Batching | null {
+  if (a === null || b === null || b.claims === a.claims || b.record_batches === a.record_batches) return null;
+  const r = (x: number): number => Math.round(x * 10) / 10;
+  return { perClaim: r((b.claimed - a.claimed) / (b.claims - a.claims)), perBatch: r((b.recorded - a.recorded) / (b.record_batches - a.record_batches)) };
 }
 
 export interface FloorRow {
@@ -211,7 +240,7 @@ async function prepare(settings: FloorSettings, endpoints: readonly EndpointSpec
 
 function serverEnv(settings: FloorSettings, databaseUrl: string | undefined): NodeJS.ProcessEnv {
   // A loopback endpoint needs insecure URLs allowed, which NODE_ENV=production refuses.
-  return { ...settings.env, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  return { ...settings.env, NODE_ENV: 'test', WEBHOOK_ALLOW_INSECURE_URLS: 'true', METRICS_TOKEN, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
 }
 
 async function measureServer(settings: FloorSettings, data: string, tenant: DemoTenant, received: () => number, connections = settings.connections, baseline?: Baseline): Promise<Run> {
@@ -225,9 +254,11 @@ async function measureServer(settings: FloorSettings, data: string, tenant: Demo
   try {
     await load(server.url, headersOf(tenant), 2, settings.connections, undefined, received);
     await settled(received);
+    const counts = await queueCounts(server.url);
     const run = await load(server.url, headersOf(tenant), settings.seconds, connections, server.child.pid, received);
+    const batching = batchingOf(counts, await queueCounts(server.url));
     await settled(received);
-    return run;
+    return { ...run, batching };
   } finally {
     await server.stop();
   }
@@ -270,7 +301,9 @@ export async function ordersAgainstFloor(settings: FloorSettings): Promise<Floor
   const receiver = await counter();
   const rows: FloorRow[] = [];
   try {
-    for (const endpoints of [[], [{ url: receiver.url }], fanOutEndpoints(receiver.url)]) {
+    // FLOOR_ENDPOINTS=1 (a comma list of 0, 1, 4): only those cases, e.g. to compare the queue's batching.
+    const only = process.env.FLOOR_ENDPOINTS?.split(',').map(Number);
+    for (const endpoints of [[], [{ url: receiver.url }], fanOutEndpoints(receiver.url)].filter((e) => only === undefined || only.includes(e.length))) {
       const fanOut = endpoints.length > 1;
       const data = await prepare(settings, endpoints);
       // An earlier commit may not route by type: the fan-out runs this tree's server alone.
@@ -288,8 +321,10 @@ export async function ordersAgainstFloor(settings: FloorSettings): Promise<Floor
           row.echo.push(await measureEcho(settings, floor.reply, data.tenant, receiver.count));
           if (old) row.baseline.push(await measureServer(settings, old.server, old.tenant, receiver.count, settings.connections, settings.baseline));
           const [s, f, e, b] = [row.server.at(-1)!, row.floor.at(-1)!, row.echo.at(-1)!, row.baseline.at(-1)];
-          const was = b ? `, ${settings.baseline!.label} ${b.rps}/s (${b.cpuUs} µs, webhooks ${b.webhooks}/s)` : '';
-          console.error(`${settings.store} orders${row.endpoints === 1 ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx), floor ${f.rps}/s (${f.cpuUs} µs), echo ${e.rps}/s (${e.cpuUs} µs), floor ÷ echo ${(f.rps / e.rps).toFixed(2)}${was}`);
+          const bPer = b?.batching ? `, ${b.batching.perClaim} deliveries a claim, ${b.batching.perBatch} a recorded batch, PostgreSQL ${b.pgUs} µs an order` : '';
+          const was = b ? `, ${settings.baseline!.label} ${b.rps}/s (${b.cpuUs} µs, webhooks ${b.webhooks}/s${bPer})` : '';
+          const per = s.batching ? `, ${s.batching.perClaim} deliveries a claim, ${s.batching.perBatch} a recorded batch, PostgreSQL ${s.pgUs} µs an order` : '';
+          console.error(`${settings.store} orders${row.endpoints === 1 ? ', one endpoint' : ''}, round ${i + 1}: server ${s.rps}/s (${s.cpuUs} µs, webhooks ${s.webhooks}/s, ${s.errors} errors, ${s.non2xx} non-2xx${per}), floor ${f.rps}/s (${f.cpuUs} µs), echo ${e.rps}/s (${e.cpuUs} µs), floor ÷ echo ${(f.rps / e.rps).toFixed(2)}${was}`);
         }
       } finally {
         for (const db of [...data.dbs, ...(old?.dbs ?? [])]) await db.drop();
@@ -378,7 +413,9 @@ export function floorTable(rows: readonly FloorRow[], baseline?: string): string
     const ratio = server / floor;
     const goal = endpoint ? FLOOR_GOALS.endpoint : FLOOR_GOALS.noEndpoint;
     const hooks = m(r.server, (x) => x.webhooks)!;
-    const hookCell = endpoint ? `${hooks} (${(hooks / server).toFixed(2)}, goal ≥ ${FLOOR_GOALS.webhooksOfOrders})` : '–';
+    const perClaim = m(r.server, (x) => x.batching?.perClaim ?? null);
+    const batched = perClaim === null ? '' : `; deliveries a claim ${perClaim}, a recorded batch ${m(r.server, (x) => x.batching?.perBatch ?? null)}`;
+    const hookCell = endpoint ? `${hooks} (${(hooks / server).toFixed(2)}, goal ≥ ${FLOOR_GOALS.webhooksOfOrders}${batched})` : '–';
     const pg = r.store === 'postgres' ? `${m(r.floor, (x) => x.pgUs)} → ${m(r.server, (x) => x.pgUs)}` : '–';
     const errors = r.server.reduce((a, x) => a + x.errors, 0);
     const non2xx = r.server.reduce((a, x) => a + x.non2xx, 0);

@@ -129,7 +129,7 @@ export function buildApp(services: Services, config: Config, opts: BuildAppOptio
   metrics.observe({
     queue: () => store.queue.stats(services.clock.now()),
     inFlight: () => engine.worker.inFlight(),
-    ...(config.deliveryWorker ? { lastClaimAt: () => engine.worker.lastClaimAt() } : {}),
+    ...(config.deliveryWorker ? { lastClaimAt: () => engine.worker.lastClaimAt(), queueCounts: () => engine.worker.queueCounts() } : {}),
     ...(connections ? { connections } : {}),
     ...(pages ? { pages: () => pages } : {}),
   });

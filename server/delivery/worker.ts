@@ -72,7 +72,7 @@ import { giveBackTo, type GiveBack, type Lease } from './worker/lease.ts';
 import { createPace } from './worker/pace.ts';
 import { resolveLimits, type LimitOptions } from './worker/limits.ts';
 import { createPump, type Pump } from './worker/pump.ts';
-import { queueHealth } from './worker/queue-health.ts';
+import { queueHealth, type QueueCounts } from './worker/queue-health.ts';
 import { createSweep, type Sweep } from './worker/sweep.ts';
 import { createEndpointHealth, type EndpointHealth, type EndpointHealthDeps } from './worker/endpoint-health.ts';
 import { realTimers, type Timers } from '../timers.ts';
@@ -128,6 +128,8 @@ export interface DeliveryWorker {
   stalled(): string | null;
   /** When a claim last succeeded (metrics, watchdog); null: never. */
   lastClaimAt(): number | null;
+  /** Claims and recorded batches so far, and the deliveries they held (metrics). */
+  queueCounts(): QueueCounts;
 }
 
 /** An attempt in flight: its send slot, and what shutdown needs to abandon it. */
@@ -288,6 +290,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     inFlight: () => dispatcher.sending().size,
     stalled: () => (pump.running() ? queueState.stalled() : null),
     lastClaimAt: () => queueState.lastClaimAt(),
+    queueCounts: () => queueState.counts(),
   };
 }
 

@@ -19,6 +19,8 @@ export interface Sources {
   inFlight?: () => number;
   /** When this instance's delivery worker last claimed successfully (null: never or no worker). */
   lastClaimAt?: () => number | null;
+  /** The delivery worker's claims and recorded batches, and the deliveries they held. */
+  queueCounts?: () => { claims: number; claimed: number; batches: number; recorded: number };
   /** The store's connections (PostgreSQL): destroyed for a missed deadline, calls refused, listener up. */
   connections?: () => { destroyed: number; refused: number; clientErrors: number; listening: boolean };
   /** The cache of rendered list pages (http/page-cache.ts), when on. */
@@ -161,19 +163,33 @@ export function createMetrics(opts: { clock: Clock; defaultMetrics?: boolean }):
       this.set(at === null ? -1 : Math.max(0, (opts.clock.now() - at) / 1000));
     },
   });
-  /** A counter the store keeps: each scrape copies its total. */
-  const storeCount = (name: string, help: string, pick: (c: { destroyed: number; refused: number; clientErrors: number }) => number): void =>
+  /** A counter kept elsewhere (the delivery worker, the store): each scrape copies its total. */
+  const copiedCount = (name: string, help: string, read: () => number | undefined): void =>
     void new Counter({
       name,
       help,
       registers,
       collect() {
-        const c = sources.connections?.();
-        if (!c) return;
+        const total = read();
+        if (total === undefined) return;
         this.reset();
-        this.inc(pick(c));
+        this.inc(total);
       },
     });
+  type QueueCounts = NonNullable<ReturnType<NonNullable<Sources['queueCounts']>>>;
+  const workerCount = (name: string, help: string, pick: (c: QueueCounts) => number): void => copiedCount(name, help, () => {
+    const c = sources.queueCounts?.();
+    return c && pick(c);
+  });
+  // Deliveries per claim and per recorded batch: how well the queue batches (each has a fixed cost).
+  workerCount('webhook_queue_claims_total', "Claims of the delivery worker's queue that succeeded (one statement each, alone or riding with a recorded batch).", (c) => c.claims);
+  workerCount('webhook_queue_claimed_total', 'Deliveries those claims leased.', (c) => c.claimed);
+  workerCount('webhook_queue_record_batches_total', 'Batches of attempts the delivery worker recorded (one store call each).', (c) => c.batches);
+  workerCount('webhook_queue_recorded_total', 'Attempts those batches recorded.', (c) => c.recorded);
+  const storeCount = (name: string, help: string, pick: (c: { destroyed: number; refused: number; clientErrors: number }) => number): void => copiedCount(name, help, () => {
+    const c = sources.connections?.();
+    return c && pick(c);
+  });
   storeCount('store_connections_destroyed_total', 'Database connections destroyed because a query or a transaction missed its deadline (never returned to the pool).', (c) => c.destroyed);
   storeCount('store_calls_refused_total', 'Store calls refused at once (503) because too many already waited for the database, or that waited too long for it (admission control).', (c) => c.refused);
   storeCount('store_connection_errors_total', "Errors a database connection's own handler took in (a connection lost or destroyed; logged at debug). Its pool or caller handles each too.", (c) => c.clientErrors);

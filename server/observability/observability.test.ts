@@ -104,6 +104,11 @@ describe('/metrics', () => {
     expect(sample(text, 'webhook_queue_oldest_due_age_seconds')).toBe(0);
     expect(sample(text, 'webhook_queue_stats_up')).toBe(1);
     expect(sample(text, 'webhook_attempts_in_flight')).toBe(0);
+    // The test webhook was claimed and its attempt recorded: deliveries a claim and a batch are their ratios.
+    expect(sample(text, 'webhook_queue_claimed_total')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'webhook_queue_claims_total')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'webhook_queue_recorded_total')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'webhook_queue_record_batches_total')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'process_cpu_seconds_total')).toBeGreaterThan(0);
     for (const secret of [tenant.tenantId, tenant.apiKey, tenant.apiHash, tenant.memberToken, tenant.callbackSecret, endpoint.data!.id, endpoint.data!.secret, receiverUrl]) {
       expect(text).not.toContain(secret);

@@ -49,4 +49,24 @@ describe('queue health', () => {
     expect(health.stalled()).toBeNull();
     expect(health.lastClaimAt()).toBeNull();
   });
+
+  it('counts the claims and recorded batches that succeeded, and the deliveries they held', async () => {
+    const health = queueHealth(new ManualClock(0));
+    const { queue, next } = controlledQueue();
+    const observed = health.observe(queue);
+    const claim = observed.claim({} as never);
+    next().resolve([{}, {}]);
+    await claim;
+    const completion = {} as never;
+    const riding = observed.completeAndClaim('w', [completion, completion, completion], {} as never);
+    next().resolve({ applied: [true, true, true], claimed: [{}], claimError: null });
+    await riding;
+    const failedClaim = observed.completeAndClaim('w', [completion], {} as never);
+    next().resolve({ applied: [true], claimed: [], claimError: new Error('claim failed') });
+    await failedClaim;
+    const failed = observed.claim({} as never).catch(() => undefined);
+    next().reject(new Error('unavailable'));
+    await failed;
+    expect(health.counts()).toEqual({ claims: 2, claimed: 3, batches: 2, recorded: 4 });
+  });
 });

@@ -15,6 +15,15 @@ export interface QueueHealth {
   stalled(): string | null;
   /** When a claim last succeeded (null: never). */
   lastClaimAt(): number | null;
+  /** Claims and recorded batches that succeeded, and how many deliveries they held (batching under load). */
+  counts(): QueueCounts;
+}
+
+export interface QueueCounts {
+  claims: number;
+  claimed: number;
+  batches: number;
+  recorded: number;
 }
 
 type Observed = 'claim' | 'completeAndClaim' | 'nextDueAt' | 'release' | 'pause';
@@ -23,6 +32,7 @@ export function queueHealth(clock: Clock, stalledAfterMs = STALLED_AFTER_MS): Qu
   const pending = new Map<number, { what: Observed; since: number }>();
   let next = 0;
   let lastClaim: number | null = null;
+  const counts: QueueCounts = { claims: 0, claimed: 0, batches: 0, recorded: 0 };
   /** The last call's failure, when no call has succeeded since. */
   let failing: { what: Observed; message: string; since: number } | null = null;
 
@@ -47,8 +57,22 @@ export function queueHealth(clock: Clock, stalledAfterMs = STALLED_AFTER_MS): Qu
       stats: (now) => queue.stats(now),
       releaseOrphaned: () => queue.releaseOrphaned(),
       ...(queue.reset ? { reset: () => queue.reset?.() } : {}),
-      claim: (o) => track('claim', () => queue.claim(o)),
-      completeAndClaim: (owner, completions, claim) => track('completeAndClaim', () => queue.completeAndClaim(owner, completions, claim)),
+      claim: async (o) => {
+        const claimed = await track('claim', () => queue.claim(o));
+        counts.claims += 1;
+        counts.claimed += claimed.length;
+        return claimed;
+      },
+      completeAndClaim: async (owner, completions, claim) => {
+        const r = await track('completeAndClaim', () => queue.completeAndClaim(owner, completions, claim));
+        counts.batches += 1;
+        counts.recorded += completions.length;
+        if (claim !== null && r.claimError === null) {
+          counts.claims += 1;
+          counts.claimed += r.claimed.length;
+        }
+        return r;
+      },
       nextDueAt: () => track('nextDueAt', () => queue.nextDueAt()),
       release: (owner, ids) => track('release', () => queue.release(owner, ids)),
       pause: (destination, until) => track('pause', () => queue.pause(destination, until)),
@@ -62,5 +86,6 @@ export function queueHealth(clock: Clock, stalledAfterMs = STALLED_AFTER_MS): Qu
       return null;
     },
     lastClaimAt: () => lastClaim,
+    counts: () => ({ ...counts }),
   };
 }
