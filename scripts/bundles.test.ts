@@ -67,16 +67,16 @@ describe('generated/asyncapi/webhooks.bundled.json', () => {
     }
   });
 
-  it('re-parsed, has its 5 messages once each and every operation keeps its channel and messages', async () => {
+  it('re-parsed, has its 8 messages once each and every operation keeps its channel and messages', async () => {
     const { document } = await fromFile(new Parser(), file, { encoding: 'utf8' }).parse();
     expect(document).toBeDefined();
     if (document === undefined) return;
-    expect(document.allMessages().all().map((m) => m.id()).sort()).toEqual(['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'payoutCompleted', 'webhookTest']);
+    expect(document.allMessages().all().map((m) => m.id()).sort()).toEqual(['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'payoutCompleted', 'webhookEndpointDisabled', 'webhookEndpointFailing', 'webhookEndpointRecovered', 'webhookTest']);
     const ops = Object.fromEntries(
       document.operations().all().map((op) => [op.id(), { channels: op.channels().all().map((c) => c.id()), messages: op.messages().all().map((m) => m.id()).sort() }]),
     );
     expect(ops).toEqual({
-      sendOrderWebhook: { channels: ['orderWebhooks'], messages: ['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'webhookTest'] },
+      sendOrderWebhook: { channels: ['orderWebhooks'], messages: ['orderCreated', 'orderPaid', 'orderPaymentReviewRequired', 'webhookEndpointDisabled', 'webhookEndpointFailing', 'webhookEndpointRecovered', 'webhookTest'] },
       sendPayoutCompletedCallback: { channels: ['payoutCompleted'], messages: ['payoutCompleted'] },
     });
     for (const channel of document.channels().all()) expect(channel.servers().all().length, channel.id()).toBe(1);

@@ -304,7 +304,7 @@ export interface components {
         /** @description An order event (the events feed lists these). */
         OrderEvent: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"];
         /** @description An event of the feed (`GET /v2/events` and its stream), an order event or an operational event. */
-        FeedEvent: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderPaymentReviewRequiredEvent"] | components["schemas"]["WebhookEndpointFailingEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointRecoveredEvent"];
+        FeedEvent: components["schemas"]["OrderEvent"] | components["schemas"]["WebhookEndpointFailingEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointRecoveredEvent"];
         /**
          * @description Order lifecycle status (not the payment state). `open` from creation; it can still read
          *     `open` after payment is made, so never fulfil on it: read `paymentStatus`. `cancelled`
