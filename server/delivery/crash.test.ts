@@ -128,14 +128,15 @@ describe('crash safety', () => {
       await store.close();
     }
 
-    // Every event of the feed was received at least once.
+    // Every order event of the feed was received at least once (the feed also lists the
+    // operational events about the endpoint, which never go to the endpoint they are about).
     const restarted = createOrdersClient({ baseUrl: server.url, apiKey: tenant.apiKey, apiHash: tenant.apiHash });
     const ids: string[] = [];
     let cursor: string | undefined;
     do {
       const page = await restarted.GET('/v2/events', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } });
       if (!page.data) throw new Error(`events feed failed: ${page.response.status}`);
-      ids.push(...page.data.data.map((e) => e.id));
+      ids.push(...page.data.data.filter((e) => e.type.startsWith('order.')).map((e) => e.id));
       cursor = page.data.nextCursor ?? undefined;
     } while (cursor);
     expect(ids).toHaveLength(EVENTS);

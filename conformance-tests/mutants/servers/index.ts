@@ -199,7 +199,8 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     build: clientErrorsDelivered.build,
     mustFail: ['sender.retry.after-4xx'],
     // A 429 is a 4xx too: its delivery counts as delivered, so the Retry-After retry never comes.
-    failsOnly: /^sender\.(retry\.after-4xx|retry-after\.delivery)$/,
+    // A 410 too: delivered, so the endpoint is never disabled and no webhook_endpoint.disabled is sent.
+    failsOnly: /^sender\.(retry\.after-4xx|retry-after\.delivery|health\.(gone-disables|disabled-event))$/,
   },
   {
     name: 'refreshes-created-at',
@@ -219,7 +220,8 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     // The recovery after a rotation is signed with the first secret too; and with several endpoints,
     // the first secret is another endpoint's (fan-out.own-secret).
     // pending.scheme verifies the retries of an added endpoint with that endpoint's own secret.
-    failsOnly: /^sender\.(rotation\.(new-secret|callback-secret)|recover\.after-change|fan-out\.own-secret|pending\.scheme)$/,
+    // health.disabled-event verifies the alerting endpoint's delivery with that endpoint's own secret.
+    failsOnly: /^sender\.(rotation\.(new-secret|callback-secret)|recover\.after-change|fan-out\.own-secret|pending\.scheme|health\.disabled-event)$/,
   },
   {
     name: 'resends-first-signature',

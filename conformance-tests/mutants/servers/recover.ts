@@ -39,7 +39,8 @@ function ignoresWindow(services: Services, config: Config): BuiltApp {
 const ONLY_WINDOW = /^sender\.recover\.window$/;
 
 export const RECOVER_MUTANTS: readonly ServerMutant[] = [
-  // It sends twice every later request of an event delivered once, at any endpoint: pending-change.ts's first attempts too, after the change.
-  { name: 'recover-sends-twice', defect: 'each recovered delivery is sent twice', target: 'sender', build: sendsTwice, mustFail: ['sender.recover.window'], failsOnly: /^sender\.(recover\.window|pending\.[a-z-]+)$/ },
+  // It sends twice every later request of an event delivered once, at any endpoint: pending-change.ts's first attempts too, after the change,
+  // and the gone endpoint's (health.gone-disables: a second attempt after the 410).
+  { name: 'recover-sends-twice', defect: 'each recovered delivery is sent twice', target: 'sender', build: sendsTwice, mustFail: ['sender.recover.window'], failsOnly: /^sender\.(recover\.window|pending\.[a-z-]+|health\.gone-disables)$/ },
   { name: 'recover-ignores-window', defect: "recover ignores since and until: every delivery of the endpoint goes again", target: 'sender', build: ignoresWindow, mustFail: ['sender.recover.window'], failsOnly: ONLY_WINDOW },
 ];
