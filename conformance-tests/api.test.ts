@@ -74,6 +74,29 @@ describe('payments-conformance api against the bundled server', () => {
     expect(coveredBy('listDeliveries#endpoint-filter')).toEqual(['api.rules.deliveries.endpoint-filter']);
     expect(coveredBy('getSandboxWallet#problem-live-key-not-allowed')).toEqual(['api.getSandboxWallet.auth.live-key']);
     expect(coveredBy('injectSandboxWriteFault#problem-permission-denied')).toEqual(['api.injectSandboxWriteFault.auth.permission-denied']);
+    // The written rules of the money paths (Transactions API, v2 orders, settlement), each by the checks that judge it.
+    const written: Record<string, string[]> = {
+      'transactions#exact-amounts': ['api.rules.amount.exact'],
+      'transactions#amount-digits': ['api.rules.amount.significant-digits'],
+      'createPayout#pending-until-settled': ['api.rules.payout-settles'],
+      'settleSandboxPayout#outcomes': ['api.rules.payout-settles'],
+      'createPayout#insufficient-funds-nothing-written': ['api.rules.insufficient-funds'],
+      'createPayout#duplicate-names-existing': ['api.rules.duplicate-third-party-id.createPayout'],
+      'createStakingPayout#duplicate-names-existing': ['api.rules.duplicate-third-party-id.createStakingPayout'],
+      'createStakingPayout#kru-only': ['api.createStakingPayout.invalid.body.asset.unknown-enum'],
+      'createStakingPayout#default-duration': ['api.rules.staking-default-duration'],
+      'createStakingPayout#active-at-once': ['api.rules.staking-default-duration'],
+      'revokeStakingPayout#not-active-409': ['api.rules.revoke-not-active'],
+      'listUserTransactions#foreign-cursor': ['api.rules.user-transactions-paging'],
+      'searchTransaction#tenant-header-required': ['api.rules.tenant-header-required'],
+      'searchTransaction#no-match-404': ['api.rules.search-not-found'],
+      'refundPayment#pending-confirmation-only': ['api.rules.refund-pending-confirmation-only'],
+      'refundPayment#unknown-account-unchanged': ['api.rules.refund-unknown-account'],
+      'settleSandboxPayout#settled-once': ['api.rules.refusal.not-settleable'],
+      'getOrder#cancelled-404': ['api.rules.cancelled-order-not-found'],
+      'listOrderPayments#after-cancel': ['api.rules.cancelled-order-not-found'],
+    };
+    for (const [id, checks] of Object.entries(written)) expect([id, coveredBy(id)]).toEqual([id, checks]);
   });
 
   it('skips only what the bundled server cannot offer in a test run, with the reason', () => {

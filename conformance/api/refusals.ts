@@ -22,10 +22,10 @@ import { judgeProblem, judgeSuccess } from './verdict.ts';
 
 const SANDBOX_API = 'sandbox.openapi.yaml';
 
-const refusalRule = (source: string, quote: string, operations: readonly string[], slug: string): ApiRule => ({
+const refusalRule = (source: string, quote: string, operations: readonly string[], slug: string, written: readonly ContractRuleId[] = []): ApiRule => ({
   source,
   quote,
-  covers: operations.flatMap((op): ContractRuleId[] => answerRules(op, 409, slug)),
+  covers: [...operations.flatMap((op): ContractRuleId[] => answerRules(op, 409, slug)), ...written],
 });
 
 const INACTIVE_OPS = ['updateWebhookEndpoint', 'rotateWebhookSecret', 'sendTestWebhook', 'recoverDeliveries'] as const;
@@ -33,7 +33,7 @@ const INACTIVE_RULE = refusalRule(`${MANAGEMENT_API}#/paths/~1v2~1webhooks~1endp
 const RETRY_RULE = refusalRule(`${MANAGEMENT_API}#/paths/~1v2~1webhooks~1deliveries~1{deliveryId}~1retry/post`, 'The delivery is not failed, or the environment has no active endpoint (delivery-not-retryable). Nothing was changed.', ['retryDelivery'], 'delivery-not-retryable');
 const ORDER_OPS = ['createSandboxDeposit', 'markSandboxOrderForReview', 'cancelSandboxOrder'] as const;
 const ORDER_RULE = refusalRule(`${SANDBOX_API}#/paths/~1sandbox~1orders~1{orderId}~1deposits/post`, 'An order that is not open (order-not-open) answers 409; nothing is written.', ORDER_OPS, 'order-not-open');
-const SETTLE_RULE = refusalRule(`${SANDBOX_API}#/paths/~1sandbox~1payouts~1{transactionId}~1settle/post`, 'A transaction that is not a pending payout (already settled, or another type) answers 409 (not-settleable) and is left unchanged.', ['settleSandboxPayout'], 'not-settleable');
+const SETTLE_RULE = refusalRule(`${SANDBOX_API}#/paths/~1sandbox~1payouts~1{transactionId}~1settle/post`, 'A transaction that is not a pending payout (already settled, or another type) answers 409 (not-settleable) and is left unchanged.', ['settleSandboxPayout'], 'not-settleable', ['settleSandboxPayout#settled-once']);
 
 export function refusalChecks(o: StatefulChecksOptions): Check[] {
   const s = o.state;
