@@ -97,6 +97,16 @@ describe('payments-conformance api against the bundled server', () => {
       'listOrderPayments#after-cancel': ['api.rules.cancelled-order-not-found'],
     };
     for (const [id, checks] of Object.entries(written)) expect([id, coveredBy(id)]).toEqual([id, checks]);
+    // A document's own rules, judged on each of its operations that can show them.
+    const ofDocument = (api: string, suffix: string): string[] => walkOperations().filter((op) => op.api === api).map((op) => `api.${op.spec.operationId}.${suffix}`);
+    for (const api of ['transactions', 'orders', 'sandbox', 'management']) {
+      expect(coveredBy(`${api}#closed-request-bodies`).sort()).toEqual(ids.filter((x) => ofDocument(api, 'invalid.').some((p) => x.startsWith(p)) && x.endsWith('.unknown-field')).sort());
+      expect(coveredBy(`${api}#closed-request-bodies`).length).toBeGreaterThan(0);
+    }
+    for (const api of ['transactions', 'orders']) expect(coveredBy(`${api}#tenant-mismatch`).sort()).toEqual(ofDocument(api, 'tenant.other-tenant').filter((x) => ids.includes(x)).sort());
+    expect(coveredBy('sandbox#live-key-refused').sort()).toEqual(ofDocument('sandbox', 'auth.live-key').filter((x) => ids.includes(x)).sort());
+    expect(coveredBy('createSandboxDeposit#unverified-changes-nothing')).toEqual(['api.rules.payment-status.transitions']);
+    expect(coveredBy('createSandboxDeposit#surplus-after-paid')).toEqual(['api.rules.payment-status.transitions']);
   });
 
   it('skips only what the bundled server cannot offer in a test run, with the reason', () => {

@@ -13,7 +13,7 @@ import { API, type ApiRule } from './rules.ts';
 import type { ApiState } from './state.ts';
 
 const PAYMENT_STATUS_RULE: ApiRule = {
-  covers: ['createSandboxDeposit#payment-status-transitions'],
+  covers: ['createSandboxDeposit#payment-status-transitions', 'createSandboxDeposit#unverified-changes-nothing', 'createSandboxDeposit#surplus-after-paid'],
   source: 'sandbox.openapi.yaml#/paths/~1sandbox~1orders~1{orderId}~1deposits/post',
   quote:
     'Unverified: recorded as a pending payment; it changes nothing else. Verified, not yet paid: the amount is added to receivedBaseUnits ... the payment state becomes paid when it covers the expected amountBaseUnits; below it, partially_paid. Verified, already paid: a surplus updates receivedBaseUnits and overpaymentBaseUnits.',

@@ -3,7 +3,7 @@
 // in the contract's own words.
 import { INTERFACE, MANAGEMENT_API, ORDERS_API, PRODUCT, entry } from '../core/coverage.ts';
 import { ruleBook, type RuleOf } from '../core/define.ts';
-import { answerRules, contractCatalogue } from '../core/contract-rules.ts';
+import { answerRules, contractCatalogue, documentFile, documentRule } from '../core/contract-rules.ts';
 import { apiNoCheck } from './no-check.ts';
 
 /** The rules in the api target's scope, for the coverage summary; `covers` names these ids. */
@@ -50,6 +50,10 @@ export const API = ruleBook('api', API_CATALOGUE);
  */
 export function answerRule(operationId: string, status: number, slug?: string): ApiRule {
   return { source: `the documented responses of ${operationId}`, quote: `${status}${slug ? ` ${slug}` : ''}`, covers: answerRules(operationId, status, slug) };
+}
+/** A rule the `info` of `document` writes for all its operations (none when that document does not write it). */
+export function infoRule(document: string, slug: string, quote: string): ApiRule {
+  return { source: `${documentFile(document)}#/info/description`, quote, covers: documentRule(document, slug) };
 }
 /** A rule of the api target: its `covers` names entries of API_CATALOGUE only. */
 export type ApiRule = RuleOf<typeof API>;
