@@ -95,6 +95,9 @@ describe('payments-conformance api against the bundled server', () => {
       'settleSandboxPayout#settled-once': ['api.rules.refusal.not-settleable'],
       'getOrder#cancelled-404': ['api.rules.cancelled-order-not-found'],
       'listOrderPayments#after-cancel': ['api.rules.cancelled-order-not-found'],
+      'createPayout#notify-url-destination': ['api.rules.notify-url-destination'],
+      'createOrder#created-open': ['api.rules.order-created-open'],
+      'createOrder#answered-as-given': ['api.rules.order-created-open'],
     };
     for (const [id, checks] of Object.entries(written)) expect([id, coveredBy(id)]).toEqual([id, checks]);
     // A document's own rules, judged on each of its operations that can show them.

@@ -240,7 +240,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return judgeProblem(s.op('listOrderPayments'), await call(evidence, 'listOrderPayments', { auth: key, path: { orderId }, label: 'the payments of an unknown order' }, ctx), { status: 404, slug: 'not-found' }, NOT_FOUND_RULE, evidence);
   });
 
-  check('notify-url-destination', 'a payout whose notifyUrl breaks a destination rule gets 400 destination-not-allowed and creates nothing', [DESTINATION_RULE, answerRule('createPayout', 400, 'destination-not-allowed')], ['createPayout'], async (ctx, evidence) => {
+  check('notify-url-destination', 'a payout whose notifyUrl breaks a destination rule gets 400 destination-not-allowed and creates nothing', [{ ...DESTINATION_RULE, covers: [...(DESTINATION_RULE.covers ?? []), 'createPayout#notify-url-destination'] }, answerRule('createPayout', 400, 'destination-not-allowed')], ['createPayout'], async (ctx, evidence) => {
     await s.sandbox();
     const op = s.op('createPayout');
     const parts = await prepareRequest(s, op, 'notify-url', 'success');
