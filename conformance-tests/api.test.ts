@@ -98,6 +98,9 @@ describe('payments-conformance api against the bundled server', () => {
       'createPayout#notify-url-destination': ['api.rules.notify-url-destination'],
       'createOrder#created-open': ['api.rules.order-created-open'],
       'createOrder#answered-as-given': ['api.rules.order-created-open'],
+      'management#disabled-refuses-changes': ['api.rules.refusal.endpoint-inactive'],
+      'retryDelivery#only-failed': ['api.rules.refusal.delivery-not-retryable'],
+      'createSandboxDeposit#cancelled-takes-no-deposit': ['api.rules.refusal.order-not-open'],
     };
     for (const [id, checks] of Object.entries(written)) expect([id, coveredBy(id)]).toEqual([id, checks]);
     // A document's own rules, judged on each of its operations that can show them.
