@@ -74,6 +74,45 @@ describe('payments-conformance api against the bundled server', () => {
     expect(coveredBy('listDeliveries#endpoint-filter')).toEqual(['api.rules.deliveries.endpoint-filter']);
     expect(coveredBy('getSandboxWallet#problem-live-key-not-allowed')).toEqual(['api.getSandboxWallet.auth.live-key']);
     expect(coveredBy('injectSandboxWriteFault#problem-permission-denied')).toEqual(['api.injectSandboxWriteFault.auth.permission-denied']);
+    // The written rules of the money paths (Transactions API, v2 orders, settlement), each by the checks that judge it.
+    const written: Record<string, string[]> = {
+      'transactions#exact-amounts': ['api.rules.amount.exact'],
+      'transactions#amount-digits': ['api.rules.amount.significant-digits'],
+      'createPayout#pending-until-settled': ['api.rules.payout-settles'],
+      'settleSandboxPayout#outcomes': ['api.rules.payout-settles'],
+      'createPayout#insufficient-funds-nothing-written': ['api.rules.insufficient-funds'],
+      'createPayout#duplicate-names-existing': ['api.rules.duplicate-third-party-id.createPayout'],
+      'createStakingPayout#duplicate-names-existing': ['api.rules.duplicate-third-party-id.createStakingPayout'],
+      'createStakingPayout#kru-only': ['api.createStakingPayout.invalid.body.asset.unknown-enum'],
+      'createStakingPayout#default-duration': ['api.rules.staking-default-duration'],
+      'createStakingPayout#active-at-once': ['api.rules.staking-default-duration'],
+      'revokeStakingPayout#not-active-409': ['api.rules.revoke-not-active'],
+      'listUserTransactions#foreign-cursor': ['api.rules.user-transactions-paging'],
+      'searchTransaction#tenant-header-required': ['api.rules.tenant-header-required'],
+      'searchTransaction#no-match-404': ['api.rules.search-not-found'],
+      'refundPayment#pending-confirmation-only': ['api.rules.refund-pending-confirmation-only'],
+      'refundPayment#unknown-account-unchanged': ['api.rules.refund-unknown-account'],
+      'settleSandboxPayout#settled-once': ['api.rules.refusal.not-settleable'],
+      'getOrder#cancelled-404': ['api.rules.cancelled-order-not-found'],
+      'listOrderPayments#after-cancel': ['api.rules.cancelled-order-not-found'],
+      'createPayout#notify-url-destination': ['api.rules.notify-url-destination'],
+      'createOrder#created-open': ['api.rules.order-created-open'],
+      'createOrder#answered-as-given': ['api.rules.order-created-open'],
+      'management#disabled-refuses-changes': ['api.rules.refusal.endpoint-inactive'],
+      'retryDelivery#only-failed': ['api.rules.refusal.delivery-not-retryable'],
+      'createSandboxDeposit#cancelled-takes-no-deposit': ['api.rules.refusal.order-not-open'],
+    };
+    for (const [id, checks] of Object.entries(written)) expect([id, coveredBy(id)]).toEqual([id, checks]);
+    // A document's own rules, judged on each of its operations that can show them.
+    const ofDocument = (api: string, suffix: string): string[] => walkOperations().filter((op) => op.api === api).map((op) => `api.${op.spec.operationId}.${suffix}`);
+    for (const api of ['transactions', 'orders', 'sandbox', 'management']) {
+      expect(coveredBy(`${api}#closed-request-bodies`).sort()).toEqual(ids.filter((x) => ofDocument(api, 'invalid.').some((p) => x.startsWith(p)) && x.endsWith('.unknown-field')).sort());
+      expect(coveredBy(`${api}#closed-request-bodies`).length).toBeGreaterThan(0);
+    }
+    for (const api of ['transactions', 'orders']) expect(coveredBy(`${api}#tenant-mismatch`).sort()).toEqual(ofDocument(api, 'tenant.other-tenant').filter((x) => ids.includes(x)).sort());
+    expect(coveredBy('sandbox#live-key-refused').sort()).toEqual(ofDocument('sandbox', 'auth.live-key').filter((x) => ids.includes(x)).sort());
+    expect(coveredBy('createSandboxDeposit#unverified-changes-nothing')).toEqual(['api.rules.payment-status.transitions']);
+    expect(coveredBy('createSandboxDeposit#surplus-after-paid')).toEqual(['api.rules.payment-status.transitions']);
   });
 
   it('skips only what the bundled server cannot offer in a test run, with the reason', () => {

@@ -19,7 +19,7 @@ import { SIDE_EFFECTS, prepareRequest } from './fixtures.ts';
 import { invalidCases } from './invalid.ts';
 import type { InvalidCase } from './invalid.ts';
 import { draw, sameShape } from '../core/openapi/requests.ts';
-import { API, AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, STAKING_ASSET_RULE, STATUS_RULE, TENANT_HEADER_RULE, VALIDATION_RULE, answerRule } from './rules.ts';
+import { API, AUTH_RULE, DECIMAL_RULE, MEMBER_AUTH_RULE, STAKING_ASSET_RULE, STAKING_OTHER_ASSET_RULE, STATUS_RULE, TENANT_HEADER_RULE, VALIDATION_RULE, answerRule, infoRule } from './rules.ts';
 import type { ApiRule } from './rules.ts';
 import { clone } from '../core/openapi/schema.ts';
 import { Unavailable } from './state.ts';
@@ -103,7 +103,7 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
 
   // ---- tenant ---------------------------------------------------------------------------------
   if (op.declaresTenantHeader) {
-    check('tenant.other-tenant', "another tenant's x-tenant-id gets 403 tenant-mismatch", [TENANT_HEADER_RULE, answerRule(op.spec.operationId, 403, 'tenant-mismatch')], async (ctx) => {
+    check('tenant.other-tenant', "another tenant's x-tenant-id gets 403 tenant-mismatch", [TENANT_HEADER_RULE, answerRule(op.spec.operationId, 403, 'tenant-mismatch'), infoRule(op.api, 'tenant-mismatch', 'x-tenant-id, when present, must be the tenant of the key (403 tenant-mismatch)')], async (ctx) => {
       if (o.skipStateful) return skip(`${MOCK_CANNOT} one tenant from another`);
       const auth = await o.state.authFor(op);
       const parts = await prepareRequest(o.state, op, 'tenant', 'negative');
@@ -115,7 +115,7 @@ function checksOf(op: ApiOperation, o: OperationChecksOptions): Check[] {
 
   // ---- invalid requests -------------------------------------------------------------------------
   for (const c of invalidCases(op)) {
-    const rules = [c.kind === 'too-precise' ? DECIMAL_RULE : VALIDATION_RULE, operationRule(op, `schema of ${c.pointer}`), ...(c.pointer === '/body/asset' ? [STAKING_ASSET_RULE] : []), answerRule(op.spec.operationId, 400, 'validation-failed')];
+    const rules = [c.kind === 'too-precise' ? DECIMAL_RULE : VALIDATION_RULE, operationRule(op, `schema of ${c.pointer}`), ...(c.kind === 'unknown-field' ? [infoRule(op.api, 'closed-request-bodies', 'Request bodies are closed: an unknown field is a 400')] : []), ...(c.pointer === '/body/asset' ? [STAKING_ASSET_RULE, ...(c.kind === 'unknown-enum' ? [STAKING_OTHER_ASSET_RULE] : [])] : []), answerRule(op.spec.operationId, 400, 'validation-failed')];
     check(`invalid.${c.key}`, `refuses ${c.what} with 400 validation-failed`, rules, (ctx) => runInvalid(op, c, o, ctx, `${base}.invalid.${c.key}`, rules[0] as SpecRule));
   }
   return checks;

@@ -26,6 +26,9 @@ import {
   PERMISSION_RULE,
   REFUND_ACCOUNT_RULE,
   REVOKE_RULE,
+  REVOKE_NOT_ACTIVE_RULE,
+  REFUND_ACCOUNT_UNCHANGED_RULE,
+  SEARCH_NO_MATCH_RULE,
   TENANT_HEADER_REQUIRED_RULE,
   answerRule,
 } from './rules.ts';
@@ -179,7 +182,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return pass();
   });
 
-  check('refund-unknown-account', 'a refund to an e-mail that no service account has gets 422 unknown-refund-account; the payment stays refundable', [REFUND_ACCOUNT_RULE, answerRule('refundPayment', 422, 'unknown-refund-account')], ['refundPayment', 'createSandboxPayment'], async (ctx, evidence) => {
+  check('refund-unknown-account', 'a refund to an e-mail that no service account has gets 422 unknown-refund-account; the payment stays refundable', [REFUND_ACCOUNT_UNCHANGED_RULE, answerRule('refundPayment', 422, 'unknown-refund-account')], ['refundPayment', 'createSandboxPayment'], async (ctx, evidence) => {
     await s.sandbox();
     const payment = await s.payment(true);
     const op = s.op('refundPayment');
@@ -206,7 +209,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return judgeProblem(s.op('revokeStakingPayout'), res, { status: 404, slug: 'not-found' }, REVOKE_RULE, evidence);
   });
 
-  check('revoke-not-active', 'revoking a staking payout twice, or a payout, gets 409 not-revocable', [REVOKE_RULE, answerRule('revokeStakingPayout', 409, 'not-revocable')], ['revokeStakingPayout', 'createStakingPayout', 'createPayout'], async (ctx, evidence) => {
+  check('revoke-not-active', 'revoking a staking payout twice, or a payout, gets 409 not-revocable', [REVOKE_NOT_ACTIVE_RULE, answerRule('revokeStakingPayout', 409, 'not-revocable')], ['revokeStakingPayout', 'createStakingPayout', 'createPayout'], async (ctx, evidence) => {
     const op = s.op('revokeStakingPayout');
     const staking = await s.staking(true);
     const revoke = (transactionId: string, label: string): Promise<ApiResponse> => call(evidence, 'revokeStakingPayout', { auth: key, headers: tenant, body: { transactionId }, label }, ctx);
@@ -219,7 +222,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return judgeProblem(op, await revoke(payout.transactionId, 'revoke a payout'), { status: 409, slug: 'not-revocable' }, REVOKE_RULE, evidence);
   });
 
-  check('search-not-found', 'GET /transactions for a txHash and an orderNumber that match nothing gets 404 not-found', [NOT_FOUND_RULE, answerRule('searchTransaction', 404, 'not-found')], ['searchTransaction'], async (ctx, evidence) => {
+  check('search-not-found', 'GET /transactions for a txHash and an orderNumber that match nothing gets 404 not-found', [SEARCH_NO_MATCH_RULE, answerRule('searchTransaction', 404, 'not-found')], ['searchTransaction'], async (ctx, evidence) => {
     const paid = await s.paidOrder();
     const op = s.op('searchTransaction');
     const byHash = await call(evidence, 'searchTransaction', { auth: key, headers: tenant, query: { txHash: unknownId(paid.txHash, ctx, 'txHash') }, label: 'an unknown txHash' }, ctx);
@@ -237,7 +240,7 @@ function errorRowChecks(o: ErrorChecksOptions): Check[] {
     return judgeProblem(s.op('listOrderPayments'), await call(evidence, 'listOrderPayments', { auth: key, path: { orderId }, label: 'the payments of an unknown order' }, ctx), { status: 404, slug: 'not-found' }, NOT_FOUND_RULE, evidence);
   });
 
-  check('notify-url-destination', 'a payout whose notifyUrl breaks a destination rule gets 400 destination-not-allowed and creates nothing', [DESTINATION_RULE, answerRule('createPayout', 400, 'destination-not-allowed')], ['createPayout'], async (ctx, evidence) => {
+  check('notify-url-destination', 'a payout whose notifyUrl breaks a destination rule gets 400 destination-not-allowed and creates nothing', [{ ...DESTINATION_RULE, covers: [...(DESTINATION_RULE.covers ?? []), 'createPayout#notify-url-destination'] }, answerRule('createPayout', 400, 'destination-not-allowed')], ['createPayout'], async (ctx, evidence) => {
     await s.sandbox();
     const op = s.op('createPayout');
     const parts = await prepareRequest(s, op, 'notify-url', 'success');

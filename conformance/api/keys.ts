@@ -7,7 +7,7 @@
 //                                         arming the fault gets 403 permission-denied, and the
 //                                         environment's next write is not faulted
 import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
-import { answerRules } from '../core/contract-rules.ts';
+import { answerRules, documentRule } from '../core/contract-rules.ts';
 import { defineCheck } from '../core/define.ts';
 import type { Auth } from '../core/openapi/client.ts';
 import type { ApiOperation } from '../core/openapi/contract.ts';
@@ -38,6 +38,7 @@ function liveKeyCheck(op: ApiOperation, o: KeyChecksOptions): Check[] {
   const opId = op.spec.operationId;
   const covers = answerRules(opId, 403, 'live-key-not-allowed');
   if (covers.length < 2) return [];
+  covers.push(...documentRule(op.api, 'live-key-refused'));
   const rule: ApiRule = { source: `${SANDBOX_API}#/info/description`, quote: 'A live key answers 403 (live-key-not-allowed) on every sandbox operation.', covers };
   return [
     defineCheck({

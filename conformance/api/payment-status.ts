@@ -2,6 +2,7 @@
 // sandbox's deposits on one order: an unverified deposit changes nothing, a verified one below
 // the expected amount makes it partially_paid, the rest makes it paid, a surplus keeps it paid
 // with the excess in overpaymentBaseUnits. Each step is read back with GET /v2/orders/{orderId}.
+// Before any deposit: the creation's answer is an open, unpaid order with what was sent.
 import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
 import { defineCheck } from '../core/define.ts';
 import type { ApiClient } from '../core/openapi/client.ts';
@@ -13,11 +14,21 @@ import { API, type ApiRule } from './rules.ts';
 import type { ApiState } from './state.ts';
 
 const PAYMENT_STATUS_RULE: ApiRule = {
-  covers: ['createSandboxDeposit#payment-status-transitions'],
+  covers: ['createSandboxDeposit#payment-status-transitions', 'createSandboxDeposit#unverified-changes-nothing', 'createSandboxDeposit#surplus-after-paid'],
   source: 'sandbox.openapi.yaml#/paths/~1sandbox~1orders~1{orderId}~1deposits/post',
   quote:
     'Unverified: recorded as a pending payment; it changes nothing else. Verified, not yet paid: the amount is added to receivedBaseUnits ... the payment state becomes paid when it covers the expected amountBaseUnits; below it, partially_paid. Verified, already paid: a surplus updates receivedBaseUnits and overpaymentBaseUnits.',
 };
+
+const ORDER_CREATED_RULE: ApiRule = {
+  covers: ['createOrder#created-open', 'createOrder#answered-as-given'],
+  source: 'orders.openapi.yaml#/paths/~1v2~1orders/post',
+  quote:
+    'The answer is the new order: status open, paymentStatus unpaid, receivedBaseUnits "0" and no payments. amountMinor is the order amount in USD cents. assetId, networkId and amountBaseUnits are optional and answered back as given. merchantReference is answered back as given.',
+};
+
+/** The fields of the creation's body the answer gives back as they were sent. */
+const AS_GIVEN = ['amountMinor', 'merchantReference', 'assetId', 'networkId', 'amountBaseUnits'] as const;
 
 interface Step {
   what: string;
@@ -61,7 +72,30 @@ export function paymentStatusChecks(o: { state: ApiState; client: ApiClient; ski
     }
     return pass();
   };
+  const created = async (ctx: CheckContext, evidence: Exchange[]): Promise<CheckOutcome> => {
+    const op = s.op('createOrder');
+    const parts = s.exampleRequest(op, 'order-created');
+    const res = await o.client.call(op, { auth: s.keyAuth(), ...parts, label: 'create an order' }, ctx.signal);
+    evidence.push(res.exchange);
+    if (res.status !== 201 || !isObj(res.json)) return fail(`creating an order was answered ${describeAnswer(res)}`, ORDER_CREATED_RULE, evidence);
+    const got = res.json;
+    const sent = isObj(parts.body) ? parts.body : {};
+    const wanted: Record<string, unknown> = { status: 'open', paymentStatus: 'unpaid', receivedBaseUnits: '0' };
+    for (const k of AS_GIVEN) if (k in sent) wanted[k] = sent[k];
+    const wrong = Object.entries(wanted).filter(([k, v]) => got[k] !== v);
+    if (Array.isArray(got.payments) && got.payments.length > 0) wrong.push(['payments', []]);
+    if (wrong.length > 0) return fail(`the new order reads ${wrong.map(([k, v]) => `${k} ${JSON.stringify(got[k])} (the contract: ${JSON.stringify(v)})`).join(', ')}`, ORDER_CREATED_RULE, evidence);
+    return pass();
+  };
   return [
+    defineCheck({
+      book: API,
+      id: 'rules.order-created-open',
+      title: 'POST /v2/orders answers an open, unpaid order with receivedBaseUnits "0", no payments, and what was sent answered back as given',
+      group: 'stateful rules',
+      rules: [ORDER_CREATED_RULE],
+      run: statefulRun(o.skipStateful, created),
+    }),
     defineCheck({
       book: API,
       id: 'rules.payment-status.transitions',

@@ -22,18 +22,18 @@ import { judgeProblem, judgeSuccess } from './verdict.ts';
 
 const SANDBOX_API = 'sandbox.openapi.yaml';
 
-const refusalRule = (source: string, quote: string, operations: readonly string[], slug: string): ApiRule => ({
+const refusalRule = (source: string, quote: string, operations: readonly string[], slug: string, written: readonly ContractRuleId[] = []): ApiRule => ({
   source,
   quote,
-  covers: operations.flatMap((op): ContractRuleId[] => answerRules(op, 409, slug)),
+  covers: [...operations.flatMap((op): ContractRuleId[] => answerRules(op, 409, slug)), ...written],
 });
 
 const INACTIVE_OPS = ['updateWebhookEndpoint', 'rotateWebhookSecret', 'sendTestWebhook', 'recoverDeliveries'] as const;
-const INACTIVE_RULE = refusalRule(`${MANAGEMENT_API}#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1rotate-secret/post`, 'The endpoint is disabled (endpoint-inactive); a disabled endpoint cannot be changed, rotated, tested or re-enabled.', INACTIVE_OPS, 'endpoint-inactive');
-const RETRY_RULE = refusalRule(`${MANAGEMENT_API}#/paths/~1v2~1webhooks~1deliveries~1{deliveryId}~1retry/post`, 'The delivery is not failed, or the environment has no active endpoint (delivery-not-retryable). Nothing was changed.', ['retryDelivery'], 'delivery-not-retryable');
+const INACTIVE_RULE = refusalRule(`${MANAGEMENT_API}#/paths/~1v2~1webhooks~1endpoints~1{endpointId}~1rotate-secret/post`, 'The endpoint is disabled (endpoint-inactive); a disabled endpoint cannot be changed, rotated, tested or re-enabled.', INACTIVE_OPS, 'endpoint-inactive', ['management#disabled-refuses-changes']);
+const RETRY_RULE = refusalRule(`${MANAGEMENT_API}#/paths/~1v2~1webhooks~1deliveries~1{deliveryId}~1retry/post`, 'The delivery is not failed, or the environment has no active endpoint (delivery-not-retryable). Nothing was changed.', ['retryDelivery'], 'delivery-not-retryable', ['retryDelivery#only-failed']);
 const ORDER_OPS = ['createSandboxDeposit', 'markSandboxOrderForReview', 'cancelSandboxOrder'] as const;
-const ORDER_RULE = refusalRule(`${SANDBOX_API}#/paths/~1sandbox~1orders~1{orderId}~1deposits/post`, 'An order that is not open (order-not-open) answers 409; nothing is written.', ORDER_OPS, 'order-not-open');
-const SETTLE_RULE = refusalRule(`${SANDBOX_API}#/paths/~1sandbox~1payouts~1{transactionId}~1settle/post`, 'A transaction that is not a pending payout (already settled, or another type) answers 409 (not-settleable) and is left unchanged.', ['settleSandboxPayout'], 'not-settleable');
+const ORDER_RULE = refusalRule(`${SANDBOX_API}#/paths/~1sandbox~1orders~1{orderId}~1deposits/post`, 'An order that is not open (order-not-open) answers 409; nothing is written.', ORDER_OPS, 'order-not-open', ['createSandboxDeposit#cancelled-takes-no-deposit']);
+const SETTLE_RULE = refusalRule(`${SANDBOX_API}#/paths/~1sandbox~1payouts~1{transactionId}~1settle/post`, 'A transaction that is not a pending payout (already settled, or another type) answers 409 (not-settleable) and is left unchanged.', ['settleSandboxPayout'], 'not-settleable', ['settleSandboxPayout#settled-once']);
 
 export function refusalChecks(o: StatefulChecksOptions): Check[] {
   const s = o.state;

@@ -3,7 +3,7 @@
 // in the contract's own words.
 import { INTERFACE, MANAGEMENT_API, ORDERS_API, PRODUCT, entry } from '../core/coverage.ts';
 import { ruleBook, type RuleOf } from '../core/define.ts';
-import { answerRules, contractCatalogue } from '../core/contract-rules.ts';
+import { answerRules, contractCatalogue, documentFile, documentRule } from '../core/contract-rules.ts';
 import { apiNoCheck } from './no-check.ts';
 
 /** The rules in the api target's scope, for the coverage summary; `covers` names these ids. */
@@ -50,6 +50,10 @@ export const API = ruleBook('api', API_CATALOGUE);
  */
 export function answerRule(operationId: string, status: number, slug?: string): ApiRule {
   return { source: `the documented responses of ${operationId}`, quote: `${status}${slug ? ` ${slug}` : ''}`, covers: answerRules(operationId, status, slug) };
+}
+/** A rule the `info` of `document` writes for all its operations (none when that document does not write it). */
+export function infoRule(document: string, slug: string, quote: string): ApiRule {
+  return { source: `${documentFile(document)}#/info/description`, quote, covers: documentRule(document, slug) };
 }
 /** A rule of the api target: its `covers` names entries of API_CATALOGUE only. */
 export type ApiRule = RuleOf<typeof API>;
@@ -108,25 +112,25 @@ export const DUPLICATE_THIRD_PARTY_RULE: ApiRule = {
 };
 
 export const STAKING_DEFAULT_RULE: ApiRule = {
-  covers: ['interface#tx-3'],
+  covers: ['interface#tx-3', 'createStakingPayout#default-duration', 'createStakingPayout#active-at-once'],
   source: `${INTERFACE} § Endpoints, Transactions API rule 3`,
   quote: 'When durationInMonths is omitted on a staking payout, 3 months applies.',
 };
 
 export const PAYOUT_SETTLES_RULE: ApiRule = {
-  covers: ['interface#tx-1', 'product#payout-settles'],
+  covers: ['interface#tx-1', 'product#payout-settles', 'createPayout#pending-until-settled', 'settleSandboxPayout#outcomes'],
   source: 'transactions.openapi.yaml#/paths/~1transactions~1payout/post',
   quote: 'The payout creates a locked/pending credit for the user: the transaction has the status pending until the funds are confirmed. The payout later settles as completed (notification status success) or cancelled.',
 };
 
 export const REFUND_RULE: ApiRule = {
-  covers: ['interface#tx-5', 'product#refund'],
+  covers: ['interface#tx-5', 'product#refund', 'refundPayment#pending-confirmation-only'],
   source: `${INTERFACE} § Endpoints, Transactions API rule 5; transactions.openapi.yaml#/paths/~1transactions~1refund/post`,
   quote: 'The refund operation applies to payments in status pending_confirmation ... any other type or status (already refunded, confirmed, a payout...) answers 409 (not-refundable). On success the payment\'s status becomes refunded.',
 };
 
 export const CANCELLED_ORDER_RULE: ApiRule = {
-  covers: ['interface#errors-cancelled-order', 'product#orders-404'],
+  covers: ['interface#errors-cancelled-order', 'product#orders-404', 'getOrder#cancelled-404', 'listOrderPayments#after-cancel'],
   source: `${INTERFACE} § Order lookup`,
   quote: 'A cancelled order returns 404 (its payment history remains available for reconciliation).',
 };
@@ -159,13 +163,13 @@ export const PERMISSION_RULE: ApiRule = {
 };
 
 export const TENANT_HEADER_REQUIRED_RULE: ApiRule = {
-  covers: ['interface#auth-tenant-header'],
+  covers: ['interface#auth-tenant-header', 'searchTransaction#tenant-header-required'],
   source: `${INTERFACE} § Authentication (x-tenant-id | GET /transactions); PRODUCT.md § Credentials and tenancy`,
   quote: 'x-tenant-id | GET /transactions | The tenant id. GET /transactions requires x-tenant-id; a value other than the key\'s tenant: 403.',
 };
 
 export const INSUFFICIENT_FUNDS_RULE: ApiRule = {
-  covers: ['interface#tx-1', 'product#insufficient-funds'],
+  covers: ['interface#tx-1', 'product#insufficient-funds', 'createPayout#insufficient-funds-nothing-written'],
   source: `${INTERFACE} § Endpoints, Transactions API rule 1; PRODUCT.md § Transactions`,
   quote: 'A payout deducts its amount from the tenant environment\'s distribution wallet at creation (422 insufficient-funds when the wallet cannot cover it).',
 };
@@ -180,6 +184,25 @@ export const REVOKE_RULE: ApiRule = {
   covers: ['product#revoke'],
   source: 'PRODUCT.md § Transactions (Staking); transactions.openapi.yaml#/paths/~1transactions~1staking~1payout~1revoke/post',
   quote: 'Revoke: 404 for an unknown transaction of the tenant, 409 for one that is not an active staking payout.',
+};
+
+/** The 409 of a second revoke or a revoke of a payout: only the check that provokes it names the id. */
+export const REVOKE_NOT_ACTIVE_RULE: ApiRule = {
+  covers: ['product#revoke', 'revokeStakingPayout#not-active-409'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1staking~1payout~1revoke/post',
+  quote: 'A transaction that is not an active staking payout (already revoked, or a payout, payment or refund) answers 409 (not-revocable); a second revoke of the same staking payout is therefore a 409.',
+};
+
+export const REFUND_ACCOUNT_UNCHANGED_RULE: ApiRule = {
+  covers: ['product#refund', 'refundPayment#unknown-account-unchanged'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1refund/post',
+  quote: 'email must belong to a service account; otherwise 422 (unknown-refund-account). Nothing changes on an error.',
+};
+
+export const SEARCH_NO_MATCH_RULE: ApiRule = {
+  covers: ['product#search', 'searchTransaction#no-match-404'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions/get',
+  quote: 'No match answers 404.',
 };
 
 export const NOT_FOUND_RULE: ApiRule = {
@@ -206,6 +229,13 @@ export const STAKING_ASSET_RULE: ApiRule = {
   quote: 'Staking asset supported: KRU. asset must be KRU (400 otherwise).',
 };
 
+/** An asset other than KRU: only the invalid case that sends one (not a missing or mistyped asset) judges it. */
+export const STAKING_OTHER_ASSET_RULE: ApiRule = {
+  covers: ['createStakingPayout#kru-only'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions~1staking~1payout/post',
+  quote: 'The supported staking asset is KRU; any other asset is a 400 (validation-failed).',
+};
+
 export const PAYMENT_AMOUNT_RULE: ApiRule = {
   source: 'common/transactions.yaml#/Transaction; common/orders.yaml#/AssetId (x-asset-decimals)',
   quote:
@@ -222,6 +252,7 @@ export const ORDER_IDEMPOTENCY_RULE: ApiRule = {
 };
 
 export const USER_PAGING_RULE: ApiRule = {
+  covers: ['listUserTransactions#foreign-cursor'],
   source: 'transactions.openapi.yaml#/paths/~1transactions~1users/get (Paging)',
   quote:
     'When older records remain, the answer carries a Next-Cursor header; pass its value as cursor for the next, older page; the last page has no Next-Cursor. A cursor that was not issued for this user\'s list is a 400 validation-failed.',
@@ -273,13 +304,13 @@ export const EVENTS_NEWEST_FIRST_RULE: ApiRule = {
 };
 
 export const EXACT_AMOUNT_RULE: ApiRule = {
-  covers: ['product#amounts'],
+  covers: ['product#amounts', 'transactions#exact-amounts'],
   source: 'transactions.openapi.yaml#/info/description (Money)',
   quote: 'The service stores each amount as the exact decimal that was sent, never rounds it through binary floating point, and answers it unchanged.',
 };
 
 export const AMOUNT_DIGITS_RULE: ApiRule = {
-  covers: ['product#amounts', 'product#validation'],
+  covers: ['product#amounts', 'product#validation', 'transactions#amount-digits'],
   source: 'common/schemas.yaml#/Amount (x-decimal maxSignificantDigits 15)',
   quote: 'Greater than zero, at most 8 decimal places and at most 15 significant digits, so that the value is exact in every JSON parser (no binary rounding).',
 };

@@ -45,6 +45,12 @@ import { judgeProblem, judgeSuccess } from './verdict.ts';
 
 const GROUP = 'stateful rules';
 
+/** The rules a repeated thirdPartyId judges, per operation: the seed's error row and the operation's written rule. */
+function duplicateCovers(operationId: string): NonNullable<ApiRule['covers']> {
+  if (operationId === 'createStakingPayout') return ['interface#errors-staking-duplicate', 'createStakingPayout#duplicate-names-existing'];
+  return ['interface#errors-payout-duplicate', ...(operationId === 'createPayout' ? (['createPayout#duplicate-names-existing'] as const) : [])];
+}
+
 export interface StatefulChecksOptions {
   operations: readonly ApiOperation[];
   state: ApiState;
@@ -106,7 +112,7 @@ export function statefulChecks(o: StatefulChecksOptions): Check[] {
     check(
       `duplicate-third-party-id.${op.spec.operationId}`,
       `${op.spec.method.toUpperCase()} ${op.spec.path}: a repeated thirdPartyId gets 409 duplicate-third-party-id with existingTransactionId`,
-      [{ ...DUPLICATE_THIRD_PARTY_RULE, covers: [op.spec.operationId === 'createStakingPayout' ? 'interface#errors-staking-duplicate' : 'interface#errors-payout-duplicate'] }, answerRule(op.spec.operationId, 409, 'duplicate-third-party-id')],
+      [{ ...DUPLICATE_THIRD_PARTY_RULE, covers: duplicateCovers(op.spec.operationId) }, answerRule(op.spec.operationId, 409, 'duplicate-third-party-id')],
       async (ctx, evidence) => {
         const auth = await s.authFor(op);
         const first = await prepareRequest(s, op, 'duplicate/first', 'success');

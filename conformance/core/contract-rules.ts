@@ -31,6 +31,12 @@ export function problemRule(operationId: string, slug: string): ContractRuleId[]
   return isContractRule(id) ? [id] : [];
 }
 
+/** `<document>#<slug>` when that document's `info` writes the rule; none otherwise (a rule one document states and another does not). */
+export function documentRule(document: string, slug: string): ContractRuleId[] {
+  const id = `${document}#${slug}`;
+  return isContractRule(id) ? [id] : [];
+}
+
 /** The status and problem rules an answer `status` `slug` of the operation judges. */
 export function answerRules(operationId: string, status: number, slug?: string): ContractRuleId[] {
   return [...statusRule(operationId, status), ...(slug ? problemRule(operationId, slug) : [])];

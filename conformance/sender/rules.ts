@@ -12,7 +12,6 @@ const NO_CHECK: Readonly<Record<string, string>> = {
     'a rate held over 30 s needs a backlog of thousands of deliveries, past what a certification run costs; scripts/bench/rate-cap.ts measures it on the bundled server (two PostgreSQL instances)',
   'management#disable-after-failing':
     'needs days of failures: a target has no documented way to shorten WEBHOOK_DISABLE_AFTER; the bundled server is judged under a fake clock (server/domain/endpoints/health.test.ts)',
-  'management#operational-explicit': "not yet judged: issue 69 (health.* watch the alerting endpoint and the gone one, not the session's every-type endpoint)",
 };
 const senderNoCheck: NoCheckReasons = (r) => NO_CHECK[r.id];
 

@@ -2,7 +2,9 @@
 // seam, caught by a check of conformance/sender/health.ts.
 import type { Config } from '../../../server/config.ts';
 import type { Services } from '../../../server/domain/context.ts';
-import type { BuiltApp } from '../../../server/app/build-app.ts';
+import { buildApp, type BuiltApp } from '../../../server/app/build-app.ts';
+import type { Store, Tx } from '../../../server/domain/store.ts';
+import { ROUTABLE_EVENT_TYPES } from '../../../generated/vocabulary.ts';
 import { withSender } from './sender-seam.ts';
 import type { ServerMutant } from './mutant.ts';
 
@@ -23,6 +25,35 @@ function tellsTheGoneEndpoint(services: Services, config: Config): BuiltApp {
   });
 }
 
+/**
+ * Operational events go to endpoints of every type too: inside the store's transactions an
+ * endpoint with eventTypes null is read as naming every routable type, operational ones included.
+ * Order events route as before (every order type is in the list); what is stored is unchanged.
+ */
+function tellsEveryTypeEndpoints(services: Services, config: Config): BuiltApp {
+  const real = services.store;
+  const widened = (tx: Tx): Tx => {
+    const endpoints = new Proxy(tx.endpoints, {
+      get: (target, key) => {
+        if (key === 'listActive') {
+          return async (environmentId: string) => (await target.listActive(environmentId)).map((e) => (e.eventTypes === null ? { ...e, eventTypes: [...ROUTABLE_EVENT_TYPES] } : e)); // the defect
+        }
+        return bound(target, key);
+      },
+    });
+    return new Proxy(tx, { get: (target, key) => (key === 'endpoints' ? endpoints : bound(target, key)) });
+  };
+  const store = new Proxy(real, {
+    get: (target, key) => (key === 'transaction' ? ((fn, opts) => target.transaction((tx) => fn(widened(tx)), opts)) as Store['transaction'] : bound(target, key)),
+  });
+  return buildApp({ ...services, store }, config);
+}
+
+function bound(target: object, key: string | symbol): unknown {
+  const v: unknown = Reflect.get(target, key);
+  return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+}
+
 export const ENDPOINT_HEALTH_MUTANTS: ServerMutant[] = [
   {
     name: 'keeps-sending-after-gone',
@@ -31,7 +62,7 @@ export const ENDPOINT_HEALTH_MUTANTS: ServerMutant[] = [
     build: keepsSendingAfterGone,
     mustFail: ['sender.health.gone-disables'],
     // No disable, so no webhook_endpoint.disabled either.
-    failsOnly: /^sender\.health\.(gone-disables|disabled-event)$/,
+    failsOnly: /^sender\.health\.(gone-disables|disabled-event|operational-explicit)$/,
   },
   {
     name: 'tells-the-gone-endpoint',
@@ -40,5 +71,13 @@ export const ENDPOINT_HEALTH_MUTANTS: ServerMutant[] = [
     build: tellsTheGoneEndpoint,
     mustFail: ['sender.health.disabled-event'],
     failsOnly: /^sender\.health\.disabled-event$/,
+  },
+  {
+    name: 'tells-every-type-endpoints',
+    defect: 'sends operational events (webhook_endpoint.*) to endpoints of every type (eventTypes null) as well as to those that name them',
+    target: 'sender',
+    build: tellsEveryTypeEndpoints,
+    mustFail: ['sender.health.operational-explicit'],
+    failsOnly: /^sender\.health\.operational-explicit$/,
   },
 ];

@@ -20,6 +20,7 @@ import { FAULT_ANSWER_MUTANTS, FAULT_RULE_MUTANTS } from './fault-answers.ts';
 import { UNKNOWN_ID_MUTANT } from './unknown-endpoint-400.ts';
 import { SEARCH_BY_PREFIX_MUTANT } from './search-by-prefix.ts';
 import { PARTIAL_READS_UNPAID_MUTANT } from './partial-reads-unpaid.ts';
+import { ORDER_DROPS_NETWORK_MUTANT } from './order-drops-network.ts';
 import * as offsetCursor from './offset-cursor.ts';
 import * as tenantHeaderOptional from './tenant-header-optional.ts';
 import * as newEventIdOnManualRetry from './new-event-id-on-manual-retry.ts';
@@ -264,4 +265,5 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...PENDING_CHANGE_MUTANTS,
   ...RECOVER_SCOPE_MUTANTS,
   ...ENDPOINT_HEALTH_MUTANTS,
+  ORDER_DROPS_NETWORK_MUTANT,
 ];
