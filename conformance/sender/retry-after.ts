@@ -1,6 +1,6 @@
 // Back-pressure from the receiver: the first attempt to the scenario's path is answered
-// `429 Retry-After: 2`; a second order is created while that holds. Nothing may reach the
-// endpoint before the 2 s are over: neither that delivery's retry (`webhooks#retry-after`) nor
+// `429 Retry-After: 3`; a second order is created while that holds. Nothing may reach the
+// endpoint before the 3 s are over: neither that delivery's retry (`webhooks#retry-after`) nor
 // the other order's delivery (`webhooks#retry-after-endpoint`). A shortened retry schedule
 // (WEBHOOK_RETRY_SCALE) must not shorten it, so this holds against a target on one too.
 import { fail, pass } from '../core/outcome.ts';
@@ -11,8 +11,8 @@ import type { AddCheck } from './rotation.ts';
 import type { Endpoint, SenderSession } from './session.ts';
 import { asExchange, eventIdOf } from './verify.ts';
 
-/** The receiver's Retry-After, seconds: small, so the check stays cheap. */
-export const RETRY_AFTER_S = 2;
+/** The receiver's Retry-After, seconds: the figure issue 69 names, small enough for a cheap check. */
+export const RETRY_AFTER_S = 3;
 /** The sender reads the answer after the receiver sent it: a new order made sooner could be claimed before the answer is known. */
 const ANSWER_SETTLE_MS = 300;
 
