@@ -68,7 +68,7 @@ export const FAN_OUT_MUTANTS: ServerMutant[] = [
     mustFail: ['sender.fan-out.by-type'],
     // Nor are eventTypes changed: the scenarios that narrow them (pending-change.ts, recover-paced.ts) fail too.
     // And the health scenario's operational events reach the endpoints that did not ask for them.
-    failsOnly: /^sender\.(fan-out\.by-type|pending\.[a-z-]+|recover\.(paced|per-endpoint)|health\.(gone-disables|disabled-event))$/,
+    failsOnly: /^sender\.(fan-out\.by-type|pending\.[a-z-]+|recover\.(paced|per-endpoint)|health\.(gone-disables|disabled-event|operational-explicit))$/,
   },
   {
     name: 'signs-with-first-endpoint-secret',

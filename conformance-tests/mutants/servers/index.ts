@@ -201,7 +201,7 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
     mustFail: ['sender.retry.after-4xx'],
     // A 429 is a 4xx too: its delivery counts as delivered, so the Retry-After retry never comes.
     // A 410 too: delivered, so the endpoint is never disabled and no webhook_endpoint.disabled is sent.
-    failsOnly: /^sender\.(retry\.after-4xx|retry-after\.delivery|health\.(gone-disables|disabled-event))$/,
+    failsOnly: /^sender\.(retry\.after-4xx|retry-after\.delivery|health\.(gone-disables|disabled-event|operational-explicit))$/,
   },
   {
     name: 'refreshes-created-at',
