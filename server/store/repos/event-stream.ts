@@ -22,14 +22,14 @@ import { bind } from './query.ts';
 
 /** The snapshot the stream opened in (PostgreSQL): ids at or above xmax had not started, and
  * `running` had not ended; every other id between the head and xmax had committed already. */
-interface Opening {
+export interface Opening {
   xmax: bigint;
   running: bigint[];
 }
 
 /** A position: the writing transaction's id (always 0 on SQLite), the row's seq, and while the
  * position is below the opening's xmax, the opening. */
-interface Position {
+export interface Position {
   tx: bigint;
   seq: number;
   opening: Opening | null;
@@ -74,10 +74,15 @@ function openingOf(xmax: bigint, distances: string | undefined): Opening {
   return { xmax, running: distances ? distances.split(',').map((d) => xmax - BigInt(d)) : [] };
 }
 
-/** The cursor after a row: it keeps the opening only while rows below its xmax may still come. */
-function positionAfter(tx: bigint, seq: number, opening: Opening | null): Position {
+/** The cursor after a row: it keeps the opening only while rows below its xmax may still come,
+ * and only while it fits the spec's StreamCursor: a row's seq is longer than the head's 0, so
+ * an opening that just fitted the head may not fit after it. Without the opening the stream is
+ * at least once, as the head's own fallback: a few events committed just before the opening
+ * may come again, none is lost, and the server never issues a cursor it would refuse. */
+export function positionAfter(tx: bigint, seq: number, opening: Opening | null): Position {
   if (!opening || tx >= opening.xmax) return { tx, seq, opening: null };
-  return { tx, seq, opening: { xmax: opening.xmax, running: opening.running.filter((x) => x >= tx) } };
+  const kept = { tx, seq, opening: { xmax: opening.xmax, running: opening.running.filter((x) => x >= tx) } };
+  return encodeStreamCursor(kept).length <= STREAM_CURSOR_MAX_LENGTH ? kept : { tx, seq, opening: null };
 }
 
 interface Row {
