@@ -49,7 +49,8 @@
 // The parts (server/delivery/worker/): limits.ts (options resolved and checked), attempt.ts
 // (sign, send, classify), health.ts (last outcome per destination), endpoint-limit.ts (the
 // adaptive limit per destination), pace.ts (a receiver's Retry-After and the endpoint's rate
-// cap: when each destination may send next), dispatcher.ts (ready
+// cap: when each destination may send next), paced.ts (the wake-up when a held-back destination
+// opens, and the pause written to the store before held-back leases go), dispatcher.ts (ready
 // queues, send slots, held leases, claim room and spread: synchronous), sweep.ts (open attempts
 // to the slow budget), claims.ts (the pump's claims and those riding with a recorded batch),
 // completer.ts (linger, batch, write, retry), pump.ts (the loop), timers.ts (every wait), and
@@ -70,6 +71,7 @@ import { createDispatcher, type Budget, type Dispatcher, type Slot } from './wor
 import { destinationHealth } from './worker/health.ts';
 import { giveBackTo, type GiveBack, type Lease } from './worker/lease.ts';
 import { createPace } from './worker/pace.ts';
+import { createPacing } from './worker/paced.ts';
 import { resolveLimits, type LimitOptions } from './worker/limits.ts';
 import { createPump, type Pump } from './worker/pump.ts';
 import { queueHealth, type QueueCounts } from './worker/queue-health.ts';
@@ -166,35 +168,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
   const endpoints: EndpointHealth | null = opts.health ? createEndpointHealth({ ...opts.health, timers, clock, log, holdMs: limits.leaseMs }) : null;
   const openSecret = boundedMemo(SECRET_CACHE_SIZE, (sealed) => opts.secrets.open(sealed));
   const pace = createPace();
-  /** The one timer that dispatches again when a destination held back by its pace opens. */
-  let paceTimer: { at: number; handle: unknown } | null = null;
-  function wakeAt(at: number): void {
-    if (paceTimer !== null && paceTimer.at <= at) return;
-    if (paceTimer !== null) timers.clearTimeout(paceTimer.handle);
-    const handle = timers.setTimeout(() => {
-      paceTimer = null;
-      dispatcher.dispatch();
-    }, Math.max(0, at - clock.now()));
-    paceTimer = { at, handle };
-  }
-  /**
-   * Writes the pace of the destinations whose leases go back while held back (a Retry-After,
-   * a rate cap's next slot) before they go: whoever claims them next waits as this worker would.
-   */
-  async function giveBackPaced(leases: readonly Lease[]): Promise<void> {
-    const now = clock.now();
-    const dests = new Set(leases.map((l) => l.dest).filter((d) => pace.openAt(d, now) > now));
-    await Promise.all([...dests].map((d) => pauseInStore(d, pace.openAt(d, now))));
-    await giveBack(leases.map((l) => l.delivery.id));
-  }
-  /** A failure is logged, not thrown: other instances then only miss the pause. */
-  async function pauseInStore(dest: string, until: number): Promise<void> {
-    try {
-      await queue.pause(dest, until);
-    } catch (err) {
-      log.error({ destination: dest, err: err instanceof Error ? err.message : String(err) }, 'could not record the destination\'s pause; other instances may send to it before it ends');
-    }
-  }
+  const pacing = createPacing({ pace, timers, clock, log, queue, giveBack, dispatch: () => dispatcher.dispatch() });
   const attempt = attempter({ sender: opts.sender, clock, retry: opts.retry, schedule: opts.schedule ?? nextAttemptAt, log, openSecret, ...(opts.tracer ? { tracer: opts.tracer } : {}) });
 
   /** Sends one attempt; once answered, frees its slot and hands it to the completer. */
@@ -219,7 +193,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     // The slot is free now (its answer adapts the destination's limit); the completer records the attempt with others.
     dispatcher.freeSlot(slot, done.completion.result.attempt);
     // ...and in the store before this lease is let go, so no other instance claims it meanwhile.
-    if (done.pauseUntil !== undefined) await pauseInStore(slot.lease.dest, done.pauseUntil);
+    if (done.pauseUntil !== undefined) await pacing.pauseInStore(slot.lease.dest, done.pauseUntil);
     completer.record(done);
   }
 
@@ -240,10 +214,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
       },
       expired(leases) {
         if (log.isLevelEnabled('info')) log.info({ released: leases.length }, 'prefetched deliveries waited too long for their destination; leases given back');
-        void giveBackPaced(leases);
+        void pacing.giveBack(leases);
       },
       sharedFull: () => sweep.arm(),
-      wakeAt,
+      wakeAt: pacing.wakeAt,
     },
   });
   const claims = createClaims({ queue, owner, limits, clock, dispatcher, running: () => pump.running(), giveBack, pump: () => pump.request() });
@@ -281,7 +255,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorke
     },
     stop(stopOpts = {}) {
       started = true; // a stopped worker does not start again
-      if (paceTimer !== null) timers.clearTimeout(paceTimer.handle);
+      pacing.stop();
       const parts: Parts = { dispatcher, pump, sweep, completer, endpoints, giveBack, timers, log, unsubscribe };
       stopping ??= drain(parts, stopOpts.graceMs ?? limits.timeoutMs + 2_000).then(() => log.info('delivery worker stopped'));
       return stopping;

@@ -13,7 +13,7 @@ function result(statusCode: number | null, startedAt = 1_000): AttemptResult {
   return { attempt, state: success ? 'delivered' : 'pending', nextAttemptAt: null, deliveredAt: null };
 }
 
-function setup() {
+function setup(memory?: number) {
   let now = 1_000;
   const written: EndpointAttempt[][] = [];
   const health = createEndpointHealth({
@@ -21,6 +21,7 @@ function setup() {
     clock: { now: () => now },
     log: captureLogger().log,
     holdMs: 30_000,
+    ...(memory === undefined ? {} : { memory }),
     record: async (a) => {
       written.push([...a]);
       return { disabled: [], raised: [] };
@@ -64,4 +65,17 @@ it('holds a destination that answered 410 back for holdMs (its prefetched leases
   expect(health.gone(lease.dest)).toBe(true);
   advance(1);
   expect(health.gone(lease.dest)).toBe(false);
+});
+
+it('remembers at most `memory` suspects: past it they are forgotten at once, and a forgotten one’s success is not handed on', async () => {
+  const { health, written } = setup(2);
+  const lease = (id: string) => toLease(claimedDelivery({ endpointId: id }));
+  for (const id of ['ep_1', 'ep_2', 'ep_3']) health.observe(lease(id), result(500));
+  await health.idle();
+  expect(written.flat()).toHaveLength(3);
+  // ep_3 came in past the bound: ep_1 and ep_2 were forgotten, ep_3 is remembered.
+  health.observe(lease('ep_1'), result(200));
+  health.observe(lease('ep_3'), result(200));
+  await health.idle();
+  expect(written.flat().slice(3).map((a) => [a.endpointId, a.success])).toEqual([['ep_3', true]]);
 });

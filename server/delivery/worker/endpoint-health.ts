@@ -32,15 +32,28 @@ export interface EndpointHealthDeps {
   record(attempts: readonly EndpointAttempt[]): Promise<HealthOutcome>;
   /** Told of what each write did (metrics). */
   onOutcome?(o: HealthOutcome): void;
+  /** Endpoints and destinations remembered (default ENDPOINT_HEALTH_MEMORY). */
+  memory?: number;
 }
+
+/**
+ * Endpoints (and 410 destinations) remembered; forgotten all at once when one more would pass
+ * this, as pace.ts does: deleted and disabled endpoints never come back to be removed. Forgetting
+ * a suspect costs little: the store counts its failures, and the next claim carries the count.
+ */
+export const ENDPOINT_HEALTH_MEMORY = 10_000;
 
 export function createEndpointHealth(deps: EndpointHealthDeps): EndpointHealth {
   let queued: EndpointAttempt[] = [];
   let writing: Promise<void> | null = null;
+  const memory = deps.memory ?? ENDPOINT_HEALTH_MEMORY;
   /** Endpoints that failed here and have not succeeded since. */
   const suspects = new Set<string>();
   /** Destinations that answered 410, until when they are held. */
   const goneUntil = new Map<string, number>();
+  const roomFor = (known: Set<string> | Map<string, number>, key: string): void => {
+    if (!known.has(key) && known.size >= memory) known.clear();
+  };
 
   async function flush(): Promise<void> {
     while (queued.length > 0) {
@@ -70,7 +83,9 @@ export function createEndpointHealth(deps: EndpointHealthDeps): EndpointHealth {
 
   return {
     answered(lease, result) {
-      if (lease.delivery.endpointId !== null && result.attempt.statusCode === 410) goneUntil.set(lease.dest, deps.clock.now() + deps.holdMs);
+      if (lease.delivery.endpointId === null || result.attempt.statusCode !== 410) return;
+      roomFor(goneUntil, lease.dest);
+      goneUntil.set(lease.dest, deps.clock.now() + deps.holdMs);
     },
     observe(lease, result) {
       const { endpointId, endpointVersion, environmentId } = lease.delivery;
@@ -78,7 +93,10 @@ export function createEndpointHealth(deps: EndpointHealthDeps): EndpointHealth {
       const { success, statusCode, startedAt } = result.attempt;
       if (success && (lease.endpointFailures ?? 0) === 0 && !suspects.has(endpointId)) return;
       if (success) suspects.delete(endpointId);
-      else suspects.add(endpointId);
+      else {
+        roomFor(suspects, endpointId);
+        suspects.add(endpointId);
+      }
       queued.push({ environmentId, endpointId, endpointVersion, at: startedAt, success, statusCode });
       schedule();
     },
