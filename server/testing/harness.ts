@@ -67,12 +67,15 @@ export interface TestServer {
 
 /**
  * The store under test: SQLite in the temporary data folder by default; with
- * TEST_STORE=postgres (the `postgres` vitest project) a fresh PostgreSQL database per server.
+ * TEST_STORE=postgres (the `postgres` vitest project) a fresh PostgreSQL database per server,
+ * a copy of the run's migrated one.
  */
 async function storeEnv(): Promise<{ env: NodeJS.ProcessEnv; drop(): Promise<void> }> {
   if (process.env.TEST_STORE !== 'postgres') return { env: {}, drop: async () => undefined };
   const { createTestDatabase } = await import('../store/postgres/testing.ts');
-  const db = await createTestDatabase();
+  // A copy of the run's migrated database (postgres-global-setup.ts): the server's own migrate() finds nothing to do.
+  const migrated = process.env.POSTGRES_TEST_MIGRATED_URL;
+  const db = await createTestDatabase(migrated ? { url: migrated, drop: async () => undefined } : undefined);
   return { env: { DATABASE_URL: db.url, SECRETS_KEY: randomBytes(32).toString('base64url') }, drop: () => db.drop() };
 }
 
