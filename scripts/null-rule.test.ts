@@ -1,7 +1,8 @@
 // The absent-versus-null rule of spec/README.md, checked over every bundled document so the
 // documents cannot drift apart: payloads and the Transactions, order and sandbox resources never
 // admit null (a page's nextCursor excepted); management resources carry every field (null when
-// unset), except inside a delivery's payload; problem details and requests never admit null.
+// unset), except inside a delivery's payload; problem details and requests never admit null
+// (an endpoint PATCH's maxPerSecond excepted: null removes the cap).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -36,6 +37,9 @@ function nullables(schema: unknown, at: string, allowed: readonly string[] = [])
   return found;
 }
 
+/** The one request field whose null means something: it removes the endpoint's rate cap. */
+const CLEARING: Readonly<Record<string, readonly string[]>> = { 'management: patch /v2/webhooks/endpoints/{endpointId} request': ['maxPerSecond'] };
+
 interface Part {
   where: string;
   schema: unknown;
@@ -57,13 +61,14 @@ function parts(doc: Json): Part[] {
 }
 
 describe('absent versus null (spec/README.md)', () => {
-  it('payloads, Transactions, order and sandbox answers, problems and requests never admit null (nextCursor excepted)', () => {
+  it('payloads, Transactions, order and sandbox answers, problems and requests never admit null (nextCursor and the cap removal excepted)', () => {
     const found: string[] = [];
     for (const api of API_NAMES) {
       for (const part of parts(load(`openapi/${api}.json`))) {
         // Management answers follow rule 2, checked below.
         if (api === 'management' && part.success) continue;
-        found.push(...nullables(part.schema, `${api}: ${part.where}`, part.success ? ['nextCursor'] : []));
+        const where = `${api}: ${part.where}`;
+        found.push(...nullables(part.schema, where, part.success ? ['nextCursor'] : (CLEARING[where] ?? [])));
       }
     }
     const events = load('asyncapi/webhooks.json');

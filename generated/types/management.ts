@@ -79,7 +79,8 @@ export interface paths {
          *     administrator or developer member token, or a key with `webhooks_manage`.
          *
          *     - A new `maxPerSecond` alone keeps the version, the secret and the pending
-         *       deliveries: they are paced by the new cap (`management#max-per-second`).
+         *       deliveries: they are paced by the new cap (`management#max-per-second`);
+         *       `maxPerSecond: null` removes the cap the same way, and they are no longer paced.
          *     - A new `signatureScheme` alone keeps the version, the secret and the pending
          *       deliveries: their next attempts carry the headers of the new scheme. Move a
          *       receiver with `both` first, then `standard-webhooks` (Standard Webhooks,
@@ -629,8 +630,8 @@ export interface components {
             eventTypes?: components["schemas"]["WebhookEventTypes"];
             /** @description The headers the endpoint's deliveries carry from their next attempt on. */
             signatureScheme?: components["schemas"]["WebhookSignatureScheme"];
-            /** @description The endpoint's rate cap from now on (the version stays; pending deliveries are kept and paced by it). A cap cannot be removed, only raised (up to 1000). */
-            maxPerSecond?: components["schemas"]["WebhookMaxPerSecond"];
+            /** @description The endpoint's rate cap from now on (the version stays; pending deliveries are kept and paced by it); `null` removes the cap (the version stays; pending deliveries are kept and sent unpaced). */
+            maxPerSecond?: components["schemas"]["WebhookMaxPerSecond"] | null;
         };
         /** @description Disable the endpoint for good; the version increases. A disabled endpoint cannot be re-enabled. */
         DisableWebhookEndpoint: {

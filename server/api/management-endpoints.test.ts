@@ -202,7 +202,7 @@ describe('PATCH /v2/webhooks/endpoints/{endpointId} and rotate-secret', () => {
     expectProblem(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl(), signatureScheme: 'v1a' } as never }), 400, 'validation-failed');
   });
 
-  it('maxPerSecond: none by default (null), as given at creation, changed by PATCH without a new version, pending deliveries kept; outside 1..1000 is 400', async () => {
+  it('maxPerSecond: none by default (null), as given at creation, changed or removed (null) by PATCH without a new version, pending deliveries kept; outside 1..1000 is 400', async () => {
     const t = await server.newTenant();
     const m = t.management;
     const created = ok(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl(), maxPerSecond: 20 } }), 201);
@@ -212,11 +212,15 @@ describe('PATCH /v2/webhooks/endpoints/{endpointId} and rotate-secret', () => {
     const changed = ok(await patch(m, created.id, { maxPerSecond: 5 }));
     expect(changed).toEqual({ ...created, secret: undefined, maxPerSecond: 5, updatedAt: expect.stringMatching(ISO) });
     expect(await deliveryOfOrder(m, pending)).toMatchObject({ state: 'pending', endpointVersion: 1 });
+    const removed = ok(await patch(m, created.id, { maxPerSecond: null }));
+    expect(removed).toMatchObject({ id: created.id, url: created.url, signatureScheme: created.signatureScheme, maxPerSecond: null, active: true, version: 1 });
+    expect(await getEndpoint(m, created.id)).toMatchObject({ maxPerSecond: null, version: 1 });
+    expect((await endpointRecord(t.tenantId, created.id)).maxPerSecond).toBeNull();
+    expect(await deliveryOfOrder(m, pending)).toMatchObject({ state: 'pending', endpointVersion: 1 });
     expect(ok(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/uncapped') } }), 201).maxPerSecond).toBeNull();
-    for (const bad of [0, 1001, 2.5, '20', null]) {
-      expectProblem(await patch(m, created.id, { maxPerSecond: bad } as never), 400, 'validation-failed');
-      expectProblem(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/bad'), maxPerSecond: bad } as never }), 400, 'validation-failed');
-    }
+    for (const bad of [0, 1001, 2.5, '20', '5']) expectProblem(await patch(m, created.id, { maxPerSecond: bad } as never), 400, 'validation-failed');
+    // Only a change removes a cap: creation takes none to remove.
+    for (const bad of [0, 1001, 2.5, '20', null]) expectProblem(await m.POST('/v2/webhooks/endpoints', { body: { url: hookUrl('/bad'), maxPerSecond: bad } as never }), 400, 'validation-failed');
   });
 
   it('raise the version on a URL edit, a rotation and disabling, and turn older pending deliveries disabled', async () => {

@@ -5,6 +5,7 @@ import { ManualClock } from '../domain/clock.ts';
 import type { Services } from '../domain/context.ts';
 import { createSecretBox } from '../domain/secrets.ts';
 import { recordPayoutCallback } from '../domain/events.ts';
+import { updateEndpoint } from '../domain/endpoints/endpoints.ts';
 import { openTestStore } from '../testing/store.ts';
 import type { AttemptResult, DeliveryQueue, Store } from '../domain/store.ts';
 import type { AttemptRecord, DeliveryRecord } from '../domain/model.ts';
@@ -355,6 +356,24 @@ describe('delivery worker', () => {
       timers.fireAll();
     }
     expect(rx.requests).toHaveLength(3);
+  });
+
+  it('stops pacing an endpoint whose cap was removed (PATCH maxPerSecond null): its next deliveries go at once', async () => {
+    const rx = await receiver();
+    const { scope, endpoint } = await seedEndpoint(services, rx.url);
+    await updateEndpoint(services, scope, endpoint.id, { maxPerSecond: 2 });
+    await recordEvent(services, scope);
+    const timers = new FakeTimers();
+    const w = worker({ timers });
+    w.start();
+    await rx.waitFor(1);
+    await eventually(async () => w.inFlight() === 0);
+    await updateEndpoint(services, scope, endpoint.id, { maxPerSecond: null });
+    // The capped send's own slot passes; after it nothing is held: a stale cap would hold the
+    // next two for a timer that never fires here.
+    clock.advance(500);
+    for (let i = 0; i < 3; i++) await recordEvent(services, scope, { orderId: `0b1c2a9e-4b7d-4e0a-9c55-3d2f8b1a7e2${i}` });
+    await rx.waitFor(4);
   });
 
   it('sends within milliseconds of the event being recorded (woken by the store, no polling)', async () => {

@@ -131,6 +131,16 @@ describe('developer portal in a browser', () => {
     expect(await page.content()).not.toContain(secret);
     expect(await page.getByTestId('endpoint-url').textContent()).toBe(`${receiver.url}/payments/webhooks`);
 
+    // ---- a rate cap on the card, then removed by emptying its field ---------------------------
+    const cap = page.getByTestId('endpoint-max-per-second');
+    expect(await cap.textContent()).toBe('No cap');
+    await page.getByTestId('max-per-second').fill('20');
+    await page.getByTestId('change-scheme').click();
+    await expect.poll(() => cap.textContent()).toBe('At most 20 a second');
+    await page.getByTestId('max-per-second').fill('');
+    await page.getByTestId('change-scheme').click();
+    await expect.poll(() => cap.textContent()).toBe('No cap');
+
     // ---- send a test webhook: Last test moves on without a reload ---------------------------
     receiver.handle(async (_req, res) => {
       await new Promise((r) => setTimeout(r, 1500));

@@ -459,7 +459,7 @@ describe('portal secrets', () => {
     expect([after!.endpoint.signatureScheme, after!.endpoint.version]).toEqual(['both', 1]);
   });
 
-  it('sets a rate cap when adding a webhook and changes it on the endpoint card, keeping the version; out of range is 400', async () => {
+  it('sets a rate cap when adding a webhook, changes it on the endpoint card and removes it with an empty field, keeping the version; out of range is 400', async () => {
     const t = await server.newTenant();
     const client = await signedIn(t.memberToken);
     const form = await client.get('/portal/webhooks/new');
@@ -480,6 +480,10 @@ describe('portal secrets', () => {
     expect((await client.post(path, { _csrf: token, version: '1', signatureScheme: 'service-signature', maxPerSecond: '5' })).res.status).toBe(303);
     const [after] = await listEndpoints(server.services, scope);
     expect([after!.endpoint.maxPerSecond, after!.endpoint.version]).toEqual([5, 1]);
+    expect((await client.post(path, { _csrf: token, version: '1', signatureScheme: 'service-signature', maxPerSecond: '' })).res.status).toBe(303);
+    const [removed] = await listEndpoints(server.services, scope);
+    expect([removed!.endpoint.maxPerSecond, removed!.endpoint.version]).toEqual([null, 1]);
+    expect((await client.get('/portal/webhooks')).html).toContain('No cap');
   });
 });
 

@@ -26,6 +26,15 @@ describe('pace per destination', () => {
     expect(pace.openAt('e:b', now)).toBe(now);
   });
 
+  it('holds a destination whose cap was removed only until the slot of its last capped send', () => {
+    const pace = createPace();
+    pace.took('e:a', 0, 10); // next at 100
+    pace.took('e:a', 100, undefined); // the cap removed: this send sets no slot
+    expect(pace.openAt('e:a', 100)).toBe(100);
+    pace.took('e:a', 100, undefined);
+    expect(pace.openAt('e:a', 100)).toBe(100);
+  });
+
   it('catches up one interval on a late wake-up, no more', () => {
     const pace = createPace();
     pace.took('e:a', 0, 10); // next at 100

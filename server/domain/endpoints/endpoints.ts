@@ -37,11 +37,12 @@ export interface EndpointWithSecretView extends EndpointView {
 }
 
 /**
- * A new URL or new event types (a new version), a new signature scheme (same version: where
- * deliveries go and what signs them stay, only their headers change from the next attempt), any
- * of them together, or the disabling. Event types come unchecked (checkEventTypes).
+ * A new URL or new event types (a new version), a new signature scheme or rate cap (same version:
+ * where deliveries go and what signs them stay, only their headers or pace change from the next
+ * attempt; a `null` cap removes it), any of them together, or the disabling. Event types come
+ * unchecked (checkEventTypes).
  */
-export type EndpointChange = { url?: string; signatureScheme?: SignatureScheme; eventTypes?: readonly string[]; maxPerSecond?: number } | { active: false };
+export type EndpointChange = { url?: string; signatureScheme?: SignatureScheme; eventTypes?: readonly string[]; maxPerSecond?: number | null } | { active: false };
 
 /** The default scheme (spec: WebhookSignatureScheme's default). */
 export const DEFAULT_SIGNATURE_SCHEME: SignatureScheme = 'service-signature';
@@ -152,8 +153,9 @@ export async function getEndpoint(services: Services, scope: Scope, endpointId: 
  * `{url}` replaces the destination and keeps the secret; `{eventTypes}` replaces the types it
  * receives; `{active: false}` disables the endpoint for good; each raises the version.
  * `{signatureScheme}` and `{maxPerSecond}` keep the version (pending deliveries go on, signed in
- * the new scheme and paced by the new cap from their next attempt). A disabled endpoint takes no change (409); a URL another active
- * endpoint has is a 409 too.
+ * the new scheme and paced by the new cap, or unpaced once it is `null`, from their next
+ * attempt). A disabled endpoint takes no change (409); a URL another active endpoint has is a
+ * 409 too.
  */
 export async function updateEndpoint(services: Services, scope: Scope, endpointId: string, change: EndpointChange): Promise<EndpointView> {
   const edit = 'active' in change ? null : versionedEdit(services, change);
@@ -188,7 +190,7 @@ function versionedEdit(services: Services, change: Exclude<EndpointChange, { act
   };
 }
 
-/** The fields of a change that keep the version (signature scheme, rate cap). */
+/** The fields of a change that keep the version (signature scheme, rate cap: `null` removes it, absent keeps it). */
 function keptVersionEdit(change: Exclude<EndpointChange, { active: false }>): Partial<Pick<EndpointRecord, 'signatureScheme' | 'maxPerSecond'>> {
   return {
     ...(change.signatureScheme === undefined ? {} : { signatureScheme: change.signatureScheme }),

@@ -164,8 +164,10 @@ export function registerEndpointRoutes(portal: Hono<PortalEnv>, services: Servic
     }
     const maxPerSecond = rateOf(fields.maxPerSecond);
     if (maxPerSecond === 'invalid') return messageResponse(c, viewer, { heading: 'Rate cap out of range', detail: `${RATE_INVALID} Nothing was changed.` }, 400);
-    // An empty field keeps the cap as it is: the contract removes none (WebhookMaxPerSecond).
-    await updateEndpoint(services, viewer.scope, endpoint.id, { signatureScheme, ...(maxPerSecond !== undefined ? { maxPerSecond } : {}) });
+    // The field shows the current cap, so an empty one asks for none (null removes it); a post
+    // without the field keeps the cap.
+    const cap = fields.maxPerSecond === undefined ? {} : { maxPerSecond: maxPerSecond ?? null };
+    await updateEndpoint(services, viewer.scope, endpoint.id, { signatureScheme, ...cap });
     return c.redirect('/portal/webhooks?done=scheme-changed', 303);
   });
 

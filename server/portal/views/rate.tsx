@@ -1,7 +1,7 @@
 // The endpoint's rate cap (maxPerSecond) as the portal shows and sets it (Add webhook, the endpoint card).
 import { MAX_PER_SECOND } from '../../../generated/vocabulary.ts';
 
-/** The cap a form asks for: undefined when left empty (no cap), 'invalid' outside the contract's limits. */
+/** The cap a form asks for: undefined when left empty (no cap; on the card, the cap removed), 'invalid' outside the contract's limits. */
 export function rateOf(value: string | undefined): number | undefined | 'invalid' {
   const v = (value ?? '').trim();
   if (v === '') return undefined;
@@ -28,7 +28,7 @@ export function RateField(props: { value: number | null }) {
         value={props.value === null ? '' : String(props.value)}
         data-testid="max-per-second"
       />
-      <p class="field__hint">Deliveries over the cap wait their turn; none is dropped. Leave empty for no cap.</p>
+      <p class="field__hint">Deliveries over the cap wait their turn; none is dropped. Leave empty for no cap (on an endpoint, empty it to remove its cap).</p>
     </div>
   );
 }

@@ -273,8 +273,8 @@ const DONE: Record<Done, { title: string; detail: string }> = {
     detail: 'The endpoint has a new version. Pending deliveries of the previous version are now disabled; failed ones can be retried to the new URL.',
   },
   'scheme-changed': {
-    title: 'Signature scheme changed',
-    detail: 'The version stays; pending deliveries go on and carry the headers of the new scheme from their next attempt.',
+    title: 'Signature scheme and rate cap saved',
+    detail: 'The version stays; pending deliveries go on, with the headers of the scheme and paced by the rate cap (or not, with no cap) from their next attempt.',
   },
   recovered: {
     title: 'Recovery queued',
