@@ -354,3 +354,29 @@ export const STREAM_OPENING_RULE: ApiRule = {
   quote:
     'The stream opens with a message that carries only an id (after the comment : connected): the position the stream starts after, a cursor like any other. It is the sent cursor when resuming, else the position of "now". A client that keeps it before handling anything can resume from it, so that an event recorded while it was away is not missed even when no event had come yet.',
 };
+
+// ---- round seven (api/list-rules.ts) -------------------------------------------------------
+
+export const EVENTS_TYPE_FILTER_RULE: ApiRule = {
+  covers: ['listEvents#type-filter'],
+  source: 'orders.openapi.yaml#/paths/~1v2~1events/get (parameter type)',
+  quote: 'type: Only events of this type. Omit it for every order and operational event.',
+};
+
+export const EVENTS_FOREIGN_CURSOR_RULE: ApiRule = {
+  covers: ['listEvents#foreign-cursor'],
+  source: 'orders.openapi.yaml#/paths/~1v2~1events/get',
+  quote: 'Page with cursor: pass the nextCursor of the previous page ... A cursor that was not issued by this operation answers 400.',
+};
+
+export const ORDER_PAYMENTS_OLDEST_FIRST_RULE: ApiRule = {
+  covers: ['listOrderPayments#oldest-first'],
+  source: 'orders.openapi.yaml#/paths/~1v2~1orders~1{orderId}~1payments/get',
+  quote: 'Answers the payment history of an order: every deposit, verified or not, oldest first.',
+};
+
+export const SEARCH_MOST_RECENT_RULE: ApiRule = {
+  covers: ['product#search', 'searchTransaction#most-recent'],
+  source: 'transactions.openapi.yaml#/paths/~1transactions/get',
+  quote: 'When several transactions match (an order can receive several payments), the most recent one (by createdDate) is returned.',
+};

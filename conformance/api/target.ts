@@ -11,6 +11,7 @@ import { refusalChecks } from './refusals.ts';
 import { endpointRuleChecks } from './endpoint-rules.ts';
 import { keyChecks } from './keys.ts';
 import { paymentStatusChecks } from './payment-status.ts';
+import { listRuleChecks } from './list-rules.ts';
 import { faultRuleChecks, writeFaultChecks } from './write-faults.ts';
 import type { Target } from '../core/target.ts';
 import { UsageError, integerOption, optionalString, urlOption } from '../core/target.ts';
@@ -156,6 +157,7 @@ only the checks a mock can honour run. Credentials can be given as env:NAME.`,
         ...keyChecks({ operations, state, client, creds, skipStateful, ...(live ? { live } : {}), ...(limited ? { limited } : {}) }),
         ...exactSearchChecks({ state, client, skipStateful }),
         ...paymentStatusChecks({ state, client, skipStateful }),
+        ...listRuleChecks({ state, client, creds, skipStateful }),
         ...writeFaultChecks({ operations, state, client, skipStateful }),
         ...faultRuleChecks({ operations, state, client, skipStateful, ...(other ? { other } : {}) }),
       ];
