@@ -38,6 +38,7 @@ import { ROUND_FOUR_SENDER_MUTANTS } from './round-four-sender.ts';
 import { RECOVER_MUTANTS } from './recover.ts';
 import { ROUND_FIVE_API_MUTANTS } from './round-five-api.ts';
 import { ROUND_SIX_API_MUTANTS } from './round-six-api.ts';
+import { ROUND_SEVEN_API_MUTANTS } from './round-seven-api.ts';
 import { ROUND_FIVE_SENDER_MUTANTS } from './round-five-sender.ts';
 import { FAN_OUT_MUTANTS } from './fan-out.ts';
 import { PENDING_CHANGE_MUTANTS } from './pending-change.ts';
@@ -247,6 +248,7 @@ export const SERVER_MUTANTS: readonly ServerMutant[] = [
   ...RECOVER_MUTANTS,
   ...ROUND_FIVE_API_MUTANTS,
   ...ROUND_SIX_API_MUTANTS,
+  ...ROUND_SEVEN_API_MUTANTS,
   ...ROUND_FIVE_SENDER_MUTANTS,
   ...FAULT_ANSWER_MUTANTS,
   ...FAULT_RULE_MUTANTS,
