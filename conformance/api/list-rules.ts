@@ -96,6 +96,12 @@ export function listRuleChecks(o: { state: ApiState; client: ApiClient; creds: K
       [FORGED_CURSOR, `a forged cursor (${FORGED_CURSOR}, the base64url of "forged-cursor")`],
       [`${issued}A`, `the issued nextCursor ${issued} with "A" added`],
     ];
+    // Another list's cursor, when the environment has deliveries enough for one (the run's orders to its endpoints).
+    if (s.hasOp('listDeliveries')) {
+      const deliveries = await call(evidence, 'listDeliveries', { auth: key, query: { limit: '1' }, label: "a page of one delivery, for another list's cursor" }, ctx);
+      const other = deliveries.status === 200 && isObj(deliveries.json) && typeof deliveries.json.nextCursor === 'string' ? deliveries.json.nextCursor : null;
+      if (other !== null) cursors.push([other, `the nextCursor GET /v2/webhooks/deliveries issued (${other})`]);
+    }
     for (const [cursor, what] of cursors) {
       const res = await listEvents(evidence, ctx, { cursor, limit: '1' }, what);
       if (res.status !== null && res.status >= 200 && res.status < 300) {

@@ -93,7 +93,18 @@ describe('GET /v2/events', () => {
     for (let i = 0; i < 3; i++) await createOrder(t);
     const forged = Buffer.from('not-a-cursor').toString('base64url');
     const padded = `${(await t.orders.GET('/v2/events', { params: { query: { limit: 1 } } })).data!.nextCursor}A`;
-    for (const cursor of [forged, 'MA', padded, 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+    // A cursor GET /v2/webhooks/deliveries issued: well formed, but another list's.
+    const rx = await receiver();
+    let ofDeliveries: string;
+    try {
+      await insertActiveEndpoint(await server.environmentId(t.tenantId), rx.url);
+      for (let i = 0; i < 2; i++) await createOrder(t);
+      ofDeliveries = (await t.management.GET('/v2/webhooks/deliveries', { params: { query: { limit: 1 } } })).data!.nextCursor!;
+    } finally {
+      await rx.close();
+    }
+    expect(ofDeliveries).toEqual(expect.any(String));
+    for (const cursor of [forged, 'MA', padded, 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ofDeliveries]) {
       const r = await sendRaw(server.url, keyOf(t), 'GET', `/v2/events?cursor=${cursor}`);
       expectProblem(r, 400, 'validation-failed');
       expect(r.body.errors).toEqual([{ pointer: '/query/cursor', detail: expect.any(String) }]);

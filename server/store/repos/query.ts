@@ -1,6 +1,6 @@
 // The few shapes every repository repeats: insert a record, get one by environment and id, one
 // record or none, a list of records, a newest-first page by seq, and a parameter bound in turn.
-import { assertLimit, decodeCursor, pageOf } from '../cursor.ts';
+import { assertLimit, decodeCursor, pageOf, type CursorList } from '../cursor.ts';
 import type { Sql } from '../sql.ts';
 import type { Page } from '../../domain/store.ts';
 
@@ -40,15 +40,16 @@ export async function all<R, T>(sql: Queries, from: (r: R) => T, text: string, p
  */
 export async function seqPage<R, T>(
   sql: Queries,
-  table: string,
+  table: 'events' | 'delivery_records',
   from: (r: R) => T,
   where: string[],
   params: unknown[],
   { limit, cursor }: { limit: number; cursor: string | null },
 ): Promise<Page<T>> {
   assertLimit(limit);
-  const before = cursor === null ? null : decodeCursor(cursor);
+  const list: CursorList = table === 'events' ? 'events' : 'deliveries';
+  const before = cursor === null ? null : decodeCursor(cursor, list);
   if (before !== null) where.push(`seq < ${bind(params, before)}`);
   const rows = await sql.rows<R & { seq: number }>(`SELECT * FROM ${table} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${bind(params, limit + 1)}`, params);
-  return pageOf(rows, limit, (r) => r.seq, from);
+  return pageOf(rows, limit, (r) => r.seq, from, list);
 }
