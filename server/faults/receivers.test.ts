@@ -139,7 +139,10 @@ describe.skipIf(!LONG_FAULTS)('misbehaving receivers', () => {
     const store = await openTestStore();
     closers.push(() => store.close());
     const clock = new ManualClock();
-    const services: Services = { store, clock, secrets: createSecretBox(randomBytes(32)), destinations: loopbackPolicy(), log: captureLogger('warn').log };
+    // The worker's warnings and errors, for the failure message: with a manual clock no lease
+    // ends, so an attempt whose record was dropped would stay pending, and they would say why.
+    const logged = captureLogger('warn');
+    const services: Services = { store, clock, secrets: createSecretBox(randomBytes(32)), destinations: loopbackPolicy(), log: logged.log };
     const hang = await startReceiver({ handler: neverAnswer });
     closers.push(() => hang.close());
     const healthy = await startReceiver();
@@ -187,7 +190,7 @@ describe.skipIf(!LONG_FAULTS)('misbehaving receivers', () => {
     await until(
       async () => {
         const states = await Promise.all(sent.map(async ({ deliveryId }) => (await store.read((tx) => tx.deliveries.get(seeded.scope.environmentId, deliveryId)))?.state ?? 'missing'));
-        if (states.some((state) => state !== 'delivered')) throw new Error(`states: ${states.join(', ')}`);
+        if (states.some((state) => state !== 'delivered')) throw new Error(`states: ${states.join(', ')}; the worker's last warnings: ${logged.lines.slice(-5).join('') || 'none'}`);
         return true;
       },
       'every healthy delivery recorded delivered',
