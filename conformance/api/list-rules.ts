@@ -4,19 +4,15 @@
 // - GET /v2/orders/{orderId}/payments lists every deposit, verified or not, oldest first;
 // - GET /transactions?orderNumber= answers the most recent of several matching payments.
 import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
-import { defineCheck } from '../core/define.ts';
 import { subSeed } from '../core/seed.ts';
-import type { ApiClient, ApiRequest, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
+import type { ApiClient, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
 import { isObj } from '../core/openapi/schema.ts';
 import { fail, pass } from '../core/outcome.ts';
-import { statefulRun } from './checks.ts';
-import { judgeProblem, judgeSuccess } from './verdict.ts';
-import { Unavailable } from './state.ts';
+import { ruleKit } from './rule-kit.ts';
+import { judgeProblem } from './verdict.ts';
 import type { ApiState } from './state.ts';
-import { API, EVENTS_FOREIGN_CURSOR_RULE, EVENTS_TYPE_FILTER_RULE, ORDER_PAYMENTS_OLDEST_FIRST_RULE, SEARCH_MOST_RECENT_RULE } from './rules.ts';
-import type { ApiRule } from './rules.ts';
+import { EVENTS_FOREIGN_CURSOR_RULE, EVENTS_TYPE_FILTER_RULE, ORDER_PAYMENTS_OLDEST_FIRST_RULE, SEARCH_MOST_RECENT_RULE } from './rules.ts';
 
-const GROUP = 'stateful rules';
 type Json = Record<string, unknown>;
 
 /** A pause between two deposits, so that their createdAt (createdDate) differ. */
@@ -25,24 +21,9 @@ const CREATION_GAP_MS = 20;
 const FORGED_CURSOR = Buffer.from('forged-cursor', 'utf8').toString('base64url');
 
 export function listRuleChecks(o: { state: ApiState; client: ApiClient; creds: KeyCredentials; skipStateful: boolean }): Check[] {
-  const checks: Check[] = [];
   const s = o.state;
   const key: Auth = s.keyAuth();
-  const check = (id: string, title: string, rules: ApiRule[], ops: string[], run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): void => {
-    if (!ops.every((op) => s.hasOp(op))) return;
-    checks.push(defineCheck({ book: API, id: `rules.${id}`, title, group: GROUP, rules, run: statefulRun(o.skipStateful, run) }));
-  };
-  const call = async (evidence: Exchange[], operationId: string, req: ApiRequest, ctx: CheckContext): Promise<ApiResponse> => {
-    const res = await o.client.call(s.op(operationId), req, ctx.signal);
-    evidence.push(res.exchange);
-    return res;
-  };
-  const expectOk = (operationId: string, res: ApiResponse, evidence: Exchange[], what: string): CheckOutcome | null => {
-    const v = judgeSuccess(s.op(operationId), res, evidence);
-    if (v.status === 'passed') return null;
-    if (v.status === 'failed') return fail(`${what}: ${v.failure.message}`, v.failure.rule, evidence);
-    throw new Unavailable(`${what}: ${v.status === 'not_implemented' ? v.reason : 'skipped'}`, evidence);
-  };
+  const { checks, check, call, expectOk } = ruleKit(o);
   const dataOf = (res: ApiResponse): Json[] => (isObj(res.json) && Array.isArray(res.json.data) ? res.json.data.filter(isObj) : []);
   const listEvents = (evidence: Exchange[], ctx: CheckContext, query: Record<string, string>, label: string): Promise<ApiResponse> =>
     call(evidence, 'listEvents', { auth: key, query, label }, ctx);

@@ -6,21 +6,19 @@
 // - isolation of writes: a revoke, a refund, an endpoint edit, a delivery retry aimed at another
 //   tenant's resource is answered exactly like one aimed at an unknown id.
 import type { Check, CheckContext, CheckOutcome, Exchange } from '../core/check.ts';
-import { defineCheck } from '../core/define.ts';
 import { subSeed } from '../core/seed.ts';
 import type { ApiClient, ApiRequest, ApiResponse, Auth, KeyCredentials } from '../core/openapi/client.ts';
 import { draw, sameShape } from '../core/openapi/requests.ts';
 import { isObj } from '../core/openapi/schema.ts';
 import { describeAnswer } from '../core/openapi/answer.ts';
 import { fail, pass } from '../core/outcome.ts';
-import { statefulRun } from './checks.ts';
+import { ruleKit } from './rule-kit.ts';
 import { prepareRequest } from './fixtures.ts';
-import { judgeProblem, judgeSuccess } from './verdict.ts';
+import { judgeProblem } from './verdict.ts';
 import { Unavailable } from './state.ts';
 import type { ApiState } from './state.ts';
 import {
   AMOUNT_DIGITS_RULE,
-  API,
   EVENTS_NEWEST_FIRST_RULE,
   EXACT_AMOUNT_RULE,
   IDEMPOTENCY_TENANT_RULE,
@@ -28,9 +26,7 @@ import {
   NEWEST_FIRST_RULE,
   WRITE_ISOLATION_RULE,
 } from './rules.ts';
-import type { ApiRule } from './rules.ts';
 
-const GROUP = 'stateful rules';
 type Json = Record<string, unknown>;
 
 /** Amounts with every one of the 8 decimal places used: any rounding changes them. */
@@ -50,25 +46,10 @@ export interface StrictApiChecksOptions {
 }
 
 export function strictApiChecks(o: StrictApiChecksOptions): Check[] {
-  const checks: Check[] = [];
   const s = o.state;
   const key: Auth = s.keyAuth();
   const tenant = { 'x-tenant-id': o.creds.tenantId };
-  const check = (id: string, title: string, rules: ApiRule[], ops: string[], run: (ctx: CheckContext, evidence: Exchange[]) => Promise<CheckOutcome>): void => {
-    if (!ops.every((op) => s.hasOp(op))) return;
-    checks.push(defineCheck({ book: API, id: `rules.${id}`, title, group: GROUP, rules, run: statefulRun(o.skipStateful, run) }));
-  };
-  const call = async (evidence: Exchange[], operationId: string, req: ApiRequest, ctx: CheckContext): Promise<ApiResponse> => {
-    const res = await o.client.call(s.op(operationId), req, ctx.signal);
-    evidence.push(res.exchange);
-    return res;
-  };
-  const expectOk = (operationId: string, res: ApiResponse, evidence: Exchange[], what: string): CheckOutcome | null => {
-    const v = judgeSuccess(s.op(operationId), res, evidence);
-    if (v.status === 'passed') return null;
-    if (v.status === 'failed') return fail(`${what}: ${v.failure.message}`, v.failure.rule, evidence);
-    throw new Unavailable(`${what}: ${v.status === 'not_implemented' ? v.reason : 'skipped'}`, evidence);
-  };
+  const { checks, check, call, expectOk } = ruleKit(o);
   const otherOf = (): KeyCredentials => {
     if (!o.other) throw new Unavailable('needs the credentials of a second tenant: --other-api-key, --other-api-hash and --other-tenant-id');
     return o.other;
