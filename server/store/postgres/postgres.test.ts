@@ -38,10 +38,10 @@ describe('PostgreSQL store', () => {
     databases.push(db);
     return db;
   };
-  const open = async (url: string, poolSize = 10, transactionsStalenessMs?: number): Promise<PostgresStore> => {
+  const open = async (url: string, poolSize = 10, transactionsStalenessMs?: number, deadlines?: { statementMs: number; transactionMs: number }): Promise<PostgresStore> => {
     // Silent: some cases kill connections and cause deadlocks on purpose.
     const bounds = transactionsStalenessMs !== undefined ? { transactionsStalenessMs, transactionsMaxAgeMs: Infinity } : {};
-    const store = await openPostgresStore({ connectionString: url, poolSize, log: pino({ level: 'silent' }), ...bounds });
+    const store = await openPostgresStore({ connectionString: url, poolSize, log: pino({ level: 'silent' }), ...bounds, ...(deadlines ? { deadlines } : {}) });
     stores.push(store);
     return store;
   };
@@ -487,7 +487,15 @@ describe('PostgreSQL store', () => {
   });
 
   it('runs a transaction again after a deadlock, and both transactions commit', async () => {
-    const [a, b] = await twoInstances();
+    // The lock waits must outlast PostgreSQL's deadlock detector (deadlock_timeout, 1 s), which
+    // a starved machine runs late: with the default 2 s statement timeout a CI run saw the
+    // timeout first, which is not retried.
+    const { url } = await database();
+    const slow = { statementMs: 20_000, transactionMs: 30_000 };
+    const a = await open(url, 10, undefined, slow);
+    const b = await open(url, 10, undefined, slow);
+    await a.migrate();
+    await b.migrate();
     const x = (await seedEnvironment(a, { walletBalance: '10' })).env;
     const y = (await seedEnvironment(a, { walletBalance: '10' })).env;
     let runs = 0;
